@@ -1,0 +1,123 @@
+// Google Benchmark for lib/qos stages: cost per packet of the pure QoS logic.
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstdint>
+
+#include "core/rng.hpp"
+#include "qos/egress_queues.hpp"
+#include "qos/pause_timer.hpp"
+#include "qos/qos_maps.hpp"
+#include "qos/scheduler.hpp"
+#include "qos/shaper.hpp"
+
+namespace rocelab {
+namespace {
+
+using namespace rocelab::literals;
+
+// pick + charge with 3 backlogged DWRR queues (AZURE weights), mixed sizes.
+void bm_scheduler_dwrr(benchmark::State& st) {
+    scheduler s{azure_roce_scheduler()};
+    std::array<std::uint32_t, 8> head{};
+    rng r{1};
+    for (auto& h : head) {
+        h = 64 + static_cast<std::uint32_t>(r.next() % 9000);
+    }
+    std::uint32_t x = 12345;
+    for (auto _ : st) {
+        const int q = s.pick(std::uint8_t{0b0001'1010}, std::uint8_t{0}, [&](int i) { return head[i]; });
+        s.charge(q, head[q]);
+        x = x * 1664525u + 1013904223u;
+        head[q] = 64 + (x >> 20) % 9000;
+        benchmark::DoNotOptimize(q);
+    }
+}
+BENCHMARK(bm_scheduler_dwrr);
+
+void bm_scheduler_strict(benchmark::State& st) {
+    scheduler s{azure_roce_scheduler()};
+    for (auto _ : st) {
+        const int q = s.pick(std::uint8_t{0xff}, [](int) { return 64u; });
+        s.charge(q, 64);
+        benchmark::DoNotOptimize(q);
+    }
+}
+BENCHMARK(bm_scheduler_strict);
+
+// One conforms() + on_send() per iteration: a saturating sender that jumps
+// to next_send_time() when it does not conform. Rate from the argument (Gb/s)
+// so the divisor is not a compile-time constant.
+void bm_shaper(benchmark::State& st) {
+    shaper s{bits_per_sec{static_cast<std::uint64_t>(st.range(0)) * 1'000'000'000ULL}, 16_KiB};
+    std::int64_t now = 0;
+    std::uint32_t len = 64;
+    for (auto _ : st) {
+        if (!s.conforms(nanos{now})) {
+            now = s.next_send_time().v;
+        }
+        s.on_send(nanos{now}, len);
+        len = len < 9000 ? len + 97 : 64;
+    }
+    benchmark::DoNotOptimize(now);
+    st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(bm_shaper)->Arg(10)->Arg(100)->Arg(400);
+
+void bm_egress_enq_deq(benchmark::State& st) {
+    static egress_queues<void*, 1024> eq;  // static: 8 x 1024 entries, keep off the stack
+    int q = 0;
+    for (auto _ : st) {
+        eq.enqueue(q, &q, 1024);
+        auto e = eq.dequeue(q);
+        benchmark::DoNotOptimize(e);
+        q = (q + 1) & 7;
+    }
+    st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(bm_egress_enq_deq);
+
+// enqueue 32 then dequeue 32 (queue holds a standing backlog).
+void bm_egress_burst32(benchmark::State& st) {
+    static egress_queues<void*, 1024> eq;
+    for (auto _ : st) {
+        for (int i = 0; i < 32; ++i) {
+            eq.enqueue(i & 7, &eq, 1500);
+        }
+        for (int i = 0; i < 32; ++i) {
+            auto e = eq.dequeue(i & 7);
+            benchmark::DoNotOptimize(e);
+        }
+    }
+    st.SetItemsProcessed(st.iterations() * 32);
+}
+BENCHMARK(bm_egress_burst32);
+
+void bm_classify(benchmark::State& st) {
+    const qos_maps m = azure_roce_maps();
+    int dscp = 0;
+    for (auto _ : st) {
+        const auto tc = m.classify(trust_mode::dscp, dscp, -1);
+        benchmark::DoNotOptimize(tc);
+        dscp = (dscp + 7) & 63;
+    }
+}
+BENCHMARK(bm_classify);
+
+void bm_pause_mask(benchmark::State& st) {
+    pause_timer pt;
+    pt.on_pfc(nanos{0}, 0b1000, {0, 0, 0, 0xffff, 0, 0, 0, 0}, 100_Gbps);
+    std::int64_t now = 0;
+    const auto maps = azure_roce_maps();
+    for (auto _ : st) {
+        const std::uint8_t pq = pfc_paused_queues(pt.paused_mask(nanos{now}), maps);
+        benchmark::DoNotOptimize(pq);
+        ++now;
+    }
+}
+BENCHMARK(bm_pause_mask);
+
+}  // namespace
+}  // namespace rocelab
+
+BENCHMARK_MAIN();

@@ -1,0 +1,152 @@
+// shaper.hpp - exact virtual-finish-time shaper / pacer with a bounded burst.
+//
+// What: limits a stream of frames to `rate` bits per second of *wire* time.
+// Each frame costs frame_len + overhead bytes, where overhead defaults to the
+// 24 bytes a DPDK mbuf does not hold: preamble+SFD+IFG (20) and FCS (4).
+// Used as the egress port shaper in the switch and as the per-QP pacer in the
+// traffic generator (set_rate() on every DCQCN rate change).
+//
+// Algorithm: GCRA / virtual scheduling. The shaper keeps a theoretical
+// finish time TAT (when the line would be free if every frame had been sent
+// at exactly `rate`). A frame may be sent at `now` iff now >= TAT - tau, where
+// tau = burst x 8 / rate is the burst tolerance. Sending sets
+//   TAT = max(TAT, now) + (frame_len + overhead) x 8 / rate.
+// Because TAT restarts from `now` after idle, idle time never banks more than
+// tau of credit: right after a long idle at most `burst` bytes plus one frame
+// can go back to back.
+//
+// Exact arithmetic (no drift): TAT is held as an integer nanosecond part and
+// a remainder in units of 1/rate ns:
+//   TAT = _tat_ns + _tat_rem / R,  0 <= _tat_rem < R  (R = rate in bit/s)
+// A frame of w wire bytes adds w*8*1e9 / R ns = q + r/R with
+//   q = (w*8e9) / R, r = (w*8e9) % R (integer division);
+// the remainder is carried, so after any number of frames TAT equals the
+// exact rational sum. conforms() compares `now` with
+//   ceil(TAT - tau) = _tat_ns - tau_ns + (_tat_rem != 0),
+// precomputed in _next so the hot check is one compare. A sender that is at
+// most one ns late (because it can only act on integer ns) does not restart
+// TAT, so the fraction is never lost: a saturating sender gets exactly R.
+// tau_ns is floor(burst*8e9/R) (burst tolerance need not be exact).
+//
+// Parameters: rate (0 = unshaped: always conforms), burst (bytes of credit a
+// conforming sender may use at once beyond the current frame; a few frames
+// is a good choice so that polling jitter does not cost rate), overhead.
+// Range: rate <= 2^57 bit/s; frame_len any uint32.
+//
+// Counters: none (the port/QP counts what it sends).
+//
+// Config example:
+//   port: { shaper: { rate: 25Gbps, burst: 18KiB } }
+//   shaper s{25_Gbps, 18_KiB};
+//   if (s.conforms(now)) { send(m); s.on_send(now, m->pkt_len); }
+//   else { deadline = s.next_send_time(); }
+#pragma once
+
+#include <cstdint>
+
+#include "core/units.hpp"
+
+namespace rocelab {
+
+class shaper {
+public:
+    static constexpr bytes default_overhead{24};  // eth_wire_overhead + eth_fcs
+
+    shaper() noexcept = default;
+    shaper(bits_per_sec rate, bytes burst, bytes overhead = default_overhead) noexcept
+        : _burst(burst.v), _overhead(overhead.v) {
+        set_rate(rate);
+    }
+
+    // May a frame start at `now`?
+    bool conforms(nanos now) const noexcept { return now.v >= _next; }
+
+    // Account a frame of frame_len bytes (as in the mbuf) sent at `now`.
+    void on_send(nanos now, std::uint32_t frame_len) noexcept {
+        if (_rate == 0) {
+            _tat_ns = now.v;
+            return;
+        }
+        if (now.v > _tat_ns + (_tat_rem != 0 ? 1 : 0)) {  // idle (or late by > 1 ns): restart
+            _tat_ns = now.v;
+            _tat_rem = 0;
+        }
+        add_bytes(static_cast<std::uint64_t>(frame_len) + _overhead);
+        _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
+    }
+
+    // Earliest time conforms() becomes true (<= now when it already is).
+    nanos next_send_time() const noexcept { return nanos{_rate == 0 ? _tat_ns : _next}; }
+
+    // Theoretical time at which the line frees up (exact part, floor).
+    nanos finish_time() const noexcept { return nanos{_tat_ns}; }
+
+    bits_per_sec rate() const noexcept { return bits_per_sec{_rate}; }
+    bytes burst() const noexcept { return bytes{_burst}; }
+
+    // Change the rate (control path or DCQCN). The backlog already committed
+    // (TAT) is kept; the fractional part is rescaled to the new rate, and the
+    // next frames are charged at the new rate.
+    void set_rate(bits_per_sec r) noexcept {
+        if (r.v == 0) {
+            _rate = 0;
+            _tat_rem = 0;
+            _tau_ns = 0;
+            _next = INT64_MIN / 4;
+            return;
+        }
+        if (_rate != 0) {
+            _tat_rem = static_cast<std::uint64_t>(static_cast<unsigned __int128>(_tat_rem) * r.v / _rate);
+        } else {
+            _tat_rem = 0;
+        }
+        _rate = r.v;
+        _tau_ns = static_cast<std::int64_t>(static_cast<unsigned __int128>(_burst) * 8u * ns_per_s / _rate);
+        _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
+    }
+
+    void set_burst(bytes b) noexcept {
+        _burst = b.v;
+        set_rate(bits_per_sec{_rate});
+    }
+
+    // Forget history: next frame conforms immediately.
+    void reset() noexcept {
+        _tat_ns = INT64_MIN / 4;
+        _tat_rem = 0;
+        _next = _rate == 0 ? INT64_MIN / 4 : _tat_ns - _tau_ns;
+    }
+
+private:
+    static constexpr std::uint64_t ns_per_s = 1'000'000'000ULL;
+
+    void add_bytes(std::uint64_t wire) noexcept {
+        std::uint64_t q;
+        std::uint64_t r;
+        if (wire <= (UINT64_MAX / (8 * ns_per_s))) {  // 2.3e9 B: always for real frames
+            const std::uint64_t num = wire * 8 * ns_per_s;
+            q = num / _rate;
+            r = num % _rate;
+        } else {
+            const unsigned __int128 num = static_cast<unsigned __int128>(wire) * 8 * ns_per_s;
+            q = static_cast<std::uint64_t>(num / _rate);
+            r = static_cast<std::uint64_t>(num % _rate);
+        }
+        _tat_ns += static_cast<std::int64_t>(q);
+        _tat_rem += r;
+        if (_tat_rem >= _rate) {
+            _tat_rem -= _rate;
+            ++_tat_ns;
+        }
+    }
+
+    std::int64_t _next = INT64_MIN / 4;  // ceil(TAT - tau): hot, read by conforms()
+    std::int64_t _tat_ns = INT64_MIN / 4;
+    std::uint64_t _tat_rem = 0;
+    std::uint64_t _rate = 0;
+    std::int64_t _tau_ns = 0;
+    std::uint64_t _burst = 0;
+    std::uint64_t _overhead = default_overhead.v;
+};
+
+}  // namespace rocelab

@@ -1,0 +1,165 @@
+// Unit tests for qos/shaper.hpp: long-run accuracy, burst bound, rate change.
+#include "qos/shaper.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/clock.hpp"
+#include "core/rng.hpp"
+
+namespace rocelab {
+namespace {
+
+using namespace rocelab::literals;
+
+struct run_result {
+    double rel_err;
+    std::uint64_t frames;
+};
+
+// A saturating sender: sends whenever conforms(), otherwise the manual clock
+// jumps to the next send time (rounded up to the polling granularity).
+// Measured rate = wire bits / (time the line frees after the last frame).
+run_result saturate(bits_per_sec rate, bytes burst, std::uint32_t lo, std::uint32_t hi, std::uint64_t frames,
+                    std::int64_t poll_ns = 1, std::uint64_t seed = 1) {
+    shaper s{rate, burst};
+    manual_clock clk;
+    clk.set(nanos{1'000'000});
+    rng r{seed};
+    const nanos t0 = clk.now();
+    std::uint64_t wire_bytes = 0;
+    for (std::uint64_t i = 0; i < frames;) {
+        if (s.conforms(clk.now())) {
+            const std::uint32_t len = lo + static_cast<std::uint32_t>(r.next() % (hi - lo + 1));
+            s.on_send(clk.now(), len);
+            wire_bytes += len + 24;
+            ++i;
+        } else {
+            std::int64_t t = s.next_send_time().v;
+            t = ((t + poll_ns - 1) / poll_ns) * poll_ns;  // poller only wakes on its grid
+            clk.set(nanos{t});
+        }
+    }
+    const double elapsed_s = static_cast<double>((s.finish_time() - t0).v) * 1e-9;
+    const double measured = static_cast<double>(wire_bytes) * 8.0 / elapsed_s;
+    return {std::abs(measured / static_cast<double>(rate.v) - 1.0), frames};
+}
+
+TEST(shaper, saturating_sender_gets_exact_rate_mixed_sizes) {
+    for (auto rate : {1_Gbps, 10_Gbps, 25_Gbps, 100_Gbps, 400_Gbps}) {
+        const auto r = saturate(rate, bytes{0}, 64, 9216, 200000);
+        EXPECT_LT(r.rel_err, 1e-6) << rate.v;
+        const auto rb = saturate(rate, 18_KiB, 64, 9216, 200000);
+        EXPECT_LT(rb.rel_err, 1e-6) << rate.v;
+    }
+}
+
+TEST(shaper, saturating_sender_fixed_sizes) {
+    for (auto rate : {1_Gbps, 10_Gbps, 100_Gbps}) {
+        for (std::uint32_t len : {60u, 64u, 1500u, 4096u, 9216u}) {
+            const auto r = saturate(rate, bytes{0}, len, len, 100000);
+            EXPECT_LT(r.rel_err, 1e-6) << rate.v << " " << len;
+        }
+    }
+}
+
+TEST(shaper, odd_rate_keeps_fraction) {
+    // 7 bit/s-odd rate: per-frame cost is never an integer number of ns.
+    const auto r = saturate(bits_per_sec{3'333'333'333}, bytes{0}, 64, 64, 500000);
+    EXPECT_LT(r.rel_err, 1e-7);
+}
+
+TEST(shaper, coarse_polling_within_one_percent_with_burst) {
+    // A poller waking only every 200 ns still gets the rate when the burst
+    // allowance covers the polling jitter.
+    for (auto rate : {10_Gbps, 100_Gbps}) {
+        const auto r = saturate(rate, 16_KiB, 64, 9216, 100000, 200);
+        EXPECT_LT(r.rel_err, 1e-4) << rate.v;
+    }
+}
+
+TEST(shaper, finish_time_is_exact_sum) {
+    const bits_per_sec rate = 25_Gbps;
+    shaper s{rate, bytes{0}};
+    rng r{5};
+    std::int64_t now = 0;
+    unsigned __int128 total_bits_ns = 0;  // sum of wire bytes * 8e9
+    for (int i = 0; i < 100000; ++i) {
+        const std::uint32_t len = 64 + static_cast<std::uint32_t>(r.next() % 9153);
+        now = s.next_send_time().v;
+        if (i == 0) {
+            now = 0;
+        }
+        s.on_send(nanos{now}, len);
+        total_bits_ns += static_cast<unsigned __int128>(len + 24) * 8 * 1'000'000'000ULL;
+    }
+    EXPECT_EQ(s.finish_time().v, static_cast<std::int64_t>(total_bits_ns / rate.v));
+}
+
+TEST(shaper, burst_is_bounded_after_idle) {
+    const bits_per_sec rate = 10_Gbps;
+    const bytes burst = 9216_B;
+    shaper s{rate, burst};
+    manual_clock clk;
+    // Busy for a while, then idle for one second.
+    for (int i = 0; i < 1000; ++i) {
+        clk.set(std::max(clk.now(), s.next_send_time()));
+        s.on_send(clk.now(), 1500);
+    }
+    clk.advance(1_s);
+    std::uint64_t sent = 0;
+    int n = 0;
+    while (s.conforms(clk.now())) {
+        s.on_send(clk.now(), 1000);
+        sent += 1024;
+        ++n;
+    }
+    // At most burst + one frame back to back, and at least the burst.
+    EXPECT_LE(sent, burst.v + 1024);
+    EXPECT_GE(sent, burst.v);
+    EXPECT_GE(n, 9);  // tau is floor(7372.8 ns): 9 or 10 frames of 1024 B
+    // Afterwards the sender is paced again: next slot one frame-time later.
+    const nanos t = s.next_send_time();
+    EXPECT_GT(t, clk.now());
+    EXPECT_LE((t - clk.now()).v, wire_time(bytes{1024}, rate).v + 1);
+}
+
+TEST(shaper, zero_rate_is_unshaped) {
+    shaper s{bits_per_sec{0}, bytes{0}};
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_TRUE(s.conforms(nanos{0}));
+        s.on_send(nanos{0}, 9216);
+    }
+    EXPECT_LE(s.next_send_time(), nanos{0});
+    shaper d;
+    EXPECT_TRUE(d.conforms(nanos{0}));
+}
+
+TEST(shaper, first_frame_conforms_and_spacing_is_wire_time) {
+    shaper s{10_Gbps, bytes{0}};
+    EXPECT_TRUE(s.conforms(nanos{0}));
+    s.on_send(nanos{0}, 1500);             // 1524 B on the wire = 1219.2 ns
+    EXPECT_FALSE(s.conforms(nanos{1219}));
+    EXPECT_TRUE(s.conforms(nanos{1220}));
+    EXPECT_EQ(s.next_send_time(), nanos{1220});
+}
+
+TEST(shaper, set_rate_applies_to_next_frames) {
+    shaper s{10_Gbps, bytes{0}};
+    s.on_send(nanos{0}, 1226);  // 1250 B = 1000 ns at 10G
+    EXPECT_EQ(s.next_send_time(), nanos{1000});
+    s.set_rate(100_Gbps);       // committed backlog kept
+    EXPECT_EQ(s.next_send_time(), nanos{1000});
+    s.on_send(nanos{1000}, 1226);  // 100 ns at 100G
+    EXPECT_EQ(s.next_send_time(), nanos{1100});
+    EXPECT_EQ(s.rate(), 100_Gbps);
+    s.set_burst(bytes{1250});      // tau = 100 ns at 100G
+    EXPECT_EQ(s.next_send_time(), nanos{1000});
+    s.reset();
+    EXPECT_TRUE(s.conforms(nanos{0}));
+}
+
+}  // namespace
+}  // namespace rocelab
