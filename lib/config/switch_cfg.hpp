@@ -38,11 +38,12 @@ struct port_cfg {
     vlan_mode vlan = vlan_mode::untagged;
     std::uint16_t vlan_id = 0;   // tagged egress VID (and accepted ingress VID)
     std::optional<mac_addr> mac; // none = the device's MAC
-    qos_maps maps{};             // resolved PORT_QOS_MAP
-    scheduler_cfg sched{};       // resolved SCHEDULER per QUEUE
+    qos_maps maps = azure_roce_maps();          // resolved PORT_QOS_MAP
+    scheduler_cfg sched = azure_roce_scheduler();  // resolved SCHEDULER per QUEUE
     std::array<queue_limits, 8> limits{};
     std::uint8_t pfc_enable = 0; // bit n = priority n (used by the PFC issue)
     std::vector<ip_prefix> addresses;  // INTERFACE "Ethernet0|10.0.0.1/31"
+    std::optional<std::uint16_t> tx_ring_size;  // none = switch_cfg::tx_ring_size
 };
 
 struct nexthop_cfg {
@@ -68,6 +69,10 @@ struct switch_cfg {
     nanos fdb_aging{300'000'000'000};    // 300s
     std::uint64_t seed = 1;
     std::vector<port_cfg> ports;    // empty = all probed ports with defaults
+    // Settings for probed ports when `ports` is empty: AZURE maps and
+    // scheduler, pfc_enable 3,4, plus any `global` PORT_QOS_MAP / QUEUE
+    // entries. name is empty and port_id -1; see probed_port_cfg().
+    port_cfg port_defaults{};
     std::vector<route_cfg> routes;
     std::vector<neigh_cfg> neighbors;
     nanos status_interval{1'000'000'000};

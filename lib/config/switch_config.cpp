@@ -1,0 +1,1463 @@
+// switch_config.cpp - YAML (SONiC CONFIG_DB names) to a validated switch_cfg.
+//
+// Structure: a `loader` walks the tables in a fixed order (ROCELAB first, as
+// its mode and max_frame are needed to check the rest), fills a private
+// switch_cfg and returns it only when every table has validated. Inside the
+// loader a problem is reported by throwing `load_failure`; the two public
+// functions catch it (and YAML::Exception, and anything else) and turn it
+// into a config_error, so nothing is half-applied and nothing escapes.
+#include "config/switch_config.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/units_parse.hpp"
+
+namespace rocelab {
+namespace {
+
+// Internal only: never leaves this file.
+struct load_failure {
+    std::string message;
+};
+
+constexpr std::size_t all_ports = SIZE_MAX;  // "global" target: port_defaults and every port
+
+// ---------------------------------------------------------------- text helpers
+
+std::string quote(std::string_view s) {
+    std::string out = "\"";
+    out += s;
+    out += '"';
+    return out;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t pos = s.find(sep, start);
+        out.push_back(
+            trim(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
+        if (pos == std::string_view::npos) {
+            break;
+        }
+        start = pos + 1;
+    }
+    return out;
+}
+
+std::string join(const std::vector<std::string>& names, std::string_view sep = ", ") {
+    std::string out;
+    for (const auto& n : names) {
+        if (!out.empty()) {
+            out += sep;
+        }
+        out += n;
+    }
+    return out;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+}
+
+// Optimal-string-alignment distance (Levenshtein plus adjacent transposition).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> prev2(b.size() + 1);  // row i-2, for transpositions
+    std::vector<std::size_t> prev(b.size() + 1);
+    std::vector<std::size_t> cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        prev[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                cur[j] = std::min(cur[j], prev2[j - 2] + 1);  // "dcsp" -> "dscp" is one edit
+            }
+        }
+        prev2 = prev;
+        prev = cur;
+    }
+    return prev[b.size()];
+}
+
+// "; did you mean X?" when one name is close (case-insensitive, <= 1/3 of the length).
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& names) {
+    const std::string g = lower(given);
+    std::size_t best = SIZE_MAX;
+    std::string best_name;
+    for (const auto& n : names) {
+        const std::size_t d = edit_distance(g, lower(n));
+        if (d < best) {
+            best = d;
+            best_name = n;
+        }
+    }
+    const std::size_t limit = std::max<std::size_t>(1, std::max(g.size(), best_name.size()) / 3);
+    if (best_name.empty() || best > limit) {
+        return {};
+    }
+    return "; did you mean " + best_name + "?";
+}
+
+// How a YAML value is shown in a message.
+std::string show(const YAML::Node& n) {
+    if (!n.IsDefined() || n.IsNull()) {
+        return "an empty value";
+    }
+    if (n.IsScalar()) {
+        return quote(n.Scalar());
+    }
+    if (n.IsSequence()) {
+        return "a list";
+    }
+    return "a mapping";
+}
+
+// ------------------------------------------------------------ address helpers
+
+std::string family_name(bool v6) {
+    return v6 ? "IPv6" : "IPv4";
+}
+
+// "10.0.0.1" or "fc00::1" (no prefix length) -> /32 or /128.
+std::optional<ip_prefix> parse_ip(std::string_view text) {
+    const std::string s(trim(text));
+    ip_prefix p;
+    if (s.find(':') != std::string::npos) {
+        p.v6 = true;
+        if (inet_pton(AF_INET6, s.c_str(), p.addr.data()) != 1) {
+            return std::nullopt;
+        }
+        p.len = 128;
+    } else {
+        if (inet_pton(AF_INET, s.c_str(), p.addr.data()) != 1) {
+            return std::nullopt;
+        }
+        p.len = 32;
+    }
+    return p;
+}
+
+// "10.0.0.1/31" or "fc00::/64". The length is required.
+std::optional<ip_prefix> parse_prefix(std::string_view text) {
+    const std::size_t slash = text.find('/');
+    if (slash == std::string_view::npos) {
+        return std::nullopt;
+    }
+    auto p = parse_ip(text.substr(0, slash));
+    const std::string_view len = trim(text.substr(slash + 1));
+    if (!p || len.empty() || len.size() > 3) {
+        return std::nullopt;
+    }
+    unsigned v = 0;
+    for (const char c : len) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        v = v * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (v > (p->v6 ? 128u : 32u)) {
+        return std::nullopt;
+    }
+    p->len = static_cast<std::uint8_t>(v);
+    return p;
+}
+
+ip_prefix network_of(const ip_prefix& p) {
+    ip_prefix n = p;
+    const unsigned width = p.v6 ? 16 : 4;
+    for (unsigned i = 0; i < width; ++i) {
+        const int bits = std::clamp(static_cast<int>(p.len) - static_cast<int>(i * 8), 0, 8);
+        const std::uint8_t mask = bits == 0 ? 0 : static_cast<std::uint8_t>(0xFFu << (8 - bits));
+        n.addr[i] = static_cast<std::uint8_t>(n.addr[i] & mask);
+    }
+    return n;
+}
+
+bool same_prefix(const ip_prefix& a, const ip_prefix& b) {
+    return a.v6 == b.v6 && a.len == b.len && a.addr == b.addr;
+}
+
+bool contains(const ip_prefix& net, const ip_prefix& host) {
+    if (net.v6 != host.v6) {
+        return false;
+    }
+    ip_prefix h = host;
+    h.len = net.len;
+    return network_of(h).addr == network_of(net).addr;
+}
+
+std::string to_string(const ip_prefix& p, bool with_len = true) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    inet_ntop(p.v6 ? AF_INET6 : AF_INET, p.addr.data(), buf, sizeof buf);
+    std::string s = buf;
+    if (with_len) {
+        s += "/" + std::to_string(p.len);
+    }
+    return s;
+}
+
+std::optional<mac_addr> parse_mac(std::string_view text) {
+    const auto parts = split(text, ':');
+    if (parts.size() != 6) {
+        return std::nullopt;
+    }
+    mac_addr m{};
+    for (std::size_t i = 0; i < 6; ++i) {
+        if (parts[i].size() != 2 || !std::isxdigit(static_cast<unsigned char>(parts[i][0])) ||
+            !std::isxdigit(static_cast<unsigned char>(parts[i][1]))) {
+            return std::nullopt;
+        }
+        m[i] = static_cast<std::uint8_t>(std::stoul(std::string(parts[i]), nullptr, 16));
+    }
+    return m;
+}
+
+// "3,4" (or "" for none) -> bit mask of 0..7. Returns nullopt on bad text.
+std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max) {
+    std::uint32_t mask = 0;
+    if (trim(text).empty()) {
+        return 0;
+    }
+    for (const auto part : split(text, ',')) {
+        const auto bounds = split(part, '-');
+        if (bounds.size() > 2) {
+            return std::nullopt;
+        }
+        unsigned lo = 0;
+        unsigned hi = 0;
+        for (std::size_t b = 0; b < bounds.size(); ++b) {
+            if (bounds[b].empty() || bounds[b].size() > 2) {
+                return std::nullopt;
+            }
+            unsigned v = 0;
+            for (const char c : bounds[b]) {
+                if (c < '0' || c > '9') {
+                    return std::nullopt;
+                }
+                v = v * 10 + static_cast<unsigned>(c - '0');
+            }
+            (b == 0 ? lo : hi) = v;
+        }
+        if (bounds.size() == 1) {
+            hi = lo;
+        }
+        if (hi > max || lo > hi) {
+            return std::nullopt;
+        }
+        for (unsigned v = lo; v <= hi; ++v) {
+            mask |= 1u << v;
+        }
+    }
+    return static_cast<std::uint8_t>(mask);
+}
+
+// ------------------------------------------------------------------ defaults
+
+}  // namespace
+
+port_cfg default_port_cfg() {
+    port_cfg p;
+    p.maps = azure_roce_maps();
+    p.sched = azure_roce_scheduler();
+    p.pfc_enable = (1u << 3) | (1u << 4);  // SONiC AZURE PORT_QOS_MAP pfc_enable "3,4"
+    return p;
+}
+
+namespace {
+
+// -------------------------------------------------------------------- loader
+
+struct entry {
+    std::string key;
+    YAML::Node key_node;
+    YAML::Node value;
+};
+
+using field_map = std::map<std::string, entry, std::less<>>;
+
+template <std::size_t N>
+using named_maps = std::map<std::string, std::array<std::uint8_t, N>, std::less<>>;
+
+// Per-port overrides parsed once from a PORT_QOS_MAP / QUEUE entry.
+struct qos_override {
+    std::optional<std::array<std::uint8_t, 64>> dscp_to_tc;
+    std::optional<std::array<std::uint8_t, 8>> pcp_to_tc;
+    std::optional<std::array<std::uint8_t, 8>> tc_to_queue;
+    std::optional<std::array<std::uint8_t, 8>> tc_to_pg;
+    std::optional<std::array<std::uint8_t, 8>> pfc_prio_to_queue;
+    std::optional<std::uint8_t> pfc_enable;
+};
+
+struct queue_override {
+    std::optional<queue_sched> sched;
+    std::optional<bytes> max_bytes;
+    std::optional<std::uint32_t> max_packets;
+};
+
+const std::vector<std::string> known_tables = {
+    "ROCELAB",
+    "DEVICE_METADATA",
+    "SWITCH",
+    "PORT",
+    "INTERFACE",
+    "ROUTE",
+    "NEIGH",
+    "DSCP_TO_TC_MAP",
+    "DOT1P_TO_TC_MAP",
+    "TC_TO_QUEUE_MAP",
+    "TC_TO_PRIORITY_GROUP_MAP",
+    "MAP_PFC_PRIORITY_TO_QUEUE",
+    "PORT_QOS_MAP",
+    "SCHEDULER",
+    "QUEUE",
+};
+
+// SONiC tables a user may reasonably paste that this version does not read.
+const std::vector<std::string> unsupported_tables = {
+    "BUFFER_POOL",
+    "BUFFER_PROFILE",
+    "BUFFER_PG",
+    "BUFFER_QUEUE",
+    "BUFFER_PORT_INGRESS_PROFILE_LIST",
+    "BUFFER_PORT_EGRESS_PROFILE_LIST",
+    "WRED_PROFILE",
+    "PFC_WD",
+    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+    "CABLE_LENGTH",
+    "VLAN",
+    "VLAN_MEMBER",
+    "VLAN_INTERFACE",
+    "PORTCHANNEL",
+    "PORTCHANNEL_MEMBER",
+    "LOOPBACK_INTERFACE",
+    "BGP_NEIGHBOR",
+    "STATIC_ROUTE",
+    "MGMT_PORT",
+    "MGMT_INTERFACE",
+};
+
+class loader {
+public:
+    explicit loader(std::string source) : _source(std::move(source)) {}
+
+    switch_cfg load(const YAML::Node& root) {
+        _cfg = default_switch_cfg();
+        _cfg.source = _source;
+        if (!root.IsDefined() || root.IsNull()) {
+            return _cfg;
+        }
+        if (!root.IsMap()) {
+            fail(root.Mark(), "",
+                 "the file must be a mapping of table names (ROCELAB, PORT, ...) to tables, not " +
+                     show(root));
+        }
+        field_map tables;
+        for (auto& e : entries(root, root.Mark(), "")) {
+            if (std::find(known_tables.begin(), known_tables.end(), e.key) == known_tables.end()) {
+                if (std::find(unsupported_tables.begin(), unsupported_tables.end(), e.key) !=
+                    unsupported_tables.end()) {
+                    fail(
+                        e.key_node.Mark(), e.key,
+                        "this SONiC table is not supported by this version of rocelab; the tables read are " +
+                            join(known_tables) + " (see docs/config.md)");
+                }
+                fail(e.key_node.Mark(), e.key,
+                     "unknown table; the tables read are " + join(known_tables) +
+                         did_you_mean(e.key, known_tables));
+            }
+            tables.emplace(e.key, e);
+        }
+        const auto table = [&](std::string_view name) -> const entry* {
+            const auto it = tables.find(name);
+            return it == tables.end() ? nullptr : &it->second;
+        };
+        if (const auto* t = table("ROCELAB")) {
+            load_rocelab(*t);
+        }
+        if (const auto* t = table("DEVICE_METADATA")) {
+            load_device_metadata(*t);
+        }
+        if (const auto* t = table("SWITCH")) {
+            load_switch(*t);
+        }
+        if (const auto* t = table("PORT")) {
+            load_ports(*t);
+        }
+        load_map_table(table("DSCP_TO_TC_MAP"), "DSCP_TO_TC_MAP", "DSCP", "TC", _dscp_maps);
+        load_map_table(table("DOT1P_TO_TC_MAP"), "DOT1P_TO_TC_MAP", "802.1p priority", "TC", _dot1p_maps);
+        load_map_table(table("TC_TO_QUEUE_MAP"), "TC_TO_QUEUE_MAP", "TC", "queue", _tc_queue_maps);
+        load_map_table(table("TC_TO_PRIORITY_GROUP_MAP"), "TC_TO_PRIORITY_GROUP_MAP", "TC", "priority group",
+                       _tc_pg_maps);
+        load_map_table(table("MAP_PFC_PRIORITY_TO_QUEUE"), "MAP_PFC_PRIORITY_TO_QUEUE", "PFC priority",
+                       "queue", _pfc_queue_maps);
+        load_schedulers(table("SCHEDULER"));
+        if (const auto* t = table("PORT_QOS_MAP")) {
+            load_port_qos_map(*t);
+        }
+        if (const auto* t = table("QUEUE")) {
+            load_queues(*t);
+        }
+        for (const char* name : {"INTERFACE", "ROUTE", "NEIGH"}) {
+            const auto* t = table(name);
+            if (t != nullptr && _cfg.mode != fwd_mode::l3 && !t->value.IsNull() && t->value.size() != 0) {
+                fail(t->key_node.Mark(), name,
+                     "this table is only used in L3 mode; set ROCELAB mode: l3 or remove it");
+            }
+        }
+        if (const auto* t = table("INTERFACE")) {
+            load_interfaces(*t);
+        }
+        if (const auto* t = table("ROUTE")) {
+            load_routes(*t);
+        }
+        if (const auto* t = table("NEIGH")) {
+            load_neighbors(*t);
+        }
+        return _cfg;
+    }
+
+private:
+    // ----------------------------------------------------------- reporting
+
+    [[noreturn]] void fail(const YAML::Mark& m, std::string_view path, std::string_view what) const {
+        std::string msg = _source;
+        if (!m.is_null()) {
+            msg += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+        }
+        msg += ": ";
+        if (!path.empty()) {
+            msg += path;
+            msg += ": ";
+        }
+        msg += what;
+        throw load_failure{std::move(msg)};
+    }
+
+    static YAML::Mark mark_of(const entry& e) {
+        if (e.value.IsDefined() && !e.value.IsNull() && !e.value.Mark().is_null()) {
+            return e.value.Mark();
+        }
+        return e.key_node.Mark();
+    }
+
+    [[noreturn]] void fail_value(const entry& e, std::string_view path, std::string_view expected) const {
+        fail(mark_of(e), path, "got " + show(e.value) + ", expected " + std::string(expected));
+    }
+
+    // ------------------------------------------------------ structure walk
+
+    // The (key, value) pairs of a mapping (an empty value counts as an empty
+    // mapping). Keys must be scalars and unique.
+    std::vector<entry> entries(const YAML::Node& map, const YAML::Mark& at, std::string_view path) const {
+        std::vector<entry> out;
+        if (!map.IsDefined() || map.IsNull()) {
+            return out;
+        }
+        if (!map.IsMap()) {
+            fail(map.Mark().is_null() ? at : map.Mark(), path,
+                 "got " + show(map) + ", expected a mapping of keys to values");
+        }
+        std::map<std::string, YAML::Mark> seen;
+        for (auto it = map.begin(); it != map.end(); ++it) {
+            const YAML::Node& k = it->first;
+            const std::string sub = path.empty() ? "" : std::string(path) + "|";
+            if (!k.IsScalar()) {
+                fail(k.Mark(), path, "a key must be a plain name or number, not " + show(k));
+            }
+            const auto [pos, inserted] = seen.emplace(k.Scalar(), k.Mark());
+            if (!inserted) {
+                fail(k.Mark(), sub + k.Scalar(),
+                     "duplicate key; it is already given at line " + std::to_string(pos->second.line + 1));
+            }
+            out.push_back(entry{k.Scalar(), k, it->second});
+        }
+        return out;
+    }
+
+    // Entries matching `is_global` first, then the others, each in file order.
+    // (Pointers, not a sorted copy: assigning a YAML::Node rewrites the node
+    // it refers to, so entries must never be assigned or swapped.)
+    template <class Pred>
+    static std::vector<const entry*> global_first(const std::vector<entry>& all, Pred is_global) {
+        std::vector<const entry*> out;
+        for (const auto& e : all) {
+            if (is_global(e)) {
+                out.push_back(&e);
+            }
+        }
+        for (const auto& e : all) {
+            if (!is_global(e)) {
+                out.push_back(&e);
+            }
+        }
+        return out;
+    }
+
+    // The fields of an entry, checked against the accepted names.
+    field_map fields(const entry& owner, const std::string& path, const std::vector<std::string>& accepted,
+                     const std::vector<std::string>& sonic_unsupported = {}) const {
+        field_map out;
+        for (auto& e : entries(owner.value, owner.key_node.Mark(), path)) {
+            if (std::find(accepted.begin(), accepted.end(), e.key) == accepted.end()) {
+                const std::string fpath = path + "|" + e.key;
+                const std::string accepted_text = accepted.empty() ? "no fields are accepted here"
+                                                                   : "accepted fields are " + join(accepted);
+                if (std::find(sonic_unsupported.begin(), sonic_unsupported.end(), e.key) !=
+                    sonic_unsupported.end()) {
+                    fail(e.key_node.Mark(), fpath,
+                         "this SONiC field is not supported by rocelab; " + accepted_text);
+                }
+                fail(e.key_node.Mark(), fpath,
+                     "unknown field; " + accepted_text + did_you_mean(e.key, accepted));
+            }
+            out.emplace(e.key, std::move(e));
+        }
+        return out;
+    }
+
+    std::string scalar(const entry& e, std::string_view path, std::string_view expected) const {
+        if (!e.value.IsScalar()) {
+            fail_value(e, path, expected);
+        }
+        return e.value.Scalar();
+    }
+
+    std::uint64_t get_uint(const entry& e, std::string_view path, std::uint64_t min, std::uint64_t max,
+                           std::string_view what) const {
+        const std::string expected =
+            std::string(what) + " " + std::to_string(min) + ".." + std::to_string(max);
+        const std::string s(trim(scalar(e, path, expected)));
+        if (s.empty() || s.size() > 20 ||
+            !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            fail_value(e, path, expected);
+        }
+        const unsigned __int128 v = [&] {
+            unsigned __int128 x = 0;
+            for (const char c : s) {
+                x = x * 10 + static_cast<unsigned>(c - '0');
+            }
+            return x;
+        }();
+        if (v < min || v > max) {
+            fail(mark_of(e), path, quote(s) + " is out of range: expected " + expected);
+        }
+        return static_cast<std::uint64_t>(v);
+    }
+
+    bits_per_sec get_rate(const entry& e, std::string_view path, bits_per_sec min, bits_per_sec max) const {
+        const std::string range = format_rate(min) + ".." + format_rate(max);
+        const auto r = parse_rate(scalar(e, path, "a rate such as 100Gbps (" + range + ")"));
+        if (!r) {
+            fail(mark_of(e), path, r.error().message + " (accepted " + range + ")");
+        }
+        if (*r < min || *r > max) {
+            fail(mark_of(e), path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
+        }
+        return *r;
+    }
+
+    nanos get_time(const entry& e, std::string_view path, nanos min, nanos max,
+                   std::optional<nanos> bare_unit = std::nullopt) const {
+        const std::string range = format_time(min) + ".." + format_time(max);
+        const auto r = parse_time(scalar(e, path, "a time such as 1s or 55us (" + range + ")"), bare_unit);
+        if (!r) {
+            fail(mark_of(e), path, r.error().message + " (accepted " + range + ")");
+        }
+        if (*r < min || *r > max) {
+            fail(mark_of(e), path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
+        }
+        return *r;
+    }
+
+    // Byte ranges print with binary units ("64B..1GiB") unless `plain`, for
+    // fields people think of in bytes ("68..9216 bytes" for an MTU).
+    bytes get_bytes(const entry& e, std::string_view path, bytes min, bytes max, bare_number bare,
+                    bool plain = false) const {
+        const std::string range = plain ? std::to_string(min.v) + ".." + std::to_string(max.v) + " bytes"
+                                        : format_bytes(min) + ".." + format_bytes(max);
+        const auto r = parse_bytes(scalar(e, path, "a size such as 9216B or 96KiB (" + range + ")"), bare);
+        if (!r) {
+            fail(mark_of(e), path, r.error().message + " (accepted " + range + ")");
+        }
+        if (*r < min || *r > max) {
+            fail(mark_of(e), path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
+        }
+        return *r;
+    }
+
+    std::string get_choice(const entry& e, std::string_view path,
+                           const std::vector<std::string>& choices) const {
+        const std::string expected = "one of " + join(choices, ", ");
+        const std::string s = scalar(e, path, expected);
+        for (const auto& c : choices) {
+            if (lower(c) == lower(trim(s))) {
+                return c;
+            }
+        }
+        fail(mark_of(e), path, "got " + quote(s) + ", expected " + expected + did_you_mean(s, choices));
+    }
+
+    mac_addr get_mac(const entry& e, std::string_view path, bool unicast) const {
+        const std::string expected = unicast ? "a unicast MAC address such as \"02:00:00:00:01:00\""
+                                             : "a MAC address such as \"02:00:00:00:01:00\"";
+        const auto m = parse_mac(scalar(e, path, expected));
+        if (!m) {
+            fail_value(e, path, expected);
+        }
+        if (unicast && ((*m)[0] & 1u) != 0) {
+            fail(mark_of(e), path, quote(e.value.Scalar()) + " is a multicast address: expected " + expected);
+        }
+        if (*m == mac_addr{}) {
+            fail(mark_of(e), path, quote(e.value.Scalar()) + " is all zeros: expected " + expected);
+        }
+        return *m;
+    }
+
+    const entry* find(const field_map& f, std::string_view name) const {
+        const auto it = f.find(name);
+        return it == f.end() ? nullptr : &it->second;
+    }
+
+    // Index of a PORT name in _cfg.ports, or fail.
+    std::size_t port_index(std::string_view name, const YAML::Mark& at, const std::string& path) const {
+        for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
+            if (_cfg.ports[i].name == name) {
+                return i;
+            }
+        }
+        std::vector<std::string> names;
+        for (const auto& p : _cfg.ports) {
+            names.push_back(p.name);
+        }
+        if (names.empty()) {
+            fail(at, path,
+                 "unknown port " + quote(name) +
+                     ": the PORT table is empty (every probed port gets the defaults); list the port in "
+                     "PORT, or use the key \"global\" to configure every port");
+        }
+        fail(
+            at, path,
+            "unknown port " + quote(name) + "; ports in PORT are " + join(names) + did_you_mean(name, names));
+    }
+
+    // "Ethernet0,Ethernet4" -> indexes; "global" / "*" -> {all_ports}.
+    std::vector<std::size_t> port_list(std::string_view text, const YAML::Mark& at,
+                                       const std::string& path) const {
+        const std::string_view t = trim(text);
+        if (t == "global" || t == "*") {
+            return {all_ports};
+        }
+        std::vector<std::size_t> out;
+        for (const auto name : split(t, ',')) {
+            const std::size_t i = port_index(name, at, path);
+            if (std::find(out.begin(), out.end(), i) != out.end()) {
+                fail(at, path, "port " + quote(name) + " is listed twice");
+            }
+            out.push_back(i);
+        }
+        return out;
+    }
+
+    // --------------------------------------------------------------- tables
+
+    void load_rocelab(const entry& t) {
+        const auto f = fields(t, "ROCELAB",
+                              {"mode", "seed", "status_interval", "queue_sample_interval", "tx_ring_size",
+                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame"});
+        using namespace literals;
+        if (const auto* e = find(f, "mode")) {
+            _cfg.mode = get_choice(*e, "ROCELAB|mode", {"l2", "l3"}) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
+        }
+        if (const auto* e = find(f, "seed")) {
+            _cfg.seed = get_uint(*e, "ROCELAB|seed", 0, UINT64_MAX, "a whole number");
+        }
+        if (const auto* e = find(f, "status_interval")) {
+            _cfg.status_interval = get_time(*e, "ROCELAB|status_interval", 10_ms, 3600_s);
+        }
+        if (const auto* e = find(f, "queue_sample_interval")) {
+            _cfg.queue_sample_interval = get_time(*e, "ROCELAB|queue_sample_interval", 1_us, 10_s);
+        }
+        if (const auto* e = find(f, "tx_ring_size")) {
+            _cfg.tx_ring_size = static_cast<std::uint16_t>(
+                get_uint(*e, "ROCELAB|tx_ring_size", 16, 32768, "a descriptor count"));
+        }
+        if (const auto* e = find(f, "rx_ring_size")) {
+            _cfg.rx_ring_size = static_cast<std::uint16_t>(
+                get_uint(*e, "ROCELAB|rx_ring_size", 16, 32768, "a descriptor count"));
+        }
+        if (const auto* e = find(f, "mbufs")) {
+            _cfg.mbufs =
+                static_cast<std::uint32_t>(get_uint(*e, "ROCELAB|mbufs", 1024, 16777216, "an mbuf count"));
+        }
+        if (const auto* e = find(f, "mbuf_data_size")) {
+            _cfg.mbuf_data_size = static_cast<std::uint16_t>(
+                get_bytes(*e, "ROCELAB|mbuf_data_size", bytes{256}, bytes{65535}, bare_number::rejected).v);
+        }
+        if (const auto* e = find(f, "burst")) {
+            _cfg.burst = static_cast<std::uint16_t>(get_uint(*e, "ROCELAB|burst", 1, 64, "a packet count"));
+        }
+        if (const auto* e = find(f, "max_frame")) {
+            _cfg.max_frame = static_cast<std::uint32_t>(
+                get_bytes(*e, "ROCELAB|max_frame", bytes{64}, bytes{16384}, bare_number::rejected).v);
+        }
+    }
+
+    void load_device_metadata(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "DEVICE_METADATA")) {
+            const std::string path = "DEVICE_METADATA|" + k.key;
+            if (k.key != "localhost") {
+                fail(k.key_node.Mark(), path,
+                     "unknown key; the only key is localhost" + did_you_mean(k.key, {"localhost"}));
+            }
+            const auto f = fields(k, path, {"mac"},
+                                  {"hostname", "hwsku", "platform", "type", "bgp_asn", "deployment_id"});
+            if (const auto* e = find(f, "mac")) {
+                _cfg.switch_mac = get_mac(*e, path + "|mac", true);
+            }
+        }
+    }
+
+    void load_switch(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "SWITCH")) {
+            const std::string path = "SWITCH|" + k.key;
+            if (k.key != "switch") {
+                fail(k.key_node.Mark(), path,
+                     "unknown key; the only key is switch" + did_you_mean(k.key, {"switch"}));
+            }
+            const auto f = fields(k, path, {"fdb_aging_time"},
+                                  {"ecmp_hash_seed", "lag_hash_seed", "fdb_unicast_miss_packet_action"});
+            if (const auto* e = find(f, "fdb_aging_time")) {
+                using namespace literals;
+                // SONiC gives this in seconds, so a bare number is accepted.
+                _cfg.fdb_aging = get_time(*e, path + "|fdb_aging_time", 1_s, 1000000_s, 1_s);
+            }
+        }
+    }
+
+    void load_ports(const entry& t) {
+        std::map<int, std::string> by_id;
+        std::map<std::string, std::string> by_device;
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "PORT")) {
+            const std::string path = "PORT|" + k.key;
+            if (k.key.empty() || k.key == "global" || k.key == "*" ||
+                k.key.find_first_of("|, \t") != std::string::npos) {
+                fail(k.key_node.Mark(), path,
+                     "a port name must not be empty, \"global\" or \"*\", and must not contain '|', ',' or "
+                     "spaces "
+                     "(SONiC style: Ethernet0)");
+            }
+            const auto f = fields(
+                k, path,
+                {"device", "port_id", "speed", "mtu", "mac", "trust", "vlan_mode", "vlan", "tx_ring_size"},
+                {"lanes", "alias", "index", "fec", "autoneg", "admin_status", "description", "pfc_asym",
+                 "tpid", "parent_port"});
+            port_cfg p = _cfg.port_defaults;
+            p.name = k.key;
+            const auto* dev = find(f, "device");
+            const auto* id = find(f, "port_id");
+            if ((dev == nullptr) == (id == nullptr)) {
+                fail(
+                    k.key_node.Mark(), path,
+                    std::string(dev == nullptr ? "no device given" : "both device and port_id given") +
+                        ": give exactly one of device (a DPDK device name such as net_ring0 or 0000:3b:00.0) "
+                        "or port_id (a DPDK port id such as 0)");
+            }
+            if (dev != nullptr) {
+                p.device =
+                    std::string(trim(scalar(*dev, path + "|device", "a DPDK device name such as net_ring0")));
+                if (p.device.empty()) {
+                    fail_value(*dev, path + "|device", "a DPDK device name such as net_ring0");
+                }
+                const auto [it, inserted] = by_device.emplace(p.device, k.key);
+                if (!inserted) {
+                    fail(mark_of(*dev), path + "|device",
+                         quote(p.device) + " is already used by port " + it->second);
+                }
+            } else {
+                p.port_id = static_cast<int>(get_uint(*id, path + "|port_id", 0, 1023, "a DPDK port id"));
+                const auto [it, inserted] = by_id.emplace(p.port_id, k.key);
+                if (!inserted) {
+                    fail(mark_of(*id), path + "|port_id",
+                         "port id " + std::to_string(p.port_id) + " is already used by port " + it->second);
+                }
+            }
+            using namespace literals;
+            if (const auto* e = find(f, "speed")) {
+                p.speed = get_rate(*e, path + "|speed", 1_Mbps, bits_per_sec{1'600'000'000'000});
+            }
+            if (const auto* e = find(f, "mtu")) {
+                // SONiC gives the MTU in bytes, so a bare number is accepted.
+                p.mtu = static_cast<std::uint32_t>(
+                    get_bytes(*e, path + "|mtu", bytes{68}, bytes{9216}, bare_number::accepted, true).v);
+            }
+            if (const auto* e = find(f, "mac")) {
+                p.mac = get_mac(*e, path + "|mac", true);
+            }
+            if (const auto* e = find(f, "trust")) {
+                p.trust = get_choice(*e, path + "|trust", {"dscp", "pcp"}) == "dscp" ? trust_mode::dscp
+                                                                                     : trust_mode::pcp;
+            }
+            if (const auto* e = find(f, "vlan_mode")) {
+                p.vlan = get_choice(*e, path + "|vlan_mode", {"untagged", "tagged"}) == "tagged"
+                             ? vlan_mode::tagged
+                             : vlan_mode::untagged;
+            }
+            if (const auto* e = find(f, "vlan")) {
+                if (p.vlan != vlan_mode::tagged) {
+                    fail(e->key_node.Mark(), path + "|vlan", "a VLAN id is only used with vlan_mode: tagged");
+                }
+                p.vlan_id = static_cast<std::uint16_t>(get_uint(*e, path + "|vlan", 1, 4094, "a VLAN id"));
+            } else if (p.vlan == vlan_mode::tagged) {
+                fail(k.key_node.Mark(), path, "vlan_mode: tagged needs a VLAN id: vlan: 1..4094");
+            }
+            if (const auto* e = find(f, "tx_ring_size")) {
+                p.tx_ring_size = static_cast<std::uint16_t>(
+                    get_uint(*e, path + "|tx_ring_size", 16, 32768, "a descriptor count"));
+            }
+            const std::uint32_t l2_header = p.vlan == vlan_mode::tagged ? 18 : 14;
+            if (p.mtu + l2_header > _cfg.max_frame) {
+                const auto* e = find(f, "mtu");
+                fail(e != nullptr ? mark_of(*e) : k.key_node.Mark(), path + "|mtu",
+                     "mtu " + std::to_string(p.mtu) + " plus the " + std::to_string(l2_header) +
+                         "-byte Ethernet header exceeds ROCELAB|max_frame " + std::to_string(_cfg.max_frame) +
+                         "B; lower the mtu or raise max_frame");
+            }
+            _cfg.ports.push_back(std::move(p));
+        }
+    }
+
+    // DSCP_TO_TC_MAP and friends: {NAME: {"3": "3", "10-20": "1", default: "0"}}.
+    template <std::size_t N>
+    void load_map_table(const entry* t, const std::string& table, std::string_view key_noun,
+                        std::string_view value_noun, named_maps<N>& maps) {
+        maps.clear();
+        // The built-in AZURE map (RoCE profile); a file may redefine it.
+        const qos_maps az = azure_roce_maps();
+        if constexpr (N == 64) {
+            maps["AZURE"] = az.dscp_to_tc;
+        } else if (table == "DOT1P_TO_TC_MAP") {
+            maps["AZURE"] = az.pcp_to_tc;
+        } else if (table == "TC_TO_QUEUE_MAP") {
+            maps["AZURE"] = az.tc_to_queue;
+        } else if (table == "TC_TO_PRIORITY_GROUP_MAP") {
+            maps["AZURE"] = az.tc_to_pg;
+        } else {
+            maps["AZURE"] = az.pfc_prio_to_queue;
+        }
+        if (t == nullptr) {
+            return;
+        }
+        for (const auto& m : entries(t->value, t->key_node.Mark(), table)) {
+            const std::string path = table + "|" + m.key;
+            if (m.key.empty() || m.key.find('|') != std::string::npos) {
+                fail(m.key_node.Mark(), path, "a map name must not be empty or contain '|'");
+            }
+            std::array<std::uint8_t, N> values{};
+            std::array<std::string, N> set_by{};
+            std::optional<std::uint8_t> dflt;
+            const std::string key_expected = std::string(key_noun) + " 0.." + std::to_string(N - 1) +
+                                             ", a range such as \"1-2\", or default";
+            const std::string value_expected = "a " + std::string(value_noun) + " 0..7";
+            for (const auto& e : entries(m.value, m.key_node.Mark(), path)) {
+                const std::string epath = path + "|" + e.key;
+                const std::uint8_t v = static_cast<std::uint8_t>(get_uint(e, epath, 0, 7, value_noun));
+                if (e.key == "default") {
+                    dflt = v;
+                    continue;
+                }
+                // "3" or "10-20" (DSCP needs 64 keys, so no bit mask here).
+                const auto bounds = split(e.key, '-');
+                unsigned lo = 0;
+                unsigned hi = 0;
+                bool ok = bounds.size() <= 2 && e.key.find(',') == std::string::npos;
+                for (std::size_t b = 0; ok && b < bounds.size(); ++b) {
+                    ok = !bounds[b].empty() && bounds[b].size() <= 2 &&
+                         std::all_of(bounds[b].begin(), bounds[b].end(),
+                                     [](char c) { return c >= '0' && c <= '9'; });
+                    if (ok) {
+                        (b == 0 ? lo : hi) = static_cast<unsigned>(std::stoul(std::string(bounds[b])));
+                    }
+                }
+                if (bounds.size() == 1) {
+                    hi = lo;
+                }
+                if (!ok || lo > hi || hi > N - 1) {
+                    fail(e.key_node.Mark(), epath,
+                         "key " + quote(e.key) + " is not valid: expected a " + key_expected);
+                }
+                for (unsigned k = lo; k <= hi; ++k) {
+                    if (!set_by[k].empty()) {
+                        fail(e.key_node.Mark(), epath,
+                             std::string(key_noun) + " " + std::to_string(k) + " is already mapped by key " +
+                                 quote(set_by[k]));
+                    }
+                    set_by[k] = e.key;
+                    values[k] = v;
+                }
+            }
+            // Entries not listed take the map's default (0 when not given).
+            for (std::size_t k = 0; k < N; ++k) {
+                if (set_by[k].empty()) {
+                    values[k] = dflt.value_or(0);
+                }
+            }
+            maps[m.key] = values;
+        }
+    }
+
+    void load_schedulers(const entry* t) {
+        _schedulers.clear();
+        _schedulers["scheduler.0"] = {sched_type::dwrr, 14};
+        _schedulers["scheduler.1"] = {sched_type::dwrr, 15};
+        _schedulers["scheduler.strict"] = {sched_type::strict, 0};
+        if (t != nullptr) {
+            for (const auto& k : entries(t->value, t->key_node.Mark(), "SCHEDULER")) {
+                const std::string path = "SCHEDULER|" + k.key;
+                const auto f = fields(k, path, {"type", "weight"},
+                                      {"meter_type", "cir", "cbs", "pir", "pbs", "priority"});
+                const auto* type = find(f, "type");
+                if (type == nullptr) {
+                    fail(k.key_node.Mark(), path, "type is required: DWRR, WRR or STRICT");
+                }
+                queue_sched q;
+                const std::string ty = get_choice(*type, path + "|type", {"DWRR", "WRR", "STRICT"});
+                q.type = ty == "STRICT" ? sched_type::strict : sched_type::dwrr;
+                const auto* w = find(f, "weight");
+                if (q.type == sched_type::strict) {
+                    if (w != nullptr) {
+                        fail(w->key_node.Mark(), path + "|weight",
+                             "weight is only used with type DWRR or WRR");
+                    }
+                    q.weight = 0;
+                } else {
+                    if (w == nullptr) {
+                        fail(k.key_node.Mark(), path, "type " + ty + " needs a weight 1..100");
+                    }
+                    q.weight = static_cast<std::uint32_t>(get_uint(*w, path + "|weight", 1, 100, "a weight"));
+                }
+                _schedulers[k.key] = q;
+            }
+        }
+        // Default QUEUE bindings, by name, so redefining scheduler.0 changes them.
+        scheduler_cfg s = azure_roce_scheduler();
+        for (int q = 0; q < num_queues; ++q) {
+            const char* name = (q == 3 || q == 4) ? "scheduler.1"
+                               : q == 6           ? "scheduler.strict"
+                                                  : "scheduler.0";
+            s.queues[static_cast<std::size_t>(q)] = _schedulers.at(name);
+        }
+        _cfg.port_defaults.sched = s;
+        for (auto& p : _cfg.ports) {
+            p.sched = s;
+        }
+    }
+
+    template <std::size_t N>
+    std::array<std::uint8_t, N> map_ref(const field_map& f, std::string_view field, const std::string& path,
+                                        std::string_view table, const named_maps<N>& maps) const {
+        const entry& e = *find(f, field);
+        const std::string fpath = path + "|" + std::string(field);
+        const std::string name =
+            std::string(trim(scalar(e, fpath, "the name of a " + std::string(table) + " such as AZURE")));
+        const auto it = maps.find(name);
+        if (it == maps.end()) {
+            std::vector<std::string> names;
+            for (const auto& [n, v] : maps) {
+                names.push_back(n);
+            }
+            fail(mark_of(e), fpath,
+                 "unknown map name " + quote(name) + "; " + std::string(table) + " names are " + join(names) +
+                     did_you_mean(name, names));
+        }
+        return it->second;
+    }
+
+    void load_port_qos_map(const entry& t) {
+        const auto all = entries(t.value, t.key_node.Mark(), "PORT_QOS_MAP");
+        // global first, then per-port entries on top, whatever the file order.
+        const auto order = global_first(all, [](const entry& e) {
+            const auto k = trim(e.key);
+            return k == "global" || k == "*";
+        });
+        std::map<std::pair<std::size_t, std::string>, std::string> set_by;
+        bool global_seen = false;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            const std::string path = "PORT_QOS_MAP|" + k.key;
+            const auto targets = port_list(k.key, k.key_node.Mark(), path);
+            if (targets.front() == all_ports) {
+                if (global_seen) {
+                    fail(k.key_node.Mark(), path, "\"global\" and \"*\" are the same key; give only one");
+                }
+                global_seen = true;
+            }
+            const auto f = fields(k, path,
+                                  {"dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
+                                   "pfc_to_queue_map", "pfc_enable"},
+                                  {"pfc_to_pg_map", "pfcwd_sw_enable", "scheduler", "pfc_asym"});
+            qos_override o;
+            if (find(f, "dscp_to_tc_map")) {
+                o.dscp_to_tc = map_ref(f, "dscp_to_tc_map", path, "DSCP_TO_TC_MAP", _dscp_maps);
+            }
+            if (find(f, "dot1p_to_tc_map")) {
+                o.pcp_to_tc = map_ref(f, "dot1p_to_tc_map", path, "DOT1P_TO_TC_MAP", _dot1p_maps);
+            }
+            if (find(f, "tc_to_queue_map")) {
+                o.tc_to_queue = map_ref(f, "tc_to_queue_map", path, "TC_TO_QUEUE_MAP", _tc_queue_maps);
+            }
+            if (find(f, "tc_to_pg_map")) {
+                o.tc_to_pg = map_ref(f, "tc_to_pg_map", path, "TC_TO_PRIORITY_GROUP_MAP", _tc_pg_maps);
+            }
+            if (find(f, "pfc_to_queue_map")) {
+                o.pfc_prio_to_queue =
+                    map_ref(f, "pfc_to_queue_map", path, "MAP_PFC_PRIORITY_TO_QUEUE", _pfc_queue_maps);
+            }
+            if (const auto* e = find(f, "pfc_enable")) {
+                const std::string expected =
+                    "a comma-separated list of priorities 0..7 such as \"3,4\", or \"\" for none";
+                const std::string s =
+                    e->value.IsNull() ? std::string() : scalar(*e, path + "|pfc_enable", expected);
+                const auto mask = parse_number_set(s, 7);
+                if (!mask) {
+                    fail_value(*e, path + "|pfc_enable", expected);
+                }
+                o.pfc_enable = *mask;
+            }
+            for (const std::size_t target : targets) {
+                if (target != all_ports) {
+                    for (const auto& [name, e] : f) {
+                        const auto [it, inserted] = set_by.emplace(std::pair{target, name}, k.key);
+                        if (!inserted) {
+                            fail(e.key_node.Mark(), path + "|" + name,
+                                 "port " + _cfg.ports[target].name + " already gets " + name + " from key " +
+                                     quote(it->second));
+                        }
+                    }
+                }
+                const auto apply = [&](port_cfg& p) {
+                    if (o.dscp_to_tc) {
+                        p.maps.dscp_to_tc = *o.dscp_to_tc;
+                    }
+                    if (o.pcp_to_tc) {
+                        p.maps.pcp_to_tc = *o.pcp_to_tc;
+                    }
+                    if (o.tc_to_queue) {
+                        p.maps.tc_to_queue = *o.tc_to_queue;
+                    }
+                    if (o.tc_to_pg) {
+                        p.maps.tc_to_pg = *o.tc_to_pg;
+                    }
+                    if (o.pfc_prio_to_queue) {
+                        p.maps.pfc_prio_to_queue = *o.pfc_prio_to_queue;
+                    }
+                    if (o.pfc_enable) {
+                        p.pfc_enable = *o.pfc_enable;
+                    }
+                };
+                if (target == all_ports) {
+                    apply(_cfg.port_defaults);
+                    for (auto& p : _cfg.ports) {
+                        apply(p);
+                    }
+                } else {
+                    apply(_cfg.ports[target]);
+                }
+            }
+        }
+    }
+
+    void load_queues(const entry& t) {
+        const auto all = entries(t.value, t.key_node.Mark(), "QUEUE");
+        const auto order = global_first(all, [](const entry& e) {
+            const auto bar = e.key.rfind('|');
+            const auto ports = trim(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+            return ports == "global" || ports == "*";
+        });
+        // (port, queue, field) -> key that set it, for non-global keys.
+        std::map<std::tuple<std::size_t, int, std::string>, std::string> set_by;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            const std::string path = "QUEUE|" + k.key;
+            const auto bar = k.key.rfind('|');
+            if (bar == std::string::npos) {
+                fail(k.key_node.Mark(), path,
+                     "a QUEUE key is \"<ports>|<queues>\", such as \"Ethernet0|3\", "
+                     "\"Ethernet0,Ethernet4|3-4\" or "
+                     "\"global|6\"");
+            }
+            const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
+            const auto queues = parse_number_set(std::string_view(k.key).substr(bar + 1), 7);
+            if (!queues || *queues == 0) {
+                fail(k.key_node.Mark(), path,
+                     "queues " + quote(std::string_view(k.key).substr(bar + 1)) +
+                         " are not valid: expected queue numbers 0..7 such as \"3\", \"3-4\" or \"0-2,5\"");
+            }
+            const auto f = fields(k, path, {"scheduler", "max_bytes", "max_packets"},
+                                  {"wred_profile", "buffer_profile"});
+            queue_override o;
+            if (const auto* e = find(f, "scheduler")) {
+                const std::string name = std::string(
+                    trim(scalar(*e, path + "|scheduler", "a SCHEDULER name such as scheduler.0")));
+                const auto it = _schedulers.find(name);
+                if (it == _schedulers.end()) {
+                    std::vector<std::string> names;
+                    for (const auto& [n, v] : _schedulers) {
+                        names.push_back(n);
+                    }
+                    fail(mark_of(*e), path + "|scheduler",
+                         "unknown scheduler " + quote(name) + "; SCHEDULER names are " + join(names) +
+                             did_you_mean(name, names));
+                }
+                o.sched = it->second;
+            }
+            if (const auto* e = find(f, "max_bytes")) {
+                o.max_bytes =
+                    get_bytes(*e, path + "|max_bytes", bytes{64}, bytes{1ULL << 30}, bare_number::rejected);
+            }
+            if (const auto* e = find(f, "max_packets")) {
+                o.max_packets = static_cast<std::uint32_t>(
+                    get_uint(*e, path + "|max_packets", 1, 65536, "a packet count"));
+            }
+            for (const std::size_t target : targets) {
+                for (int q = 0; q < num_queues; ++q) {
+                    if ((*queues & (1u << q)) == 0) {
+                        continue;
+                    }
+                    if (target != all_ports) {
+                        for (const auto& [name, e] : f) {
+                            const auto [it, inserted] = set_by.emplace(std::tuple{target, q, name}, k.key);
+                            if (!inserted) {
+                                fail(e.key_node.Mark(), path + "|" + name,
+                                     "queue " + std::to_string(q) + " of port " + _cfg.ports[target].name +
+                                         " already gets " + name + " from key " + quote(it->second));
+                            }
+                        }
+                    }
+                    const auto apply = [&](port_cfg& p) {
+                        const auto qi = static_cast<std::size_t>(q);
+                        if (o.sched) {
+                            p.sched.queues[qi] = *o.sched;
+                        }
+                        if (o.max_bytes) {
+                            p.limits[qi].max_bytes = *o.max_bytes;
+                        }
+                        if (o.max_packets) {
+                            p.limits[qi].max_packets = *o.max_packets;
+                        }
+                    };
+                    if (target == all_ports) {
+                        apply(_cfg.port_defaults);
+                        for (auto& p : _cfg.ports) {
+                            apply(p);
+                        }
+                    } else {
+                        apply(_cfg.ports[target]);
+                    }
+                }
+            }
+        }
+    }
+
+    void load_interfaces(const entry& t) {
+        std::vector<std::pair<ip_prefix, std::string>> used;  // address -> key that set it
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "INTERFACE")) {
+            const std::string path = "INTERFACE|" + k.key;
+            fields(k, path, {}, {"vrf_name", "scope", "family", "nat_zone", "mpls"});
+            const auto bar = k.key.find('|');
+            const std::size_t port =
+                port_index(trim(std::string_view(k.key).substr(0, bar)), k.key_node.Mark(), path);
+            if (bar == std::string::npos) {
+                continue;
+            }  // SONiC's bare "Ethernet0" entry: nothing to set
+            const std::string_view text = trim(std::string_view(k.key).substr(bar + 1));
+            const auto p = parse_prefix(text);
+            if (!p) {
+                fail(k.key_node.Mark(), path,
+                     "address " + quote(text) +
+                         " is not valid: expected an address with its prefix length, such as "
+                         "\"Ethernet0|10.0.0.1/31\" or \"Ethernet0|fc00::1/126\"");
+            }
+            for (const auto& [a, by] : used) {
+                if (a.v6 == p->v6 && a.addr == p->addr) {
+                    fail(k.key_node.Mark(), path,
+                         "address " + to_string(*p, false) + " is already assigned by key " + quote(by));
+                }
+            }
+            used.emplace_back(*p, k.key);
+            _cfg.ports[port].addresses.push_back(*p);
+        }
+    }
+
+    // Port whose INTERFACE subnet holds `addr`, or all_ports if none.
+    std::size_t on_link_port(const ip_prefix& addr) const {
+        for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
+            for (const auto& a : _cfg.ports[i].addresses) {
+                if (contains(a, addr)) {
+                    return i;
+                }
+            }
+        }
+        return all_ports;
+    }
+
+    std::string subnets_of(const port_cfg& p) const {
+        std::vector<std::string> s;
+        for (const auto& a : p.addresses) {
+            s.push_back(to_string(a));
+        }
+        return s.empty() ? "it has no INTERFACE address" : "its subnets are " + join(s);
+    }
+
+    void load_routes(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "ROUTE")) {
+            const std::string path = "ROUTE|" + k.key;
+            const auto prefix = parse_prefix(trim(k.key));
+            if (!prefix) {
+                fail(k.key_node.Mark(), path,
+                     "prefix " + quote(k.key) +
+                         " is not valid: expected a prefix such as \"10.1.0.0/16\", \"0.0.0.0/0\" "
+                         "or \"fc00:1::/64\"");
+            }
+            if (network_of(*prefix).addr != prefix->addr) {
+                fail(k.key_node.Mark(), path,
+                     "prefix " + quote(k.key) + " has host bits set; did you mean " +
+                         to_string(network_of(*prefix)) + "?");
+            }
+            for (const auto& r : _cfg.routes) {
+                if (same_prefix(r.prefix, *prefix)) {
+                    fail(k.key_node.Mark(), path, "route " + to_string(*prefix) + " is given twice");
+                }
+            }
+            const auto f =
+                fields(k, path, {"nexthop", "ifname"}, {"distance", "blackhole", "nexthop-vrf", "vrf_name"});
+            const auto* nh = find(f, "nexthop");
+            if (nh == nullptr) {
+                fail(k.key_node.Mark(), path,
+                     "nexthop is required: a comma-separated list such as \"10.0.0.0,10.0.0.2\"");
+            }
+            const std::string nh_expected =
+                "a comma-separated list of next-hop addresses such as \"10.0.0.0,10.0.0.2\"";
+            // The split views point into these strings, which must outlive them.
+            const std::string hop_text = scalar(*nh, path + "|nexthop", nh_expected);
+            const auto hops = split(hop_text, ',');
+            std::string ifname_text;
+            std::vector<std::string_view> ifnames;
+            const auto* ifn = find(f, "ifname");
+            if (ifn != nullptr) {
+                ifname_text = scalar(*ifn, path + "|ifname",
+                                     "a comma-separated list of ports such as \"Ethernet0,Ethernet4\"");
+                ifnames = split(ifname_text, ',');
+                if (ifnames.size() != hops.size()) {
+                    fail(mark_of(*ifn), path + "|ifname",
+                         "ifname lists " + std::to_string(ifnames.size()) + " port(s) but nexthop lists " +
+                             std::to_string(hops.size()) +
+                             " address(es); the lists pair up one to one and must have the same length");
+                }
+            }
+            route_cfg r;
+            r.prefix = *prefix;
+            for (std::size_t i = 0; i < hops.size(); ++i) {
+                const auto addr = parse_ip(hops[i]);
+                if (!addr) {
+                    fail(mark_of(*nh), path + "|nexthop",
+                         "next hop " + quote(hops[i]) + " is not valid: expected " + nh_expected);
+                }
+                if (addr->v6 != prefix->v6) {
+                    fail(mark_of(*nh), path + "|nexthop",
+                         "next hop " + quote(hops[i]) + " is " + family_name(addr->v6) +
+                             " but the prefix is " + family_name(prefix->v6));
+                }
+                std::size_t port = all_ports;
+                if (ifn != nullptr) {
+                    port = port_index(ifnames[i], mark_of(*ifn), path + "|ifname");
+                    bool on_link = false;
+                    for (const auto& a : _cfg.ports[port].addresses) {
+                        on_link = on_link || contains(a, *addr);
+                    }
+                    if (!on_link) {
+                        fail(mark_of(*nh), path + "|nexthop",
+                             "next hop " + quote(hops[i]) + " is not on a subnet of " +
+                                 _cfg.ports[port].name + " (" + subnets_of(_cfg.ports[port]) +
+                                 "); add an INTERFACE address or fix the ifname");
+                    }
+                } else {
+                    port = on_link_port(*addr);
+                    if (port == all_ports) {
+                        fail(mark_of(*nh), path + "|nexthop",
+                             "next hop " + quote(hops[i]) +
+                                 " is not on any INTERFACE subnet; add an INTERFACE address "
+                                 "or give ifname");
+                    }
+                }
+                for (const auto& h : r.nexthops) {
+                    if (h.addr.addr == addr->addr && h.ifname == _cfg.ports[port].name) {
+                        fail(mark_of(*nh), path + "|nexthop",
+                             "next hop " + quote(hops[i]) + " is listed twice");
+                    }
+                }
+                r.nexthops.push_back(nexthop_cfg{*addr, _cfg.ports[port].name});
+            }
+            _cfg.routes.push_back(std::move(r));
+        }
+    }
+
+    void load_neighbors(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "NEIGH")) {
+            const std::string path = "NEIGH|" + k.key;
+            const auto bar = k.key.find('|');
+            if (bar == std::string::npos) {
+                fail(k.key_node.Mark(), path,
+                     "a NEIGH key is \"<port>|<address>\", such as \"Ethernet0|10.0.0.0\"");
+            }
+            const std::size_t port =
+                port_index(trim(std::string_view(k.key).substr(0, bar)), k.key_node.Mark(), path);
+            const std::string_view text = trim(std::string_view(k.key).substr(bar + 1));
+            const auto addr = parse_ip(text);
+            if (!addr) {
+                fail(k.key_node.Mark(), path,
+                     "address " + quote(text) +
+                         " is not valid: expected an IPv4 or IPv6 address without prefix length, "
+                         "such as \"Ethernet0|10.0.0.0\"");
+            }
+            const auto f = fields(k, path, {"neigh", "family"});
+            const auto* mac = find(f, "neigh");
+            if (mac == nullptr) {
+                fail(k.key_node.Mark(), path, "neigh is required: the neighbour's MAC address");
+            }
+            neigh_cfg n;
+            n.ifname = _cfg.ports[port].name;
+            n.addr = *addr;
+            n.mac = get_mac(*mac, path + "|neigh", true);
+            if (const auto* fam = find(f, "family")) {
+                const bool v6 = get_choice(*fam, path + "|family", {"IPv4", "IPv6"}) == "IPv6";
+                if (v6 != addr->v6) {
+                    fail(mark_of(*fam), path + "|family",
+                         "family " + family_name(v6) + " does not match the address " + quote(text) +
+                             ", which is " + family_name(addr->v6));
+                }
+            }
+            bool on_link = false;
+            for (const auto& a : _cfg.ports[port].addresses) {
+                on_link = on_link || contains(a, *addr);
+            }
+            if (!on_link) {
+                fail(k.key_node.Mark(), path,
+                     "address " + quote(text) + " is not on a subnet of " + n.ifname + " (" +
+                         subnets_of(_cfg.ports[port]) + ")");
+            }
+            for (const auto& o : _cfg.neighbors) {
+                if (o.ifname == n.ifname && o.addr.addr == n.addr.addr && o.addr.v6 == n.addr.v6) {
+                    fail(k.key_node.Mark(), path,
+                         "neighbour " + to_string(n.addr, false) + " on " + n.ifname + " is given twice");
+                }
+            }
+            _cfg.neighbors.push_back(n);
+        }
+    }
+
+    std::string _source;
+    switch_cfg _cfg;
+    named_maps<64> _dscp_maps;
+    named_maps<8> _dot1p_maps;
+    named_maps<8> _tc_queue_maps;
+    named_maps<8> _tc_pg_maps;
+    named_maps<8> _pfc_queue_maps;
+    std::map<std::string, queue_sched, std::less<>> _schedulers;
+};
+
+result<switch_cfg> load_text(std::string_view text, const std::string& source) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+        std::string msg = source;
+        if (!e.mark.is_null()) {
+            msg += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+        }
+        return config_error{msg + ": malformed YAML: " + e.msg};
+    }
+    return loader(source).load(root);
+}
+
+}  // namespace
+
+switch_cfg default_switch_cfg() {
+    switch_cfg c;
+    c.source = "<built-in defaults>";
+    c.port_defaults = default_port_cfg();
+    return c;
+}
+
+port_cfg probed_port_cfg(const switch_cfg& cfg, int port_id) {
+    port_cfg p = cfg.port_defaults;
+    p.name = "Ethernet" + std::to_string(port_id);
+    p.port_id = port_id;
+    return p;
+}
+
+result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::string source_name) noexcept {
+    try {
+        return load_text(yaml, source_name);
+    } catch (const load_failure& f) {
+        return config_error{f.message};
+    } catch (const YAML::Exception& e) {
+        return config_error{source_name + ": " + e.what()};
+    } catch (const std::exception& e) {
+        return config_error{source_name + ": cannot load the configuration: " + e.what()};
+    } catch (...) {
+        return config_error{source_name + ": cannot load the configuration"};
+    }
+}
+
+result<switch_cfg> load_switch_cfg(const std::string& path) noexcept {
+    try {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            return config_error{path + ": cannot open the file: " + std::strerror(errno)};
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        if (in.bad()) {
+            return config_error{path + ": cannot read the file: " + std::strerror(errno)};
+        }
+        return load_switch_cfg_from_string(text.str(), path);
+    } catch (...) {
+        return config_error{path + ": cannot read the file"};
+    }
+}
+
+}  // namespace rocelab
