@@ -1,0 +1,223 @@
+// crc32.cpp - table and PCLMULQDQ engines for CRC-32; see crc32.hpp.
+#include "proto/crc32.hpp"
+
+#include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace rocelab {
+
+namespace {
+
+constexpr std::uint32_t poly_reflected = 0xEDB88320u;
+constexpr std::uint64_t poly_normal = 0x104C11DB7ull;  // with the x^32 term
+
+using table_t = std::array<std::array<std::uint32_t, 256>, 8>;
+
+constexpr table_t make_tables() noexcept {
+    table_t t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+        std::uint32_t c = i;
+        for (int k = 0; k < 8; ++k) {
+            c = (c & 1u) ? (c >> 1) ^ poly_reflected : c >> 1;
+        }
+        t[0][i] = c;
+    }
+    for (std::size_t s = 1; s < 8; ++s) {
+        for (std::uint32_t i = 0; i < 256; ++i) {
+            const std::uint32_t prev = t[s - 1][i];
+            t[s][i] = (prev >> 8) ^ t[0][prev & 0xFFu];
+        }
+    }
+    return t;
+}
+
+constexpr table_t tables = make_tables();
+
+std::uint32_t raw_table(std::uint32_t s, const std::byte* p, std::size_t n) noexcept {
+    while (n >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        w ^= s;
+        s = tables[7][w & 0xFFu] ^ tables[6][(w >> 8) & 0xFFu] ^ tables[5][(w >> 16) & 0xFFu] ^
+            tables[4][(w >> 24) & 0xFFu] ^ tables[3][(w >> 32) & 0xFFu] ^ tables[2][(w >> 40) & 0xFFu] ^
+            tables[1][(w >> 48) & 0xFFu] ^ tables[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+    while (n != 0) {
+        s = (s >> 8) ^ tables[0][(s ^ std::to_integer<std::uint32_t>(*p)) & 0xFFu];
+        ++p;
+        --n;
+    }
+    return s;
+}
+
+// x^e mod P in the normal (non-reflected) representation.
+constexpr std::uint32_t xpow_mod(unsigned e) noexcept {
+    std::uint64_t r = 1;
+    for (unsigned i = 0; i < e; ++i) {
+        r <<= 1;
+        if (r & (1ull << 32)) {
+            r ^= poly_normal;
+        }
+    }
+    return static_cast<std::uint32_t>(r);
+}
+
+constexpr std::uint32_t reflect32(std::uint32_t v) noexcept {
+    std::uint32_t r = 0;
+    for (int i = 0; i < 32; ++i) {
+        r = (r << 1) | ((v >> i) & 1u);
+    }
+    return r;
+}
+
+// Below this the table engine is as fast as the fold + 16-byte table tail.
+constexpr std::size_t pclmul_min_len = 32;
+
+// Folding constant for distance-T folds, see crc32.hpp.
+constexpr std::uint64_t fold_k(unsigned e) noexcept { return std::uint64_t(reflect32(xpow_mod(e))) << 1; }
+
+constexpr std::uint64_t k_512_lo = fold_k(512 + 32);
+constexpr std::uint64_t k_512_hi = fold_k(512 - 32);
+constexpr std::uint64_t k_128_lo = fold_k(128 + 32);
+constexpr std::uint64_t k_128_hi = fold_k(128 - 32);
+
+#if defined(__x86_64__)
+#define ROCELAB_CRC_PCLMUL 1
+
+__attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i x, __m128i k) noexcept {
+    return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+// n >= 32 (one 128-bit lane below 64 bytes, four lanes from 64).
+__attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(std::uint32_t s, const std::byte* p,
+                                                                   std::size_t n) noexcept {
+    auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+    const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
+    __m128i x = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(s)));
+    if (n >= 64) {
+        __m128i x0 = x;
+        __m128i x1 = load(p + 16);
+        __m128i x2 = load(p + 32);
+        __m128i x3 = load(p + 48);
+        p += 64;
+        n -= 64;
+        const __m128i k4 = _mm_set_epi64x(static_cast<long long>(k_512_hi), static_cast<long long>(k_512_lo));
+        while (n >= 64) {
+            x0 = _mm_xor_si128(fold(x0, k4), load(p));
+            x1 = _mm_xor_si128(fold(x1, k4), load(p + 16));
+            x2 = _mm_xor_si128(fold(x2, k4), load(p + 32));
+            x3 = _mm_xor_si128(fold(x3, k4), load(p + 48));
+            p += 64;
+            n -= 64;
+        }
+        x1 = _mm_xor_si128(x1, fold(x0, k1));
+        x2 = _mm_xor_si128(x2, fold(x1, k1));
+        x = _mm_xor_si128(x3, fold(x2, k1));
+    } else {
+        p += 16;
+        n -= 16;
+    }
+    while (n >= 16) {
+        x = _mm_xor_si128(fold(x, k1), load(p));
+        p += 16;
+        n -= 16;
+    }
+    alignas(16) std::byte rem[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(rem), x);
+    s = raw_table(0, rem, 16);
+    return raw_table(s, p, n);
+}
+
+bool have_pclmul() noexcept {
+#if defined(__PCLMUL__) && defined(__SSE4_1__)
+    return true;
+#else
+    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+#endif
+}
+#endif
+
+// Polynomial product mod P, reflected representation (bit 31 = x^0).
+constexpr std::uint32_t multmodp(std::uint32_t a, std::uint32_t b) noexcept {
+    std::uint32_t m = 1u << 31;
+    std::uint32_t p = 0;
+    while (m != 0) {
+        if (a & m) {
+            p ^= b;
+        }
+        m >>= 1;
+        b = (b & 1u) ? (b >> 1) ^ poly_reflected : b >> 1;
+    }
+    return p;
+}
+
+// x2n[k] = x^(2^k) mod P, reflected.
+constexpr std::array<std::uint32_t, 64> make_x2n() noexcept {
+    std::array<std::uint32_t, 64> t{};
+    std::uint32_t p = 1u << 30;  // x^1
+    t[0] = p;
+    for (std::size_t k = 1; k < t.size(); ++k) {
+        p = multmodp(p, p);
+        t[k] = p;
+    }
+    return t;
+}
+constexpr std::array<std::uint32_t, 64> x2n = make_x2n();
+
+// x^(n * 2^k) mod P.
+constexpr std::uint32_t x2nmodp(std::uint64_t n, unsigned k) noexcept {
+    std::uint32_t p = 1u << 31;  // x^0
+    while (n != 0) {
+        if (n & 1u) {
+            p = multmodp(x2n[k & 63u], p);
+        }
+        n >>= 1;
+        ++k;
+    }
+    return p;
+}
+
+}  // namespace
+
+std::uint32_t crc32_raw(std::uint32_t reg, const std::byte* p, std::size_t n) noexcept {
+#if defined(ROCELAB_CRC_PCLMUL)
+    if (n >= pclmul_min_len && have_pclmul()) {
+        return raw_pclmul(reg, p, n);
+    }
+#endif
+    return raw_table(reg, p, n);
+}
+
+std::uint32_t crc32(std::uint32_t crc, const std::byte* p, std::size_t n) noexcept {
+    return ~crc32_raw(~crc, p, n);
+}
+
+std::uint32_t crc32_portable(std::uint32_t crc, const std::byte* p, std::size_t n) noexcept {
+    return ~raw_table(~crc, p, n);
+}
+
+std::uint32_t crc32_combine(std::uint32_t crc1, std::uint32_t crc2, std::uint64_t len2) noexcept {
+    return multmodp(x2nmodp(len2, 3), crc1) ^ crc2;
+}
+
+std::uint32_t crc32_combine_gen(std::uint64_t len2) noexcept { return x2nmodp(len2, 3); }
+
+std::uint32_t crc32_combine_op(std::uint32_t crc1, std::uint32_t crc2, std::uint32_t op) noexcept {
+    return multmodp(op, crc1) ^ crc2;
+}
+
+bool crc32_accelerated() noexcept {
+#if defined(ROCELAB_CRC_PCLMUL)
+    return have_pclmul();
+#else
+    return false;
+#endif
+}
+
+}  // namespace rocelab

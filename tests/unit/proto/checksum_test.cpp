@@ -1,0 +1,161 @@
+// checksum_test.cpp - IPv4 header checksum: RFC 1624 incremental updates
+// against full recomputation, TTL decrement and ECN marking.
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "core/rng.hpp"
+#include "proto/ipv4.hpp"
+#include "proto/ipv6.hpp"
+
+namespace rocelab {
+namespace {
+
+using hdr_t = std::array<std::byte, 20>;
+
+hdr_t random_header(rng& r) {
+    hdr_t h{};
+    for (auto& b : h) {
+        b = std::byte(r.next_u32());
+    }
+    h[0] = std::byte{0x45};
+    store_be16(h.data() + 10, ipv4_header_checksum(h.data()));
+    return h;
+}
+
+// Adjusts the identification field so that the checksum becomes `target`.
+// Sum S (ones' complement, non-zero) maps to checksum ~S; pick the id that
+// makes S hit ~target. Works for any target except 0xFFFF (S would be 0).
+void force_checksum(hdr_t& h, std::uint16_t target) {
+    store_be16(h.data() + 4, 0);
+    store_be16(h.data() + 10, 0);
+    const std::uint16_t s0 = static_cast<std::uint16_t>(~ipv4_header_checksum(h.data()));  // sum without id
+    const std::uint16_t want = static_cast<std::uint16_t>(~target);
+    // want = s0 +' id  =>  id = want -' s0 = want +' ~s0
+    const std::uint16_t id = csum_fold(std::uint32_t(want) + static_cast<std::uint16_t>(~s0));
+    store_be16(h.data() + 4, id);
+    store_be16(h.data() + 10, ipv4_header_checksum(h.data()));
+}
+
+TEST(ProtoChecksum, FullComputeKnownHeader) {
+    // Vector A IPv4 header, checksum 0xa527.
+    const std::array<std::uint8_t, 20> a{0x45, 0x02, 0x00, 0x3c, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11,
+                                         0xa5, 0x27, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01, 0x02};
+    hdr_t h{};
+    for (std::size_t i = 0; i < 20; ++i) {
+        h[i] = std::byte{a[i]};
+    }
+    EXPECT_EQ(ipv4_header_checksum(h.data()), 0xa527);
+    EXPECT_TRUE(ipv4_checksum_ok(h.data()));
+    h[15] = std::byte{2};
+    EXPECT_FALSE(ipv4_checksum_ok(h.data()));
+}
+
+TEST(ProtoChecksum, Rfc1624MatchesFullRecompute) {
+    rng r(0x1624);
+    for (int iter = 0; iter < 200000; ++iter) {
+        hdr_t h = random_header(r);
+        if (iter % 7 == 0) {
+            force_checksum(h, 0x0000);
+        } else if (iter % 7 == 1) {
+            force_checksum(h, static_cast<std::uint16_t>(r.next_u32() % 3));
+        }
+        ASSERT_TRUE(ipv4_checksum_ok(h.data()));
+        // Change one 16-bit word other than the checksum itself.
+        unsigned w = r.next_u32() % 10;
+        if (w == 5) {
+            w = 4;
+        }
+        const std::uint16_t old_word = load_be16(h.data() + 2 * w);
+        std::uint16_t new_word = static_cast<std::uint16_t>(r.next_u32());
+        switch (iter % 5) {
+            case 0: new_word = 0x0000; break;
+            case 1: new_word = 0xFFFF; break;
+            default: break;
+        }
+        if (w == 0) {
+            new_word = static_cast<std::uint16_t>(0x4500 | (new_word & 0xFF));
+        }
+        const std::uint16_t old_csum = load_be16(h.data() + 10);
+        store_be16(h.data() + 2 * w, new_word);
+        const std::uint16_t inc = csum_update16(old_csum, old_word, new_word);
+        const std::uint16_t full = ipv4_header_checksum(h.data());
+        ASSERT_EQ(inc, full) << "iter " << iter << " word " << w << " old " << old_word << " new " << new_word;
+        EXPECT_NE(inc, 0xFFFF);
+    }
+}
+
+TEST(ProtoChecksum, EdgeCasesZeroChecksum) {
+    // A header whose checksum is 0x0000, then one whose update lands on 0x0000.
+    rng r(7);
+    for (int i = 0; i < 1000; ++i) {
+        hdr_t h = random_header(r);
+        force_checksum(h, 0x0000);
+        ASSERT_EQ(load_be16(h.data() + 10), 0x0000);
+        ASSERT_TRUE(ipv4_checksum_ok(h.data()));
+        ipv4_set_tos(h.data(), static_cast<std::uint8_t>(r.next_u32()));
+        ASSERT_TRUE(ipv4_checksum_ok(h.data()));
+        ASSERT_EQ(load_be16(h.data() + 10), ipv4_header_checksum(h.data()));
+    }
+    // Direct: old checksum 0x0000 (sum 0xFFFF), word 0x0000 -> 0xFFFF keeps sum 0xFFFF
+    // (ones' complement: +0 and -0 are the same class), so the checksum stays 0x0000.
+    EXPECT_EQ(csum_update16(0x0000, 0x0000, 0xFFFF), 0x0000);
+    EXPECT_EQ(csum_update16(0x0000, 0xFFFF, 0x0000), 0x0000);
+    EXPECT_EQ(csum_update16(0x1234, 0x5555, 0x5555), 0x1234);
+}
+
+TEST(ProtoChecksum, TtlDecrementAndEcnMarking) {
+    rng r(42);
+    for (int i = 0; i < 20000; ++i) {
+        hdr_t h = random_header(r);
+        const std::uint8_t ttl = load_u8(h.data() + 8);
+        const std::uint8_t got = ipv4_dec_ttl(h.data());
+        if (ttl == 0) {
+            EXPECT_EQ(got, 0);
+            EXPECT_EQ(load_u8(h.data() + 8), 0);
+        } else {
+            EXPECT_EQ(got, ttl - 1);
+            EXPECT_EQ(load_u8(h.data() + 8), ttl - 1);
+        }
+        ASSERT_TRUE(ipv4_checksum_ok(h.data()));
+        ASSERT_EQ(load_be16(h.data() + 10), ipv4_header_checksum(h.data()));
+
+        const std::uint8_t tos = load_u8(h.data() + 1);
+        const bool marked = ipv4_mark_ce(h.data());
+        EXPECT_EQ(marked, (tos & 3u) != 0);
+        EXPECT_EQ(load_u8(h.data() + 1), marked ? (tos | 3u) : tos);
+        ASSERT_TRUE(ipv4_checksum_ok(h.data()));
+        ASSERT_EQ(load_be16(h.data() + 10), ipv4_header_checksum(h.data()));
+
+        ipv4_set_dscp(h.data(), 46);
+        EXPECT_EQ(ipv4_cview(h.data()).dscp(), 46);
+        ASSERT_TRUE(ipv4_checksum_ok(h.data()));
+    }
+}
+
+TEST(ProtoChecksum, Ipv6Rewrites) {
+    std::array<std::byte, 40> h{};
+    ipv6_hdr_params p{};
+    p.traffic_class = 0x02;
+    p.flow_label = 0x12345;
+    p.hop_limit = 2;
+    write_ipv6(h.data(), p, 100);
+    ipv6_view v(h.data());
+    EXPECT_EQ(v.version(), 6);
+    EXPECT_EQ(v.ecn(), ecn_ect0);
+    EXPECT_TRUE(ipv6_mark_ce(h.data()));
+    EXPECT_EQ(v.ecn(), ecn_ce);
+    EXPECT_EQ(v.dscp(), 0);
+    EXPECT_EQ(v.flow_label(), 0x12345u);
+    EXPECT_EQ(ipv6_dec_hop_limit(h.data()), 1);
+    EXPECT_EQ(ipv6_dec_hop_limit(h.data()), 0);
+    EXPECT_EQ(ipv6_dec_hop_limit(h.data()), 0);
+    v.set_traffic_class(0xB8);
+    EXPECT_EQ(v.dscp(), 46);
+    EXPECT_EQ(v.flow_label(), 0x12345u);
+    v.set_ecn(0);
+    EXPECT_FALSE(ipv6_mark_ce(h.data()));
+}
+
+}  // namespace
+}  // namespace rocelab
