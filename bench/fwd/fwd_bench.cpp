@@ -1,0 +1,207 @@
+// fwd_bench.cpp - per-operation cost of the forwarding tables:
+//   fdb learn of a known station (the per-frame hot path), fdb lookup,
+//   5-tuple flow hash (v4/v6), route_table v4 single and bulk lookup
+//   (per packet). The EAL is initialised in main (rte_lpm needs it).
+#include <benchmark/benchmark.h>
+#include <rte_eal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "dpdk/route_table.hpp"
+#include "fwd/ecmp.hpp"
+#include "fwd/fdb.hpp"
+
+using namespace rocelab;
+using namespace rocelab::literals;
+using rocelab::dpdk::route_table;
+
+namespace {
+
+constexpr std::size_t n_stations = 4096;
+
+std::vector<std::array<std::uint8_t, 6>> stations() {
+    rng r(7);
+    std::vector<std::array<std::uint8_t, 6>> v(n_stations);
+    for (auto& m : v) {
+        const std::uint64_t x = r.next();
+        for (int i = 0; i < 6; ++i) {
+            m[i] = static_cast<std::uint8_t>(x >> (8 * i));
+        }
+        m[0] = static_cast<std::uint8_t>((m[0] & 0xfe) | 0x02);
+    }
+    return v;
+}
+
+void bm_fdb_learn_hit(benchmark::State& st) {
+    const auto macs = stations();
+    fdb t(16384, 300_s);
+    for (std::size_t i = 0; i < macs.size(); ++i) {
+        t.learn(nanos{0}, macs[i].data(), 1, static_cast<std::uint16_t>(i & 7));
+    }
+    std::size_t i = 0;
+    std::int64_t now = 1000;
+    for (auto _ : st) {
+        t.learn(nanos{now}, macs[i].data(), 1, static_cast<std::uint16_t>(i & 7));
+        i = (i + 1) & (n_stations - 1);
+        now += 100;
+    }
+    benchmark::DoNotOptimize(t.size());
+}
+BENCHMARK(bm_fdb_learn_hit);
+
+void bm_fdb_lookup(benchmark::State& st) {
+    const auto macs = stations();
+    fdb t(16384, 300_s);
+    for (std::size_t i = 0; i < macs.size(); ++i) {
+        t.learn(nanos{0}, macs[i].data(), 1, static_cast<std::uint16_t>(i & 7));
+    }
+    std::size_t i = 0;
+    int acc = 0;
+    for (auto _ : st) {
+        acc += t.lookup(nanos{1000}, macs[i].data(), 1);
+        i = (i + 1) & (n_stations - 1);
+    }
+    benchmark::DoNotOptimize(acc);
+}
+BENCHMARK(bm_fdb_lookup);
+
+void bm_flow_hash_v4(benchmark::State& st) {
+    std::uint32_t h = 0;
+    std::uint16_t sport = 0xC000;
+    for (auto _ : st) {
+        h ^= flow_hash_v4(0x0a000001, 0x0a010002, 17, sport++, 4791, h);
+    }
+    benchmark::DoNotOptimize(h);
+}
+BENCHMARK(bm_flow_hash_v4);
+
+void bm_flow_hash_v6(benchmark::State& st) {
+    std::uint8_t s[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    std::uint8_t d[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    std::uint32_t h = 0;
+    std::uint16_t sport = 0xC000;
+    for (auto _ : st) {
+        h ^= flow_hash_v6(s, d, 17, sport++, 4791, h);
+    }
+    benchmark::DoNotOptimize(h);
+}
+BENCHMARK(bm_flow_hash_v6);
+
+ip_prefix v4pfx(std::uint32_t a, std::uint8_t len) {
+    ip_prefix p;
+    p.addr = {static_cast<std::uint8_t>(a >> 24), static_cast<std::uint8_t>(a >> 16),
+              static_cast<std::uint8_t>(a >> 8), static_cast<std::uint8_t>(a)};
+    p.len = len;
+    return p;
+}
+
+// 4 ports with /31s and neighbours, a 4-way ECMP default route and 1000
+// random /24 and /28 routes.
+route_table& bench_table() {
+    static route_table* t = [] {
+        switch_cfg c;
+        std::vector<mac_addr> macs;
+        std::vector<std::uint16_t> ids;
+        for (std::uint8_t p = 0; p < 4; ++p) {
+            port_cfg pc;
+            pc.name = "Ethernet" + std::to_string(p * 4);
+            pc.addresses = {v4pfx(0x0a000001u + p * 2u, 31)};
+            c.ports.push_back(pc);
+            c.neighbors.push_back({pc.name, v4pfx(0x0a000000u + p * 2u, 32), {0x52, 0x54, 0, 0, 0, p}});
+            macs.push_back({0x02, 0, 0, 0, 0, p});
+            ids.push_back(p);
+        }
+        route_cfg def;
+        def.prefix = v4pfx(0, 0);
+        for (std::uint8_t p = 0; p < 4; ++p) {
+            def.nexthops.push_back({v4pfx(0x0a000000u + p * 2u, 32), "Ethernet" + std::to_string(p * 4)});
+        }
+        c.routes.push_back(def);
+        rng r(11);
+        for (int i = 0; i < 1000; ++i) {
+            const std::uint8_t len = (i % 2) ? 24 : 28;
+            const std::uint8_t p = static_cast<std::uint8_t>(i % 4);
+            c.routes.push_back({v4pfx(r.next_u32(), len), {{v4pfx(0x0a000000u + p * 2u, 32), ""}}});
+        }
+        auto built = route_table::build(c, macs, ids);
+        if (auto* e = std::get_if<std::string>(&built)) {
+            std::fprintf(stderr, "route table: %s\n", e->c_str());
+            std::abort();
+        }
+        return new route_table(std::move(std::get<route_table>(built)));
+    }();
+    return *t;
+}
+
+std::vector<std::uint32_t> random_dsts(std::size_t n) {
+    rng r(5);
+    std::vector<std::uint32_t> v(n);
+    for (auto& x : v) {
+        x = r.next_u32();
+    }
+    return v;
+}
+
+void bm_lpm_v4_single(benchmark::State& st) {
+    const route_table& t = bench_table();
+    const auto dst = random_dsts(4096);
+    std::size_t i = 0;
+    int acc = 0;
+    for (auto _ : st) {
+        const nexthop* nh = nullptr;
+        acc += t.lookup_v4(dst[i], dst[i] * 2654435761u, &nh);
+        i = (i + 1) & 4095;
+    }
+    benchmark::DoNotOptimize(acc);
+}
+BENCHMARK(bm_lpm_v4_single);
+
+void bm_lpm_v4_bulk32(benchmark::State& st) {
+    const route_table& t = bench_table();
+    const auto dst = random_dsts(4096);
+    std::vector<std::uint32_t> hash(dst.size());
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+        hash[i] = fmix32(dst[i]);
+    }
+    const nexthop* out[32];
+    int rc[32];
+    std::size_t i = 0;
+    for (auto _ : st) {
+        t.lookup_v4_bulk(&dst[i], &hash[i], 32, out, rc);
+        benchmark::DoNotOptimize(rc);
+        i = (i + 32) & 4095;
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * 32);
+    st.counters["ns_per_pkt"] = benchmark::Counter(static_cast<double>(st.iterations()) * 32,
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(bm_lpm_v4_bulk32);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string prefix = "fwdbench" + std::to_string(::getpid());
+    std::vector<std::string> args = {
+        "fwd_bench",   "--no-huge",     "-m", "256", "--no-pci", "--file-prefix", prefix,
+        "--log-level", "lib.eal:error", "-l", "0"};
+    std::vector<char*> eal_argv;
+    for (auto& a : args) {
+        eal_argv.push_back(a.data());
+    }
+    eal_argv.push_back(nullptr);
+    if (rte_eal_init(static_cast<int>(args.size()), eal_argv.data()) < 0) {
+        std::fprintf(stderr, "rte_eal_init failed\n");
+        return 1;
+    }
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    rte_eal_cleanup();
+    return 0;
+}

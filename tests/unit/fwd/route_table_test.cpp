@@ -1,0 +1,278 @@
+// route_table_test.cpp - LPM routing built from switch_cfg (needs the EAL,
+// see eal_env.cpp).
+#include "dpdk/route_table.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <variant>
+#include <vector>
+
+using namespace rocelab;
+using rocelab::dpdk::route_stats;
+using rocelab::dpdk::route_table;
+
+namespace {
+
+ip_prefix pfx(const char* s, int len) {
+    ip_prefix p;
+    p.len = static_cast<std::uint8_t>(len);
+    if (inet_pton(AF_INET, s, p.addr.data()) != 1) {
+        p.v6 = true;
+        EXPECT_EQ(inet_pton(AF_INET6, s, p.addr.data()), 1) << s;
+    }
+    return p;
+}
+
+std::uint32_t v4(const char* s) {
+    std::uint8_t b[4];
+    EXPECT_EQ(inet_pton(AF_INET, s, b), 1);
+    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+}
+
+std::array<std::uint8_t, 16> v6(const char* s) {
+    std::array<std::uint8_t, 16> a{};
+    EXPECT_EQ(inet_pton(AF_INET6, s, a.data()), 1);
+    return a;
+}
+
+const mac_addr mac_a{0x52, 0x54, 0, 0, 0, 0x0a};
+const mac_addr mac_b{0x52, 0x54, 0, 0, 0, 0x0b};
+const mac_addr mac_c{0x52, 0x54, 0, 0, 0, 0x0c};
+const std::vector<mac_addr> port_macs{
+    {0x02, 0, 0, 0, 0, 0x10}, {0x02, 0, 0, 0, 0, 0x14}, {0x02, 0, 0, 0, 0, 0x18}};
+const std::vector<std::uint16_t> port_ids{5, 6, 7};
+
+nexthop_cfg nh(const char* a, const char* ifname) {
+    nexthop_cfg h;
+    h.addr = pfx(a, std::strchr(a, ':') ? 128 : 32);
+    h.ifname = ifname;
+    return h;
+}
+
+switch_cfg lab_cfg() {
+    switch_cfg c;
+    c.mode = fwd_mode::l3;
+    c.ports.resize(3);
+    c.ports[0].name = "Ethernet0";
+    c.ports[0].addresses = {pfx("10.0.0.1", 31), pfx("fc00::1", 127)};
+    c.ports[1].name = "Ethernet4";
+    c.ports[1].addresses = {pfx("10.0.0.3", 31)};
+    c.ports[2].name = "Ethernet8";
+    c.ports[2].addresses = {pfx("10.0.1.1", 24)};
+    c.neighbors = {
+        {"Ethernet0", pfx("10.0.0.0", 32), mac_a},
+        {"Ethernet4", pfx("10.0.0.2", 32), mac_b},
+        {"Ethernet8", pfx("10.0.1.5", 32), mac_c},
+        {"Ethernet0", pfx("fc00::", 128), mac_a},
+    };
+    c.routes = {
+        {pfx("0.0.0.0", 0), {nh("10.0.0.0", "Ethernet0"), nh("10.0.0.2", "Ethernet4")}},
+        {pfx("192.168.0.0", 16), {nh("10.0.0.0", "Ethernet0")}},
+        {pfx("192.168.1.0", 24), {nh("10.0.0.2", "Ethernet4")}},
+        {pfx("192.168.1.128", 25), {nh("10.0.1.5", "")}},
+        {pfx("2001:db8::", 32), {nh("fc00::", "Ethernet0")}},
+    };
+    return c;
+}
+
+// Egress port index on success, else the negative lookup result.
+int fwd_v4(const route_table& t, std::uint32_t dst, std::uint32_t h, const nexthop** out) {
+    const int rc = t.lookup_v4(dst, h, out);
+    return rc == route_table::ok ? (*out)->port : rc;
+}
+int fwd_v6(const route_table& t, const std::uint8_t* dst, std::uint32_t h, const nexthop** out) {
+    const int rc = t.lookup_v6(dst, h, out);
+    return rc == route_table::ok ? (*out)->port : rc;
+}
+
+route_table must_build(const switch_cfg& c) {
+    auto r = route_table::build(c, port_macs, port_ids);
+    if (auto* e = std::get_if<std::string>(&r)) {
+        ADD_FAILURE() << *e;
+        std::abort();
+    }
+    return std::move(std::get<route_table>(r));
+}
+
+std::string build_error(const switch_cfg& c) {
+    auto r = route_table::build(c, port_macs, port_ids);
+    auto* e = std::get_if<std::string>(&r);
+    return e ? *e : std::string("<built>");
+}
+
+}  // namespace
+
+TEST(route_table, longest_prefix_wins) {
+    const route_table t = must_build(lab_cfg());
+    const nexthop* out = nullptr;
+    EXPECT_EQ(fwd_v4(t, v4("192.168.1.200"), 0, &out), 2);
+    EXPECT_EQ(out->dst_mac, mac_c);
+    EXPECT_EQ(out->port_id, 7);
+    EXPECT_EQ(out->src_mac, port_macs[2]);
+    EXPECT_EQ(fwd_v4(t, v4("192.168.1.5"), 0, &out), 1);
+    EXPECT_EQ(out->dst_mac, mac_b);
+    EXPECT_EQ(fwd_v4(t, v4("192.168.2.1"), 0, &out), 0);
+    EXPECT_EQ(out->dst_mac, mac_a);
+    EXPECT_EQ(out->port_id, 5);
+}
+
+TEST(route_table, default_route_ecmp_deterministic_per_flow) {
+    const route_table t = must_build(lab_cfg());
+    int per_port[2] = {0, 0};
+    for (std::uint32_t p = 0; p < 1000; ++p) {
+        const std::uint32_t h =
+            flow_hash_v4(v4("10.0.1.5"), v4("8.8.8.8"), 17, static_cast<std::uint16_t>(0xC000 + p), 4791, 1);
+        const nexthop* a = nullptr;
+        const nexthop* b = nullptr;
+        const int pa = fwd_v4(t, v4("8.8.8.8"), h, &a);
+        const int pb = fwd_v4(t, v4("8.8.8.8"), h, &b);
+        ASSERT_TRUE(pa == 0 || pa == 1);
+        EXPECT_EQ(pa, pb);
+        EXPECT_EQ(a, b);
+        EXPECT_EQ(a->dst_mac, pa == 0 ? mac_a : mac_b);
+        ++per_port[pa];
+    }
+    EXPECT_GE(per_port[0], 450);
+    EXPECT_LE(per_port[0], 550);
+    // Both /1 halves of the default route.
+    const nexthop* out = nullptr;
+    EXPECT_GE(fwd_v4(t, v4("200.1.2.3"), 123, &out), 0);
+    EXPECT_GE(fwd_v4(t, v4("1.2.3.4"), 123, &out), 0);
+}
+
+TEST(route_table, no_default_route_misses) {
+    switch_cfg c = lab_cfg();
+    c.routes.erase(c.routes.begin());
+    const route_table t = must_build(c);
+    const nexthop* out = nullptr;
+    EXPECT_EQ(fwd_v4(t, v4("8.8.8.8"), 0, &out), route_table::no_route);
+    EXPECT_EQ(fwd_v6(t, v6("2001:db9::1").data(), 0, &out), route_table::no_route);
+}
+
+TEST(route_table, connected_local_and_neighbors) {
+    const route_table t = must_build(lab_cfg());
+    const nexthop* out = nullptr;
+    EXPECT_EQ(fwd_v4(t, v4("10.0.0.1"), 0, &out), route_table::local);
+    EXPECT_EQ(fwd_v4(t, v4("10.0.1.1"), 0, &out), route_table::local);
+    EXPECT_EQ(fwd_v4(t, v4("10.0.0.0"), 0, &out), 0);
+    EXPECT_EQ(out->dst_mac, mac_a);
+    EXPECT_EQ(fwd_v4(t, v4("10.0.1.5"), 0, &out), 2);
+    EXPECT_EQ(out->dst_mac, mac_c);
+    EXPECT_EQ(fwd_v4(t, v4("10.0.1.6"), 0, &out), route_table::no_neighbor);
+    EXPECT_TRUE(t.locals().is_local_v4(v4("10.0.0.3")));
+    EXPECT_FALSE(t.locals().is_local_v4(v4("10.0.0.2")));
+    EXPECT_EQ(fwd_v6(t, v6("fc00::1").data(), 0, &out), route_table::local);
+    EXPECT_TRUE(t.locals().is_local_v6(v6("fc00::1").data()));
+
+    route_stats st;
+    st.count(t.lookup_v4(v4("10.0.1.6"), 0, &out));
+    st.count(t.lookup_v4(v4("10.0.0.1"), 0, &out));
+    EXPECT_EQ(t.lookup_v4(v4("10.0.0.0"), 0, &out), route_table::ok);
+    st.count(route_table::ok);
+    EXPECT_TRUE(t.is_local_v4(v4("10.0.0.1")));
+    EXPECT_FALSE(t.is_local_v4(v4("10.0.0.0")));
+    EXPECT_TRUE(t.is_local_v6(v6("fc00::1").data()));
+    EXPECT_EQ(st.drop_no_neighbor, 1u);
+    EXPECT_EQ(st.local, 1u);
+    EXPECT_EQ(st.forwarded, 1u);
+    EXPECT_EQ(st.drop_no_route, 0u);
+}
+
+TEST(route_table, ipv6_routes) {
+    switch_cfg c = lab_cfg();
+    c.routes.push_back({pfx("::", 0), {nh("fc00::", "Ethernet0")}});
+    const route_table t = must_build(c);
+    const nexthop* out = nullptr;
+    EXPECT_EQ(fwd_v6(t, v6("2001:db8:1::5").data(), 0, &out), 0);
+    EXPECT_EQ(out->dst_mac, mac_a);
+    EXPECT_EQ(fwd_v6(t, v6("fc00::").data(), 0, &out), 0);
+    EXPECT_EQ(fwd_v6(t, v6("8000::1").data(), 0, &out), 0) << "upper half of ::/0";
+    EXPECT_EQ(fwd_v6(t, v6("fd00::1").data(), 0, &out), 0);
+}
+
+TEST(route_table, ipv6_connected_without_neighbor) {
+    switch_cfg c = lab_cfg();
+    c.ports[2].addresses.push_back(pfx("fc00:8::1", 64));
+    const route_table t = must_build(c);
+    const nexthop* out = nullptr;
+    EXPECT_EQ(fwd_v6(t, v6("fc00:8::77").data(), 0, &out), route_table::no_neighbor);
+    EXPECT_EQ(fwd_v6(t, v6("fc00:8::1").data(), 0, &out), route_table::local);
+    EXPECT_EQ(fwd_v6(t, v6("fc01::1").data(), 0, &out), route_table::no_route);
+}
+
+TEST(route_table, bulk_matches_single) {
+    const route_table t = must_build(lab_cfg());
+    std::vector<std::uint32_t> dst;
+    std::vector<std::uint32_t> hash;
+    const char* addrs[] = {"192.168.1.200", "192.168.1.5", "192.168.2.1", "8.8.8.8",
+                           "10.0.0.1",      "10.0.1.6",    "10.0.1.5",    "1.1.1.1"};
+    for (int i = 0; i < 100; ++i) {  // > max_bulk to cross a chunk boundary
+        dst.push_back(v4(addrs[i % 8]));
+        hash.push_back(flow_hash_v4(1, dst.back(), 17, static_cast<std::uint16_t>(i), 4791, 3));
+    }
+    std::vector<const nexthop*> out(dst.size());
+    std::vector<int> rc(dst.size());
+    t.lookup_v4_bulk(dst.data(), hash.data(), static_cast<unsigned>(dst.size()), out.data(), rc.data());
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+        const nexthop* o = nullptr;
+        EXPECT_EQ(rc[i], t.lookup_v4(dst[i], hash[i], &o)) << i;
+        if (rc[i] == route_table::ok) {
+            EXPECT_EQ(out[i], o);
+        } else {
+            EXPECT_EQ(out[i], nullptr);
+        }
+    }
+}
+
+TEST(route_table, movable) {
+    route_table a = must_build(lab_cfg());
+    route_table b = std::move(a);
+    const nexthop* out = nullptr;
+    EXPECT_EQ(fwd_v4(b, v4("192.168.1.5"), 0, &out), 1);
+    a = std::move(b);
+    EXPECT_EQ(fwd_v4(a, v4("192.168.1.5"), 0, &out), 1);
+    EXPECT_FALSE(a.routes().empty());
+}
+
+TEST(route_table, errors_name_the_culprit) {
+    {
+        switch_cfg c = lab_cfg();
+        c.routes.push_back(
+            {pfx("172.16.0.0", 12), {nh("10.0.0.2", "Ethernet4"), nh("10.0.0.9", "Ethernet4")}});
+        const std::string e = build_error(c);
+        EXPECT_NE(e.find("route 172.16.0.0/12"), std::string::npos) << e;
+        EXPECT_NE(e.find("10.0.0.9"), std::string::npos) << e;
+        EXPECT_NE(e.find("unresolved"), std::string::npos) << e;
+    }
+    {
+        switch_cfg c = lab_cfg();
+        c.routes.push_back(
+            {pfx("172.16.0.0", 12), {nh("10.0.0.2", "Ethernet0")}});  // neighbour is on Ethernet4
+        EXPECT_NE(build_error(c).find("unresolved"), std::string::npos);
+    }
+    {
+        switch_cfg c = lab_cfg();
+        c.neighbors.push_back({"Ethernet99", pfx("10.9.9.9", 32), mac_a});
+        const std::string e = build_error(c);
+        EXPECT_NE(e.find("neighbour Ethernet99|10.9.9.9"), std::string::npos) << e;
+        EXPECT_NE(e.find("unknown port"), std::string::npos) << e;
+    }
+    {
+        switch_cfg c = lab_cfg();
+        c.routes.push_back({pfx("2001:db8:1::", 48), {nh("10.0.0.0", "Ethernet0")}});
+        EXPECT_NE(build_error(c).find("address family"), std::string::npos);
+    }
+    {
+        switch_cfg c = lab_cfg();
+        c.routes.push_back({pfx("172.16.0.0", 12), {}});
+        EXPECT_NE(build_error(c).find("no next hops"), std::string::npos);
+    }
+    {
+        auto r = route_table::build(lab_cfg(), port_macs, {1, 2});
+        EXPECT_TRUE(std::holds_alternative<std::string>(r));
+    }
+}
