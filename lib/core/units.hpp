@@ -67,6 +67,6 @@ constexpr nanos wire_time(bytes n, bits_per_sec r) noexcept {
 // Ethernet per-frame overhead not in the mbuf: preamble+SFD (8) + IFG (12).
 inline constexpr bytes eth_wire_overhead{20};
 // FCS is not in DPDK mbufs (stripped on rx, added by the NIC on tx).
-inline constexpr bytes eth_fcs{4};
+inline constexpr bytes eth_fcs_len{4};
 
 }  // namespace rocelab

@@ -1,0 +1,579 @@
+// rocelab-switch: a software RoCEv2 leaf switch on DPDK poll-mode lcores.
+//
+//   rocelab-switch [EAL options] -- [options]
+//
+// Option parsing and wiring only: the data path is pipelines/switch, the
+// protocol logic lib/. See --help and docs/.
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_pdump.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/switch_config.hpp"
+#include "config/units_parse.hpp"
+#include "core/json.hpp"
+#include "dpdk/capture.hpp"
+#include "dpdk/eal.hpp"
+#include "dpdk/port.hpp"
+#include "rocelab_version.h"
+#include "switch/switch_pipeline.hpp"
+#include "switch/switch_runner.hpp"
+#include "switch_telemetry.hpp"
+
+using namespace rocelab;
+
+namespace {
+
+constexpr const char* usage_text = R"(rocelab-switch - a software RoCEv2 leaf switch on DPDK
+
+Usage: rocelab-switch [EAL options] -- [options]
+
+EAL options come first, as for dpdk-testpmd. On a machine without NICs or
+hugepages, for example:
+  rocelab-switch --no-huge -m 1024 --no-pci -l 0-1 --file-prefix sw1 \
+      --vdev=net_pcap0,rx_pcap=in.pcap --vdev=net_pcap1,tx_pcap=out.pcap -- --duration 5s
+
+Options:
+  -c, --config FILE        YAML configuration (SONiC table names, units written
+                           out). Without it: an L2 learning bridge over all
+                           probed ports, AZURE+RoCE QoS maps, ports unshaped.
+  -d, --duration TIME      stop after TIME (e.g. 5s, 500ms); default: run until
+                           SIGINT/SIGTERM
+  -r, --report FILE        write final counters as JSON (with version, config, seed)
+      --queue-csv FILE     sample egress queue depths into a CSV time series
+                           (interval: ROCELAB.queue_sample_interval, default 1ms)
+      --pcap-out DIR       capture every port, both directions, to
+                           DIR/<port>-rx.pcap and DIR/<port>-tx.pcap
+      --snaplen BYTES      bytes captured per frame (default 9216)
+      --status-interval T  status line period (default 1s; 0 disables)
+  -q, --quiet              no status lines
+      --check-config       validate the configuration and exit (0 = valid)
+  -V, --version            print the version
+  -h, --help               this text
+
+Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
+Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
+/rocelab/port,<name>, /rocelab/queues,<name>, /rocelab/info, /rocelab/fdb.
+)";
+
+struct app_opts {
+    std::string config;
+    std::optional<nanos> duration;
+    std::string report;
+    std::string queue_csv;
+    std::string pcap_out;
+    std::uint32_t snaplen = 9216;
+    std::optional<nanos> status_interval;
+    bool quiet = false;
+    bool check_config = false;
+};
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+
+[[noreturn]] void die(int code, const std::string& msg) {
+    std::fprintf(stderr, "rocelab-switch: %s\n", msg.c_str());
+    std::exit(code);
+}
+
+// Parses the application's options (after "--"). Exits 2 on bad input.
+app_opts parse_app_opts(int argc, char** argv) {
+    app_opts o;
+    auto need = [&](int& i, const char* opt) -> std::string {
+        if (i + 1 >= argc) { die(2, std::string("option ") + opt + " needs a value (see --help)"); }
+        return argv[++i];
+    };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::fputs(usage_text, stdout);
+            std::exit(0);
+        } else if (a == "-V" || a == "--version") {
+            std::printf("rocelab-switch %s\n", ROCELAB_VERSION);
+            std::exit(0);
+        } else if (a == "-c" || a == "--config") {
+            o.config = need(i, "--config");
+        } else if (a == "-d" || a == "--duration") {
+            const std::string v = need(i, "--duration");
+            auto t = parse_time(v);
+            if (!t || t->v <= 0) { die(2, "--duration " + v + ": expected a time with units, e.g. 5s, 500ms, 2min is not accepted; use 120s"); }
+            o.duration = *t;
+        } else if (a == "-r" || a == "--report") {
+            o.report = need(i, "--report");
+        } else if (a == "--queue-csv") {
+            o.queue_csv = need(i, "--queue-csv");
+        } else if (a == "--pcap-out") {
+            o.pcap_out = need(i, "--pcap-out");
+        } else if (a == "--snaplen") {
+            const std::string v = need(i, "--snaplen");
+            auto b = parse_bytes(v, bare_number::accepted);
+            if (!b || b->v < 64 || b->v > 9216) { die(2, "--snaplen " + v + ": expected 64..9216 bytes"); }
+            o.snaplen = static_cast<std::uint32_t>(b->v);
+        } else if (a == "--status-interval") {
+            const std::string v = need(i, "--status-interval");
+            auto t = parse_time(v);
+            if (!t || t->v < 0) { die(2, "--status-interval " + v + ": expected a time with units, e.g. 1s, 0s to disable"); }
+            o.status_interval = *t;
+        } else if (a == "-q" || a == "--quiet") {
+            o.quiet = true;
+        } else if (a == "--check-config") {
+            o.check_config = true;
+        } else {
+            die(2, "unknown option '" + a + "' (application options go after '--'; see --help)");
+        }
+    }
+    return o;
+}
+
+std::string mac_str(const mac_addr& m) {
+    char b[24];
+    std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+    return b;
+}
+
+std::string rate_str(double bps) {
+    char b[32];
+    if (bps >= 1e9) {
+        std::snprintf(b, sizeof b, "%.2fGbps", bps / 1e9);
+    } else if (bps >= 1e6) {
+        std::snprintf(b, sizeof b, "%.1fMbps", bps / 1e6);
+    } else {
+        std::snprintf(b, sizeof b, "%.0fKbps", bps / 1e3);
+    }
+    return b;
+}
+
+struct port_prev {
+    std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0, drops = 0;
+};
+
+std::uint64_t total_drops(const sw::port_counters& c) {
+    std::uint64_t d = 0;
+    for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {
+        if (r != static_cast<std::size_t>(sw::drop_reason::pfc_disabled_prio)) { d += sw::read_counter(c.drops[r]); }
+    }
+    return d;
+}
+
+void print_status(const sw::switch_pipeline& p, std::vector<port_prev>& prev, double dt, double t) {
+    std::string line;
+    char b[256];
+    std::snprintf(b, sizeof b, "[%7.1fs]", t);
+    line += b;
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        const auto& c = p.counters(i);
+        const port_prev now{sw::read_counter(c.rx_packets), sw::read_counter(c.tx_packets),
+                            sw::read_counter(c.rx_bytes), sw::read_counter(c.tx_bytes), total_drops(c)};
+        std::uint64_t qb = 0;
+        for (int q = 0; q < 8; ++q) { qb += p.queue(i, q).depth_bytes; }
+        const double rx_bps = double(now.rx_bytes - prev[i].rx_bytes) * 8 / dt;
+        const double tx_bps = double(now.tx_bytes - prev[i].tx_bytes) * 8 / dt;
+        std::snprintf(b, sizeof b, " | %s rx %.3fMpps %s tx %.3fMpps %s q %lluB pfc %llu drop %llu",
+                      p.binding(i).name.c_str(), double(now.rx_packets - prev[i].rx_packets) / dt / 1e6,
+                      rate_str(rx_bps).c_str(), double(now.tx_packets - prev[i].tx_packets) / dt / 1e6,
+                      rate_str(tx_bps).c_str(), static_cast<unsigned long long>(qb),
+                      static_cast<unsigned long long>(sw::read_counter(c.rx_pfc)),
+                      static_cast<unsigned long long>(now.drops - prev[i].drops));
+        line += b;
+        prev[i] = now;
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+}
+
+void write_report(const std::string& path, const sw::switch_pipeline& p, const switch_cfg& cfg, double elapsed,
+                  const std::vector<dpdk::port_info>& infos, std::uint64_t mbufs_total, std::uint64_t mbufs_in_use,
+                  const dpdk::capture* cap, std::uint64_t tsc_hz) {
+    std::string out;
+    json_writer j(out);
+    j.begin_object();
+    j.key("provenance");
+    j.begin_object();
+    j.kv("tool", "rocelab-switch");
+    j.kv("version", ROCELAB_VERSION);
+    j.kv("config", cfg.source);
+    j.kv("seed", cfg.seed);
+    j.kv("mode", cfg.mode == fwd_mode::l2 ? "l2" : "l3");
+    j.end_object();
+    j.kv("elapsed_s", elapsed);
+    j.kv("busy_cycles", sw::read_counter(p.busy_cycles));
+    j.kv("tsc_hz", tsc_hz);
+    j.kv("mbufs_total", mbufs_total);
+    j.kv("mbufs_in_use_at_exit", mbufs_in_use);
+    if (cap != nullptr) {
+        j.kv("capture_frames", cap->captured());
+        j.kv("capture_dropped", cap->dropped());
+    }
+    j.key("ports");
+    j.begin_array();
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        const auto& c = p.counters(i);
+        const auto& b = p.binding(i);
+        j.begin_object();
+        j.kv("name", b.name);
+        j.kv("port_id", static_cast<unsigned>(b.port_id));
+        j.kv("device", infos[i].device);
+        j.kv("mac", mac_str(b.mac));
+        j.kv("line_rate", format_rate(b.line_rate));
+        j.kv("line_rate_bps", b.line_rate.v);
+        j.kv("shaped", b.shaped);
+        j.kv("rx_packets", c.rx_packets);
+        j.kv("rx_bytes", c.rx_bytes);
+        j.kv("tx_packets", c.tx_packets);
+        j.kv("tx_bytes", c.tx_bytes);
+        j.kv("rx_mac_control", c.rx_mac_control);
+        j.kv("rx_pfc", c.rx_pfc);
+        j.kv("rx_pause", c.rx_pause);
+        j.kv("flood_copies", c.flood_copies);
+        j.kv("arp_replies", c.arp_replies);
+        j.kv("nd_replies", c.nd_replies);
+        j.kv("tx_behind", c.tx_behind);
+        j.kv("tx_ring_full", c.tx_ring_full);
+        j.key("drops");
+        j.begin_object();
+        for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {
+            j.kv(sw::drop_reason_name(static_cast<sw::drop_reason>(r)), c.drops[r]);
+        }
+        j.end_object();
+        j.key("malformed");
+        j.begin_object();
+        for (std::size_t s = 1; s < parse_status_count; ++s) {
+            j.kv(parse_status_name(static_cast<parse_status>(s)), c.malformed[s]);
+        }
+        j.end_object();
+        j.key("rx_pfc_prio");
+        j.begin_array();
+        for (auto v : c.rx_pfc_prio) { j.value(v); }
+        j.end_array();
+        rte_eth_stats es{};
+        rte_eth_stats_get(b.port_id, &es);
+        j.key("ethdev");
+        j.begin_object();
+        j.kv("ipackets", es.ipackets);
+        j.kv("opackets", es.opackets);
+        j.kv("imissed", es.imissed);
+        j.kv("ierrors", es.ierrors);
+        j.kv("oerrors", es.oerrors);
+        j.kv("rx_nombuf", es.rx_nombuf);
+        j.end_object();
+        j.key("queues");
+        j.begin_array();
+        for (int q = 0; q < 8; ++q) {
+            const auto s = p.queue(i, q);
+            j.begin_object();
+            j.kv("queue", q);
+            j.kv("enq_packets", s.enq_packets);
+            j.kv("enq_bytes", s.enq_bytes);
+            j.kv("deq_packets", s.deq_packets);
+            j.kv("deq_bytes", s.deq_bytes);
+            j.kv("drop_packets", s.drop_packets);
+            j.kv("drop_bytes", s.drop_bytes);
+            j.kv("depth_bytes", s.depth_bytes);
+            j.kv("max_depth_bytes", s.max_depth_bytes);
+            j.kv("max_depth_packets", static_cast<std::uint64_t>(s.max_depth_packets));
+            j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    out += '\n';
+    std::ofstream f(path);
+    f << out;
+    if (!f) { std::fprintf(stderr, "rocelab-switch: cannot write report %s\n", path.c_str()); }
+}
+
+void print_final(const sw::switch_pipeline& p, double elapsed) {
+    std::printf("\n==== rocelab-switch final counters (%.2fs) ====\n", elapsed);
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        const auto& c = p.counters(i);
+        const auto& b = p.binding(i);
+        std::printf("%s (port %u, %s%s): rx %llu pkts %llu B, tx %llu pkts %llu B\n", b.name.c_str(), b.port_id,
+                    format_rate(b.line_rate).c_str(), b.shaped ? " shaped" : "",
+                    static_cast<unsigned long long>(c.rx_packets), static_cast<unsigned long long>(c.rx_bytes),
+                    static_cast<unsigned long long>(c.tx_packets), static_cast<unsigned long long>(c.tx_bytes));
+        for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {
+            if (c.drops[r] != 0) {
+                std::printf("  %-24s %llu\n", sw::drop_reason_name(static_cast<sw::drop_reason>(r)),
+                            static_cast<unsigned long long>(c.drops[r]));
+            }
+        }
+        for (std::size_t s = 1; s < parse_status_count; ++s) {
+            if (c.malformed[s] != 0) {
+                std::printf("  rx_malformed_%-12s %llu\n", parse_status_name(static_cast<parse_status>(s)),
+                            static_cast<unsigned long long>(c.malformed[s]));
+            }
+        }
+        if (c.rx_mac_control != 0) {
+            std::printf("  rx_mac_control %llu (pfc %llu, pause %llu)\n",
+                        static_cast<unsigned long long>(c.rx_mac_control), static_cast<unsigned long long>(c.rx_pfc),
+                        static_cast<unsigned long long>(c.rx_pause));
+        }
+        std::printf("  %-6s %12s %12s %12s %12s %10s\n", "queue", "tx_pkts", "tx_bytes", "drop_pkts", "max_depth_B",
+                    "Mbps");
+        for (int q = 0; q < 8; ++q) {
+            const auto s = p.queue(i, q);
+            if (s.enq_packets == 0 && s.drop_packets == 0) { continue; }
+            std::printf("  q%-5d %12llu %12llu %12llu %12llu %10.1f\n", q,
+                        static_cast<unsigned long long>(s.deq_packets), static_cast<unsigned long long>(s.deq_bytes),
+                        static_cast<unsigned long long>(s.drop_packets),
+                        static_cast<unsigned long long>(s.max_depth_bytes),
+                        elapsed > 0 ? double(s.deq_bytes) * 8 / elapsed / 1e6 : 0.0);
+        }
+    }
+    std::fflush(stdout);
+}
+
+int worker_main(void* arg) {
+    auto* ctl = static_cast<sw::worker_ctl*>(arg);
+    dpdk::tsc_clock clock;
+    sw::run_switch_worker(*ctl, clock);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Application options follow "--"; --help/--version work without EAL.
+    int dashdash = -1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0) {
+            dashdash = i;
+            break;
+        }
+    }
+    for (int i = 1; i < (dashdash < 0 ? argc : dashdash); ++i) {
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::fputs(usage_text, stdout);
+            return 0;
+        }
+        if (std::strcmp(argv[i], "--version") == 0) {
+            std::printf("rocelab-switch %s\n", ROCELAB_VERSION);
+            return 0;
+        }
+    }
+    app_opts opt = dashdash < 0 ? app_opts{} : parse_app_opts(argc - dashdash - 1, argv + dashdash + 1);
+
+    // Configuration is validated completely before anything starts.
+    auto cfg_r = opt.config.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(opt.config);
+    if (!cfg_r) { die(2, cfg_r.error().message); }
+    switch_cfg cfg = std::move(*cfg_r);
+    if (opt.status_interval) { cfg.status_interval = *opt.status_interval; }
+    if (opt.check_config) {
+        std::printf("%s: valid (%zu ports, mode %s)\n", cfg.source.c_str(), cfg.ports.size(),
+                    cfg.mode == fwd_mode::l2 ? "l2" : "l3");
+        return 0;
+    }
+
+    const int eal_argc = dashdash < 0 ? argc : dashdash;
+    auto eal = dpdk::eal_init(eal_argc, argv);
+    if (auto* e = std::get_if<std::string>(&eal)) { die(2, *e); }
+
+    // Bind configured ports to DPDK ports (by device name or id), or take
+    // every probed port as EthernetN with defaults.
+    if (cfg.ports.empty()) {
+        for (std::uint16_t id : dpdk::probed_ports()) { cfg.ports.push_back(probed_port_cfg(cfg, id)); }
+        if (cfg.ports.empty()) {
+            dpdk::eal_cleanup();
+            die(2, "no DPDK ports: add --vdev=net_null0 (or net_pcap/net_ring/net_tap) or bind a NIC");
+        }
+    }
+    for (auto& pc : cfg.ports) {
+        if (pc.port_id < 0) {
+            const int id = dpdk::port_by_name(pc.device);
+            if (id < 0) {
+                dpdk::eal_cleanup();
+                die(2, cfg.source + ": PORT|" + pc.name + "|device: no DPDK port named '" + pc.device +
+                           "' (probed ports are the --vdev names and PCI addresses given to EAL)");
+            }
+            pc.port_id = id;
+        } else if (!rte_eth_dev_is_valid_port(static_cast<std::uint16_t>(pc.port_id))) {
+            dpdk::eal_cleanup();
+            die(2, cfg.source + ": PORT|" + pc.name + "|port_id: no DPDK port " + std::to_string(pc.port_id));
+        }
+    }
+
+    const std::uint16_t data_room = cfg.mbuf_data_size;  // includes RTE_PKTMBUF_HEADROOM
+    rte_mempool* pool = rte_pktmbuf_pool_create("rocelab_sw", cfg.mbufs, 256, 0, data_room, rte_socket_id());
+    if (pool == nullptr) {
+        dpdk::eal_cleanup();
+        die(1, std::string("cannot create mbuf pool of ") + std::to_string(cfg.mbufs) +
+                   " mbufs: " + rte_strerror(rte_errno) + " (raise -m or lower ROCELAB.mbufs)");
+    }
+
+    std::vector<dpdk::port_info> infos(cfg.ports.size());
+    std::vector<sw::port_binding> bindings;
+    for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+        auto& pc = cfg.ports[i];
+        dpdk::port_params pp;
+        pp.port_id = static_cast<std::uint16_t>(pc.port_id);
+        pp.rx_ring_size = cfg.rx_ring_size;
+        pp.tx_ring_size = cfg.tx_ring_size;
+        pp.max_frame = cfg.max_frame;
+        pp.pool = pool;
+        if (auto e = dpdk::port_open(pp, infos[i]); !e.empty()) {
+            std::fprintf(stderr, "rocelab-switch: %s: %s\n", pc.name.c_str(), e.c_str());
+            dpdk::eal_cleanup();
+            return 1;
+        }
+        sw::port_binding b;
+        b.port_id = pp.port_id;
+        b.name = pc.name;
+        b.mac = pc.mac ? *pc.mac : (cfg.switch_mac && cfg.mode == fwd_mode::l3 ? *cfg.switch_mac : infos[i].mac);
+        b.shaped = pc.speed.has_value();
+        b.line_rate = pc.speed ? *pc.speed : infos[i].driver_speed;
+        bindings.push_back(b);
+    }
+
+    auto pipe_r = sw::switch_pipeline::create(cfg, bindings, pool);
+    if (auto* e = std::get_if<std::string>(&pipe_r)) {
+        std::fprintf(stderr, "rocelab-switch: %s: %s\n", cfg.source.c_str(), e->c_str());
+        for (const auto& b : bindings) { dpdk::port_close(b.port_id); }
+        dpdk::eal_cleanup();
+        return 2;
+    }
+    auto pipe = std::move(std::get<0>(pipe_r));
+
+    const auto wall0 = std::chrono::system_clock::now();
+    dpdk::tsc_clock clock;
+    const std::int64_t wall_ns0 =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wall0.time_since_epoch()).count() - clock.now().v;
+    std::unique_ptr<dpdk::capture> cap;
+    if (!opt.pcap_out.empty()) {
+        std::vector<std::string> names;
+        for (const auto& b : bindings) { names.push_back(b.name); }
+        auto c = dpdk::capture::open(opt.pcap_out, names, opt.snaplen, wall_ns0, "sw");
+        if (auto* e = std::get_if<std::string>(&c)) { die(2, *e); }
+        cap = std::move(std::get<0>(c));
+        pipe->set_capture(cap.get());
+    }
+    if (!dpdk::eal_no_huge()) { rte_pdump_init(); }  // lets dpdk-dumpcap attach (needs hugepages)
+
+    sw::telemetry_attach(pipe.get(), {ROCELAB_VERSION, cfg.source, cfg.seed});
+
+    std::FILE* csv = nullptr;
+    std::unique_ptr<sw::depth_ring> samples;
+    if (!opt.queue_csv.empty()) {
+        csv = std::fopen(opt.queue_csv.c_str(), "w");
+        if (csv == nullptr) { die(2, "--queue-csv " + opt.queue_csv + ": " + std::strerror(errno)); }
+        std::fprintf(csv, "time_s,port,queue,depth_bytes,paused\n");
+        samples = std::make_unique<sw::depth_ring>();
+    }
+
+    std::printf("rocelab-switch %s: %zu ports, mode %s, config %s, seed %llu\n", ROCELAB_VERSION,
+                bindings.size(), cfg.mode == fwd_mode::l2 ? "l2" : "l3", cfg.source.c_str(),
+                static_cast<unsigned long long>(cfg.seed));
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+        std::printf("  %s: port %u (%s, %s) mac %s line rate %s%s; %s\n", bindings[i].name.c_str(),
+                    bindings[i].port_id, infos[i].device.c_str(), infos[i].driver.c_str(),
+                    mac_str(bindings[i].mac).c_str(),
+                    bindings[i].line_rate.v ? format_rate(bindings[i].line_rate).c_str() : "unknown",
+                    bindings[i].shaped ? " (shaped)" : " (driver, not shaped)", infos[i].flow_ctrl_note.c_str());
+    }
+    std::fflush(stdout);
+
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+
+    sw::worker_ctl ctl;
+    ctl.pipe = pipe.get();
+    ctl.samples = samples.get();
+    ctl.sample_interval = cfg.queue_sample_interval;
+    const unsigned worker = rte_get_next_lcore(-1, 1, 0);
+    const bool have_worker = worker < RTE_MAX_LCORE;
+    std::thread inline_runner;
+    if (have_worker) {
+        rte_eal_remote_launch(worker_main, &ctl, worker);
+    } else {
+        // A single lcore: the switch runs on a thread beside the control loop.
+        std::fprintf(stderr, "rocelab-switch: only one lcore given; the worker shares CPU with control "
+                             "(use -l 0-1 for a dedicated worker lcore)\n");
+        inline_runner = std::thread([&] { worker_main(&ctl); });
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    auto last_status = t0;
+    std::vector<port_prev> prev(bindings.size());
+    std::uint64_t warned_behind = 0;
+    const bool status_on = !opt.quiet && cfg.status_interval.v > 0;
+    while (!g_stop.load()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        const auto tn = std::chrono::steady_clock::now();
+        const double el = std::chrono::duration<double>(tn - t0).count();
+        if (cap) { cap->drain(); }
+        if (samples) {
+            sw::depth_sample s;
+            while (samples->pop(s)) {
+                for (int q = 0; q < 8; ++q) {
+                    std::fprintf(csv, "%.6f,%s,%d,%u,%d\n", double(s.ns) / 1e9, bindings[s.port].name.c_str(), q,
+                                 s.depth_bytes[q], (s.paused >> q) & 1);
+                }
+            }
+        }
+        const double since = std::chrono::duration<double>(tn - last_status).count();
+        if (since * 1e9 >= double(cfg.status_interval.v) && cfg.status_interval.v > 0) {
+            if (status_on) { print_status(*pipe, prev, since, el); }
+            std::uint64_t behind = 0;
+            for (std::size_t i = 0; i < bindings.size(); ++i) { behind += sw::read_counter(pipe->counters(i).tx_behind); }
+            if (behind > warned_behind) {
+                std::fprintf(stderr, "rocelab-switch: warning: the lcore cannot keep up with the configured line rate "
+                                     "(tx_behind %llu)\n", static_cast<unsigned long long>(behind));
+                warned_behind = behind;
+            }
+            last_status = tn;
+        }
+        if (opt.duration && el * 1e9 >= double(opt.duration->v)) { break; }
+    }
+    ctl.stop.store(true);
+    if (have_worker) {
+        rte_eal_wait_lcore(worker);
+    } else {
+        inline_runner.join();
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sw::telemetry_detach();
+
+    // Flush outputs, then free everything still queued and stop the ports.
+    if (samples) {
+        sw::depth_sample s;
+        while (samples->pop(s)) {
+            for (int q = 0; q < 8; ++q) {
+                std::fprintf(csv, "%.6f,%s,%d,%u,%d\n", double(s.ns) / 1e9, bindings[s.port].name.c_str(), q,
+                             s.depth_bytes[q], (s.paused >> q) & 1);
+            }
+        }
+        std::fclose(csv);
+    }
+    print_final(*pipe, elapsed);
+    pipe->release_all();
+    for (const auto& b : bindings) { rte_eth_dev_stop(b.port_id); }
+    if (cap) { cap->flush(); }
+    const std::uint64_t in_use = rte_mempool_in_use_count(pool);
+    std::printf("mbufs in use at exit: %llu of %u\n", static_cast<unsigned long long>(in_use), cfg.mbufs);
+    if (!opt.report.empty()) {
+        write_report(opt.report, *pipe, cfg, elapsed, infos, cfg.mbufs, in_use, cap.get(), clock.hz());
+        std::printf("report: %s\n", opt.report.c_str());
+    }
+    cap.reset();
+    pipe.reset();
+    for (const auto& b : bindings) { rte_eth_dev_close(b.port_id); }
+    rte_mempool_free(pool);
+    dpdk::eal_cleanup();
+    return 0;
+}

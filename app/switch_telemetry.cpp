@@ -1,0 +1,138 @@
+#include "switch_telemetry.hpp"
+
+#include <rte_telemetry.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "switch/switch_pipeline.hpp"
+
+namespace rocelab::sw {
+
+namespace {
+std::atomic<const switch_pipeline*> g_pipe{nullptr};
+telemetry_info g_info;
+
+int find_port(const switch_pipeline& p, const char* params) {
+    if (params == nullptr || *params == '\0') { return 0; }
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        if (p.binding(i).name == params) { return static_cast<int>(i); }
+    }
+    char* end = nullptr;
+    const long v = std::strtol(params, &end, 10);
+    if (end != params && *end == '\0' && v >= 0 && static_cast<std::size_t>(v) < p.port_count()) {
+        return static_cast<int>(v);
+    }
+    return -1;
+}
+
+int cmd_info(const char*, const char*, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "version", g_info.version.c_str());
+    rte_tel_data_add_dict_string(d, "config", g_info.config.c_str());
+    rte_tel_data_add_dict_u64(d, "seed", g_info.seed);
+    rte_tel_data_add_dict_string(d, "mode", p->mode() == fwd_mode::l2 ? "l2" : "l3");
+    rte_tel_data_add_dict_u64(d, "ports", p->port_count());
+    return 0;
+}
+
+int cmd_ports(const char*, const char*, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+    for (std::size_t i = 0; i < p->port_count(); ++i) { rte_tel_data_add_array_string(d, p->binding(i).name.c_str()); }
+    return 0;
+}
+
+int cmd_port(const char*, const char* params, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    const int i = find_port(*p, params);
+    if (i < 0) { return -EINVAL; }
+    const auto& c = p->counters(static_cast<std::size_t>(i));
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "name", p->binding(i).name.c_str());
+    rte_tel_data_add_dict_u64(d, "line_rate_bps", p->binding(i).line_rate.v);
+    rte_tel_data_add_dict_u64(d, "shaped", p->binding(i).shaped ? 1 : 0);
+    rte_tel_data_add_dict_u64(d, "rx_packets", read_counter(c.rx_packets));
+    rte_tel_data_add_dict_u64(d, "rx_bytes", read_counter(c.rx_bytes));
+    rte_tel_data_add_dict_u64(d, "tx_packets", read_counter(c.tx_packets));
+    rte_tel_data_add_dict_u64(d, "tx_bytes", read_counter(c.tx_bytes));
+    rte_tel_data_add_dict_u64(d, "rx_mac_control", read_counter(c.rx_mac_control));
+    rte_tel_data_add_dict_u64(d, "rx_pfc", read_counter(c.rx_pfc));
+    rte_tel_data_add_dict_u64(d, "rx_pause", read_counter(c.rx_pause));
+    rte_tel_data_add_dict_u64(d, "flood_copies", read_counter(c.flood_copies));
+    rte_tel_data_add_dict_u64(d, "arp_replies", read_counter(c.arp_replies));
+    rte_tel_data_add_dict_u64(d, "nd_replies", read_counter(c.nd_replies));
+    rte_tel_data_add_dict_u64(d, "tx_behind", read_counter(c.tx_behind));
+    rte_tel_data_add_dict_u64(d, "tx_ring_full", read_counter(c.tx_ring_full));
+    for (std::size_t r = 0; r < drop_reason_count; ++r) {
+        rte_tel_data_add_dict_u64(d, drop_reason_name(static_cast<drop_reason>(r)), read_counter(c.drops[r]));
+    }
+    for (std::size_t s = 1; s < parse_status_count; ++s) {
+        const std::uint64_t v = read_counter(c.malformed[s]);
+        if (v != 0) {
+            const std::string k = std::string("rx_malformed_") + parse_status_name(static_cast<parse_status>(s));
+            rte_tel_data_add_dict_u64(d, k.c_str(), v);
+        }
+    }
+    return 0;
+}
+
+int cmd_queues(const char*, const char* params, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    const int i = find_port(*p, params);
+    if (i < 0) { return -EINVAL; }
+    rte_tel_data_start_dict(d);
+    for (int q = 0; q < 8; ++q) {
+        const queue_snapshot s = p->queue(static_cast<std::size_t>(i), q);
+        rte_tel_data* qd = rte_tel_data_alloc();
+        if (qd == nullptr) { return -ENOMEM; }
+        rte_tel_data_start_dict(qd);
+        rte_tel_data_add_dict_u64(qd, "depth_bytes", s.depth_bytes);
+        rte_tel_data_add_dict_u64(qd, "depth_packets", s.depth_packets);
+        rte_tel_data_add_dict_u64(qd, "max_depth_bytes", s.max_depth_bytes);
+        rte_tel_data_add_dict_u64(qd, "max_depth_packets", s.max_depth_packets);
+        rte_tel_data_add_dict_u64(qd, "enq_packets", s.enq_packets);
+        rte_tel_data_add_dict_u64(qd, "enq_bytes", s.enq_bytes);
+        rte_tel_data_add_dict_u64(qd, "deq_packets", s.deq_packets);
+        rte_tel_data_add_dict_u64(qd, "deq_bytes", s.deq_bytes);
+        rte_tel_data_add_dict_u64(qd, "drop_packets", s.drop_packets);
+        rte_tel_data_add_dict_u64(qd, "drop_bytes", s.drop_bytes);
+        const std::string k = "q" + std::to_string(q);
+        rte_tel_data_add_dict_container(d, k.c_str(), qd, 0);
+    }
+    return 0;
+}
+
+int cmd_fdb(const char*, const char*, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "entries", p->fdb_size());
+    return 0;
+}
+}  // namespace
+
+void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info) {
+    g_info = info;
+    g_pipe.store(pipe);
+    static bool registered = false;
+    if (registered) { return; }
+    registered = true;
+    rte_telemetry_register_cmd("/rocelab/info", cmd_info, "rocelab-switch version, config and seed");
+    rte_telemetry_register_cmd("/rocelab/ports", cmd_ports, "List port names");
+    rte_telemetry_register_cmd("/rocelab/port", cmd_port, "Port counters. Parameters: port name or index");
+    rte_telemetry_register_cmd("/rocelab/queues", cmd_queues,
+                               "Per-queue depth and counters. Parameters: port name or index");
+    rte_telemetry_register_cmd("/rocelab/fdb", cmd_fdb, "L2 forwarding database summary");
+}
+
+void telemetry_detach() { g_pipe.store(nullptr); }
+
+}  // namespace rocelab::sw

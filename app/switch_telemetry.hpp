@@ -1,0 +1,27 @@
+// switch_telemetry.hpp - /rocelab/... commands for dpdk-telemetry.py.
+//
+//   /rocelab/info              version, config file, seed, mode, ports
+//   /rocelab/ports             list of port names
+//   /rocelab/port,<name|idx>   rx/tx counters, drops by reason, malformed by check
+//   /rocelab/queues,<name|idx> per queue depth now/max, enq/deq/drop
+//   /rocelab/fdb               learned stations
+//
+// rte_telemetry callbacks take no user pointer, so the switch being served
+// is registered once through telemetry_attach(); the callbacks only read
+// counters (relaxed loads) and never touch the data path's hot state.
+#pragma once
+
+#include <string>
+
+namespace rocelab::sw {
+class switch_pipeline;
+
+struct telemetry_info {
+    std::string version;
+    std::string config;
+    std::uint64_t seed = 0;
+};
+
+void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info);
+void telemetry_detach();
+}  // namespace rocelab::sw

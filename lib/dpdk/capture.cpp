@@ -1,0 +1,137 @@
+#include "dpdk/capture.hpp"
+
+#include <pcap/pcap.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace rocelab::dpdk {
+
+namespace {
+struct cap_meta {
+    std::int64_t ns;
+    std::uint32_t orig_len;
+    std::uint16_t port;
+    std::uint8_t tx;
+};
+constexpr unsigned cap_ring_size = 8192;
+constexpr unsigned cap_pool_size = 8191;
+}  // namespace
+
+struct capture::impl {
+    pcap_t* dead = nullptr;
+    std::vector<pcap_dumper_t*> dumpers;  // [port*2 + tx]
+    std::int64_t wall_at_zero = 0;
+    std::vector<unsigned char> buf;
+};
+
+capture::~capture() {
+    if (_ring != nullptr) {
+        drain();
+    }
+    if (_impl) {
+        for (auto* d : _impl->dumpers) {
+            if (d != nullptr) { pcap_dump_close(d); }
+        }
+        if (_impl->dead != nullptr) { pcap_close(_impl->dead); }
+    }
+    if (_ring != nullptr) { rte_ring_free(_ring); }
+    if (_pool != nullptr) { rte_mempool_free(_pool); }
+}
+
+std::variant<std::unique_ptr<capture>, std::string> capture::open(const std::string& dir,
+                                                                 const std::vector<std::string>& port_names,
+                                                                 std::uint32_t snaplen, std::int64_t wall_ns_at_zero,
+                                                                 const std::string& tag) {
+    std::unique_ptr<capture> c(new capture());
+    c->_impl = std::make_unique<impl>();
+    c->_snaplen = snaplen;
+    c->_impl->wall_at_zero = wall_ns_at_zero;
+    c->_impl->buf.resize(65536);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        return "--pcap-out " + dir + ": cannot create directory: " + std::strerror(errno);
+    }
+    c->_impl->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
+    for (const auto& name : port_names) {
+        for (const char* d : {"rx", "tx"}) {
+            const std::string path = dir + "/" + name + "-" + d + ".pcap";
+            pcap_dumper_t* dd = pcap_dump_open(c->_impl->dead, path.c_str());
+            if (dd == nullptr) {
+                return "--pcap-out: cannot open " + path + ": " + pcap_geterr(c->_impl->dead);
+            }
+            c->_impl->dumpers.push_back(dd);
+        }
+    }
+    const std::uint16_t room = static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + std::min<std::uint32_t>(snaplen, 9216));
+    c->_pool = rte_pktmbuf_pool_create(("cap_" + tag).c_str(), cap_pool_size, 256, sizeof(cap_meta) + 8, room,
+                                       SOCKET_ID_ANY);
+    if (c->_pool == nullptr) { return std::string("capture pool: ") + rte_strerror(rte_errno); }
+    c->_ring = rte_ring_create(("capr_" + tag).c_str(), cap_ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (c->_ring == nullptr) { return std::string("capture ring: ") + rte_strerror(rte_errno); }
+    return c;
+}
+
+void capture::tap(std::uint16_t port_idx, bool tx, const rte_mbuf* m, nanos now) noexcept {
+    const std::uint32_t len = std::min<std::uint32_t>(rte_pktmbuf_pkt_len(m), _snaplen);
+    rte_mbuf* c = rte_pktmbuf_alloc(_pool);
+    if (c == nullptr) {
+        _dropped++;
+        return;
+    }
+    const std::uint32_t room = rte_pktmbuf_tailroom(c);
+    const std::uint32_t n = std::min(len, room);
+    char* dst = rte_pktmbuf_append(c, static_cast<std::uint16_t>(n));
+    const void* src = rte_pktmbuf_read(m, 0, n, dst);
+    if (src != dst && src != nullptr) { std::memcpy(dst, src, n); }
+    auto* meta = static_cast<cap_meta*>(rte_mbuf_to_priv(c));
+    meta->ns = now.v;
+    meta->orig_len = rte_pktmbuf_pkt_len(m);
+    meta->port = port_idx;
+    meta->tx = tx ? 1 : 0;
+    if (rte_ring_sp_enqueue(_ring, c) != 0) {
+        rte_pktmbuf_free(c);
+        _dropped++;
+        return;
+    }
+    _captured++;
+}
+
+std::size_t capture::drain() {
+    void* objs[64];
+    std::size_t total = 0;
+    for (;;) {
+        const unsigned n = rte_ring_sc_dequeue_burst(_ring, objs, 64, nullptr);
+        if (n == 0) { break; }
+        for (unsigned i = 0; i < n; ++i) {
+            auto* c = static_cast<rte_mbuf*>(objs[i]);
+            const auto* meta = static_cast<const cap_meta*>(rte_mbuf_to_priv(c));
+            const std::size_t idx = std::size_t(meta->port) * 2 + meta->tx;
+            if (idx < _impl->dumpers.size()) {
+                pcap_pkthdr h{};
+                const std::int64_t t = _impl->wall_at_zero + meta->ns;
+                h.ts.tv_sec = t / 1000000000;
+                h.ts.tv_usec = t % 1000000000;  // nanosecond-precision file
+                h.caplen = rte_pktmbuf_data_len(c);
+                h.len = meta->orig_len;
+                pcap_dump(reinterpret_cast<u_char*>(_impl->dumpers[idx]), &h,
+                          rte_pktmbuf_mtod(c, const u_char*));
+            }
+            rte_pktmbuf_free(c);
+        }
+        total += n;
+    }
+    _written += total;
+    return total;
+}
+
+void capture::flush() {
+    drain();
+    for (auto* d : _impl->dumpers) { pcap_dump_flush(d); }
+}
+
+}  // namespace rocelab::dpdk

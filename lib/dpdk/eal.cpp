@@ -1,0 +1,29 @@
+#include "dpdk/eal.hpp"
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include <string>
+
+namespace rocelab::dpdk {
+
+std::variant<int, std::string> eal_init(int argc, char** argv) {
+    const int ret = rte_eal_init(argc, argv);
+    if (ret < 0) {
+        return std::string("EAL initialisation failed: ") + rte_strerror(rte_errno) +
+               " (check the EAL options before '--'; on a machine without hugepages use --no-huge -m 1024)";
+    }
+    return ret;
+}
+
+void eal_cleanup() noexcept { rte_eal_cleanup(); }
+
+bool eal_no_huge() noexcept { return rte_eal_has_hugepages() == 0; }
+
+tsc_clock::tsc_clock() noexcept
+    : _hz(rte_get_tsc_hz()),
+      _base(read_tsc()),
+      _mult(static_cast<std::uint64_t>((static_cast<unsigned __int128>(1000000000ULL) << 32) / _hz)) {}
+
+}  // namespace rocelab::dpdk

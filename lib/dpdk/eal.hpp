@@ -1,0 +1,45 @@
+// eal.hpp - EAL start-up and the TSC clock (the production clock_source).
+//
+// eal_init() wraps rte_eal_init(): it returns how many argv entries EAL took
+// (the application's own options follow "--"), or a one-line error.
+// tsc_clock converts rte_rdtsc() to nanos with a 128-bit multiply; it is the
+// only clock the data path uses in production. Protocol logic never calls it:
+// the pipeline reads it once per loop and passes `now` down.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+
+namespace rocelab::dpdk {
+
+std::variant<int, std::string> eal_init(int argc, char** argv);
+void eal_cleanup() noexcept;
+// True when EAL runs without hugepages (secondary processes cannot attach).
+bool eal_no_huge() noexcept;
+
+class tsc_clock {
+public:
+    tsc_clock() noexcept;
+    nanos now() const noexcept {
+        const std::uint64_t c = read_tsc() - _base;
+        return nanos{static_cast<std::int64_t>((static_cast<unsigned __int128>(c) * _mult) >> 32)};
+    }
+    std::uint64_t hz() const noexcept { return _hz; }
+    static std::uint64_t read_tsc() noexcept { return __builtin_ia32_rdtsc(); }
+    // Cycles -> nanos for a duration (e.g. busy-cycle accounting).
+    nanos to_nanos(std::uint64_t cycles) const noexcept {
+        return nanos{static_cast<std::int64_t>((static_cast<unsigned __int128>(cycles) * _mult) >> 32)};
+    }
+
+private:
+    std::uint64_t _hz;
+    std::uint64_t _base;
+    std::uint64_t _mult;  // (1e9 << 32) / hz
+};
+static_assert(clock_source<tsc_clock>);
+
+}  // namespace rocelab::dpdk

@@ -1,0 +1,88 @@
+// counters.hpp - rocelab-switch counters: per port, per queue, per drop reason.
+//
+// Counters are plain uint64_t written only by the worker lcore that owns the
+// port (no atomics, no sharing). Readers on other threads (telemetry, status
+// line, report) use read_counter(), a relaxed atomic load, which on x86-64 is a
+// plain mov and never tears an aligned 64-bit value. This is the same model
+// DPDK's software PMDs use for their stats.
+//
+// Every drop has a named reason; every malformed frame is also counted by its
+// parse_status name (see proto/parse.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "proto/parse.hpp"
+
+namespace rocelab::sw {
+
+enum class drop_reason : std::uint8_t {
+    malformed,          // parser rejected the frame (see malformed[] for which check)
+    oversize,           // frame longer than max_frame
+    segmented_header,   // multi-segment frame whose headers do not fit the first segment
+    link_local,         // 01:80:C2:00:00:0x other than MAC Control: never forwarded
+    vlan_mismatch,      // tagged frame on an untagged port, or wrong VID on a tagged port
+    same_port,          // L2: destination learned on the ingress port (filtered)
+    not_router_mac,     // L3: unicast frame not addressed to the switch
+    to_switch,          // L3: addressed to one of our IPs but not ARP/ND (no ICMP stack)
+    no_route,           // L3: LPM miss
+    no_neighbor,        // L3: next hop without a neighbour entry
+    ttl_expired,        // L3: TTL / hop limit <= 1
+    l3_not_ip,          // L3: unicast to the router MAC that is neither IP nor ARP
+    tail_drop,          // egress queue full (bytes or packets); per queue in queue stats
+    flood_nombuf,       // L2 flood copy could not get an mbuf
+    pfc_disabled_prio,  // PFC frame only for priorities not enabled (counted, consumed)
+    count
+};
+
+constexpr const char* drop_reason_name(drop_reason r) noexcept {
+    switch (r) {
+        case drop_reason::malformed: return "drop_malformed";
+        case drop_reason::oversize: return "drop_oversize";
+        case drop_reason::segmented_header: return "drop_segmented_header";
+        case drop_reason::link_local: return "drop_link_local";
+        case drop_reason::vlan_mismatch: return "drop_vlan_mismatch";
+        case drop_reason::same_port: return "drop_same_port";
+        case drop_reason::not_router_mac: return "drop_not_router_mac";
+        case drop_reason::to_switch: return "drop_to_switch";
+        case drop_reason::no_route: return "drop_no_route";
+        case drop_reason::no_neighbor: return "drop_no_neighbor";
+        case drop_reason::ttl_expired: return "drop_ttl_expired";
+        case drop_reason::l3_not_ip: return "drop_l3_not_ip";
+        case drop_reason::tail_drop: return "drop_tail";
+        case drop_reason::flood_nombuf: return "drop_flood_nombuf";
+        case drop_reason::pfc_disabled_prio: return "rx_pfc_disabled_prio";
+        case drop_reason::count: break;
+    }
+    return "?";
+}
+inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count);
+
+struct alignas(64) port_counters {
+    std::uint64_t rx_packets = 0;
+    std::uint64_t rx_bytes = 0;
+    std::uint64_t tx_packets = 0;
+    std::uint64_t tx_bytes = 0;
+    std::uint64_t rx_mac_control = 0;  // consumed MAC Control frames (PFC + PAUSE + other)
+    std::uint64_t rx_pfc = 0;
+    std::uint64_t rx_pause = 0;
+    std::uint64_t flood_copies = 0;    // extra copies made to flood
+    std::uint64_t arp_replies = 0;
+    std::uint64_t nd_replies = 0;
+    std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
+    std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
+    std::array<std::uint64_t, drop_reason_count> drops{};
+    std::array<std::uint64_t, parse_status_count> malformed{};
+    std::array<std::uint64_t, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)
+    std::array<std::uint64_t, 8> paused_ns{};     // time each priority spent paused (PFC reaction)
+
+    void drop(drop_reason r) noexcept { ++drops[static_cast<std::size_t>(r)]; }
+};
+
+template <typename T>
+inline T read_counter(const T& c) noexcept {
+    return __atomic_load_n(&c, __ATOMIC_RELAXED);
+}
+
+}  // namespace rocelab::sw

@@ -1,0 +1,482 @@
+// switch_pipeline.cpp - see switch_pipeline.hpp for the stage layout.
+#include "switch/switch_pipeline.hpp"
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/endian.hpp"
+#include "dpdk/capture.hpp"
+#include "dpdk/route_table.hpp"
+#include "fwd/arp_nd.hpp"
+#include "fwd/ecmp.hpp"
+#include "fwd/fdb.hpp"
+#include "proto/ipv4.hpp"
+#include "proto/mac_control.hpp"
+#include "proto/parse.hpp"
+#include "qos/egress_queues.hpp"
+#include "qos/pause_timer.hpp"
+#include "qos/scheduler.hpp"
+#include "qos/shaper.hpp"
+
+namespace rocelab::sw {
+
+namespace {
+
+constexpr std::uint16_t out_drop = 0xFFFF;
+constexpr std::uint16_t out_flood = 0xFFFE;
+constexpr std::uint16_t out_consumed = 0xFFFD;
+
+// Per-mbuf metadata kept in the mbuf between enqueue and dequeue.
+inline void set_tc(rte_mbuf* m, std::uint8_t tc) noexcept { m->hash.usr = tc; }
+
+inline std::byte* data(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
+
+// Remove the outer 802.1Q tag in place (MACs move forward by 4 bytes).
+inline void vlan_strip(rte_mbuf* m) noexcept {
+    std::byte* d = data(m);
+    std::memmove(d + 4, d, 12);
+    rte_pktmbuf_adj(m, 4);
+}
+
+// Insert (or rewrite) an 802.1Q tag with the given PCP and VID.
+inline bool vlan_set(rte_mbuf* m, bool tagged_now, std::uint8_t pcp, std::uint16_t vid) noexcept {
+    if (!tagged_now) {
+        if (rte_pktmbuf_headroom(m) < 4 || rte_mbuf_refcnt_read(m) > 1) { return false; }
+        std::byte* d = reinterpret_cast<std::byte*>(rte_pktmbuf_prepend(m, 4));
+        std::memmove(d, d + 4, 12);
+        store_be16(d + 12, 0x8100);
+    }
+    std::byte* d = data(m);
+    store_be16(d + 14, static_cast<std::uint16_t>((pcp & 7u) << 13 | (vid & 0x0FFFu)));
+    return true;
+}
+
+}  // namespace
+
+struct port_rt {
+    port_binding b;
+    std::uint16_t idx = 0;
+    trust_mode trust = trust_mode::dscp;
+    vlan_mode vmode = vlan_mode::untagged;
+    std::uint16_t vid = 0;
+    std::uint8_t pfc_enable = 0;
+    qos_maps maps{};
+    scheduler sched;
+    shaper shp;
+    pause_timer pause;
+    egress_queues<rte_mbuf*, switch_pipeline::queue_slots> eq;
+    std::array<rte_mbuf*, switch_pipeline::max_burst> staged{};
+    std::uint16_t n_staged = 0;
+    bool backlog = false;  // eligible frames were left after the last fill
+    port_counters c{};
+
+    port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
+        : b(pb),
+          idx(i),
+          trust(pc.trust),
+          vmode(pc.vlan),
+          vid(pc.vlan_id),
+          pfc_enable(pc.pfc_enable),
+          maps(pc.maps),
+          sched(pc.sched),
+          pause(pc.pfc_enable),
+          shp(pb.shaped ? pb.line_rate : bits_per_sec{0}, bytes{16 * 1024}),
+          eq(pc.limits) {}
+};
+
+struct switch_pipeline::impl {
+    fwd_mode mode = fwd_mode::l2;
+    std::uint16_t burst = 32;
+    std::uint32_t max_frame = 9216;
+    rte_mempool* pool = nullptr;
+    std::vector<std::unique_ptr<port_rt>> ports;
+    fdb table;
+    std::unique_ptr<dpdk::route_table> routes;
+    std::uint32_t ecmp_seed = 0;
+    std::uint64_t all_ports_mask = 0;
+
+    explicit impl(std::size_t fdb_capacity, nanos aging) : table(fdb_capacity, aging) {}
+};
+
+switch_pipeline::switch_pipeline(std::unique_ptr<impl> p) noexcept : _p(std::move(p)) {}
+switch_pipeline::~switch_pipeline() { release_all(); }
+
+std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::create(
+    const switch_cfg& cfg, const std::vector<port_binding>& ports, rte_mempool* pool) {
+    if (ports.empty()) { return std::string("no ports: give --vdev=... or bind a NIC to DPDK"); }
+    if (ports.size() > 64) { return std::string("at most 64 ports per switch"); }
+    if (cfg.ports.size() != ports.size()) {
+        return std::string("internal: port config and bindings differ in count");
+    }
+    auto p = std::make_unique<impl>(64 * 1024, cfg.fdb_aging);
+    p->mode = cfg.mode;
+    p->burst = std::clamp<std::uint16_t>(cfg.burst, 1, max_burst);
+    p->max_frame = cfg.max_frame;
+    p->pool = pool;
+    p->ecmp_seed = static_cast<std::uint32_t>(cfg.seed * 0x9E3779B1u);
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
+        p->all_ports_mask |= 1ULL << i;
+    }
+    if (cfg.mode == fwd_mode::l3) {
+        std::vector<mac_addr> macs;
+        std::vector<std::uint16_t> ids;
+        for (const auto& b : ports) {
+            macs.push_back(b.mac);
+            ids.push_back(b.port_id);
+        }
+        auto rt = dpdk::route_table::build(cfg, macs, ids);
+        if (auto* e = std::get_if<std::string>(&rt)) { return *e; }
+        p->routes = std::make_unique<dpdk::route_table>(std::move(std::get<dpdk::route_table>(rt)));
+    }
+    return std::unique_ptr<switch_pipeline>(new switch_pipeline(std::move(p)));
+}
+
+std::size_t switch_pipeline::port_count() const noexcept { return _p->ports.size(); }
+const port_binding& switch_pipeline::binding(std::size_t i) const noexcept { return _p->ports[i]->b; }
+const port_counters& switch_pipeline::counters(std::size_t i) const noexcept { return _p->ports[i]->c; }
+std::size_t switch_pipeline::fdb_size() const noexcept { return _p->table.size(); }
+fwd_mode switch_pipeline::mode() const noexcept { return _p->mode; }
+
+queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
+    const auto& pr = *_p->ports[port];
+    const auto& st = pr.eq.stats(q);
+    queue_snapshot s;
+    s.depth_bytes = read_counter(pr.eq.depth_bytes(q).v);
+    s.depth_packets = pr.eq.depth_packets(q);
+    s.max_depth_bytes = read_counter(st.depth_max_bytes);
+    s.max_depth_packets = static_cast<std::uint32_t>(read_counter(st.depth_max_packets));
+    s.enq_packets = read_counter(st.enq_packets);
+    s.enq_bytes = read_counter(st.enq_bytes);
+    s.deq_packets = read_counter(st.deq_packets);
+    s.deq_bytes = read_counter(st.deq_bytes);
+    s.drop_packets = read_counter(st.drop_tail_packets) + read_counter(st.drop_flush_packets);
+    s.drop_bytes = read_counter(st.drop_tail_bytes) + read_counter(st.drop_flush_bytes);
+    return s;
+}
+
+std::uint64_t switch_pipeline::queued_bytes(std::size_t port, int q) const noexcept {
+    return _p->ports[port]->eq.depth_bytes(q).v;
+}
+
+std::uint8_t switch_pipeline::paused_queues(std::size_t port, nanos now) const noexcept {
+    const auto& pr = *_p->ports[port];
+    // paused_mask() settles expired timers; reading from another thread
+    // must not do that, so compare the deadlines directly.
+    std::uint8_t prio = 0;
+    for (int i = 0; i < 8; ++i) {
+        if (pr.pause.paused_until(i) > now) { prio |= static_cast<std::uint8_t>(1u << i); }
+    }
+    return pfc_paused_queues(prio, pr.maps.pfc_prio_to_queue);
+}
+
+void switch_pipeline::release_all() noexcept {
+    if (!_p) { return; }
+    for (auto& pp : _p->ports) {
+        for (int q = 0; q < 8; ++q) {
+            pp->eq.flush(q, [](rte_mbuf* m, std::uint32_t) noexcept { rte_pktmbuf_free(m); });
+        }
+        for (std::uint16_t i = 0; i < pp->n_staged; ++i) { rte_pktmbuf_free(pp->staged[i]); }
+        pp->n_staged = 0;
+    }
+}
+
+namespace {
+
+// Stage 1: parse + classify one frame; returns the egress decision.
+struct rx_ctx {
+    switch_pipeline::impl* p;
+    port_rt* in;
+    nanos now;
+    dpdk::capture* cap;
+};
+
+// Handle a consumed MAC Control frame (PAUSE or PFC).
+inline void on_mac_control(port_rt& in, const parsed_frame& pf, const std::byte* d, nanos now) noexcept {
+    ++in.c.rx_mac_control;
+    const mac_control_cview v(d + pf.l3_off);  // body (opcode) follows the EtherType
+    if (pf.mac_control_opcode == mac_control_op_pfc) {
+        ++in.c.rx_pfc;
+        const std::uint8_t cev = v.class_enable();
+        const std::uint8_t honoured = cev & in.pfc_enable;
+        if ((cev & ~in.pfc_enable) != 0) { in.c.drop(drop_reason::pfc_disabled_prio); }
+        for (int i = 0; i < 8; ++i) {
+            if ((honoured >> i & 1u) != 0) { ++in.c.rx_pfc_prio[i]; }
+        }
+        if (honoured != 0) { in.pause.on_pfc(now, honoured, v.pfc_times(), in.b.line_rate); }
+    } else if (pf.mac_control_opcode == mac_control_op_pause) {
+        ++in.c.rx_pause;
+        in.pause.on_pause(now, v.pause_time(), in.b.line_rate);
+    }
+}
+
+}  // namespace
+
+std::uint32_t switch_pipeline::poll(nanos now) noexcept {
+    impl& p = *_p;
+    const std::size_t nports = p.ports.size();
+    std::uint32_t work = 0;
+
+    rte_mbuf* pkts[max_burst];
+    parsed_frame pf[max_burst];
+    std::uint16_t out[max_burst];
+    std::uint8_t tc[max_burst];
+
+    for (std::size_t pi = 0; pi < nports; ++pi) {
+        port_rt& in = *p.ports[pi];
+        const std::uint16_t n = rte_eth_rx_burst(in.b.port_id, 0, pkts, p.burst);
+        if (n == 0) { continue; }
+        work += n;
+        for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
+
+        // ---- stage: parse + classify (side arrays pf[], tc[], out[]) ----
+        std::uint64_t rx_bytes = 0;
+        for (std::uint16_t i = 0; i < n; ++i) {
+            if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
+            rte_mbuf* m = pkts[i];
+            const std::uint32_t len = rte_pktmbuf_pkt_len(m);
+            rx_bytes += len;
+            if (_capture != nullptr) { _capture->tap(in.idx, false, m, now); }
+            out[i] = out_drop;
+            if (len > p.max_frame) [[unlikely]] {
+                in.c.drop(drop_reason::oversize);
+                continue;
+            }
+            const std::uint32_t seg = rte_pktmbuf_data_len(m);
+            if (seg < len && seg < 128) [[unlikely]] {
+                in.c.drop(drop_reason::segmented_header);
+                continue;
+            }
+            const std::byte* d = data(m);
+            pf[i] = parse_frame(d, len);
+            const parsed_frame& f = pf[i];
+            if (f.status != parse_status::ok) [[unlikely]] {
+                ++in.c.malformed[static_cast<std::size_t>(f.status)];
+                in.c.drop(drop_reason::malformed);
+                continue;
+            }
+            // Link-local group addresses 01:80:C2:00:00:00..0F are never forwarded.
+            if (is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d))) [[unlikely]] {
+                if (f.kind == frame_kind::mac_control) {
+                    on_mac_control(in, f, d, now);
+                    out[i] = out_consumed;
+                } else {
+                    in.c.drop(drop_reason::link_local);
+                }
+                continue;
+            }
+            // VLAN membership: tagged ports accept their VID (or priority tags),
+            // untagged ports accept untagged or priority-tagged frames.
+            if (f.vlan_count > 0) {
+                const int v = f.outer_vid;
+                const bool ok = v == 0 || (in.vmode == vlan_mode::tagged && v == in.vid);
+                if (!ok) [[unlikely]] {
+                    in.c.drop(drop_reason::vlan_mismatch);
+                    continue;
+                }
+            }
+            tc[i] = in.maps.classify(in.trust, f.kind == frame_kind::ipv4 || f.kind == frame_kind::ipv6 ? f.dscp : -1,
+                                     f.vlan_count > 0 ? f.outer_pcp : -1);
+            out[i] = out_flood;  // decided below
+        }
+        in.c.rx_packets += n;
+        in.c.rx_bytes += rx_bytes;
+
+        // ---- stage: forward ----
+        if (p.mode == fwd_mode::l2) {
+            for (std::uint16_t i = 0; i < n; ++i) {
+                if (out[i] != out_flood) { continue; }
+                const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
+                const std::uint16_t vid = pf[i].vlan_count > 0 ? static_cast<std::uint16_t>(pf[i].outer_vid) : 0;
+                if ((d[6] & 1u) == 0) { p.table.learn(now, d + 6, vid, in.idx); }
+                if ((d[0] & 1u) != 0) { continue; }  // broadcast / multicast: flood
+                const int o = p.table.lookup(now, d, vid);
+                if (o < 0) { continue; }  // unknown unicast: flood
+                if (o == in.idx) {
+                    in.c.drop(drop_reason::same_port);
+                    out[i] = out_drop;
+                    continue;
+                }
+                out[i] = static_cast<std::uint16_t>(o);
+            }
+        } else {
+            for (std::uint16_t i = 0; i < n; ++i) {
+                if (out[i] != out_flood) { continue; }
+                rte_mbuf* m = pkts[i];
+                std::byte* d = data(m);
+                const parsed_frame& f = pf[i];
+                const auto* dmac = reinterpret_cast<const std::uint8_t*>(d);
+                out[i] = out_drop;
+                if (f.kind == frame_kind::arp) {
+                    if (p.routes->is_local_v4(arp_target_ip(d + f.l3_off)) &&
+                        arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
+                        ++in.c.arp_replies;
+                        tc[i] = 7;
+                        out[i] = in.idx;
+                    } else {
+                        in.c.drop(drop_reason::to_switch);
+                    }
+                    continue;
+                }
+                if (f.kind == frame_kind::ipv6 && nd_is_solicitation(d, f.l3_off, rte_pktmbuf_data_len(m))) {
+                    const std::uint8_t* target = nd_target(d, f.l3_off);
+                    if (p.routes->is_local_v6(target) &&
+                        nd_make_advert(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
+                        const auto na_len = static_cast<std::uint16_t>(nd_na_frame_len(f.l3_off));
+                        m->data_len = na_len;
+                        m->pkt_len = na_len;
+                        ++in.c.nd_replies;
+                        tc[i] = 7;
+                        out[i] = in.idx;
+                    } else {
+                        in.c.drop(drop_reason::to_switch);
+                    }
+                    continue;
+                }
+                if (std::memcmp(dmac, in.b.mac.data(), 6) != 0) {
+                    in.c.drop((dmac[0] & 1u) ? drop_reason::link_local : drop_reason::not_router_mac);
+                    continue;
+                }
+                if (f.kind != frame_kind::ipv4 && f.kind != frame_kind::ipv6) {
+                    in.c.drop(drop_reason::l3_not_ip);
+                    continue;
+                }
+                const std::uint32_t h =
+                    f.kind == frame_kind::ipv4
+                        ? flow_hash_v4(f.ip4_src, f.ip4_dst, f.l4_proto, f.sport, f.dport, p.ecmp_seed)
+                        : flow_hash_v6(reinterpret_cast<const std::uint8_t*>(d + f.ip6_src_off),
+                                       reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off), f.l4_proto, f.sport,
+                                       f.dport, p.ecmp_seed);
+                const nexthop* nh = nullptr;
+                int rc;
+                if (f.kind == frame_kind::ipv4) {
+                    if (p.routes->is_local_v4(f.ip4_dst)) {
+                        in.c.drop(drop_reason::to_switch);
+                        continue;
+                    }
+                    rc = p.routes->lookup_v4(f.ip4_dst, h, &nh);
+                } else {
+                    const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
+                    if (p.routes->is_local_v6(dst)) {
+                        in.c.drop(drop_reason::to_switch);
+                        continue;
+                    }
+                    rc = p.routes->lookup_v6(dst, h, &nh);
+                }
+                if (rc != 0 || nh == nullptr) {
+                    in.c.drop(rc == dpdk::route_table::no_neighbor ? drop_reason::no_neighbor : drop_reason::no_route);
+                    continue;
+                }
+                if (f.ttl <= 1) {
+                    in.c.drop(drop_reason::ttl_expired);
+                    continue;
+                }
+                if (f.kind == frame_kind::ipv4) {
+                    ipv4_dec_ttl(d + f.l3_off);
+                } else {
+                    d[f.l3_off + 7] = std::byte(f.ttl - 1);
+                }
+                std::memcpy(d, nh->dst_mac.data(), 6);
+                std::memcpy(d + 6, nh->src_mac.data(), 6);
+                out[i] = nh->port;
+            }
+        }
+
+        // ---- stage: egress rewrite + enqueue (one dispatch) ----
+        for (std::uint16_t i = 0; i < n; ++i) {
+            rte_mbuf* m = pkts[i];
+            const std::uint16_t o = out[i];
+            if (o == out_drop) {
+                rte_pktmbuf_free(m);
+                continue;
+            }
+            if (o == out_consumed) {
+                rte_pktmbuf_free(m);
+                continue;
+            }
+            const bool tagged_in = pf[i].vlan_count > 0;
+            auto admit = [&](port_rt& eg, rte_mbuf* x) noexcept {
+                if (eg.vmode == vlan_mode::tagged) {
+                    if (!vlan_set(x, tagged_in, tc[i], eg.vid)) {
+                        eg.c.drop(drop_reason::flood_nombuf);
+                        rte_pktmbuf_free(x);
+                        return;
+                    }
+                } else if (tagged_in) {
+                    vlan_strip(x);
+                }
+                set_tc(x, tc[i]);
+                const int q = eg.maps.tc_to_queue[tc[i]];
+                if (!eg.eq.enqueue(q, x, rte_pktmbuf_pkt_len(x))) {
+                    eg.c.drop(drop_reason::tail_drop);
+                    rte_pktmbuf_free(x);
+                }
+            };
+            if (o != out_flood) {
+                admit(*p.ports[o], m);
+                continue;
+            }
+            // Flood to every other port: copies for all but the last.
+            std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
+            if (targets == 0) {
+                rte_pktmbuf_free(m);
+                continue;
+            }
+            while (targets != 0) {
+                const int t = std::countr_zero(targets);
+                targets &= targets - 1;
+                rte_mbuf* x = m;
+                if (targets != 0) {
+                    x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
+                    if (x == nullptr) {
+                        p.ports[t]->c.drop(drop_reason::flood_nombuf);
+                        continue;
+                    }
+                    ++in.c.flood_copies;
+                }
+                admit(*p.ports[t], x);
+            }
+        }
+    }
+
+    // ---- per port: schedule + shape + transmit ----
+    for (std::size_t pi = 0; pi < nports; ++pi) {
+        port_rt& eg = *p.ports[pi];
+        const std::uint8_t paused = pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue);
+        // The line sat idle while frames were eligible: the lcore is behind.
+        if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{20000}) { ++eg.c.tx_behind; }
+        while (eg.n_staged < p.burst) {
+            const std::uint8_t nonempty = eg.eq.nonempty_mask();
+            if ((nonempty & static_cast<std::uint8_t>(~paused)) == 0) { break; }
+            if (!eg.shp.conforms(now)) { break; }
+            const int q = eg.sched.pick(nonempty, paused, [&](int qq) noexcept { return eg.eq.head_len(qq); });
+            if (q < 0) { break; }
+            auto e = eg.eq.dequeue(q);
+            eg.sched.charge(q, e.len);
+            eg.shp.on_send(now, e.len);
+            if (_capture != nullptr) { _capture->tap(eg.idx, true, e.item, now); }
+            eg.staged[eg.n_staged++] = e.item;
+        }
+        eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;
+        if (eg.n_staged == 0) { continue; }
+        const std::uint16_t sent = rte_eth_tx_burst(eg.b.port_id, 0, eg.staged.data(), eg.n_staged);
+        std::uint64_t txb = 0;
+        for (std::uint16_t i = 0; i < sent; ++i) { txb += rte_pktmbuf_pkt_len(eg.staged[i]); }
+        eg.c.tx_packets += sent;
+        eg.c.tx_bytes += txb;
+        work += sent;
+        if (sent < eg.n_staged) {
+            ++eg.c.tx_ring_full;
+            std::copy(eg.staged.begin() + sent, eg.staged.begin() + eg.n_staged, eg.staged.begin());
+        }
+        eg.n_staged = static_cast<std::uint16_t>(eg.n_staged - sent);
+    }
+    return work;
+}
+
+}  // namespace rocelab::sw

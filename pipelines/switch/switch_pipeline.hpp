@@ -1,0 +1,105 @@
+// switch_pipeline.hpp - the rocelab-switch data path, as burst stages on one lcore.
+//
+// One switch_pipeline owns every port it is given and runs the whole switch:
+//
+//   rx_burst -> [parse+classify] -> [forward: L2 learn/lookup | L3 LPM+ECMP]
+//            -> [egress rewrite + enqueue into 8 queues, tail drop]
+//   per port: [scheduler: strict + DWRR, skipping PFC-paused queues]
+//            -> [shaper at the configured line rate] -> tx_burst
+//
+// Per-packet decisions go to side arrays (tc[], out[]) and are then
+// dispatched in one loop, as in VPP/l3fwd. Nothing here allocates, locks,
+// throws or logs; every drop is a named counter (counters.hpp).
+//
+// Time: poll(now) takes `now` from the caller's clock (TSC in production,
+// a virtual clock in the simulator). Nothing below reads a clock.
+//
+// Scaling over lcores: see docs/architecture.md. One pipeline per lcore;
+// with several lcores each owns a disjoint set of ports (RX and the egress
+// queues of those ports) and hands frames for other lcores' ports over SPSC
+// rings; this file is the single-lcore building block.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/switch_cfg.hpp"
+#include "core/units.hpp"
+#include "switch/counters.hpp"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace rocelab::dpdk {
+class capture;
+}
+
+namespace rocelab::sw {
+
+struct port_binding {
+    std::uint16_t port_id = 0;
+    std::string name;
+    mac_addr mac{};            // the port's own MAC
+    bits_per_sec line_rate{};  // configured speed, else the driver's
+    bool shaped = false;       // true when the speed came from config
+};
+
+struct queue_snapshot {
+    std::uint64_t depth_bytes = 0;
+    std::uint32_t depth_packets = 0;
+    std::uint64_t max_depth_bytes = 0;
+    std::uint32_t max_depth_packets = 0;
+    std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0;
+    std::uint64_t drop_packets = 0, drop_bytes = 0;
+};
+
+class switch_pipeline {
+public:
+    static constexpr std::uint16_t max_burst = 64;
+    static constexpr std::size_t queue_slots = 4096;  // per egress queue
+
+    // Validates and precomputes everything (routes, maps, schedulers).
+    // Returns an error line on failure; never half-built.
+    static std::variant<std::unique_ptr<switch_pipeline>, std::string> create(const switch_cfg& cfg,
+                                                                              const std::vector<port_binding>& ports,
+                                                                              rte_mempool* pool);
+    ~switch_pipeline();
+    switch_pipeline(const switch_pipeline&) = delete;
+    switch_pipeline& operator=(const switch_pipeline&) = delete;
+
+    // One iteration: receive a burst on every port, process, transmit.
+    // Returns the number of frames received + transmitted (0 = idle loop).
+    std::uint32_t poll(nanos now) noexcept;
+
+    // Optional capture (pcap-out); the pipeline only calls capture::tap().
+    void set_capture(dpdk::capture* c) noexcept { _capture = c; }
+
+    // Shutdown: free everything still queued or staged (counted as flushed).
+    void release_all() noexcept;
+
+    std::size_t port_count() const noexcept;
+    const port_binding& binding(std::size_t i) const noexcept;
+    const port_counters& counters(std::size_t i) const noexcept;
+    queue_snapshot queue(std::size_t port, int q) const noexcept;
+    std::uint64_t queued_bytes(std::size_t port, int q) const noexcept;
+    std::uint8_t paused_queues(std::size_t port, nanos now) const noexcept;
+    std::size_t fdb_size() const noexcept;
+    fwd_mode mode() const noexcept;
+
+    // Busy-cycle accounting (cycles spent in polls that did work), set by the runner.
+    std::uint64_t busy_cycles = 0;
+    std::uint64_t loops = 0;
+
+    struct impl;
+
+private:
+    explicit switch_pipeline(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> _p;
+    dpdk::capture* _capture = nullptr;
+};
+
+}  // namespace rocelab::sw

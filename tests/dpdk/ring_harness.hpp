@@ -1,0 +1,205 @@
+// ring_harness.hpp - in-process test bed: rocelab-switch ports wired to test
+// "hosts" over net_ring pairs, the switch pipeline on its own worker lcore,
+// and test-only paced senders built from the library's shaper.
+//
+//   host[i] --ring--> switch port i --ring--> host[i]
+//
+// Used by the DPDK tests that need exact offered rates (strict priority
+// under congestion, PFC incast). Everything runs in one process with
+// --no-huge; a test creates one harness and destroys it, and the mempool
+// in-use count must return to zero.
+#pragma once
+
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/switch_config.hpp"
+#include "dpdk/eal.hpp"
+#include "dpdk/port.hpp"
+#include "proto/build.hpp"
+#include "qos/shaper.hpp"
+#include "switch/switch_pipeline.hpp"
+#include "switch/switch_runner.hpp"
+
+namespace rocelab::test {
+
+// Initialise EAL once per test binary (2 lcores, no hugepages, no PCI).
+inline void init_eal_once(const char* prog) {
+    static bool done = false;
+    if (done) { return; }
+    done = true;
+    std::string prefix = std::string("--file-prefix=") + prog + std::to_string(::getpid());
+    std::vector<std::string> args = {prog, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1", prefix,
+                                     "--log-level=lib.eal:error", "--no-telemetry"};
+    std::vector<char*> argv;
+    for (auto& a : args) { argv.push_back(a.data()); }
+    auto r = dpdk::eal_init(static_cast<int>(argv.size()), argv.data());
+    ASSERT_TRUE(std::holds_alternative<int>(r)) << std::get<std::string>(r);
+}
+
+struct host_port {
+    std::uint16_t port_id = 0;
+    mac_addr mac{};
+};
+
+class ring_testbed {
+public:
+    // n ports; cfg.ports must have n entries (names, speeds, maps).
+    explicit ring_testbed(switch_cfg cfg, const std::string& tag) : _cfg(std::move(cfg)) {
+        const std::size_t n = _cfg.ports.size();
+        _pool = rte_pktmbuf_pool_create(("tb_" + tag).c_str(), 32767, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+        EXPECT_NE(_pool, nullptr);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::string a = tag + "_h2s" + std::to_string(i);
+            const std::string b = tag + "_s2h" + std::to_string(i);
+            rte_ring* h2s = rte_ring_create(a.c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+            rte_ring* s2h = rte_ring_create(b.c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+            _rings.push_back(h2s);
+            _rings.push_back(s2h);
+            const int sp = rte_eth_from_rings((tag + "_sw" + std::to_string(i)).c_str(), &h2s, 1, &s2h, 1, 0);
+            const int hp = rte_eth_from_rings((tag + "_host" + std::to_string(i)).c_str(), &s2h, 1, &h2s, 1, 0);
+            EXPECT_GE(sp, 0);
+            EXPECT_GE(hp, 0);
+            for (int id : {sp, hp}) {
+                dpdk::port_params pp;
+                pp.port_id = static_cast<std::uint16_t>(id);
+                pp.pool = _pool;
+                dpdk::port_info info;
+                EXPECT_EQ(dpdk::port_open(pp, info), "");
+            }
+            _cfg.ports[i].port_id = sp;
+            sw::port_binding pb;
+            pb.port_id = static_cast<std::uint16_t>(sp);
+            pb.name = _cfg.ports[i].name;
+            pb.mac = {0x02, 0x5a, 0, 0, 0, static_cast<std::uint8_t>(i + 1)};
+            pb.shaped = _cfg.ports[i].speed.has_value();
+            pb.line_rate = _cfg.ports[i].speed.value_or(bits_per_sec{10'000'000'000ULL});
+            _bindings.push_back(pb);
+            host_port h;
+            h.port_id = static_cast<std::uint16_t>(hp);
+            h.mac = {0x02, 0x48, 0, 0, 0, static_cast<std::uint8_t>(i + 1)};
+            hosts.push_back(h);
+        }
+        auto r = sw::switch_pipeline::create(_cfg, _bindings, _pool);
+        if (auto* e = std::get_if<std::string>(&r)) { ADD_FAILURE() << *e; return; }
+        pipe = std::move(std::get<0>(r));
+    }
+
+    ~ring_testbed() {
+        stop();
+        for (const auto& h : hosts) { drain(h.port_id); }
+        if (pipe) { pipe->release_all(); }
+        for (const auto& b : _bindings) { dpdk::port_close(b.port_id); }
+        for (const auto& h : hosts) { dpdk::port_close(h.port_id); }
+        for (auto* r : _rings) {
+            void* m = nullptr;
+            while (rte_ring_dequeue(r, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
+            rte_ring_free(r);
+        }
+        pipe.reset();
+        rte_mempool_free(_pool);
+    }
+
+    void start() {
+        _ctl.pipe = pipe.get();
+        const unsigned w = rte_get_next_lcore(-1, 1, 0);
+        ASSERT_LT(w, RTE_MAX_LCORE) << "tests need two lcores (-l 0-1)";
+        _worker = w;
+        rte_eal_remote_launch(
+            [](void* arg) -> int {
+                dpdk::tsc_clock clk;
+                sw::run_switch_worker(*static_cast<sw::worker_ctl*>(arg), clk);
+                return 0;
+            },
+            &_ctl, w);
+        _started = true;
+    }
+    void stop() {
+        if (!_started) { return; }
+        _ctl.stop.store(true);
+        rte_eal_wait_lcore(_worker);
+        _started = false;
+    }
+    // Free whatever a host port has received; returns frames freed.
+    std::size_t drain(std::uint16_t port) {
+        rte_mbuf* b[64];
+        std::size_t t = 0;
+        for (;;) {
+            const std::uint16_t n = rte_eth_rx_burst(port, 0, b, 64);
+            if (n == 0) { return t; }
+            rte_pktmbuf_free_bulk(b, n);
+            t += n;
+        }
+    }
+    unsigned pool_in_use() const { return rte_mempool_in_use_count(_pool); }
+    rte_mempool* pool() const { return _pool; }
+
+    std::unique_ptr<sw::switch_pipeline> pipe;
+    std::vector<host_port> hosts;
+
+private:
+    switch_cfg _cfg;
+    rte_mempool* _pool = nullptr;
+    std::vector<rte_ring*> _rings;
+    std::vector<sw::port_binding> _bindings;
+    sw::worker_ctl _ctl;
+    unsigned _worker = 0;
+    bool _started = false;
+};
+
+// A test-only paced RoCEv2 sender: one traffic class at a fixed wire rate,
+// paced by the library's shaper against the TSC clock.
+class paced_sender {
+public:
+    paced_sender(rte_mempool* pool, std::uint16_t port, roce_v4_params proto, std::uint32_t payload,
+                 bits_per_sec rate)
+        : _pool(pool), _port(port), _p(proto), _payload(payload, std::byte{0x5a}), _shp(rate, bytes{4096}) {
+        _p.payload = _payload;
+        _frame.resize(9216);
+        _len = build_roce_v4(_frame, _p);
+    }
+    // Send what the shaper allows at `now`; returns frames sent.
+    unsigned poll(nanos now) {
+        unsigned n = 0;
+        while (_shp.conforms(now)) {
+            rte_mbuf* m = rte_pktmbuf_alloc(_pool);
+            if (m == nullptr) { ++alloc_fail; return n; }
+            char* d = rte_pktmbuf_append(m, static_cast<std::uint16_t>(_len));
+            std::memcpy(d, _frame.data(), _len);
+            if (rte_eth_tx_burst(_port, 0, &m, 1) != 1) {
+                rte_pktmbuf_free(m);
+                ++tx_fail;
+                return n;
+            }
+            _shp.on_send(now, _len);
+            ++sent;
+            sent_wire_bytes += _len + 24;
+            ++n;
+        }
+        return n;
+    }
+    std::uint32_t frame_len() const { return _len; }
+    std::uint64_t sent = 0, sent_wire_bytes = 0, alloc_fail = 0, tx_fail = 0;
+
+private:
+    rte_mempool* _pool;
+    std::uint16_t _port;
+    roce_v4_params _p;
+    std::vector<std::byte> _payload;
+    std::vector<std::byte> _frame;
+    std::uint32_t _len = 0;
+    shaper _shp;
+};
+
+}  // namespace rocelab::test

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# setup.sh - install what rocelab needs on Debian 12 (idempotent; run as root).
+# Installs only missing packages; does nothing when everything is present.
+set -euo pipefail
+pkgs=(g++ meson ninja-build pkg-config libdpdk-dev dpdk dpdk-dev libpcap-dev libyaml-cpp-dev
+      googletest libgtest-dev libbenchmark-dev tshark python3-scapy python3-matplotlib iproute2)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
