@@ -197,7 +197,8 @@ void print_status(const sw::switch_pipeline& p, std::vector<port_prev>& prev, do
 }
 
 void write_report(const std::string& path, const sw::switch_pipeline& p, const switch_cfg& cfg, double elapsed,
-                  const std::vector<dpdk::port_info>& infos, std::uint64_t mbufs_total, std::uint64_t mbufs_in_use,
+                  const std::vector<dpdk::port_info>& infos, const std::vector<rte_eth_stats>& ethstats,
+                  std::uint64_t mbufs_total, std::uint64_t mbufs_in_use,
                   const dpdk::capture* cap, std::uint64_t tsc_hz) {
     std::string out;
     json_writer j(out);
@@ -260,8 +261,7 @@ void write_report(const std::string& path, const sw::switch_pipeline& p, const s
         j.begin_array();
         for (auto v : c.rx_pfc_prio) { j.value(v); }
         j.end_array();
-        rte_eth_stats es{};
-        rte_eth_stats_get(b.port_id, &es);
+        const rte_eth_stats& es = ethstats[i];
         j.key("ethdev");
         j.begin_object();
         j.kv("ipackets", es.ipackets);
@@ -561,18 +561,26 @@ int main(int argc, char** argv) {
         std::fclose(csv);
     }
     print_final(*pipe, elapsed);
+    // Free what is queued, stop and close the ports (PMDs such as net_pcap
+    // infinite_rx hold mbufs until close), then check every mbuf came back.
     pipe->release_all();
-    for (const auto& b : bindings) { rte_eth_dev_stop(b.port_id); }
+    std::vector<rte_eth_stats> ethstats(bindings.size());
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+        rte_eth_dev_stop(bindings[i].port_id);
+        rte_eth_stats_get(bindings[i].port_id, &ethstats[i]);
+        rte_eth_dev_close(bindings[i].port_id);
+    }
     if (cap) { cap->flush(); }
     const std::uint64_t in_use = rte_mempool_in_use_count(pool);
     std::printf("mbufs in use at exit: %llu of %u\n", static_cast<unsigned long long>(in_use), cfg.mbufs);
+    if (in_use != 0) { std::fprintf(stderr, "rocelab-switch: warning: %llu mbufs not returned to the pool\n",
+                                    static_cast<unsigned long long>(in_use)); }
     if (!opt.report.empty()) {
-        write_report(opt.report, *pipe, cfg, elapsed, infos, cfg.mbufs, in_use, cap.get(), clock.hz());
+        write_report(opt.report, *pipe, cfg, elapsed, infos, ethstats, cfg.mbufs, in_use, cap.get(), clock.hz());
         std::printf("report: %s\n", opt.report.c_str());
     }
     cap.reset();
     pipe.reset();
-    for (const auto& b : bindings) { rte_eth_dev_close(b.port_id); }
     rte_mempool_free(pool);
     dpdk::eal_cleanup();
     return 0;

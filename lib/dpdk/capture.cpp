@@ -32,7 +32,8 @@ struct capture::impl {
 
 capture::~capture() {
     if (_ring != nullptr) {
-        drain();
+        while (drain() != 0) {
+        }
     }
     if (_impl) {
         for (auto* d : _impl->dumpers) {
@@ -101,10 +102,10 @@ void capture::tap(std::uint16_t port_idx, bool tx, const rte_mbuf* m, nanos now)
     _captured++;
 }
 
-std::size_t capture::drain() {
+std::size_t capture::drain(std::size_t budget) {
     void* objs[64];
     std::size_t total = 0;
-    for (;;) {
+    while (total < budget) {
         const unsigned n = rte_ring_sc_dequeue_burst(_ring, objs, 64, nullptr);
         if (n == 0) { break; }
         for (unsigned i = 0; i < n; ++i) {
@@ -130,7 +131,8 @@ std::size_t capture::drain() {
 }
 
 void capture::flush() {
-    drain();
+    while (drain() != 0) {
+    }
     for (auto* d : _impl->dumpers) { pcap_dump_flush(d); }
 }
 

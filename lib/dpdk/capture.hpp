@@ -39,8 +39,10 @@ public:
 
     // Data path (one producer lcore). Never blocks.
     void tap(std::uint16_t port_idx, bool tx, const rte_mbuf* m, nanos now) noexcept;
-    // Control thread: write what is queued; returns frames written.
-    std::size_t drain();
+    // Control thread: write up to `budget` queued frames; returns frames
+    // written. Bounded so a producer faster than the disk cannot hold the
+    // control loop (what does not fit is counted as dropped by tap()).
+    std::size_t drain(std::size_t budget = 16384);
     void flush();
 
     std::uint64_t captured() const noexcept { return __atomic_load_n(&_captured, __ATOMIC_RELAXED); }

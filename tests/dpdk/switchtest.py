@@ -1,0 +1,109 @@
+"""Shared helpers for tests that run the real rocelab-switch binary on
+--no-huge virtual devices. Each run gets its own --file-prefix and is
+stopped by its PID (duration, SIGTERM, or kill on timeout)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build"))
+SWITCH = os.path.join(BUILD, "app", "rocelab-switch")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+from scapy.all import Ether, rdpcap, wrpcap, PcapWriter  # noqa: E402
+from scapy.contrib.roce import BTH  # noqa: E402
+
+_seq = [0]
+
+
+def eal_args(vdevs, lcores="0-1"):
+    _seq[0] += 1
+    prefix = f"rlt{os.getpid()}_{_seq[0]}"
+    args = ["--no-huge", "-m", "512", "--no-pci", "-l", lcores, "--file-prefix", prefix,
+            "--log-level", "lib.eal:error"]
+    for v in vdevs:
+        args.append(f"--vdev={v}")
+    return args, prefix
+
+
+class Run:
+    def __init__(self, rc, out, err, report):
+        self.rc, self.out, self.err, self.report = rc, out, err, report
+
+    def port(self, name):
+        return next(p for p in self.report["ports"] if p["name"] == name)
+
+
+def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
+    """Run rocelab-switch to completion (app_args should include --duration)."""
+    eal, _ = eal_args(vdevs)
+    report = os.path.join(tmp, "report.json")
+    if os.path.exists(report):
+        os.remove(report)
+    args = list(app_args) + ["--report", report, "--quiet"]
+    if config is not None:
+        cfg = os.path.join(tmp, "switch.yaml")
+        with open(cfg, "w") as f:
+            f.write(config)
+        args += ["--config", cfg]
+    p = subprocess.Popen([SWITCH] + eal + ["--"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError(f"rocelab-switch (pid {p.pid}) did not stop within {timeout}s\n{out}\n{err}")
+    rep = None
+    if os.path.exists(report):
+        with open(report) as f:
+            rep = json.load(f)
+    return Run(p.returncode, out, err, rep)
+
+
+def frames(path):
+    if not os.path.exists(path) or os.path.getsize(path) <= 24:
+        return []
+    return [bytes(p) for p in rdpcap(path)]
+
+
+def icrc_ok(raw):
+    """True when the frame's ICRC verifies: scapy recomputes it independently."""
+    p = Ether(raw)
+    if BTH not in p:
+        return False
+    q = Ether(raw)
+    q[BTH].icrc = None
+    return bytes(q) == raw
+
+
+def write_pcap(path, pkts):
+    w = PcapWriter(path, linktype=1, sync=False)
+    for x in pkts:
+        w.write(bytes(x))
+    w.close()
+
+
+def tshark_fields(path, *fields, display_filter=None):
+    cmd = ["tshark", "-r", path, "-T", "fields"]
+    for f in fields:
+        cmd += ["-e", f]
+    if display_filter:
+        cmd += ["-Y", display_filter]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return [line.split("\t") for line in r.stdout.splitlines() if line]
+
+
+def tshark_expert(path):
+    """Return tshark's expert-info/malformed lines for a capture."""
+    r = subprocess.run(["tshark", "-r", path, "-z", "expert,note", "-q"], capture_output=True, text=True)
+    return r.stdout
+
+
+def mkpcap(*args):
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "mkpcap.py")] + list(args), check=True,
+                   stderr=subprocess.DEVNULL)

@@ -1,0 +1,389 @@
+#!/usr/bin/python3
+"""DPDK tests of the real rocelab-switch binary on --no-huge virtual devices.
+
+Run one class: /usr/bin/python3 tests/dpdk/test_switch.py L2Tests -v
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from switchtest import (SWITCH, Ether, BTH, eal_args, frames, icrc_ok, mkpcap, run_switch,  # noqa: E402
+                        tshark_fields, write_pcap)
+from scapy.all import ARP, Dot1Q, IP, IPv6, UDP, Raw  # noqa: E402
+from scapy.layers.inet6 import ICMPv6ND_NS, ICMPv6NDOptSrcLLAddr  # noqa: E402
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl  # noqa: E402
+
+ROUTER_MAC = "02:00:00:00:01:00"
+
+
+def roce(dst_mac="02:00:00:00:00:02", src_mac="02:00:00:00:00:01", src="10.1.0.0", dst="10.2.0.5", dscp=26,
+         ttl=64, sport=49152, psn=0, payload=64, vlan=None):
+    l2 = Ether(dst=dst_mac, src=src_mac)
+    if vlan is not None:
+        l2 = l2 / Dot1Q(vlan=vlan[0], prio=vlan[1])
+    return l2 / IP(src=src, dst=dst, tos=(dscp << 2) | 2, ttl=ttl, flags="DF", id=psn & 0xFFFF) / \
+        UDP(sport=sport, dport=4791, chksum=0) / BTH(opcode=4, dqpn=0x33, psn=psn, ackreq=1) / \
+        Raw(bytes((psn + k) & 0xFF for k in range(payload)))
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self._td = tempfile.TemporaryDirectory(prefix="rocelab-test-")
+        self.tmp = self._td.name
+
+    def tearDown(self):
+        self._td.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def assertClean(self, run):
+        self.assertEqual(run.rc, 0, run.err)
+        self.assertIsNotNone(run.report, run.err)
+        self.assertEqual(run.report["mbufs_in_use_at_exit"], 0, "mbuf leak")
+
+
+class L2Tests(Base):
+    def test_pcap_in_pcap_out_byte_exact_icrc(self):
+        """Default L2 bridge: every frame leaves unchanged (order may differ
+        between queues) and every ICRC still verifies with scapy."""
+        inp = self.path("in.pcap")
+        mkpcap("roce", inp, "--count", "600", "--qps", "16", "--dscp", "26,0,8,48,46,3", "--payload", "200")
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp},tx_pcap={self.path('o0.pcap')}",
+                                    f"net_pcap1,tx_pcap={self.path('o1.pcap')}"], ["--duration", "1500ms"])
+        self.assertClean(run)
+        fin = frames(inp)
+        fout = frames(self.path("o1.pcap"))
+        self.assertEqual(sorted(fin), sorted(fout))
+        self.assertTrue(all(icrc_ok(f) for f in fout))
+        self.assertEqual(frames(self.path("o0.pcap")), [])
+        p1 = run.port("Ethernet1")
+        self.assertEqual(p1["tx_packets"], 600)
+        # DSCP 26 and 3 -> queue 3; 48 -> 6; 46 -> 5; 8 -> 0; 0 -> 1 (AZURE + RoCE).
+        q = {x["queue"]: x["deq_packets"] for x in p1["queues"]}
+        self.assertEqual((q[0], q[1], q[3], q[5], q[6]), (100, 100, 200, 100, 100))
+
+    def test_tagged_egress_rewrites_pcp_from_tc(self):
+        """A tagged egress port inserts its VID with PCP = TC; ICRC unaffected."""
+        inp = self.path("in.pcap")
+        write_pcap(inp, [roce(dscp=d, psn=i) for i, d in enumerate([26, 48, 8, 0] * 10)])
+        cfg = """
+PORT:
+  Ethernet0: {device: net_pcap0}
+  Ethernet1: {device: net_pcap1, vlan_mode: tagged, vlan: 100}
+"""
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"],
+                         ["--duration", "1s"], cfg)
+        self.assertClean(run)
+        out = frames(self.path("o1.pcap"))
+        self.assertEqual(len(out), 40)
+        want_pcp = {26: 3, 48: 6, 8: 0, 0: 1}
+        for raw in out:
+            p = Ether(raw)
+            self.assertIn(Dot1Q, p)
+            self.assertEqual(p[Dot1Q].vlan, 100)
+            self.assertEqual(p[Dot1Q].prio, want_pcp[p[IP].tos >> 2])
+            self.assertTrue(icrc_ok(raw))
+        rows = tshark_fields(self.path("o1.pcap"), "vlan.id", "vlan.priority", "infiniband.bth.opcode")
+        self.assertEqual(len(rows), 40)
+        self.assertTrue(all(r[0] == "100" and r[2] == "4" for r in rows))
+
+    def test_malformed_frames_are_counted_not_forwarded(self):
+        inp = self.path("in.pcap")
+        mkpcap("malformed", inp, "--good", "5")
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"],
+                         ["--duration", "1s"])
+        self.assertClean(run)
+        p0 = run.port("Ethernet0")
+        m = p0["malformed"]
+        # One corpus frame per check; frames cut inside the IP datagram (IPv4
+        # total length, UDP or BTH beyond the frame) are truncated_ipv4_payload.
+        want = {"truncated_eth": 1, "truncated_vlan": 1, "truncated_ipv4": 1, "bad_ipv4_version": 1,
+                "bad_ipv4_ihl": 1, "truncated_ipv4_payload": 3, "truncated_ipv6": 1, "bad_udp_length": 1,
+                "roce_unknown_opcode": 1, "truncated_mac_control": 1}
+        self.assertEqual({k: v for k, v in m.items() if v}, want)
+        self.assertEqual(p0["drops"]["drop_malformed"], 12)
+        self.assertEqual(p0["rx_packets"], 17)
+        # Only the 5 good frames are forwarded.
+        self.assertEqual(len(frames(self.path("o1.pcap"))), 5)
+
+    def test_link_local_never_forwarded_pfc_consumed(self):
+        inp = self.path("in.pcap")
+        lldp = Ether(dst="01:80:c2:00:00:0e", src="02:00:00:00:00:01", type=0x88cc) / Raw(b"\x00" * 46)
+        stp = Ether(dst="01:80:c2:00:00:00", src="02:00:00:00:00:01", type=0x0026) / Raw(b"\x00" * 46)
+        pfc = Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:01") / \
+            MACControlClassBasedFlowControl(c3_enabled=1, c3_pause_time=100)
+        write_pcap(inp, [lldp, stp, pfc, roce()])
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"],
+                         ["--duration", "1s"])
+        self.assertClean(run)
+        p0 = run.port("Ethernet0")
+        self.assertEqual(p0["drops"]["drop_link_local"], 2)
+        self.assertEqual(p0["rx_mac_control"], 1)
+        self.assertEqual(p0["rx_pfc"], 1)
+        self.assertEqual(p0["rx_pfc_prio"][3], 1)
+        self.assertEqual(len(frames(self.path("o1.pcap"))), 1)
+
+    def test_jumbo_and_oversize(self):
+        inp = self.path("in.pcap")
+        j = roce(payload=9000)           # 9058-byte frame: several 2 KiB mbufs
+        big = roce(payload=9200)         # 9258 bytes > max_frame 9216
+        write_pcap(inp, [j, big, roce()])
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"],
+                         ["--duration", "1s"])
+        self.assertClean(run)
+        out = frames(self.path("o1.pcap"))
+        self.assertIn(bytes(j), out)
+        self.assertEqual(len(out), 2)
+        self.assertEqual(run.port("Ethernet0")["drops"]["drop_oversize"], 1)
+
+    def test_learning_and_flooding(self):
+        """Unknown unicast floods to every other port; once the destination is
+        learned, frames go to its port only."""
+        inp0 = self.path("in0.pcap")
+        inp2 = self.path("in2.pcap")
+        # host B (02:..:0b) speaks first on port 2, then A on port 0 sends to B and to unknown C.
+        write_pcap(inp2, [roce(src_mac="02:00:00:00:00:0b", dst_mac="02:00:00:00:00:0a")])
+        write_pcap(inp0, [roce(src_mac="02:00:00:00:00:0a", dst_mac="02:00:00:00:00:0c", psn=1)])
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp0},tx_pcap={self.path('o0.pcap')}",
+                                    f"net_pcap1,tx_pcap={self.path('o1.pcap')}",
+                                    f"net_pcap2,rx_pcap={inp2},tx_pcap={self.path('o2.pcap')}"],
+                         ["--duration", "1s"])
+        self.assertClean(run)
+        # A->C (unknown) floods to ports 1 and 2; B->A floods (A unknown when B spoke) or goes to 0.
+        o1 = frames(self.path("o1.pcap"))
+        self.assertTrue(any(Ether(f).dst == "02:00:00:00:00:0c" for f in o1))
+        self.assertTrue(any(Ether(f).dst == "02:00:00:00:00:0c" for f in frames(self.path("o2.pcap"))))
+        self.assertGreaterEqual(run.port("Ethernet0")["flood_copies"] + run.port("Ethernet2")["flood_copies"], 1)
+
+
+L3_CFG = """
+ROCELAB: {mode: l3, seed: 7}
+DEVICE_METADATA:
+  localhost: {mac: "02:00:00:00:01:00"}
+PORT:
+  Ethernet0: {device: net_pcap0}
+  Ethernet1: {device: net_pcap1}
+  Ethernet2: {device: net_pcap2}
+  Ethernet3: {device: net_pcap3}
+INTERFACE:
+  "Ethernet0|10.1.0.1/31": {}
+  "Ethernet0|fc00:1::1/126": {}
+  "Ethernet1|10.1.0.3/31": {}
+  "Ethernet2|10.0.0.1/31": {}
+  "Ethernet2|fc00::1/126": {}
+  "Ethernet3|10.0.0.3/31": {}
+  "Ethernet3|fc00::5/126": {}
+ROUTE:
+  "10.2.0.0/16": {nexthop: "10.0.0.0,10.0.0.2", ifname: "Ethernet2,Ethernet3"}
+  "10.3.0.0/16": {nexthop: "10.0.0.0", ifname: "Ethernet2"}
+  "fc00:2::/48": {nexthop: "fc00::2,fc00::6"}
+NEIGH:
+  "Ethernet0|10.1.0.0": {neigh: "02:00:00:00:00:10", family: IPv4}
+  "Ethernet1|10.1.0.2": {neigh: "02:00:00:00:00:11", family: IPv4}
+  "Ethernet2|10.0.0.0": {neigh: "02:00:00:00:00:20", family: IPv4}
+  "Ethernet3|10.0.0.2": {neigh: "02:00:00:00:00:21", family: IPv4}
+  "Ethernet2|fc00::2": {neigh: "02:00:00:00:00:20", family: IPv6}
+  "Ethernet3|fc00::6": {neigh: "02:00:00:00:00:21", family: IPv6}
+"""
+
+
+class L3Tests(Base):
+    def vdevs(self, inp):
+        return [f"net_pcap0,rx_pcap={inp},tx_pcap={self.path('o0.pcap')}"] + \
+            [f"net_pcap{i},tx_pcap={self.path(f'o{i}.pcap')}" for i in (1, 2, 3)]
+
+    def test_routes_ttl_and_rewrites(self):
+        inp = self.path("in.pcap")
+        pk = [roce(dst_mac=ROUTER_MAC, dst="10.1.0.2", psn=1),        # connected neighbour on Ethernet1
+              roce(dst_mac=ROUTER_MAC, dst="10.3.0.9", psn=2),        # /16 via Ethernet2
+              roce(dst_mac=ROUTER_MAC, dst="10.3.0.9", psn=3, ttl=1),  # TTL expires
+              roce(dst_mac=ROUTER_MAC, dst="192.168.9.9", psn=4),     # no route
+              roce(dst_mac="02:00:00:00:99:99", dst="10.1.0.2", psn=5)]  # not to the router MAC
+        write_pcap(inp, pk)
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"], L3_CFG)
+        self.assertClean(run)
+        o1, o2 = frames(self.path("o1.pcap")), frames(self.path("o2.pcap"))
+        self.assertEqual(len(o1), 1)
+        self.assertEqual(len(o2), 1)
+        for raw, src, nh in ((o1[0], pk[0], "02:00:00:00:00:11"), (o2[0], pk[1], "02:00:00:00:00:20")):
+            # Byte-exact apart from the intended rewrites: MACs, TTL, IPv4 checksum.
+            want = Ether(bytes(src))
+            want.dst = nh
+            want.src = ROUTER_MAC
+            want[IP].ttl -= 1
+            want[IP].chksum = None
+            self.assertEqual(raw, bytes(Ether(bytes(want))))
+            self.assertTrue(icrc_ok(raw))
+        d = run.port("Ethernet0")["drops"]
+        self.assertEqual(d["drop_ttl_expired"], 1)
+        self.assertEqual(d["drop_no_route"], 1)
+        self.assertEqual(d["drop_not_router_mac"], 1)
+
+    def test_ecmp_spreads_1000_flows(self):
+        inp = self.path("in.pcap")
+        write_pcap(inp, [roce(dst_mac=ROUTER_MAC, dst="10.2.1.1", sport=0xC000 + i, psn=i, payload=16)
+                         for i in range(1000)])
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1500ms"], L3_CFG)
+        self.assertClean(run)
+        n2, n3 = len(frames(self.path("o2.pcap"))), len(frames(self.path("o3.pcap")))
+        self.assertEqual(n2 + n3, 1000)
+        self.assertTrue(450 <= n2 <= 550 and 450 <= n3 <= 550, (n2, n3))
+        # The same flow always takes the same path.
+        by_port = {}
+        for name in ("o2.pcap", "o3.pcap"):
+            for raw in frames(self.path(name)):
+                by_port.setdefault(Ether(raw)[UDP].sport, set()).add(name)
+        self.assertTrue(all(len(v) == 1 for v in by_port.values()))
+
+    def test_ipv6_route_and_hop_limit(self):
+        inp = self.path("in.pcap")
+        p = Ether(dst=ROUTER_MAC, src="02:00:00:00:00:10") / IPv6(src="fc00:1::2", dst="fc00:2::7", hlim=9, tc=26 << 2) / \
+            UDP(sport=49200, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=1) / Raw(b"\x11" * 32)
+        write_pcap(inp, [p])
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"], L3_CFG)
+        self.assertClean(run)
+        out = frames(self.path("o2.pcap")) + frames(self.path("o3.pcap"))
+        self.assertEqual(len(out), 1)
+        q = Ether(out[0])
+        self.assertEqual(q[IPv6].hlim, 8)
+        self.assertEqual(q.src, ROUTER_MAC)
+
+    def test_arp_and_nd_answered(self):
+        inp = self.path("in.pcap")
+        arp = Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:10") / \
+            ARP(op=1, hwsrc="02:00:00:00:00:10", psrc="10.1.0.0", pdst="10.1.0.1")
+        ns = Ether(dst="33:33:ff:00:00:01", src="02:00:00:00:00:10") / \
+            IPv6(src="fc00:1::2", dst="ff02::1:ff00:1", hlim=255) / ICMPv6ND_NS(tgt="fc00:1::1") / \
+            ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:10")
+        write_pcap(inp, [arp, ns])
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"], L3_CFG)
+        self.assertClean(run)
+        rows = tshark_fields(self.path("o0.pcap"), "arp.opcode", "arp.src.hw_mac", "arp.src.proto_ipv4",
+                             display_filter="arp")
+        self.assertEqual(rows, [["2", ROUTER_MAC, "10.1.0.1"]])
+        rows = tshark_fields(self.path("o0.pcap"), "icmpv6.nd.na.target_address", "icmpv6.checksum.status",
+                             display_filter="icmpv6.type == 136")
+        self.assertEqual(rows, [["fc00:1::1", "1"]])
+        self.assertEqual(run.port("Ethernet0")["arp_replies"], 1)
+        self.assertEqual(run.port("Ethernet0")["nd_replies"], 1)
+
+
+class CliTests(Base):
+    def test_help_and_version(self):
+        r = subprocess.run([SWITCH, "--help"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--duration", r.stdout)
+        r = subprocess.run([SWITCH, "--version"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("rocelab-switch", r.stdout)
+
+    def test_bad_config_exits_2_naming_file_field_and_range(self):
+        cfg = self.path("bad.yaml")
+        with open(cfg, "w") as f:
+            f.write("PORT:\n  Ethernet0: {device: net_null0, speed: 100}\n")
+        eal, _ = eal_args(["net_null0"])
+        r = subprocess.run([SWITCH] + eal + ["--", "--config", cfg, "--duration", "1s"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(cfg + ":2:", r.stderr)
+        self.assertIn("speed", r.stderr)
+        self.assertIn("Gbps", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def test_unknown_device_and_option(self):
+        eal, _ = eal_args(["net_null0"])
+        r = subprocess.run([SWITCH] + eal + ["--", "--frobnicate"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--frobnicate", r.stderr)
+        cfg = self.path("c.yaml")
+        with open(cfg, "w") as f:
+            f.write("PORT:\n  Ethernet0: {device: net_nosuch9}\n")
+        r = subprocess.run([SWITCH] + eal + ["--", "--config", cfg, "--duration", "1s"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("net_nosuch9", r.stderr)
+
+    def test_sigterm_stops_cleanly_with_status_telemetry_csv_and_capture(self):
+        inp = self.path("in.pcap")
+        # One frame in 64 is DSCP 48 (TC 6, strict): far below 1Gbps even though
+        # the replayed input as a whole oversubscribes the 1Gbps egress many times.
+        mkpcap("roce", inp, "--count", "64", "--dscp", ",".join(["26"] * 63 + ["48"]), "--payload", "100")
+        eal, prefix = eal_args([f"net_pcap0,rx_pcap={inp},infinite_rx=1", "net_null1,no-rx=1"])
+        cfg = self.path("c.yaml")
+        with open(cfg, "w") as f:
+            f.write("PORT:\n  Ethernet0: {device: net_pcap0}\n  Ethernet1: {device: net_null1, speed: 1Gbps}\n"
+                    "ROCELAB: {queue_sample_interval: 10ms}\n")
+        report, csv = self.path("r.json"), self.path("q.csv")
+        p = subprocess.Popen([SWITCH] + eal + ["--", "--config", cfg, "--report", report, "--queue-csv", csv],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(2.5)
+            from telemetry import Telemetry
+            t = Telemetry(prefix)
+            ports = t.query("/rocelab/ports")["/rocelab/ports"]
+            self.assertEqual(ports, ["Ethernet0", "Ethernet1"])
+            c = t.query("/rocelab/port,Ethernet1")["/rocelab/port"]
+            self.assertGreater(c["tx_packets"], 1000)
+            self.assertGreater(c["drop_tail"], 0)  # 1Gbps egress, unpaced pcap input
+            q = t.query("/rocelab/queues,Ethernet1")["/rocelab/queues"]
+            self.assertGreater(q["q6"]["deq_packets"], 0)
+            info = t.query("/rocelab/info")["/rocelab/info"]
+            self.assertEqual(info["config"], cfg)
+            t.close()
+            # dpdk-telemetry.py itself reads the same commands.
+            r = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input="/rocelab/ports\n", capture_output=True,
+                               text=True, timeout=20)
+            self.assertIn("Ethernet1", r.stdout)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("] | Ethernet0 rx", out)  # status line each second
+        self.assertIn("final counters", out)
+        with open(report) as f:
+            rep = json.load(f)
+        self.assertEqual(rep["mbufs_in_use_at_exit"], 0)
+        self.assertEqual(rep["provenance"]["version"], "0.1.0")
+        self.assertEqual(rep["provenance"]["seed"], 1)
+        # TC6 (strict) gets through at 1Gbps with no drops; the lossy class absorbs them.
+        p1 = next(x for x in rep["ports"] if x["name"] == "Ethernet1")
+        q6 = next(x for x in p1["queues"] if x["queue"] == 6)
+        self.assertEqual(q6["drop_packets"], 0)
+        with open(csv) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "time_s,port,queue,depth_bytes,paused")
+        self.assertGreater(len(lines), 100)
+        self.assertTrue(any(int(line.split(",")[3]) > 0 for line in lines[1:]))
+
+    def test_pcap_out_captures_both_directions(self):
+        inp = self.path("in.pcap")
+        mkpcap("roce", inp, "--count", "300", "--dscp", "26,48", "--cnp-for-dscp48", "--payload", "500")
+        capdir = self.path("cap")
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", "net_null1,no-rx=1"],
+                         ["--duration", "1s", "--pcap-out", capdir, "--snaplen", "128"])
+        self.assertClean(run)
+        self.assertEqual(run.report["capture_dropped"], 0)
+        self.assertEqual(run.report["capture_frames"], 600)
+        rx = tshark_fields(os.path.join(capdir, "Ethernet0-rx.pcap"), "frame.len", "frame.cap_len")
+        tx = tshark_fields(os.path.join(capdir, "Ethernet1-tx.pcap"), "infiniband.bth.opcode", "frame.cap_len")
+        self.assertEqual(len(rx), 300)
+        self.assertEqual(len(tx), 300)
+        self.assertTrue(all(int(r[1]) <= 128 for r in rx + tx))
+        self.assertEqual(sorted({r[0] for r in tx}), ["129", "4"])  # RC SEND_ONLY and CNP
+        self.assertEqual(tshark_fields(os.path.join(capdir, "Ethernet1-rx.pcap"), "frame.len"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
