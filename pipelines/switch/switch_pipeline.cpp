@@ -28,8 +28,8 @@ namespace rocelab::sw {
 namespace {
 
 constexpr std::uint16_t out_drop = 0xFFFF;
-constexpr std::uint16_t out_flood = 0xFFFE;
-constexpr std::uint16_t out_consumed = 0xFFFD;
+constexpr std::uint16_t out_consumed = 0xFFFE;  // >= out_consumed: free without forwarding
+constexpr std::uint16_t out_flood = 0xFFFD;
 
 // Per-mbuf metadata kept in the mbuf between enqueue and dequeue.
 inline void set_tc(rte_mbuf* m, std::uint8_t tc) noexcept { m->hash.usr = tc; }
@@ -71,6 +71,7 @@ struct port_rt {
     pause_timer pause;
     egress_queues<rte_mbuf*, switch_pipeline::queue_slots> eq;
     std::array<rte_mbuf*, switch_pipeline::max_burst> staged{};
+    std::array<std::uint32_t, switch_pipeline::max_burst> staged_len{};
     std::uint16_t n_staged = 0;
     bool backlog = false;  // eligible frames were left after the last fill
     port_counters c{};
@@ -188,14 +189,6 @@ void switch_pipeline::release_all() noexcept {
 
 namespace {
 
-// Stage 1: parse + classify one frame; returns the egress decision.
-struct rx_ctx {
-    switch_pipeline::impl* p;
-    port_rt* in;
-    nanos now;
-    dpdk::capture* cap;
-};
-
 // Handle a consumed MAC Control frame (PAUSE or PFC).
 inline void on_mac_control(port_rt& in, const parsed_frame& pf, const std::byte* d, nanos now) noexcept {
     ++in.c.rx_mac_control;
@@ -217,15 +210,104 @@ inline void on_mac_control(port_rt& in, const parsed_frame& pf, const std::byte*
 
 }  // namespace
 
+namespace {
+
+// L3 forwarding decision for one parsed frame (ARP/ND answered in place).
+// Returns the egress port index, or out_drop with the reason counted.
+std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+                        std::uint8_t& tc) noexcept {
+    std::byte* d = data(m);
+    const auto* dmac = reinterpret_cast<const std::uint8_t*>(d);
+    if (f.kind == frame_kind::arp) {
+        if (p.routes->is_local_v4(arp_target_ip(d + f.l3_off)) &&
+            arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
+            ++in.c.arp_replies;
+            tc = 7;
+            return in.idx;
+        }
+        in.c.drop(drop_reason::to_switch);
+        return out_drop;
+    }
+    if (f.kind == frame_kind::ipv6 && nd_is_solicitation(d, f.l3_off, rte_pktmbuf_data_len(m))) {
+        const std::uint8_t* target = nd_target(d, f.l3_off);
+        if (p.routes->is_local_v6(target) && nd_make_advert(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
+            const auto na_len = static_cast<std::uint16_t>(nd_na_frame_len(f.l3_off));
+            m->data_len = na_len;
+            m->pkt_len = na_len;
+            ++in.c.nd_replies;
+            tc = 7;
+            return in.idx;
+        }
+        in.c.drop(drop_reason::to_switch);
+        return out_drop;
+    }
+    if (std::memcmp(dmac, in.b.mac.data(), 6) != 0) {
+        in.c.drop((dmac[0] & 1u) ? drop_reason::link_local : drop_reason::not_router_mac);
+        return out_drop;
+    }
+    if (f.kind != frame_kind::ipv4 && f.kind != frame_kind::ipv6) {
+        in.c.drop(drop_reason::l3_not_ip);
+        return out_drop;
+    }
+    const std::uint32_t h =
+        f.kind == frame_kind::ipv4
+            ? flow_hash_v4(f.ip4_src, f.ip4_dst, f.l4_proto, f.sport, f.dport, p.ecmp_seed)
+            : flow_hash_v6(reinterpret_cast<const std::uint8_t*>(d + f.ip6_src_off),
+                           reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off), f.l4_proto, f.sport, f.dport,
+                           p.ecmp_seed);
+    const nexthop* nh = nullptr;
+    int rc;
+    if (f.kind == frame_kind::ipv4) {
+        if (p.routes->is_local_v4(f.ip4_dst)) {
+            in.c.drop(drop_reason::to_switch);
+            return out_drop;
+        }
+        rc = p.routes->lookup_v4(f.ip4_dst, h, &nh);
+    } else {
+        const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
+        if (p.routes->is_local_v6(dst)) {
+            in.c.drop(drop_reason::to_switch);
+            return out_drop;
+        }
+        rc = p.routes->lookup_v6(dst, h, &nh);
+    }
+    if (rc != 0 || nh == nullptr) {
+        in.c.drop(rc == dpdk::route_table::no_neighbor ? drop_reason::no_neighbor : drop_reason::no_route);
+        return out_drop;
+    }
+    if (f.ttl <= 1) {
+        in.c.drop(drop_reason::ttl_expired);
+        return out_drop;
+    }
+    if (f.kind == frame_kind::ipv4) {
+        ipv4_dec_ttl(d + f.l3_off);
+    } else {
+        d[f.l3_off + 7] = std::byte(f.ttl - 1);
+    }
+    std::memcpy(d, nh->dst_mac.data(), 6);
+    std::memcpy(d + 6, nh->src_mac.data(), 6);
+    return nh->port;
+}
+
+inline std::uint64_t load_mac48(const std::byte* p) noexcept {
+    std::uint64_t x = 0;
+    std::memcpy(&x, p, 6);
+    return x;
+}
+
+}  // namespace
+
 std::uint32_t switch_pipeline::poll(nanos now) noexcept {
     impl& p = *_p;
     const std::size_t nports = p.ports.size();
+    dpdk::capture* const cap = _capture;
+    const bool l2 = p.mode == fwd_mode::l2;
     std::uint32_t work = 0;
 
     rte_mbuf* pkts[max_burst];
-    parsed_frame pf[max_burst];
-    std::uint16_t out[max_burst];
+    std::uint16_t out[max_burst];  // egress port, or out_drop/out_flood/out_consumed
     std::uint8_t tc[max_burst];
+    bool tagged[max_burst];
 
     for (std::size_t pi = 0; pi < nports; ++pi) {
         port_rt& in = *p.ports[pi];
@@ -234,14 +316,20 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         work += n;
         for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
 
-        // ---- stage: parse + classify (side arrays pf[], tc[], out[]) ----
+        // FDB results are cached within a burst: consecutive frames of one
+        // flow share source and destination, so learn/lookup run once.
+        std::uint64_t last_src = ~0ULL;
+        std::uint64_t last_dst = ~0ULL;
+        int last_dst_port = -1;
+
+        // ---- stage: parse + classify + forwarding decision -> out[], tc[] ----
         std::uint64_t rx_bytes = 0;
         for (std::uint16_t i = 0; i < n; ++i) {
             if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
             rte_mbuf* m = pkts[i];
             const std::uint32_t len = rte_pktmbuf_pkt_len(m);
             rx_bytes += len;
-            if (_capture != nullptr) { _capture->tap(in.idx, false, m, now); }
+            if (cap != nullptr) { cap->tap(in.idx, false, m, now); }
             out[i] = out_drop;
             if (len > p.max_frame) [[unlikely]] {
                 in.c.drop(drop_reason::oversize);
@@ -253,8 +341,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 continue;
             }
             const std::byte* d = data(m);
-            pf[i] = parse_frame(d, len);
-            const parsed_frame& f = pf[i];
+            const parsed_frame f = parse_frame(d, len);
             if (f.status != parse_status::ok) [[unlikely]] {
                 ++in.c.malformed[static_cast<std::size_t>(f.status)];
                 in.c.drop(drop_reason::malformed);
@@ -272,181 +359,102 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             }
             // VLAN membership: tagged ports accept their VID (or priority tags),
             // untagged ports accept untagged or priority-tagged frames.
-            if (f.vlan_count > 0) {
-                const int v = f.outer_vid;
-                const bool ok = v == 0 || (in.vmode == vlan_mode::tagged && v == in.vid);
-                if (!ok) [[unlikely]] {
+            std::uint16_t vid = 0;
+            tagged[i] = f.vlan_count > 0;
+            if (tagged[i]) {
+                vid = static_cast<std::uint16_t>(f.outer_vid);
+                if (vid != 0 && (in.vmode != vlan_mode::tagged || vid != in.vid)) [[unlikely]] {
                     in.c.drop(drop_reason::vlan_mismatch);
                     continue;
                 }
             }
-            tc[i] = in.maps.classify(in.trust, f.kind == frame_kind::ipv4 || f.kind == frame_kind::ipv6 ? f.dscp : -1,
-                                     f.vlan_count > 0 ? f.outer_pcp : -1);
-            out[i] = out_flood;  // decided below
+            tc[i] = in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, tagged[i] ? f.outer_pcp : -1);
+            if (!l2) {
+                out[i] = l3_decide(p, in, m, f, tc[i]);
+                continue;
+            }
+            // L2: learn the source, look up the destination; flood on a miss.
+            const std::uint64_t src = load_mac48(d + 6) | (std::uint64_t{vid} << 48);
+            if (src != last_src) {
+                if ((std::to_integer<std::uint8_t>(d[6]) & 1u) == 0) {
+                    p.table.learn(now, reinterpret_cast<const std::uint8_t*>(d + 6), vid, in.idx);
+                }
+                last_src = src;
+            }
+            if ((std::to_integer<std::uint8_t>(d[0]) & 1u) != 0) {
+                out[i] = out_flood;  // broadcast / multicast
+                continue;
+            }
+            const std::uint64_t dst = load_mac48(d) | (std::uint64_t{vid} << 48);
+            if (dst != last_dst) {
+                last_dst = dst;
+                last_dst_port = p.table.lookup(now, reinterpret_cast<const std::uint8_t*>(d), vid);
+            }
+            if (last_dst_port < 0) {
+                out[i] = out_flood;  // unknown unicast
+            } else if (last_dst_port == in.idx) {
+                in.c.drop(drop_reason::same_port);
+            } else {
+                out[i] = static_cast<std::uint16_t>(last_dst_port);
+            }
         }
         in.c.rx_packets += n;
         in.c.rx_bytes += rx_bytes;
 
-        // ---- stage: forward ----
-        if (p.mode == fwd_mode::l2) {
-            for (std::uint16_t i = 0; i < n; ++i) {
-                if (out[i] != out_flood) { continue; }
-                const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
-                const std::uint16_t vid = pf[i].vlan_count > 0 ? static_cast<std::uint16_t>(pf[i].outer_vid) : 0;
-                if ((d[6] & 1u) == 0) { p.table.learn(now, d + 6, vid, in.idx); }
-                if ((d[0] & 1u) != 0) { continue; }  // broadcast / multicast: flood
-                const int o = p.table.lookup(now, d, vid);
-                if (o < 0) { continue; }  // unknown unicast: flood
-                if (o == in.idx) {
-                    in.c.drop(drop_reason::same_port);
-                    out[i] = out_drop;
-                    continue;
-                }
-                out[i] = static_cast<std::uint16_t>(o);
-            }
-        } else {
-            for (std::uint16_t i = 0; i < n; ++i) {
-                if (out[i] != out_flood) { continue; }
-                rte_mbuf* m = pkts[i];
-                std::byte* d = data(m);
-                const parsed_frame& f = pf[i];
-                const auto* dmac = reinterpret_cast<const std::uint8_t*>(d);
-                out[i] = out_drop;
-                if (f.kind == frame_kind::arp) {
-                    if (p.routes->is_local_v4(arp_target_ip(d + f.l3_off)) &&
-                        arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
-                        ++in.c.arp_replies;
-                        tc[i] = 7;
-                        out[i] = in.idx;
-                    } else {
-                        in.c.drop(drop_reason::to_switch);
-                    }
-                    continue;
-                }
-                if (f.kind == frame_kind::ipv6 && nd_is_solicitation(d, f.l3_off, rte_pktmbuf_data_len(m))) {
-                    const std::uint8_t* target = nd_target(d, f.l3_off);
-                    if (p.routes->is_local_v6(target) &&
-                        nd_make_advert(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
-                        const auto na_len = static_cast<std::uint16_t>(nd_na_frame_len(f.l3_off));
-                        m->data_len = na_len;
-                        m->pkt_len = na_len;
-                        ++in.c.nd_replies;
-                        tc[i] = 7;
-                        out[i] = in.idx;
-                    } else {
-                        in.c.drop(drop_reason::to_switch);
-                    }
-                    continue;
-                }
-                if (std::memcmp(dmac, in.b.mac.data(), 6) != 0) {
-                    in.c.drop((dmac[0] & 1u) ? drop_reason::link_local : drop_reason::not_router_mac);
-                    continue;
-                }
-                if (f.kind != frame_kind::ipv4 && f.kind != frame_kind::ipv6) {
-                    in.c.drop(drop_reason::l3_not_ip);
-                    continue;
-                }
-                const std::uint32_t h =
-                    f.kind == frame_kind::ipv4
-                        ? flow_hash_v4(f.ip4_src, f.ip4_dst, f.l4_proto, f.sport, f.dport, p.ecmp_seed)
-                        : flow_hash_v6(reinterpret_cast<const std::uint8_t*>(d + f.ip6_src_off),
-                                       reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off), f.l4_proto, f.sport,
-                                       f.dport, p.ecmp_seed);
-                const nexthop* nh = nullptr;
-                int rc;
-                if (f.kind == frame_kind::ipv4) {
-                    if (p.routes->is_local_v4(f.ip4_dst)) {
-                        in.c.drop(drop_reason::to_switch);
-                        continue;
-                    }
-                    rc = p.routes->lookup_v4(f.ip4_dst, h, &nh);
-                } else {
-                    const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
-                    if (p.routes->is_local_v6(dst)) {
-                        in.c.drop(drop_reason::to_switch);
-                        continue;
-                    }
-                    rc = p.routes->lookup_v6(dst, h, &nh);
-                }
-                if (rc != 0 || nh == nullptr) {
-                    in.c.drop(rc == dpdk::route_table::no_neighbor ? drop_reason::no_neighbor : drop_reason::no_route);
-                    continue;
-                }
-                if (f.ttl <= 1) {
-                    in.c.drop(drop_reason::ttl_expired);
-                    continue;
-                }
-                if (f.kind == frame_kind::ipv4) {
-                    ipv4_dec_ttl(d + f.l3_off);
-                } else {
-                    d[f.l3_off + 7] = std::byte(f.ttl - 1);
-                }
-                std::memcpy(d, nh->dst_mac.data(), 6);
-                std::memcpy(d + 6, nh->src_mac.data(), 6);
-                out[i] = nh->port;
-            }
-        }
-
         // ---- stage: egress rewrite + enqueue (one dispatch) ----
+        const std::uint64_t flood_mask = p.all_ports_mask & ~(1ULL << in.idx);
         for (std::uint16_t i = 0; i < n; ++i) {
             rte_mbuf* m = pkts[i];
-            const std::uint16_t o = out[i];
-            if (o == out_drop) {
+            std::uint16_t o = out[i];
+            if (o >= out_consumed) {  // out_drop or out_consumed: already counted
                 rte_pktmbuf_free(m);
                 continue;
             }
-            if (o == out_consumed) {
-                rte_pktmbuf_free(m);
-                continue;
-            }
-            const bool tagged_in = pf[i].vlan_count > 0;
             auto admit = [&](port_rt& eg, rte_mbuf* x) noexcept {
-                if (eg.vmode == vlan_mode::tagged) {
-                    if (!vlan_set(x, tagged_in, tc[i], eg.vid)) {
+                if (eg.vmode == vlan_mode::tagged) [[unlikely]] {
+                    if (!vlan_set(x, tagged[i], tc[i], eg.vid)) {
                         eg.c.drop(drop_reason::flood_nombuf);
                         rte_pktmbuf_free(x);
                         return;
                     }
-                } else if (tagged_in) {
+                } else if (tagged[i]) [[unlikely]] {
                     vlan_strip(x);
                 }
                 set_tc(x, tc[i]);
                 const int q = eg.maps.tc_to_queue[tc[i]];
-                if (!eg.eq.enqueue(q, x, rte_pktmbuf_pkt_len(x))) {
+                if (!eg.eq.enqueue(q, x, rte_pktmbuf_pkt_len(x))) [[unlikely]] {
                     eg.c.drop(drop_reason::tail_drop);
                     rte_pktmbuf_free(x);
                 }
             };
-            if (o != out_flood) {
-                admit(*p.ports[o], m);
-                continue;
-            }
-            // Flood to every other port: copies for all but the last.
-            std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
-            if (targets == 0) {
-                rte_pktmbuf_free(m);
-                continue;
-            }
-            while (targets != 0) {
-                const int t = std::countr_zero(targets);
-                targets &= targets - 1;
-                rte_mbuf* x = m;
-                if (targets != 0) {
-                    x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
+            if (o == out_flood) {
+                std::uint64_t targets = flood_mask;
+                if (targets == 0) {
+                    rte_pktmbuf_free(m);
+                    continue;
+                }
+                // Flood to every other port: copies for all but the last.
+                while ((targets & (targets - 1)) != 0) {
+                    const int t = std::countr_zero(targets);
+                    targets &= targets - 1;
+                    rte_mbuf* x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
                     if (x == nullptr) {
                         p.ports[t]->c.drop(drop_reason::flood_nombuf);
                         continue;
                     }
                     ++in.c.flood_copies;
+                    admit(*p.ports[t], x);
                 }
-                admit(*p.ports[t], x);
+                o = static_cast<std::uint16_t>(std::countr_zero(targets));
             }
+            admit(*p.ports[o], m);
         }
     }
 
     // ---- per port: schedule + shape + transmit ----
     for (std::size_t pi = 0; pi < nports; ++pi) {
         port_rt& eg = *p.ports[pi];
+        if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { continue; }
         const std::uint8_t paused = pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue);
         // The line sat idle while frames were eligible: the lcore is behind.
         if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{20000}) { ++eg.c.tx_behind; }
@@ -459,20 +467,22 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             auto e = eg.eq.dequeue(q);
             eg.sched.charge(q, e.len);
             eg.shp.on_send(now, e.len);
-            if (_capture != nullptr) { _capture->tap(eg.idx, true, e.item, now); }
+            if (cap != nullptr) { cap->tap(eg.idx, true, e.item, now); }
+            eg.staged_len[eg.n_staged] = e.len;
             eg.staged[eg.n_staged++] = e.item;
         }
         eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;
         if (eg.n_staged == 0) { continue; }
         const std::uint16_t sent = rte_eth_tx_burst(eg.b.port_id, 0, eg.staged.data(), eg.n_staged);
         std::uint64_t txb = 0;
-        for (std::uint16_t i = 0; i < sent; ++i) { txb += rte_pktmbuf_pkt_len(eg.staged[i]); }
+        for (std::uint16_t i = 0; i < sent; ++i) { txb += eg.staged_len[i]; }
         eg.c.tx_packets += sent;
         eg.c.tx_bytes += txb;
         work += sent;
         if (sent < eg.n_staged) {
             ++eg.c.tx_ring_full;
             std::copy(eg.staged.begin() + sent, eg.staged.begin() + eg.n_staged, eg.staged.begin());
+            std::copy(eg.staged_len.begin() + sent, eg.staged_len.begin() + eg.n_staged, eg.staged_len.begin());
         }
         eg.n_staged = static_cast<std::uint16_t>(eg.n_staged - sent);
     }
