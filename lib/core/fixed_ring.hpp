@@ -114,6 +114,15 @@ public:
     // Drops everything (elements are not destroyed individually; T is
     // expected to be trivially managed, e.g. a pointer the caller freed).
     void clear() noexcept { _head = _tail; }
+    // Restart at slot 0 when empty. A queue that drains every poll then
+    // reuses the same few (hot) cache lines instead of walking the whole
+    // buffer; contents and order are unaffected.
+    void rewind_if_empty() noexcept {
+        if (_head == _tail) {
+            _head = 0;
+            _tail = 0;
+        }
+    }
 
 private:
     static constexpr std::uint32_t _mask = static_cast<std::uint32_t>(N - 1);

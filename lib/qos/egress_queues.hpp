@@ -123,6 +123,7 @@ public:
         _bytes[q] -= e.len;
         if (ring.empty()) {
             _nonempty &= static_cast<std::uint8_t>(~(1u << q));
+            ring.rewind_if_empty();
         }
         auto& st = _stats.q[q];
         ++st.deq_packets;
