@@ -183,10 +183,15 @@ void print_status(const sw::switch_pipeline& p, std::vector<port_prev>& prev, do
         for (int q = 0; q < 8; ++q) { qb += p.queue(i, q).depth_bytes; }
         const double rx_bps = double(now.rx_bytes - prev[i].rx_bytes) * 8 / dt;
         const double tx_bps = double(now.tx_bytes - prev[i].tx_bytes) * 8 / dt;
-        std::snprintf(b, sizeof b, " | %s rx %.3fMpps %s tx %.3fMpps %s q %lluB pfc %llu drop %llu",
+        // Line utilisation counts what the wire carries: frame + FCS + preamble + IFG.
+        const double wire_bps = tx_bps + double(now.tx_packets - prev[i].tx_packets) * 24 * 8 / dt;
+        const double line_bps = double(p.binding(i).line_rate.v);
+        char util[32] = "";
+        if (line_bps > 0) { std::snprintf(util, sizeof util, " (line %.1f%%)", 100.0 * wire_bps / line_bps); }
+        std::snprintf(b, sizeof b, " | %s rx %.3fMpps %s tx %.3fMpps %s%s q %lluB pfc %llu drop %llu",
                       p.binding(i).name.c_str(), double(now.rx_packets - prev[i].rx_packets) / dt / 1e6,
                       rate_str(rx_bps).c_str(), double(now.tx_packets - prev[i].tx_packets) / dt / 1e6,
-                      rate_str(tx_bps).c_str(), static_cast<unsigned long long>(qb),
+                      rate_str(tx_bps).c_str(), util, static_cast<unsigned long long>(qb),
                       static_cast<unsigned long long>(sw::read_counter(c.rx_pfc)),
                       static_cast<unsigned long long>(now.drops - prev[i].drops));
         line += b;
@@ -283,6 +288,7 @@ void write_report(const std::string& path, const sw::switch_pipeline& p, const s
             j.kv("deq_bytes", s.deq_bytes);
             j.kv("drop_packets", s.drop_packets);
             j.kv("drop_bytes", s.drop_bytes);
+            j.kv("flushed_packets", s.flushed_packets);
             j.kv("depth_bytes", s.depth_bytes);
             j.kv("max_depth_bytes", s.max_depth_bytes);
             j.kv("max_depth_packets", static_cast<std::uint64_t>(s.max_depth_packets));

@@ -1150,7 +1150,7 @@ private:
             }
             if (const auto* e = find(f, "max_packets")) {
                 o.max_packets = static_cast<std::uint32_t>(
-                    get_uint(*e, path + "|max_packets", 1, 65536, "a packet count"));
+                    get_uint(*e, path + "|max_packets", 1, 16384, "a packet count (the per-queue ring holds 16384)"));
             }
             for (const std::size_t target : targets) {
                 for (int q = 0; q < num_queues; ++q) {

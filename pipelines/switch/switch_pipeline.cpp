@@ -121,6 +121,13 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
     p->pool = pool;
     p->ecmp_seed = static_cast<std::uint32_t>(cfg.seed * 0x9E3779B1u);
     for (std::size_t i = 0; i < ports.size(); ++i) {
+        for (int q = 0; q < 8; ++q) {
+            if (cfg.ports[i].limits[q].max_packets > queue_slots) {
+                return "QUEUE|" + cfg.ports[i].name + "|" + std::to_string(q) + "|max_packets: " +
+                       std::to_string(cfg.ports[i].limits[q].max_packets) + " exceeds the per-queue ring of " +
+                       std::to_string(queue_slots) + " packets";
+            }
+        }
         p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
         p->all_ports_mask |= 1ULL << i;
     }
@@ -156,8 +163,10 @@ queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
     s.enq_bytes = read_counter(st.enq_bytes);
     s.deq_packets = read_counter(st.deq_packets);
     s.deq_bytes = read_counter(st.deq_bytes);
-    s.drop_packets = read_counter(st.drop_tail_packets) + read_counter(st.drop_flush_packets);
-    s.drop_bytes = read_counter(st.drop_tail_bytes) + read_counter(st.drop_flush_bytes);
+    s.drop_packets = read_counter(st.drop_tail_packets);
+    s.drop_bytes = read_counter(st.drop_tail_bytes);
+    s.flushed_packets = read_counter(st.drop_flush_packets);
+    s.flushed_bytes = read_counter(st.drop_flush_bytes);
     return s;
 }
 
@@ -463,8 +472,9 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         port_rt& eg = *p.ports[pi];
         if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { continue; }
         const std::uint8_t paused = pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue);
-        // The line sat idle while frames were eligible: the lcore is behind.
-        if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{20000}) { ++eg.c.tx_behind; }
+        // The line sat idle for 200 us while frames were eligible: the lcore
+        // (or the device) is not keeping up with the configured rate.
+        if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++eg.c.tx_behind; }
         while (eg.n_staged < p.burst) {
             const std::uint8_t nonempty = eg.eq.nonempty_mask();
             if ((nonempty & static_cast<std::uint8_t>(~paused)) == 0) { break; }

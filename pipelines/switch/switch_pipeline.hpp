@@ -54,13 +54,14 @@ struct queue_snapshot {
     std::uint64_t max_depth_bytes = 0;
     std::uint32_t max_depth_packets = 0;
     std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0;
-    std::uint64_t drop_packets = 0, drop_bytes = 0;
+    std::uint64_t drop_packets = 0, drop_bytes = 0;        // tail drops
+    std::uint64_t flushed_packets = 0, flushed_bytes = 0;  // discarded from the queue (shutdown, watchdog)
 };
 
 class switch_pipeline {
 public:
     static constexpr std::uint16_t max_burst = 64;
-    static constexpr std::size_t queue_slots = 4096;  // per egress queue
+    static constexpr std::size_t queue_slots = 16384;  // per egress queue (QUEUE max_packets <= this)
 
     // Validates and precomputes everything (routes, maps, schedulers).
     // Returns an error line on failure; never half-built.
