@@ -28,6 +28,53 @@ struct ip_prefix {
     std::uint8_t len = 0;
 };
 
+// ---- lossless classes (BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / PFC_WD) ----
+
+enum class threshold_mode : std::uint8_t { dynamic_th, static_th };
+
+// One ingress priority group's buffer profile, resolved (SONiC BUFFER_PROFILE
+// bound by BUFFER_PG). A PG is lossless when xoff > 0.
+struct pg_buffer_cfg {
+    bool configured = false;     // false: no BUFFER_PG entry -> lossy, pool-limited only
+    bytes reserved{0};           // `size`: guaranteed bytes before the shared pool is used
+    threshold_mode mode = threshold_mode::dynamic_th;
+    int dynamic_th = 0;          // alpha = 2^dynamic_th (SONiC range -8..8)
+    bytes static_th{0};          // static shared limit (bytes) when mode == static_th
+    bytes xoff{0};               // headroom reserved for this PG; > 0 = lossless
+    std::optional<bytes> xon;         // XON when the PG's shared use falls below this level
+    std::optional<bytes> xon_offset;  // ... or below (threshold - xon_offset)
+    bool lossless() const noexcept { return xoff.v > 0; }
+};
+
+struct buffer_pool_cfg {
+    bool enabled = false;        // false: no BUFFER_POOL table -> buffer accounting off
+    bytes size{0};               // shared ingress pool, bytes (SONiC BUFFER_POOL size)
+    bytes cell{0};               // accounting cell; 0 = exact bytes
+};
+
+// Inputs of the headroom formula (reference 2.3), SONiC's example ASIC values.
+struct headroom_asic_cfg {
+    bytes cell{96};
+    bytes pipeline_latency{18 * 1024};   // XON
+    double mac_phy_delay_bytes = 819.2;  // 0.8 KiB
+    double small_packet_percent = 100.0;
+    bytes lossless_mtu{1500};
+    bytes port_mtu{9100};
+    double propagation_m_per_s = 1.98e8;
+};
+
+enum class pfc_wd_action : std::uint8_t { drop, forward, alert };
+
+struct pfc_wd_cfg {
+    bool enabled = false;
+    nanos detection_time{200'000'000};    // 200ms
+    nanos restoration_time{200'000'000};  // 200ms
+    pfc_wd_action action = pfc_wd_action::drop;
+    nanos poll_interval{10'000'000};      // 10ms (rocelab polls in software; SONiC 100..1000ms)
+};
+
+enum class flow_ctrl_mode : std::uint8_t { pfc, pause };
+
 struct port_cfg {
     std::string name;            // "Ethernet0"
     std::string device;          // DPDK device name ("net_ring0"); empty = use port_id
@@ -83,6 +130,8 @@ struct switch_cfg {
     std::uint16_t mbuf_data_size = 2048 + 128;  // >= 9216+headroom enables jumbo via sized mbufs
     std::uint16_t burst = 32;
     std::uint32_t max_frame = 9216;  // larger frames are counted as oversize and dropped
+    buffer_pool_cfg pool{};          // BUFFER_POOL (ingress_lossless_pool)
+    headroom_asic_cfg asic{};        // ROCELAB.headroom: constants for computed xoff/xon
 };
 
 }  // namespace rocelab
