@@ -1,0 +1,450 @@
+// mmu.hpp - shared-buffer ingress accounting per (port, priority group), with
+// lossless XOFF/XON and headroom (SONiC BUFFER_POOL / BUFFER_PROFILE /
+// BUFFER_PG, SAI ingress PG semantics; ROCE_REFERENCE.md 2.3).
+//
+// What: every received packet is charged to its ingress (port, PG) before it
+// is queued, and released when it leaves the switch (sent or dropped
+// later). Each PG owns three regions:
+//   reserved   guaranteed bytes (`size` of the profile, cfg.reserved)
+//   shared     bytes taken from the pool's shared part, limited by a
+//              threshold (dynamic: alpha x free shared; static: static_th)
+//   headroom   lossless PGs only: bytes that arrive after XOFF (<= cfg.xoff)
+//
+// Admission order for a packet of `len` bytes (charge = len rounded up to
+// whole cells when pool.cell > 0):
+//   1. reserved, up to cfg.reserved (a packet may be split: the part that
+//      fits goes to reserved, the rest continues);
+//   2. unless the PG is in XOFF: shared, if pg.shared + rest <= threshold and
+//      pool.shared_used + rest <= pool.shared_size;
+//   3. lossy PG: drop (verdict drop_lossy, nothing charged);
+//      lossless PG: the PG enters XOFF (if not already) and the rest goes to
+//      headroom if pg.headroom + rest <= cfg.xoff; else drop
+//      (drop_headroom_overflow - the headroom is too small for the link, a
+//      misconfiguration, never normal congestion).
+//   While a PG is in XOFF all arrivals beyond reserved go to headroom: the
+//   peer has been told to stop, and what still arrives is in-flight data.
+//   A dropped packet charges nothing (the token is zero).
+//
+// Release: the caller keeps the admit token (charge, 4 bytes) with the packet
+// and returns it. The PG's bytes drain headroom first, then shared, then
+// reserved, whatever region the packet itself was charged to (as HPCC's
+// SwitchMmu and ASICs that keep one occupancy counter per region). Totals
+// are exact: every region returns to zero when every admitted token has been
+// released. Draining headroom first makes XON possible as soon as the PG's
+// occupancy falls, not only when the packets charged last leave.
+//
+// XON: checked on release. A PG in XOFF leaves it when its headroom is
+// empty and its shared use is 0 or below the XON level:
+//   cfg.xon set         xon level = xon (absolute shared bytes)
+//   cfg.xon_offset set  xon level = threshold - xon_offset (saturating)
+//   neither             xon level = threshold - default_xon_hysteresis
+//                       (9216 B, one jumbo frame; HPCC uses 3 KB)
+// where threshold is the PG's current shared limit.
+//
+// Pool partition: pool shared size = pool.size - sum(reserved) - sum(xoff)
+// over all (port, PG): headroom is reserved per PG, not shared (no shared
+// headroom pool). validate() reports a negative remainder. Note that SONiC
+// lossless profiles set `size` = xoff + xon; a profile copied verbatim
+// therefore reserves its headroom twice here (conservative, never lossy).
+//
+// Threshold: dynamic_th = k gives alpha = 2^k; threshold = free << k for
+// k >= 0 and free >> -k for k < 0, free = pool shared size - pool shared
+// used (integer shifts, no division). Supported k: -8..8 (SAI/SONiC range;
+// SONiC profiles typically use -7..3). static_th: threshold = static_th.
+// An unconfigured PG (configured == false) is lossy and limited by the
+// pool alone. With pool.enabled == false accounting is still kept (for
+// telemetry) but nothing is ever dropped or paused.
+//
+// Counters (pg_counters, cold, per (port, PG); port totals by summing):
+//   peak_use, peak_headroom (bytes), drop_lossy, drop_headroom_overflow
+//   (packets), dropped_bytes, xoff_transitions, xon_transitions,
+//   admitted (packets)
+//
+// Config example (SONiC names):
+//   BUFFER_POOL:    { ingress_lossless_pool: { size: 12MiB } }
+//   BUFFER_PROFILE: { pg_lossless_100000_40m: { size: 0, dynamic_th: -2,
+//                      xoff: 80KiB, xon: 18KiB } }
+//   BUFFER_PG:      { "Ethernet0|3-4": pg_lossless_100000_40m }
+//   ->  mmu m{cfg.pool, nports, per_port_pgs};
+//       admit_result r = m.admit(port, pg, len); ... m.release(port, pg, r.token);
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/switch_cfg.hpp"
+#include "core/units.hpp"
+#include "qos/qos_maps.hpp"
+
+namespace rocelab {
+
+enum class admit_verdict : std::uint8_t { admitted, drop_lossy, drop_headroom_overflow };
+
+// Bit flags: which regions an admitted packet was charged to.
+enum mmu_region : std::uint8_t { region_reserved = 1, region_shared = 2, region_headroom = 4 };
+
+// What the caller keeps with the packet to release it: the charged bytes.
+struct charge {
+    std::uint32_t bytes = 0;
+};
+
+struct admit_result {
+    admit_verdict verdict = admit_verdict::admitted;
+    std::uint8_t regions = 0;   // mmu_region bits charged
+    bool xoff_entered = false;  // this PG just went into XOFF (send PFC)
+    charge token{};             // 0 when dropped
+    bool ok() const noexcept { return verdict == admit_verdict::admitted; }
+};
+
+struct pg_counters {
+    std::uint64_t admitted = 0;
+    std::uint64_t drop_lossy = 0;
+    std::uint64_t drop_headroom_overflow = 0;
+    std::uint64_t dropped_bytes = 0;
+    std::uint64_t xoff_transitions = 0;
+    std::uint64_t xon_transitions = 0;
+    std::uint64_t peak_use = 0;       // max reserved + shared + headroom
+    std::uint64_t peak_headroom = 0;  // max headroom
+};
+
+struct pg_snapshot {
+    std::uint64_t reserved_use = 0;
+    std::uint64_t shared_use = 0;
+    std::uint64_t headroom_use = 0;
+    std::uint64_t threshold = 0;  // current shared limit
+    std::uint64_t xon_level = 0;  // current XON level (shared bytes)
+    bool lossless = false;
+    bool xoff = false;
+    pg_counters counters{};
+};
+
+struct port_snapshot {
+    std::uint64_t reserved_use = 0;
+    std::uint64_t shared_use = 0;
+    std::uint64_t headroom_use = 0;
+    std::uint8_t xoff_pgs = 0;
+    pg_counters totals{};  // sums; peak_* are sums of per-PG peaks
+};
+
+struct pool_snapshot {
+    std::uint64_t size = 0;
+    std::uint64_t shared_size = 0;
+    std::uint64_t shared_used = 0;
+    std::uint64_t peak_shared_used = 0;
+    std::uint64_t reserved_total = 0;
+    std::uint64_t headroom_total = 0;
+};
+
+class mmu {
+public:
+    static constexpr std::uint64_t default_xon_hysteresis = 9216;
+    static constexpr int min_dynamic_th = -8;
+    static constexpr int max_dynamic_th = 8;
+
+    // Empty string when (pool, pgs) is usable; otherwise one message naming
+    // the port/PG and field. pgs holds one entry per port, or one entry that
+    // applies to every port.
+    static std::string validate(const buffer_pool_cfg& pool, int num_ports,
+                                std::span<const std::array<pg_buffer_cfg, 8>> pgs) {
+        if (num_ports <= 0) {
+            return "mmu: number of ports must be > 0";
+        }
+        if (pgs.size() != 1 && pgs.size() != static_cast<std::size_t>(num_ports)) {
+            return "mmu: BUFFER_PG must give one PG table per port (" + std::to_string(num_ports) +
+                   ") or one for all ports, got " + std::to_string(pgs.size());
+        }
+        if (!pool.enabled) {
+            return {};
+        }
+        if (pool.cell.v > 65536) {
+            return "BUFFER_POOL.cell: " + std::to_string(pool.cell.v) + " bytes, accepted range 0..64KiB";
+        }
+        std::uint64_t reserved = 0;
+        for (int p = 0; p < num_ports; ++p) {
+            const auto& tbl = pgs.size() == 1 ? pgs[0] : pgs[static_cast<std::size_t>(p)];
+            for (int g = 0; g < num_pgs; ++g) {
+                const pg_buffer_cfg& c = tbl[static_cast<std::size_t>(g)];
+                if (!c.configured) {
+                    continue;
+                }
+                const std::string where = "BUFFER_PG port " + std::to_string(p) + " pg " + std::to_string(g);
+                if (c.mode == threshold_mode::dynamic_th &&
+                    (c.dynamic_th < min_dynamic_th || c.dynamic_th > max_dynamic_th)) {
+                    return where + ": dynamic_th " + std::to_string(c.dynamic_th) + ", accepted range -8..8";
+                }
+                if (c.xon && c.xon_offset) {
+                    return where + ": give xon or xon_offset, not both";
+                }
+                reserved += c.reserved.v + c.xoff.v;
+            }
+        }
+        if (reserved > pool.size.v) {
+            return "BUFFER_POOL.size " + std::to_string(pool.size.v) + " bytes is smaller than the " +
+                   std::to_string(reserved) + " bytes reserved by BUFFER_PG (size + xoff of every PG)";
+        }
+        return {};
+    }
+
+    // Precondition: validate(...) returned "". Allocates here only.
+    mmu(const buffer_pool_cfg& pool, int num_ports, std::span<const std::array<pg_buffer_cfg, 8>> pgs)
+        : _num_ports(num_ports > 0 ? num_ports : 0),
+          _cell(pool.enabled ? static_cast<std::uint32_t>(pool.cell.v) : 0),
+          _pgs(static_cast<std::size_t>(_num_ports) * num_pgs),
+          _counters(static_cast<std::size_t>(_num_ports) * num_pgs),
+          _xoff(static_cast<std::size_t>(_num_ports), 0) {
+        std::uint64_t reserved = 0;
+        std::uint64_t headroom = 0;
+        for (int p = 0; p < _num_ports; ++p) {
+            const std::size_t src = pgs.size() == 1 ? 0 : static_cast<std::size_t>(p);
+            for (int g = 0; g < num_pgs; ++g) {
+                pg_state& s = _pgs[index(p, g)];
+                const pg_buffer_cfg* c = src < pgs.size() ? &pgs[src][static_cast<std::size_t>(g)] : nullptr;
+                if (!pool.enabled || c == nullptr || !c->configured) {
+                    s.mode = mode_pool_only;
+                    continue;
+                }
+                s.reserved_limit = c->reserved.v;
+                s.headroom_limit = c->xoff.v;
+                if (c->mode == threshold_mode::static_th) {
+                    s.mode = mode_static;
+                    s.static_th = c->static_th.v;
+                } else {
+                    s.mode = mode_dynamic;
+                    s.shift =
+                        static_cast<std::int8_t>(std::clamp(c->dynamic_th, min_dynamic_th, max_dynamic_th));
+                }
+                if (c->xon) {
+                    s.xon_kind = xon_absolute;
+                    s.xon_value = c->xon->v;
+                } else if (c->xon_offset) {
+                    s.xon_kind = xon_offset;
+                    s.xon_value = c->xon_offset->v;
+                } else {
+                    s.xon_kind = xon_offset;
+                    s.xon_value = default_xon_hysteresis;
+                }
+                reserved += s.reserved_limit;
+                headroom += s.headroom_limit;
+            }
+        }
+        _pool_size = pool.size.v;
+        _reserved_total = reserved;
+        _headroom_total = headroom;
+        if (!pool.enabled) {
+            _pool_shared_size = UINT64_C(1) << 62;  // accounting only, never full
+        } else {
+            _pool_shared_size = pool.size.v > reserved + headroom ? pool.size.v - reserved - headroom : 0;
+        }
+    }
+
+    int num_ports() const noexcept { return _num_ports; }
+    bool lossless(int port, int pg) const noexcept { return _pgs[index(port, pg)].headroom_limit > 0; }
+
+    // Bytes a packet of `len` bytes is charged (len rounded up to cells).
+    std::uint32_t charge_for(std::uint32_t len) const noexcept {
+        if (_cell == 0) {
+            return len;
+        }
+        // 32-bit division: cell <= 64 KiB (validate) and len < 4 GiB.
+        return (len + _cell - 1) / _cell * _cell;
+    }
+
+    admit_result admit(int port, int pg, std::uint32_t len) noexcept {
+        const std::size_t i = index(port, pg);
+        pg_state& s = _pgs[i];
+        pg_counters& k = _counters[i];
+        admit_result r;
+        const std::uint64_t c = charge_for(len);
+        std::uint64_t rest = c;
+
+        std::uint64_t to_res = s.reserved_limit - s.reserved_use;
+        to_res = to_res < rest ? to_res : rest;
+        rest -= to_res;
+
+        const std::uint8_t bit = static_cast<std::uint8_t>(1u << pg);
+        std::uint8_t& xmask = _xoff[static_cast<std::size_t>(port)];
+        if (rest != 0) {
+            if ((xmask & bit) == 0) {
+                if (s.shared_use + rest <= threshold(s) && _pool_shared_used + rest <= _pool_shared_size) {
+                    s.shared_use += rest;
+                    _pool_shared_used += rest;
+                    _peak_pool_shared = std::max(_peak_pool_shared, _pool_shared_used);
+                    r.regions = region_shared;
+                    rest = 0;
+                } else if (s.headroom_limit == 0) {
+                    r.verdict = admit_verdict::drop_lossy;
+                    ++k.drop_lossy;
+                    k.dropped_bytes += c;
+                    return r;
+                } else {
+                    xmask |= bit;
+                    ++k.xoff_transitions;
+                    r.xoff_entered = true;
+                }
+            }
+            if (rest != 0) {
+                // Only lossless PGs get here (a lossy PG never enters XOFF).
+                if (s.headroom_use + rest > s.headroom_limit) {
+                    if (r.xoff_entered && s.headroom_use == 0 && xon_ok(s)) {
+                        // The packet alone exceeds xoff and nothing is held that
+                        // a release could later use to send XON: do not stay in
+                        // XOFF (it would never clear).
+                        xmask &= static_cast<std::uint8_t>(~bit);
+                        --k.xoff_transitions;
+                        r.xoff_entered = false;
+                    }
+                    r.verdict = admit_verdict::drop_headroom_overflow;
+                    ++k.drop_headroom_overflow;
+                    k.dropped_bytes += c;
+                    return r;
+                }
+                s.headroom_use += rest;
+                r.regions = region_headroom;
+                k.peak_headroom = std::max(k.peak_headroom, s.headroom_use);
+            }
+        }
+        if (to_res != 0) {
+            s.reserved_use += to_res;
+            r.regions |= region_reserved;
+        }
+        ++k.admitted;
+        k.peak_use = std::max(k.peak_use, s.reserved_use + s.shared_use + s.headroom_use);
+        r.token.bytes = static_cast<std::uint32_t>(c);
+        return r;
+    }
+
+    // Return a token from admit(). Drains headroom, then shared, then
+    // reserved. Returns true when this PG just left XOFF (send XON).
+    bool release(int port, int pg, charge token) noexcept {
+        const std::size_t i = index(port, pg);
+        pg_state& s = _pgs[i];
+        std::uint64_t rest = token.bytes;
+        const std::uint64_t from_h = s.headroom_use < rest ? s.headroom_use : rest;
+        s.headroom_use -= from_h;
+        rest -= from_h;
+        const std::uint64_t from_s = s.shared_use < rest ? s.shared_use : rest;
+        s.shared_use -= from_s;
+        _pool_shared_used -= from_s;
+        rest -= from_s;
+        s.reserved_use -= rest < s.reserved_use ? rest : s.reserved_use;
+
+        const std::uint8_t bit = static_cast<std::uint8_t>(1u << pg);
+        std::uint8_t& xmask = _xoff[static_cast<std::size_t>(port)];
+        if ((xmask & bit) != 0 && s.headroom_use == 0 && xon_ok(s)) {
+            xmask &= static_cast<std::uint8_t>(~bit);
+            ++_counters[i].xon_transitions;
+            return true;
+        }
+        return false;
+    }
+
+    // PGs of `port` in XOFF (bit n = PG n).
+    std::uint8_t xoff_pgs(int port) const noexcept { return _xoff[static_cast<std::size_t>(port)]; }
+
+    // Current shared limit of (port, pg), bytes.
+    std::uint64_t threshold(int port, int pg) const noexcept { return threshold(_pgs[index(port, pg)]); }
+
+    // ---- telemetry (control path) ----
+    pg_snapshot snapshot(int port, int pg) const noexcept {
+        const std::size_t i = index(port, pg);
+        const pg_state& s = _pgs[i];
+        pg_snapshot o;
+        o.reserved_use = s.reserved_use;
+        o.shared_use = s.shared_use;
+        o.headroom_use = s.headroom_use;
+        o.threshold = threshold(s);
+        o.xon_level = xon_level(s);
+        o.lossless = s.headroom_limit > 0;
+        o.xoff = (_xoff[static_cast<std::size_t>(port)] >> pg) & 1u;
+        o.counters = _counters[i];
+        return o;
+    }
+
+    port_snapshot port_totals(int port) const noexcept {
+        port_snapshot o;
+        o.xoff_pgs = _xoff[static_cast<std::size_t>(port)];
+        for (int g = 0; g < num_pgs; ++g) {
+            const pg_state& s = _pgs[index(port, g)];
+            const pg_counters& k = _counters[index(port, g)];
+            o.reserved_use += s.reserved_use;
+            o.shared_use += s.shared_use;
+            o.headroom_use += s.headroom_use;
+            o.totals.admitted += k.admitted;
+            o.totals.drop_lossy += k.drop_lossy;
+            o.totals.drop_headroom_overflow += k.drop_headroom_overflow;
+            o.totals.dropped_bytes += k.dropped_bytes;
+            o.totals.xoff_transitions += k.xoff_transitions;
+            o.totals.xon_transitions += k.xon_transitions;
+            o.totals.peak_use += k.peak_use;
+            o.totals.peak_headroom += k.peak_headroom;
+        }
+        return o;
+    }
+
+    pool_snapshot pool() const noexcept {
+        return pool_snapshot{_pool_size,        _pool_shared_size, _pool_shared_used,
+                             _peak_pool_shared, _reserved_total,   _headroom_total};
+    }
+
+private:
+    enum : std::uint8_t { mode_pool_only, mode_dynamic, mode_static };
+    enum : std::uint8_t { xon_absolute, xon_offset };
+
+    // Hot per-PG state and its precomputed config, 64 bytes.
+    struct alignas(64) pg_state {
+        std::uint64_t reserved_use = 0;
+        std::uint64_t shared_use = 0;
+        std::uint64_t headroom_use = 0;
+        std::uint64_t reserved_limit = 0;
+        std::uint64_t headroom_limit = 0;  // xoff; > 0 = lossless
+        std::uint64_t static_th = 0;
+        std::uint64_t xon_value = 0;
+        std::int8_t shift = 0;
+        std::uint8_t mode = mode_pool_only;
+        std::uint8_t xon_kind = xon_offset;
+    };
+
+    std::size_t index(int port, int pg) const noexcept {
+        return static_cast<std::size_t>(port) * num_pgs + static_cast<std::size_t>(pg);
+    }
+
+    std::uint64_t threshold(const pg_state& s) const noexcept {
+        const std::uint64_t free = _pool_shared_size - _pool_shared_used;
+        switch (s.mode) {
+            case mode_dynamic:
+                return s.shift >= 0 ? free << s.shift : free >> -s.shift;
+            case mode_static:
+                return s.static_th;
+            default:
+                return UINT64_MAX;  // pool limit applies
+        }
+    }
+
+    bool xon_ok(const pg_state& s) const noexcept { return s.shared_use == 0 || s.shared_use < xon_level(s); }
+
+    std::uint64_t xon_level(const pg_state& s) const noexcept {
+        if (s.xon_kind == xon_absolute) {
+            return s.xon_value;
+        }
+        const std::uint64_t t = threshold(s);
+        return t > s.xon_value ? t - s.xon_value : 0;
+    }
+
+    int _num_ports = 0;
+    std::uint32_t _cell = 0;
+    std::uint64_t _pool_shared_size = 0;
+    std::uint64_t _pool_shared_used = 0;
+    std::uint64_t _peak_pool_shared = 0;
+    std::uint64_t _pool_size = 0;
+    std::uint64_t _reserved_total = 0;
+    std::uint64_t _headroom_total = 0;
+    std::vector<pg_state> _pgs;
+    std::vector<pg_counters> _counters;  // cold
+    std::vector<std::uint8_t> _xoff;     // per port, bit n = PG n in XOFF
+};
+
+}  // namespace rocelab

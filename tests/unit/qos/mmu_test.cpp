@@ -1,0 +1,433 @@
+// Unit tests for qos/mmu.hpp: reserved/shared/headroom admission, XOFF and
+// XON hysteresis (default, xon, xon_offset), dynamic-threshold arithmetic
+// against a double reference, lossy drops, headroom overflow, cells, exact
+// release, validation and telemetry.
+#include "qos/mmu.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+#include <vector>
+
+#include "core/rng.hpp"
+
+namespace rocelab {
+namespace {
+
+using pg_table = std::array<pg_buffer_cfg, 8>;
+
+buffer_pool_cfg pool_of(std::uint64_t size, std::uint64_t cell = 0) {
+    buffer_pool_cfg p;
+    p.enabled = true;
+    p.size = bytes{size};
+    p.cell = bytes{cell};
+    return p;
+}
+
+pg_buffer_cfg lossless_pg(std::uint64_t xoff, int dth = 0, std::uint64_t reserved = 0) {
+    pg_buffer_cfg c;
+    c.configured = true;
+    c.reserved = bytes{reserved};
+    c.mode = threshold_mode::dynamic_th;
+    c.dynamic_th = dth;
+    c.xoff = bytes{xoff};
+    return c;
+}
+
+pg_buffer_cfg lossy_static_pg(std::uint64_t static_th, std::uint64_t reserved = 0) {
+    pg_buffer_cfg c;
+    c.configured = true;
+    c.reserved = bytes{reserved};
+    c.mode = threshold_mode::static_th;
+    c.static_th = bytes{static_th};
+    return c;
+}
+
+// One port, PG 3 lossless (xoff 20000, alpha 1), pool 120000 -> shared 100000.
+mmu one_lossless(pg_buffer_cfg pg3) {
+    pg_table t{};
+    t[3] = pg3;
+    std::vector<pg_table> v{t};
+    EXPECT_EQ(mmu::validate(pool_of(120000), 1, v), "");
+    return mmu{pool_of(120000), 1, v};
+}
+
+// Fill PG 3 with 1000-byte packets up to XOFF and the full headroom.
+std::vector<charge> fill_to_overflow(mmu& m) {
+    std::vector<charge> tokens;
+    for (int n = 0; n < 50; ++n) {
+        const admit_result r = m.admit(0, 3, 1000);
+        EXPECT_TRUE(r.ok());
+        EXPECT_EQ(r.regions, region_shared) << n;
+        EXPECT_FALSE(r.xoff_entered);
+        tokens.push_back(r.token);
+    }
+    EXPECT_EQ(m.xoff_pgs(0), 0);
+    // 51st: 50000 + 1000 > threshold (100000 - 50000) -> XOFF, to headroom
+    admit_result r = m.admit(0, 3, 1000);
+    EXPECT_TRUE(r.ok());
+    EXPECT_TRUE(r.xoff_entered);
+    EXPECT_EQ(r.regions, region_headroom);
+    EXPECT_EQ(m.xoff_pgs(0), 0b0000'1000);
+    tokens.push_back(r.token);
+    for (int n = 1; n < 20; ++n) {
+        r = m.admit(0, 3, 1000);
+        EXPECT_TRUE(r.ok());
+        EXPECT_FALSE(r.xoff_entered);
+        EXPECT_EQ(r.regions, region_headroom);
+        tokens.push_back(r.token);
+    }
+    r = m.admit(0, 3, 1000);
+    EXPECT_EQ(r.verdict, admit_verdict::drop_headroom_overflow);
+    EXPECT_EQ(r.token.bytes, 0u);
+    const pg_snapshot s = m.snapshot(0, 3);
+    EXPECT_EQ(s.shared_use, 50000u);
+    EXPECT_EQ(s.headroom_use, 20000u);
+    EXPECT_EQ(s.counters.drop_headroom_overflow, 1u);
+    EXPECT_EQ(s.counters.xoff_transitions, 1u);
+    EXPECT_EQ(s.counters.peak_headroom, 20000u);
+    EXPECT_EQ(s.counters.peak_use, 70000u);
+    return tokens;
+}
+
+// Releases tokens until XON; returns how many releases it took.
+int releases_until_xon(mmu& m, const std::vector<charge>& tokens) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (m.release(0, 3, tokens[i])) {
+            EXPECT_EQ(m.xoff_pgs(0), 0);
+            return static_cast<int>(i) + 1;
+        }
+        EXPECT_EQ(m.xoff_pgs(0), 0b0000'1000) << i;
+    }
+    return -1;
+}
+
+TEST(mmu, pause_trigger_headroom_use_and_overflow_verdict) {
+    mmu m = one_lossless(lossless_pg(20000));
+    EXPECT_EQ(m.pool().shared_size, 100000u);
+    fill_to_overflow(m);
+}
+
+TEST(mmu, xon_default_hysteresis_one_jumbo) {
+    mmu m = one_lossless(lossless_pg(20000));
+    const auto tokens = fill_to_overflow(m);
+    // 20 releases drain headroom; then shared 50000-1000k < (50000+1000k) - 9216 -> k = 5
+    EXPECT_EQ(releases_until_xon(m, tokens), 25);
+    EXPECT_EQ(m.snapshot(0, 3).shared_use, 45000u);
+    EXPECT_EQ(m.snapshot(0, 3).counters.xon_transitions, 1u);
+}
+
+TEST(mmu, xon_absolute) {
+    pg_buffer_cfg c = lossless_pg(20000);
+    c.xon = bytes{10000};
+    mmu m = one_lossless(c);
+    const auto tokens = fill_to_overflow(m);
+    // shared 50000 - 1000k < 10000 -> k = 41
+    EXPECT_EQ(releases_until_xon(m, tokens), 61);
+    EXPECT_EQ(m.snapshot(0, 3).shared_use, 9000u);
+}
+
+TEST(mmu, xon_offset) {
+    pg_buffer_cfg c = lossless_pg(20000);
+    c.xon_offset = bytes{2000};
+    mmu m = one_lossless(c);
+    const auto tokens = fill_to_overflow(m);
+    // 50000 - 1000k < 50000 + 1000k - 2000 -> k = 2
+    EXPECT_EQ(releases_until_xon(m, tokens), 22);
+}
+
+TEST(mmu, xon_needs_empty_headroom) {
+    pg_buffer_cfg c = lossless_pg(20000);
+    c.xon = bytes{1u << 30};  // shared is always below: only headroom gates
+    mmu m = one_lossless(c);
+    const auto tokens = fill_to_overflow(m);
+    EXPECT_EQ(releases_until_xon(m, tokens), 20);
+}
+
+TEST(mmu, in_xoff_arrivals_go_to_headroom_and_can_retrigger) {
+    pg_buffer_cfg c = lossless_pg(20000);
+    c.xon_offset = bytes{2000};
+    mmu m = one_lossless(c);
+    auto tokens = fill_to_overflow(m);
+    for (int i = 0; i < 10; ++i) {
+        m.release(0, 3, tokens[static_cast<std::size_t>(i)]);
+    }
+    // still XOFF with 10000 headroom: arrivals go to headroom
+    const admit_result r = m.admit(0, 3, 1000);
+    EXPECT_EQ(r.regions, region_headroom);
+    EXPECT_EQ(m.snapshot(0, 3).headroom_use, 11000u);
+}
+
+TEST(mmu, dynamic_threshold_matches_double_reference) {
+    for (int dth = mmu::min_dynamic_th; dth <= mmu::max_dynamic_th; ++dth) {
+        pg_table t{};
+        t[3] = lossless_pg(50000, dth);
+        t[0] = pg_buffer_cfg{};  // unconfigured: pool-limited filler
+        std::vector<pg_table> v{t};
+        const std::uint64_t pool_size = 3'000'017;
+        mmu m{pool_of(pool_size), 1, v};
+        const std::uint64_t S = pool_size - 50000;
+        ASSERT_EQ(m.pool().shared_size, S);
+        rng r{static_cast<std::uint64_t>(dth + 100)};
+        std::uint64_t used = 0;
+        for (int step = 0; step < 200; ++step) {
+            const double ref = std::floor(std::ldexp(static_cast<double>(S - used), dth));
+            EXPECT_EQ(static_cast<double>(m.threshold(0, 3)), ref) << dth << " " << used;
+            const std::uint32_t len = 64 + static_cast<std::uint32_t>(r.next() % 9000);
+            if (m.admit(0, 0, len).ok()) {
+                used += len;
+            }
+        }
+        EXPECT_GT(used, 0u);
+    }
+}
+
+TEST(mmu, dynamic_admission_boundary_matches_model) {
+    for (int dth : {-7, -3, -1, 0, 1, 3}) {
+        pg_table t{};
+        t[3] = lossless_pg(1'000'000, dth);
+        std::vector<pg_table> v{t};
+        const std::uint64_t pool_size = 1'000'000 + 400'000;
+        mmu m{pool_of(pool_size), 1, v};
+        const double S = 400'000;
+        // model in doubles: admit while u + c <= alpha (S - u) and u + c <= S
+        const double alpha = std::ldexp(1.0, dth);
+        double u = 0;
+        rng r{7};
+        for (;;) {
+            const std::uint32_t len = 64 + static_cast<std::uint32_t>(r.next() % 1500);
+            const bool model_ok = u + len <= std::floor(alpha * (S - u)) && u + len <= S;
+            const admit_result a = m.admit(0, 3, len);
+            ASSERT_TRUE(a.ok());
+            if (!model_ok) {
+                EXPECT_TRUE(a.xoff_entered) << dth;
+                break;
+            }
+            EXPECT_EQ(a.regions, region_shared) << dth << " " << u;
+            u += len;
+        }
+        EXPECT_EQ(static_cast<double>(m.snapshot(0, 3).shared_use), u);
+        // equilibrium: u ~= alpha S / (1 + alpha)
+        EXPECT_NEAR(u, alpha * S / (1 + alpha), 1600) << dth;
+    }
+}
+
+TEST(mmu, lossy_static_drop_at_limit) {
+    pg_table t{};
+    t[1] = lossy_static_pg(10000);
+    std::vector<pg_table> v{t};
+    mmu m{pool_of(1'000'000), 1, v};
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_TRUE(m.admit(0, 1, 1000).ok()) << i;
+    }
+    const admit_result r = m.admit(0, 1, 1);
+    EXPECT_EQ(r.verdict, admit_verdict::drop_lossy);
+    EXPECT_FALSE(r.xoff_entered);
+    EXPECT_EQ(m.xoff_pgs(0), 0);
+    EXPECT_EQ(m.snapshot(0, 1).counters.drop_lossy, 1u);
+    EXPECT_EQ(m.snapshot(0, 1).counters.dropped_bytes, 1u);
+    m.release(0, 1, charge{1000});
+    EXPECT_TRUE(m.admit(0, 1, 1000).ok());
+}
+
+TEST(mmu, lossless_static_threshold_triggers_xoff) {
+    pg_buffer_cfg c = lossless_pg(5000);
+    c.mode = threshold_mode::static_th;
+    c.static_th = bytes{3000};
+    mmu m = one_lossless(c);
+    EXPECT_TRUE(m.admit(0, 3, 3000).ok());
+    const admit_result r = m.admit(0, 3, 1);
+    EXPECT_TRUE(r.xoff_entered);
+    EXPECT_EQ(r.regions, region_headroom);
+}
+
+TEST(mmu, unconfigured_pg_limited_by_pool_only) {
+    pg_table t{};
+    t[3] = lossless_pg(10000);
+    std::vector<pg_table> v{t};
+    mmu m{pool_of(30000), 1, v};  // shared 20000
+    EXPECT_TRUE(m.admit(0, 0, 20000).ok());
+    EXPECT_EQ(m.admit(0, 0, 1).verdict, admit_verdict::drop_lossy);
+    // lossless PG with the pool full: straight to XOFF and headroom
+    const admit_result r = m.admit(0, 3, 100);
+    EXPECT_TRUE(r.xoff_entered);
+    EXPECT_EQ(r.regions, region_headroom);
+}
+
+TEST(mmu, oversize_packet_at_xoff_entry_does_not_latch_xoff) {
+    pg_table t{};
+    t[3] = lossless_pg(4000);
+    std::vector<pg_table> v{t};
+    mmu m{pool_of(24000), 1, v};                 // shared 20000
+    EXPECT_TRUE(m.admit(0, 0, 20000).ok());      // pool full (unconfigured PG 0)
+    const admit_result r = m.admit(0, 3, 9000);  // > xoff, PG 3 holds nothing
+    EXPECT_EQ(r.verdict, admit_verdict::drop_headroom_overflow);
+    EXPECT_FALSE(r.xoff_entered);
+    EXPECT_EQ(m.xoff_pgs(0), 0);
+    EXPECT_EQ(m.snapshot(0, 3).counters.xoff_transitions, 0u);
+    // a fitting packet then enters XOFF normally and its release sends XON
+    const admit_result a = m.admit(0, 3, 1000);
+    EXPECT_TRUE(a.xoff_entered);
+    EXPECT_TRUE(m.release(0, 3, a.token));
+}
+
+TEST(mmu, reserved_first_then_split_into_shared) {
+    pg_table t{};
+    t[3] = lossless_pg(10000, 0, 1500);
+    std::vector<pg_table> v{t};
+    mmu m{pool_of(100000), 1, v};
+    EXPECT_EQ(m.pool().shared_size, 100000u - 1500 - 10000);
+    admit_result a = m.admit(0, 3, 1000);
+    EXPECT_EQ(a.regions, region_reserved);
+    admit_result b = m.admit(0, 3, 1000);
+    EXPECT_EQ(b.regions, region_reserved | region_shared);
+    pg_snapshot s = m.snapshot(0, 3);
+    EXPECT_EQ(s.reserved_use, 1500u);
+    EXPECT_EQ(s.shared_use, 500u);
+    EXPECT_EQ(m.pool().shared_used, 500u);
+    // drain order: headroom, shared, reserved
+    m.release(0, 3, a.token);
+    s = m.snapshot(0, 3);
+    EXPECT_EQ(s.shared_use, 0u);
+    EXPECT_EQ(s.reserved_use, 1000u);
+    m.release(0, 3, b.token);
+    s = m.snapshot(0, 3);
+    EXPECT_EQ(s.reserved_use, 0u);
+    EXPECT_EQ(m.pool().shared_used, 0u);
+}
+
+TEST(mmu, cells_rounding) {
+    pg_table t{};
+    t[3] = lossless_pg(10240);
+    std::vector<pg_table> v{t};
+    mmu m{pool_of(1'000'000, 256), 1, v};
+    EXPECT_EQ(m.charge_for(1), 256u);
+    EXPECT_EQ(m.charge_for(256), 256u);
+    EXPECT_EQ(m.charge_for(257), 512u);
+    EXPECT_EQ(m.charge_for(9216), 9216u);
+    EXPECT_EQ(m.charge_for(9217), 9472u);
+    const admit_result r = m.admit(0, 3, 65);
+    EXPECT_EQ(r.token.bytes, 256u);
+    EXPECT_EQ(m.snapshot(0, 3).shared_use, 256u);
+    EXPECT_EQ(m.pool().shared_used, 256u);
+    m.release(0, 3, r.token);
+    EXPECT_EQ(m.pool().shared_used, 0u);
+}
+
+TEST(mmu, random_admit_release_returns_to_zero) {
+    const int ports = 4;
+    std::vector<pg_table> v(ports);
+    for (int p = 0; p < ports; ++p) {
+        v[p][3] = lossless_pg(30000, -2, 2048);
+        v[p][4] = lossless_pg(30000, -1);
+        v[p][4].xon_offset = bytes{4096};
+        v[p][0] = lossy_static_pg(20000, 1024);
+        v[p][1] = lossy_static_pg(5000);
+    }
+    const buffer_pool_cfg pool = pool_of(600'000, 96);
+    ASSERT_EQ(mmu::validate(pool, ports, v), "");
+    mmu m{pool, ports, v};
+    struct held {
+        int port, pg;
+        charge c;
+    };
+    std::deque<held> q;
+    rng r{42};
+    std::uint64_t admitted = 0, dropped = 0;
+    for (int step = 0; step < 200000; ++step) {
+        if (q.empty() || r.next() % 100 < 55) {
+            const int port = static_cast<int>(r.next() % ports);
+            const int pg = static_cast<int>(std::array{0, 1, 3, 4, 5}[r.next() % 5]);
+            const auto len = 64 + static_cast<std::uint32_t>(r.next() % 4000);
+            const admit_result a = m.admit(port, pg, len);
+            if (a.ok()) {
+                ++admitted;
+                q.push_back({port, pg, a.token});
+            } else {
+                ++dropped;
+                EXPECT_EQ(a.token.bytes, 0u);
+            }
+        } else {
+            // mostly FIFO, sometimes out of order
+            std::size_t i = (r.next() % 8 == 0) ? r.next() % q.size() : 0;
+            const held h = q[i];
+            q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+            m.release(h.port, h.pg, h.c);
+        }
+        ASSERT_LE(m.pool().shared_used, m.pool().shared_size);
+    }
+    while (!q.empty()) {
+        m.release(q.front().port, q.front().pg, q.front().c);
+        q.pop_front();
+    }
+    EXPECT_GT(admitted, 1000u);
+    EXPECT_GT(dropped, 0u);
+    EXPECT_EQ(m.pool().shared_used, 0u);
+    std::uint64_t xoffs = 0;
+    for (int p = 0; p < ports; ++p) {
+        const port_snapshot s = m.port_totals(p);
+        EXPECT_EQ(s.reserved_use, 0u);
+        EXPECT_EQ(s.shared_use, 0u);
+        EXPECT_EQ(s.headroom_use, 0u);
+        EXPECT_EQ(s.xoff_pgs, 0) << p;
+        EXPECT_EQ(s.totals.xoff_transitions, s.totals.xon_transitions);
+        xoffs += s.totals.xoff_transitions;
+    }
+    EXPECT_GT(xoffs, 0u);
+}
+
+TEST(mmu, validate_reports_errors) {
+    std::vector<pg_table> v(2);
+    v[0][3] = lossless_pg(60000);
+    v[1][3] = lossless_pg(60000);
+    EXPECT_EQ(mmu::validate(pool_of(120000), 2, v), "");
+    const std::string e = mmu::validate(pool_of(100000), 2, v);
+    EXPECT_NE(e.find("BUFFER_POOL.size"), std::string::npos) << e;
+    v[1][3].dynamic_th = 9;
+    EXPECT_NE(mmu::validate(pool_of(1 << 20), 2, v).find("dynamic_th 9"), std::string::npos);
+    v[1][3].dynamic_th = 0;
+    EXPECT_NE(mmu::validate(pool_of(1 << 20), 3, v), "");                      // 2 tables for 3 ports
+    EXPECT_EQ(mmu::validate(pool_of(1 << 20), 3, std::span(v).first(1)), "");  // one for all
+    v[0][3].xon = bytes{1};
+    v[0][3].xon_offset = bytes{1};
+    EXPECT_NE(mmu::validate(pool_of(1 << 20), 2, v), "");
+    buffer_pool_cfg off;
+    EXPECT_EQ(mmu::validate(off, 2, v), "");
+}
+
+TEST(mmu, pool_disabled_never_drops_or_pauses) {
+    std::vector<pg_table> v(1);
+    v[0][3] = lossless_pg(1000);
+    mmu m{buffer_pool_cfg{}, 1, v};
+    for (int i = 0; i < 10000; ++i) {
+        const admit_result r = m.admit(0, 3, 9000);
+        ASSERT_TRUE(r.ok());
+        ASSERT_FALSE(r.xoff_entered);
+    }
+    EXPECT_EQ(m.snapshot(0, 3).shared_use, 90'000'000u);
+    EXPECT_FALSE(m.lossless(0, 3));
+}
+
+TEST(mmu, per_port_totals_and_isolation) {
+    std::vector<pg_table> v(2);
+    for (auto& t : v) {
+        t[3] = lossless_pg(20000);
+        t[1] = lossy_static_pg(1000);
+    }
+    mmu m{pool_of(200000), 2, v};
+    m.admit(1, 3, 500);
+    m.admit(1, 1, 1000);
+    m.admit(1, 1, 1000);  // drop
+    const port_snapshot p1 = m.port_totals(1);
+    EXPECT_EQ(p1.shared_use, 1500u);
+    EXPECT_EQ(p1.totals.admitted, 2u);
+    EXPECT_EQ(p1.totals.drop_lossy, 1u);
+    EXPECT_EQ(m.port_totals(0).totals.admitted, 0u);
+    EXPECT_EQ(m.pool().headroom_total, 40000u);
+    EXPECT_TRUE(m.lossless(0, 3));
+    EXPECT_FALSE(m.lossless(0, 1));
+}
+
+}  // namespace
+}  // namespace rocelab
