@@ -50,6 +50,7 @@ struct buffer_pool_cfg {
     bool enabled = false;        // false: no BUFFER_POOL table -> buffer accounting off
     bytes size{0};               // shared ingress pool, bytes (SONiC BUFFER_POOL size)
     bytes cell{0};               // accounting cell; 0 = exact bytes
+    threshold_mode mode = threshold_mode::dynamic_th;  // BUFFER_POOL mode: profiles must match
 };
 
 // Inputs of the headroom formula (reference 2.3), SONiC's example ASIC values.
@@ -91,6 +92,14 @@ struct port_cfg {
     std::uint8_t pfc_enable = 0; // bit n = priority n (used by the PFC issue)
     std::vector<ip_prefix> addresses;  // INTERFACE "Ethernet0|10.0.0.1/31"
     std::optional<std::uint16_t> tx_ring_size;  // none = switch_cfg::tx_ring_size
+    // Lossless classes: BUFFER_PG (by ingress PG), PORT_QOS_MAP pfc_mode /
+    // pfc_quanta / pfcwd_sw_enable, CABLE_LENGTH, PFC_WD.
+    std::array<pg_buffer_cfg, num_pgs> pgs{};
+    flow_ctrl_mode fc_mode = flow_ctrl_mode::pfc;  // pause: 802.3x PAUSE for the whole link
+    std::uint16_t pfc_quanta = 0xFFFF;  // pause time sent in XOFF frames (quanta of 512 bit times)
+    double cable_length_m = 5.0;        // CABLE_LENGTH (headroom formula); SONiC's server-facing 5m
+    std::uint8_t pfcwd_queues = 0;      // bit n = egress queue n watched (default_port_cfg: 3,4)
+    pfc_wd_cfg wd{};                    // PFC_WD; wd.enabled false = no watchdog
 };
 
 struct nexthop_cfg {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -26,6 +27,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/units_parse.hpp"
+#include "qos/headroom.hpp"
 
 namespace rocelab {
 namespace {
@@ -293,7 +295,8 @@ port_cfg default_port_cfg() {
     port_cfg p;
     p.maps = azure_roce_maps();
     p.sched = azure_roce_scheduler();
-    p.pfc_enable = (1u << 3) | (1u << 4);  // SONiC AZURE PORT_QOS_MAP pfc_enable "3,4"
+    p.pfc_enable = (1u << 3) | (1u << 4);    // SONiC AZURE PORT_QOS_MAP pfc_enable "3,4"
+    p.pfcwd_queues = (1u << 3) | (1u << 4);  // SONiC AZURE PORT_QOS_MAP pfcwd_sw_enable "3,4"
     return p;
 }
 
@@ -320,6 +323,30 @@ struct qos_override {
     std::optional<std::array<std::uint8_t, 8>> tc_to_pg;
     std::optional<std::array<std::uint8_t, 8>> pfc_prio_to_queue;
     std::optional<std::uint8_t> pfc_enable;
+    std::optional<std::uint8_t> pfcwd_queues;
+    std::optional<flow_ctrl_mode> fc_mode;
+    std::optional<std::uint16_t> pfc_quanta;
+};
+
+// A BUFFER_PROFILE as written; resolved per port by BUFFER_PG (xoff: auto
+// needs the port's speed and cable length).
+struct buffer_profile {
+    YAML::Mark mark;            // the profile's key
+    std::optional<bytes> size;  // required unless xoff: auto
+    threshold_mode mode = threshold_mode::dynamic_th;
+    int dynamic_th = 0;
+    bytes static_th{0};
+    bool xoff_auto = false;
+    bytes xoff{0};
+    std::optional<bytes> xon;
+    std::optional<bytes> xon_offset;
+};
+
+// One PFC_WD entry's fields.
+struct wd_override {
+    std::optional<nanos> detection_time;
+    std::optional<nanos> restoration_time;
+    std::optional<pfc_wd_action> action;
 };
 
 struct queue_override {
@@ -344,20 +371,20 @@ const std::vector<std::string> known_tables = {
     "PORT_QOS_MAP",
     "SCHEDULER",
     "QUEUE",
+    "CABLE_LENGTH",
+    "BUFFER_POOL",
+    "BUFFER_PROFILE",
+    "BUFFER_PG",
+    "PFC_WD",
 };
 
 // SONiC tables a user may reasonably paste that this version does not read.
 const std::vector<std::string> unsupported_tables = {
-    "BUFFER_POOL",
-    "BUFFER_PROFILE",
-    "BUFFER_PG",
     "BUFFER_QUEUE",
     "BUFFER_PORT_INGRESS_PROFILE_LIST",
     "BUFFER_PORT_EGRESS_PROFILE_LIST",
     "WRED_PROFILE",
-    "PFC_WD",
     "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-    "CABLE_LENGTH",
     "VLAN",
     "VLAN_MEMBER",
     "VLAN_INTERFACE",
@@ -430,6 +457,27 @@ public:
         }
         if (const auto* t = table("QUEUE")) {
             load_queues(*t);
+        }
+        if (const auto* t = table("CABLE_LENGTH")) {
+            load_cable_length(*t);
+        }
+        if (const auto* t = table("BUFFER_POOL")) {
+            load_buffer_pool(*t);
+        }
+        if (const auto* t = table("BUFFER_PROFILE")) {
+            load_buffer_profiles(*t);
+        }
+        if (const auto* t = table("BUFFER_PG")) {
+            if (!_cfg.pool.enabled) {
+                fail(t->key_node.Mark(), "BUFFER_PG",
+                     "BUFFER_PG needs a BUFFER_POOL: add BUFFER_POOL: {ingress_lossless_pool: {size: ..., "
+                     "type: ingress, mode: dynamic}}");
+            }
+            load_buffer_pg(*t);
+            check_pool_fit();
+        }
+        if (const auto* t = table("PFC_WD")) {
+            load_pfc_wd(*t);
         }
         for (const char* name : {"INTERFACE", "ROUTE", "NEIGH"}) {
             const auto* t = table(name);
@@ -619,6 +667,95 @@ private:
         return *r;
     }
 
+    // A signed whole number, e.g. dynamic_th -3.
+    std::int64_t get_int(const entry& e, std::string_view path, std::int64_t min, std::int64_t max,
+                         std::string_view what) const {
+        const std::string expected =
+            std::string(what) + " " + std::to_string(min) + ".." + std::to_string(max);
+        const std::string s(trim(scalar(e, path, expected)));
+        const std::string_view digits =
+            std::string_view(s).substr(!s.empty() && (s[0] == '-' || s[0] == '+'));
+        if (digits.empty() || digits.size() > 18 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            fail_value(e, path, expected);
+        }
+        const std::int64_t v = std::stoll(s);
+        if (v < min || v > max) {
+            fail(mark_of(e), path, quote(s) + " is out of range: expected " + expected);
+        }
+        return v;
+    }
+
+    // A plain decimal number ("819.2", "5"); nullopt if the text is not one.
+    static std::optional<double> parse_decimal(std::string_view text) {
+        const std::string_view t = trim(text);
+        std::size_t dots = 0;
+        std::size_t digits = 0;
+        for (const char c : t) {
+            if (c == '.') {
+                ++dots;
+            } else if (c >= '0' && c <= '9') {
+                ++digits;
+            } else {
+                return std::nullopt;
+            }
+        }
+        if (digits == 0 || digits > 15 || dots > 1) {
+            return std::nullopt;
+        }
+        return std::stod(std::string(t));
+    }
+
+    // Bytes that may be fractional (a model constant such as mac_phy_delay
+    // 819.2): a bare decimal number of bytes, or a size with a unit (0.8KiB is
+    // not exact, so write 819.2).
+    double get_fractional_bytes(const entry& e, std::string_view path, std::uint64_t max) const {
+        const std::string range = "0.." + std::to_string(max) + " bytes";
+        const std::string s = scalar(e, path, "a byte count such as 819.2 or 1KiB (" + range + ")");
+        double v = 0;
+        if (const auto d = parse_decimal(s)) {
+            v = *d;
+        } else {
+            const auto r = parse_bytes(s, bare_number::rejected);
+            if (!r) {
+                fail(mark_of(e), path,
+                     r.error().message +
+                         "; a bare number of bytes may have decimals, such as 819.2 (accepted " + range +
+                         ")");
+            }
+            v = static_cast<double>(r->v);
+        }
+        if (v < 0 || v > static_cast<double>(max)) {
+            fail(mark_of(e), path, quote(s) + " is out of range: accepted " + range);
+        }
+        return v;
+    }
+
+    // CABLE_LENGTH values: "5m", "2.5m", "40m", "10km" (SONiC writes "5m").
+    double get_cable_length(const entry& e, std::string_view path) const {
+        constexpr double max_m = 100000.0;
+        const std::string expected =
+            "a length in metres such as 5m, 40m or 2.5m, or in kilometres such as 10km (accepted 0m..100km)";
+        const std::string s(trim(scalar(e, path, expected)));
+        std::size_t unit = 0;
+        while (unit < s.size() && ((s[unit] >= '0' && s[unit] <= '9') || s[unit] == '.')) {
+            ++unit;
+        }
+        const auto number = parse_decimal(std::string_view(s).substr(0, unit));
+        const std::string_view u = std::string_view(s).substr(unit);
+        if (!number || (u != "m" && u != "km")) {
+            if (number && u.empty()) {
+                fail(mark_of(e), path, quote(s) + " has no unit: expected " + expected);
+            }
+            fail(mark_of(e), path, "got " + quote(s) + ", expected " + expected);
+        }
+        const double m = u == "km" ? *number * 1000.0 : *number;
+        if (m > max_m) {
+            fail(mark_of(e), path, quote(s) + " is out of range: accepted 0m..100km");
+        }
+        return m;
+    }
+
     std::string get_choice(const entry& e, std::string_view path,
                            const std::vector<std::string>& choices) const {
         const std::string expected = "one of " + join(choices, ", ");
@@ -697,7 +834,7 @@ private:
     void load_rocelab(const entry& t) {
         const auto f = fields(t, "ROCELAB",
                               {"mode", "seed", "status_interval", "queue_sample_interval", "tx_ring_size",
-                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame"});
+                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom"});
         using namespace literals;
         if (const auto* e = find(f, "mode")) {
             _cfg.mode = get_choice(*e, "ROCELAB|mode", {"l2", "l3"}) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
@@ -733,6 +870,49 @@ private:
         if (const auto* e = find(f, "max_frame")) {
             _cfg.max_frame = static_cast<std::uint32_t>(
                 get_bytes(*e, "ROCELAB|max_frame", bytes{64}, bytes{16384}, bare_number::rejected).v);
+        }
+        if (const auto* e = find(f, "headroom")) {
+            load_headroom(*e);
+        }
+    }
+
+    // ROCELAB|headroom: the ASIC constants of the headroom formula (xoff: auto).
+    void load_headroom(const entry& t) {
+        const std::string path = "ROCELAB|headroom";
+        const auto f = fields(t, path,
+                              {"cell", "pipeline_latency", "mac_phy_delay", "small_packet_percent",
+                               "lossless_mtu", "port_mtu"});
+        headroom_asic_cfg& a = _cfg.asic;
+        if (const auto* e = find(f, "cell")) {
+            a.cell = get_bytes(*e, path + "|cell", bytes{1}, bytes{16384}, bare_number::accepted, true);
+        }
+        if (const auto* e = find(f, "pipeline_latency")) {
+            a.pipeline_latency =
+                get_bytes(*e, path + "|pipeline_latency", bytes{0}, bytes{16u << 20}, bare_number::accepted);
+        }
+        if (const auto* e = find(f, "mac_phy_delay")) {
+            a.mac_phy_delay_bytes = get_fractional_bytes(*e, path + "|mac_phy_delay", 16u << 20);
+        }
+        if (const auto* e = find(f, "small_packet_percent")) {
+            const std::string expected = "a percentage 0..100 such as 100 or 50%";
+            const auto r =
+                parse_percent(scalar(*e, path + "|small_packet_percent", expected), bare_number::accepted);
+            if (!r) {
+                fail(mark_of(*e), path + "|small_packet_percent", r.error().message + " (accepted 0..100%)");
+            }
+            if (*r < 0.0 || *r > 100.0) {
+                fail(mark_of(*e), path + "|small_packet_percent",
+                     quote(e->value.Scalar()) + " is out of range: accepted 0..100%");
+            }
+            a.small_packet_percent = *r;
+        }
+        if (const auto* e = find(f, "lossless_mtu")) {
+            a.lossless_mtu =
+                get_bytes(*e, path + "|lossless_mtu", bytes{64}, bytes{16384}, bare_number::accepted, true);
+        }
+        if (const auto* e = find(f, "port_mtu")) {
+            a.port_mtu =
+                get_bytes(*e, path + "|port_mtu", bytes{64}, bytes{16384}, bare_number::accepted, true);
         }
     }
 
@@ -1025,10 +1205,11 @@ private:
                 }
                 global_seen = true;
             }
-            const auto f = fields(k, path,
-                                  {"dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
-                                   "pfc_to_queue_map", "pfc_enable"},
-                                  {"pfc_to_pg_map", "pfcwd_sw_enable", "scheduler", "pfc_asym"});
+            const auto f =
+                fields(k, path,
+                       {"dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
+                        "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable", "pfc_mode", "pfc_quanta"},
+                       {"pfc_to_pg_map", "scheduler", "pfc_asym"});
             qos_override o;
             if (find(f, "dscp_to_tc_map")) {
                 o.dscp_to_tc = map_ref(f, "dscp_to_tc_map", path, "DSCP_TO_TC_MAP", _dscp_maps);
@@ -1056,6 +1237,26 @@ private:
                     fail_value(*e, path + "|pfc_enable", expected);
                 }
                 o.pfc_enable = *mask;
+            }
+            if (const auto* e = find(f, "pfcwd_sw_enable")) {
+                const std::string expected =
+                    "a comma-separated list of queues 0..7 such as \"3,4\", or \"\" for none";
+                const std::string s =
+                    e->value.IsNull() ? std::string() : scalar(*e, path + "|pfcwd_sw_enable", expected);
+                const auto mask = parse_number_set(s, 7);
+                if (!mask) {
+                    fail_value(*e, path + "|pfcwd_sw_enable", expected);
+                }
+                o.pfcwd_queues = *mask;
+            }
+            if (const auto* e = find(f, "pfc_mode")) {
+                o.fc_mode = get_choice(*e, path + "|pfc_mode", {"pfc", "pause"}) == "pfc"
+                                ? flow_ctrl_mode::pfc
+                                : flow_ctrl_mode::pause;
+            }
+            if (const auto* e = find(f, "pfc_quanta")) {
+                o.pfc_quanta = static_cast<std::uint16_t>(
+                    get_uint(*e, path + "|pfc_quanta", 1, 65535, "a pause time in quanta of 512 bit times"));
             }
             for (const std::size_t target : targets) {
                 if (target != all_ports) {
@@ -1086,6 +1287,15 @@ private:
                     }
                     if (o.pfc_enable) {
                         p.pfc_enable = *o.pfc_enable;
+                    }
+                    if (o.pfcwd_queues) {
+                        p.pfcwd_queues = *o.pfcwd_queues;
+                    }
+                    if (o.fc_mode) {
+                        p.fc_mode = *o.fc_mode;
+                    }
+                    if (o.pfc_quanta) {
+                        p.pfc_quanta = *o.pfc_quanta;
                     }
                 };
                 if (target == all_ports) {
@@ -1149,8 +1359,8 @@ private:
                     get_bytes(*e, path + "|max_bytes", bytes{64}, bytes{1ULL << 30}, bare_number::rejected);
             }
             if (const auto* e = find(f, "max_packets")) {
-                o.max_packets = static_cast<std::uint32_t>(
-                    get_uint(*e, path + "|max_packets", 1, 16384, "a packet count (the per-queue ring holds 16384)"));
+                o.max_packets = static_cast<std::uint32_t>(get_uint(
+                    *e, path + "|max_packets", 1, 16384, "a packet count (the per-queue ring holds 16384)"));
             }
             for (const std::size_t target : targets) {
                 for (int q = 0; q < num_queues; ++q) {
@@ -1189,6 +1399,492 @@ private:
                     }
                 }
             }
+        }
+    }
+
+    // ------------------------------------------------- lossless classes
+
+    static bool is_global_key(std::string_view key) {
+        const auto k = trim(key);
+        return k == "global" || k == "*";
+    }
+
+    // Apply `fn` to the target port, or to port_defaults and every port.
+    template <class Fn>
+    void for_target(std::size_t target, Fn fn) {
+        if (target == all_ports) {
+            fn(_cfg.port_defaults, true);
+            for (auto& p : _cfg.ports) {
+                fn(p, false);
+            }
+        } else {
+            fn(_cfg.ports[target], false);
+        }
+    }
+
+    // SONiC sometimes writes references as "[BUFFER_PROFILE|name]".
+    static std::string strip_ref(std::string_view text, std::string_view table) {
+        std::string_view t = trim(text);
+        const std::string prefix = "[" + std::string(table) + "|";
+        if (t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix && t.back() == ']') {
+            t = t.substr(prefix.size(), t.size() - prefix.size() - 1);
+        }
+        return std::string(trim(t));
+    }
+
+    // CABLE_LENGTH: {AZURE: {Ethernet0: 5m, "Ethernet4,Ethernet8": 40m, global: 5m}}.
+    void load_cable_length(const entry& t) {
+        struct item {
+            std::string path;
+            const entry* e;
+        };
+        const auto names = entries(t.value, t.key_node.Mark(), "CABLE_LENGTH");
+        std::vector<std::vector<entry>> lists;  // keeps the entries alive; never assigned
+        lists.reserve(names.size());
+        std::vector<item> order;  // global keys first, then the others, each in file order
+        for (const auto& n : names) {
+            lists.push_back(entries(n.value, n.key_node.Mark(), "CABLE_LENGTH|" + n.key));
+        }
+        for (const bool global : {true, false}) {
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                for (const auto& e : lists[i]) {
+                    if (is_global_key(e.key) == global) {
+                        order.push_back(item{"CABLE_LENGTH|" + names[i].key + "|" + e.key, &e});
+                    }
+                }
+            }
+        }
+        std::map<std::size_t, std::string> set_by;
+        bool global_seen = false;
+        for (const auto& [path, kp] : order) {
+            const entry& k = *kp;
+            const auto targets = port_list(k.key, k.key_node.Mark(), path);
+            if (targets.front() == all_ports) {
+                if (global_seen) {
+                    fail(k.key_node.Mark(), path, "a global cable length is already given; give only one");
+                }
+                global_seen = true;
+            }
+            const double m = get_cable_length(k, path);
+            for (const std::size_t target : targets) {
+                if (target != all_ports) {
+                    const auto [it, inserted] = set_by.emplace(target, path);
+                    if (!inserted) {
+                        fail(k.key_node.Mark(), path,
+                             "port " + _cfg.ports[target].name + " already gets a cable length from " +
+                                 it->second);
+                    }
+                }
+                for_target(target, [&](port_cfg& p, bool) { p.cable_length_m = m; });
+            }
+        }
+    }
+
+    void load_buffer_pool(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "BUFFER_POOL")) {
+            const std::string path = "BUFFER_POOL|" + k.key;
+            const auto f = fields(k, path, {"type", "mode", "size", "cell"}, {"xoff", "percentage"});
+            const auto* type = find(f, "type");
+            if (type == nullptr) {
+                fail(k.key_node.Mark(), path, "type is required: ingress (egress pools are not supported)");
+            }
+            if (get_choice(*type, path + "|type", {"ingress", "egress"}) == "egress") {
+                fail(mark_of(*type), path + "|type",
+                     "egress pools are not supported: rocelab limits egress queues with QUEUE max_bytes and "
+                     "max_packets; remove this pool and the BUFFER_PROFILEs that use it (accepted: type "
+                     "ingress)");
+            }
+            if (_cfg.pool.enabled) {
+                fail(k.key_node.Mark(), path,
+                     "only one ingress pool is supported and " + quote(_pool_name) +
+                         " is already given; bind every BUFFER_PROFILE to that pool");
+            }
+            const auto* size = find(f, "size");
+            if (size == nullptr) {
+                fail(k.key_node.Mark(), path,
+                     "size is required: the pool's bytes, such as 12766208 or 12MiB");
+            }
+            _cfg.pool.enabled = true;
+            _pool_name = k.key;
+            _pool_size_mark = mark_of(*size);
+            _pool_size_text = show(size->value);
+            _cfg.pool.size =
+                get_bytes(*size, path + "|size", bytes{1024}, bytes{1ULL << 36}, bare_number::accepted, true);
+            if (const auto* e = find(f, "mode")) {
+                _cfg.pool.mode = get_choice(*e, path + "|mode", {"dynamic", "static"}) == "dynamic"
+                                     ? threshold_mode::dynamic_th
+                                     : threshold_mode::static_th;
+            }
+            if (const auto* e = find(f, "cell")) {
+                _cfg.pool.cell =
+                    get_bytes(*e, path + "|cell", bytes{0}, bytes{16384}, bare_number::accepted, true);
+            }
+        }
+    }
+
+    void load_buffer_profiles(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "BUFFER_PROFILE")) {
+            const std::string path = "BUFFER_PROFILE|" + k.key;
+            if (k.key.empty() || k.key.find('|') != std::string::npos) {
+                fail(k.key_node.Mark(), path, "a profile name must not be empty or contain '|'");
+            }
+            const auto f =
+                fields(k, path, {"pool", "size", "dynamic_th", "static_th", "xoff", "xon", "xon_offset"},
+                       {"headroom_type", "packet_discard_action"});
+            const auto* pool = find(f, "pool");
+            if (pool == nullptr) {
+                fail(k.key_node.Mark(), path,
+                     "pool is required: the BUFFER_POOL name, such as ingress_lossless_pool");
+            }
+            const std::string pname =
+                strip_ref(scalar(*pool, path + "|pool", "a BUFFER_POOL name such as ingress_lossless_pool"),
+                          "BUFFER_POOL");
+            if (!_cfg.pool.enabled) {
+                fail(mark_of(*pool), path + "|pool",
+                     "unknown pool " + quote(pname) + ": there is no BUFFER_POOL table; add BUFFER_POOL: {" +
+                         pname + ": {size: ..., type: ingress, mode: dynamic}}");
+            }
+            if (pname != _pool_name) {
+                fail(mark_of(*pool), path + "|pool",
+                     "unknown pool " + quote(pname) + "; the only pool (BUFFER_POOL) is " + _pool_name +
+                         did_you_mean(pname, {_pool_name}));
+            }
+            const bytes pool_size = _cfg.pool.size;
+            const std::string pool_range = "0.." + std::to_string(pool_size.v) + " bytes (the pool size)";
+            buffer_profile b;
+            b.mark = k.key_node.Mark();
+            const auto* dyn = find(f, "dynamic_th");
+            const auto* stat = find(f, "static_th");
+            const std::string th_expected =
+                "give exactly one of dynamic_th (-8..8, alpha = 2^dynamic_th; for a dynamic pool) or "
+                "static_th "
+                "(bytes; for a static pool)";
+            if (dyn != nullptr && stat != nullptr) {
+                fail(stat->key_node.Mark(), path + "|static_th",
+                     "both dynamic_th and static_th are given: " + th_expected);
+            }
+            if (dyn == nullptr && stat == nullptr) {
+                fail(k.key_node.Mark(), path, "no threshold given: " + th_expected);
+            }
+            const bool pool_dynamic = _cfg.pool.mode == threshold_mode::dynamic_th;
+            if (dyn != nullptr) {
+                if (!pool_dynamic) {
+                    fail(dyn->key_node.Mark(), path + "|dynamic_th",
+                         "pool " + _pool_name +
+                             " has mode static, so its profiles take static_th (bytes), not dynamic_th");
+                }
+                b.mode = threshold_mode::dynamic_th;
+                b.dynamic_th = static_cast<int>(
+                    get_int(*dyn, path + "|dynamic_th", -8, 8, "an exponent (alpha = 2^dynamic_th)"));
+            } else {
+                if (pool_dynamic) {
+                    fail(stat->key_node.Mark(), path + "|static_th",
+                         "pool " + _pool_name +
+                             " has mode dynamic, so its profiles take dynamic_th (-8..8), not static_th");
+                }
+                b.mode = threshold_mode::static_th;
+                b.static_th =
+                    get_bytes(*stat, path + "|static_th", bytes{1}, pool_size, bare_number::accepted, true);
+            }
+            if (const auto* e = find(f, "xoff")) {
+                if (e->value.IsScalar() && lower(trim(e->value.Scalar())) == "auto") {
+                    b.xoff_auto = true;
+                } else {
+                    b.xoff = get_bytes(*e, path + "|xoff", bytes{0}, pool_size, bare_number::accepted, true);
+                }
+            }
+            const bool lossless = b.xoff_auto || b.xoff.v > 0;
+            if (const auto* e = find(f, "size")) {
+                b.size = get_bytes(*e, path + "|size", bytes{0}, pool_size, bare_number::accepted, true);
+            } else if (!b.xoff_auto) {
+                fail(k.key_node.Mark(), path,
+                     "size is required: the bytes reserved for each priority group using this profile, " +
+                         pool_range + "; only a profile with xoff: auto may leave it out");
+            }
+            for (const char* name : {"xon", "xon_offset"}) {
+                const auto* e = find(f, name);
+                if (e == nullptr) {
+                    continue;
+                }
+                const std::string fpath = path + "|" + name;
+                if (!lossless) {
+                    fail(e->key_node.Mark(), fpath,
+                         std::string(name) +
+                             " is only used by a lossless profile: give xoff in bytes (> 0) or "
+                             "xoff: auto, or remove " +
+                             name);
+                }
+                if (b.xoff_auto && std::string_view(name) == "xon") {
+                    fail(e->key_node.Mark(), fpath,
+                         "xon is computed with xoff: auto (ROCELAB headroom pipeline_latency); remove it or "
+                         "give "
+                         "xoff in bytes");
+                }
+                bytes max = pool_size;
+                if (b.mode == threshold_mode::static_th) {
+                    max = b.static_th;  // XON must be reachable below the XOFF threshold
+                }
+                const bytes v = get_bytes(*e, fpath, bytes{0}, max, bare_number::accepted, true);
+                (std::string_view(name) == "xon" ? b.xon : b.xon_offset) = v;
+            }
+            if (b.xon && b.xon_offset) {
+                const auto* e = find(f, "xon_offset");
+                fail(e->key_node.Mark(), path + "|xon_offset",
+                     "both xon and xon_offset are given: give one (xon: XON below that many shared bytes; "
+                     "xon_offset: XON below threshold - xon_offset)");
+            }
+            _profiles[k.key] = b;
+        }
+    }
+
+    // A profile resolved for one port (xoff: auto computes xoff/xon/size).
+    pg_buffer_cfg resolve_profile(const buffer_profile& b, const std::string& name, const port_cfg& p,
+                                  bool probed, const entry& at, const std::string& path) const {
+        pg_buffer_cfg pg;
+        pg.configured = true;
+        pg.mode = b.mode;
+        pg.dynamic_th = b.dynamic_th;
+        pg.static_th = b.static_th;
+        pg.xoff = b.xoff;
+        pg.xon = b.xon;
+        pg.xon_offset = b.xon_offset;
+        pg.reserved = b.size.value_or(bytes{0});
+        if (!b.xoff_auto) {
+            return pg;
+        }
+        if (probed) {
+            fail(mark_of(at), path,
+                 "profile " + name +
+                     " has xoff: auto, which computes the headroom from each port's speed, but the PORT "
+                     "table is "
+                     "empty so no speed is known; list the ports in PORT with a speed (such as speed: "
+                     "100Gbps)");
+        }
+        if (!p.speed) {
+            fail(mark_of(at), path,
+                 "profile " + name +
+                     " has xoff: auto, which computes the headroom from the port speed, but port " + p.name +
+                     " has no speed; set PORT|" + p.name + "|speed (such as 100Gbps)");
+        }
+        const headroom_result h = compute_headroom(*p.speed, p.cable_length_m, _cfg.asic);
+        pg.xoff = h.xoff;
+        pg.xon = h.xon;
+        if (!b.size) {
+            pg.reserved = h.size.v > h.xoff.v ? h.size - h.xoff : bytes{0};  // reserved + xoff = formula size
+        }
+        if (b.mode == threshold_mode::static_th && h.xon > b.static_th) {
+            fail(mark_of(at), path,
+                 "profile " + name + ": the computed xon " + std::to_string(h.xon.v) + " for port " + p.name +
+                     " is above static_th " + std::to_string(b.static_th.v) +
+                     "; accepted: static_th of at least the xon (ROCELAB headroom pipeline_latency)");
+        }
+        return pg;
+    }
+
+    // BUFFER_PG: {"Ethernet0|3-4": {profile: pg_lossless_100000_5m_profile}, "global|0": {profile: lossy}}.
+    void load_buffer_pg(const entry& t) {
+        const auto all = entries(t.value, t.key_node.Mark(), "BUFFER_PG");
+        const auto order = global_first(all, [](const entry& e) {
+            const auto bar = e.key.rfind('|');
+            return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+        });
+        std::map<std::pair<std::size_t, int>, std::string> set_by;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            const std::string path = "BUFFER_PG|" + k.key;
+            const auto bar = k.key.rfind('|');
+            if (bar == std::string::npos) {
+                fail(k.key_node.Mark(), path,
+                     "a BUFFER_PG key is \"<ports>|<priority groups>\", such as \"Ethernet0|3-4\", "
+                     "\"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
+            }
+            const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
+            const auto pgs = parse_number_set(std::string_view(k.key).substr(bar + 1), num_pgs - 1);
+            if (!pgs || *pgs == 0) {
+                fail(k.key_node.Mark(), path,
+                     "priority groups " + quote(std::string_view(k.key).substr(bar + 1)) +
+                         " are not valid: expected priority groups 0..7 such as \"3\", \"3-4\" or \"0,3-4\"");
+            }
+            const auto f = fields(k, path, {"profile"});
+            const auto* pe = find(f, "profile");
+            if (pe == nullptr) {
+                fail(k.key_node.Mark(), path, "profile is required: a BUFFER_PROFILE name");
+            }
+            const std::string fpath = path + "|profile";
+            const std::string name =
+                strip_ref(scalar(*pe, fpath, "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile"),
+                          "BUFFER_PROFILE");
+            const auto it = _profiles.find(name);
+            if (it == _profiles.end()) {
+                std::vector<std::string> names;
+                for (const auto& [n, v] : _profiles) {
+                    names.push_back(n);
+                }
+                fail(mark_of(*pe), fpath,
+                     "unknown profile " + quote(name) +
+                         (names.empty()
+                              ? std::string("; there is no BUFFER_PROFILE table")
+                              : "; BUFFER_PROFILE names are " + join(names) + did_you_mean(name, names)));
+            }
+            for (const std::size_t target : targets) {
+                for (int pg = 0; pg < num_pgs; ++pg) {
+                    if ((*pgs & (1u << pg)) == 0) {
+                        continue;
+                    }
+                    if (target != all_ports) {
+                        const auto [sit, inserted] = set_by.emplace(std::pair{target, pg}, k.key);
+                        if (!inserted) {
+                            fail(k.key_node.Mark(), path,
+                                 "priority group " + std::to_string(pg) + " of port " +
+                                     _cfg.ports[target].name + " already gets a profile from key " +
+                                     quote(sit->second));
+                        }
+                    }
+                    for_target(target, [&](port_cfg& p, bool is_defaults) {
+                        // port_defaults only describes probed ports (empty PORT table).
+                        if (is_defaults && !_cfg.ports.empty() && it->second.xoff_auto) {
+                            return;
+                        }
+                        p.pgs[static_cast<std::size_t>(pg)] =
+                            resolve_profile(it->second, name, p, is_defaults, *pe, fpath);
+                    });
+                }
+            }
+        }
+    }
+
+    // Every port's reserved + xoff bytes must fit the ingress pool (the
+    // same sum as mmu::validate; headroom is reserved per PG, not shared).
+    void check_pool_fit() const {
+        const auto port_total = [](const port_cfg& p) {
+            std::uint64_t sum = 0;
+            for (const auto& pg : p.pgs) {
+                if (pg.configured) {
+                    sum += pg.reserved.v + pg.xoff.v;
+                }
+            }
+            return sum;
+        };
+        std::uint64_t total = 0;
+        std::vector<std::string> parts;
+        if (_cfg.ports.empty()) {
+            total = port_total(_cfg.port_defaults);
+            parts.push_back("per probed port " + std::to_string(total));
+        } else {
+            for (const auto& p : _cfg.ports) {
+                const std::uint64_t t = port_total(p);
+                total += t;
+                if (t > 0) {
+                    parts.push_back(p.name + " " + std::to_string(t));
+                }
+            }
+        }
+        if (total > _cfg.pool.size.v) {
+            fail(_pool_size_mark, "BUFFER_POOL|" + _pool_name + "|size",
+                 _pool_size_text +
+                     " is too small for the BUFFER_PG reservations: size + xoff of every priority "
+                     "group add up to " +
+                     std::to_string(total) + " bytes (" + join(parts) + "); accepted: at least " +
+                     std::to_string(total) + " bytes, or smaller profiles");
+        }
+    }
+
+    // PFC_WD: {Ethernet0: {detection_time: 200, restoration_time: 200, action: drop}, GLOBAL: {POLL_INTERVAL:
+    // 200}}.
+    void load_pfc_wd(const entry& t) {
+        using namespace literals;
+        const auto all = entries(t.value, t.key_node.Mark(), "PFC_WD");
+        const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
+        std::map<std::pair<std::size_t, std::string>, std::string> set_by;
+        std::map<std::size_t, YAML::Mark> enabled_by;  // port (or all_ports) -> last key that set it
+        std::optional<nanos> poll;
+        YAML::Mark poll_mark;
+        bool global_seen = false;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            const std::string path = "PFC_WD|" + k.key;
+            if (k.key == "GLOBAL") {
+                const auto f = fields(k, path, {"POLL_INTERVAL"}, {"BIG_RED_SWITCH"});
+                if (const auto* e = find(f, "POLL_INTERVAL")) {
+                    // SONiC: 100..1000 ms; shorter is a rocelab extension.
+                    poll = get_time(*e, path + "|POLL_INTERVAL", 1_ms, 1000_ms, 1_ms);
+                    poll_mark = mark_of(*e);
+                }
+                continue;
+            }
+            const auto targets = port_list(k.key, k.key_node.Mark(), path);
+            if (targets.front() == all_ports) {
+                if (global_seen) {
+                    fail(k.key_node.Mark(), path, "\"global\" and \"*\" are the same key; give only one");
+                }
+                global_seen = true;
+            }
+            const auto f =
+                fields(k, path, {"detection_time", "restoration_time", "action"}, {"pfc_stat_history"});
+            wd_override o;
+            // Bare numbers are milliseconds (SONiC); below 100ms is a rocelab extension.
+            if (const auto* e = find(f, "detection_time")) {
+                o.detection_time = get_time(*e, path + "|detection_time", 1_ms, 5000_ms, 1_ms);
+            }
+            if (const auto* e = find(f, "restoration_time")) {
+                o.restoration_time = get_time(*e, path + "|restoration_time", 1_ms, 60000_ms, 1_ms);
+            }
+            if (const auto* e = find(f, "action")) {
+                const std::string a = get_choice(*e, path + "|action", {"drop", "forward", "alert"});
+                o.action = a == "drop"      ? pfc_wd_action::drop
+                           : a == "forward" ? pfc_wd_action::forward
+                                            : pfc_wd_action::alert;
+            }
+            for (const std::size_t target : targets) {
+                if (target != all_ports) {
+                    for (const auto& [name, e] : f) {
+                        const auto [it, inserted] = set_by.emplace(std::pair{target, name}, k.key);
+                        if (!inserted) {
+                            fail(e.key_node.Mark(), path + "|" + name,
+                                 "port " + _cfg.ports[target].name + " already gets " + name + " from key " +
+                                     quote(it->second));
+                        }
+                    }
+                }
+                enabled_by[target] = k.key_node.Mark();
+                for_target(target, [&](port_cfg& p, bool) {
+                    p.wd.enabled = true;
+                    if (o.detection_time) {
+                        p.wd.detection_time = *o.detection_time;
+                    }
+                    if (o.restoration_time) {
+                        p.wd.restoration_time = *o.restoration_time;
+                    }
+                    if (o.action) {
+                        p.wd.action = *o.action;
+                    }
+                });
+            }
+        }
+        if (poll) {
+            for_target(all_ports, [&](port_cfg& p, bool) { p.wd.poll_interval = *poll; });
+        }
+        // The watchdog cannot decide faster than it polls (SONiC's rule).
+        const auto check = [&](const port_cfg& p, const std::string& who, const YAML::Mark& at) {
+            const nanos shortest = std::min(p.wd.detection_time, p.wd.restoration_time);
+            if (p.wd.enabled && p.wd.poll_interval > shortest) {
+                fail(poll ? poll_mark : at, poll ? "PFC_WD|GLOBAL|POLL_INTERVAL" : "PFC_WD|" + who,
+                     "poll interval " + format_time(p.wd.poll_interval) + (poll ? "" : " (the default)") +
+                         " is longer than the shortest detection/restoration time " + format_time(shortest) +
+                         " of " + who + "; accepted: POLL_INTERVAL 1ms.." + format_time(shortest) +
+                         " (set PFC_WD|GLOBAL|POLL_INTERVAL) or longer times");
+            }
+        };
+        if (_cfg.ports.empty()) {
+            const auto it = enabled_by.find(all_ports);
+            check(_cfg.port_defaults, "global", it == enabled_by.end() ? t.key_node.Mark() : it->second);
+        }
+        for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
+            auto it = enabled_by.find(i);
+            if (it == enabled_by.end()) {
+                it = enabled_by.find(all_ports);
+            }
+            check(_cfg.ports[i], _cfg.ports[i].name, it == enabled_by.end() ? t.key_node.Mark() : it->second);
         }
     }
 
@@ -1397,6 +2093,10 @@ private:
     named_maps<8> _tc_pg_maps;
     named_maps<8> _pfc_queue_maps;
     std::map<std::string, queue_sched, std::less<>> _schedulers;
+    std::map<std::string, buffer_profile, std::less<>> _profiles;
+    std::string _pool_name;       // the BUFFER_POOL key
+    YAML::Mark _pool_size_mark;   // where its size is, for the pool-fit error
+    std::string _pool_size_text;  // its size as written
 };
 
 result<switch_cfg> load_text(std::string_view text, const std::string& source) {

@@ -64,7 +64,8 @@ void expect_same_port(const port_cfg& a, const port_cfg& b) {
 
 TEST(switch_config, every_example_loads) {
     for (const char* name :
-         {"default.yaml", "l2-bridge-2port.yaml", "l3-leaf-ecmp.yaml", "seed-leaf-8x200g-4x400g.yaml"}) {
+         {"default.yaml", "l2-bridge-2port.yaml", "l3-leaf-ecmp.yaml", "seed-leaf-8x200g-4x400g.yaml",
+          "demo-prio-shaping.yaml", "incast-lossless-1g.yaml"}) {
         const auto r = load_switch_cfg(conf_path(name));
         EXPECT_TRUE(r) << name << ": " << r.error().message;
     }
@@ -261,6 +262,8 @@ std::string with_l3(const char* tail) {
     return std::string(l3_base) + tail;
 }
 
+void expect_errors(const std::vector<std::pair<std::string, bad_case>>& cases);
+
 TEST(switch_config, bad_configs_give_one_clear_error) {
     const std::vector<std::pair<std::string, bad_case>> cases = {
         {R"(PORT:
@@ -435,10 +438,10 @@ INTERFACE:
   Ethernet0: {port_id: 0}
 )",
          {"unknown table", {"bad.yaml:1:1:", "PROT", "unknown table", "did you mean PORT?"}}},
-        {R"(BUFFER_PROFILE:
-  pg_lossless: {size: 56368}
+        {R"(WRED_PROFILE:
+  AZURE_LOSSLESS: {ecn: ecn_all}
 )",
-         {"unsupported SONiC table", {"bad.yaml:1:1:", "BUFFER_PROFILE", "not supported"}}},
+         {"unsupported SONiC table", {"bad.yaml:1:1:", "WRED_PROFILE", "not supported"}}},
         {R"(PORT:
   Ethernet0: {port_id: 0, speed: [100Gbps]}
 )",
@@ -459,6 +462,10 @@ ROCELAB: {}
           {"bad.yaml:9:", "ROUTE|10.1.0.0/16|nexthop", "\"192.168.0.1\"", "not on any INTERFACE subnet"}}},
         {"- just\n- a list\n", {"not a mapping", {"bad.yaml:1:1:", "must be a mapping"}}},
     };
+    expect_errors(cases);
+}
+
+void expect_errors(const std::vector<std::pair<std::string, bad_case>>& cases) {
     for (const auto& [yaml, c] : cases) {
         const auto r = load_switch_cfg_from_string(yaml, "bad.yaml");
         ASSERT_FALSE(r) << c.name << ": loaded but should not";
@@ -469,6 +476,436 @@ ROCELAB: {}
         EXPECT_EQ(m.find('\n'), std::string::npos) << c.name << ": one line: " << m;
         for (const auto& s : c.expect) {
             EXPECT_NE(m.find(s), std::string::npos) << c.name << ": expected \"" << s << "\" in:\n  " << m;
+        }
+    }
+}
+
+// ------------------------------------------------------------ lossless classes
+
+// Two 100G ports, a dynamic pool, a lossless profile on PG 3-4 and a lossy one on PG 0.
+const char* const lossless_base = R"(PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+  Ethernet4: {port_id: 1, speed: 100Gbps}
+BUFFER_POOL:
+  ingress_lossless_pool: {size: 12766208, type: ingress, mode: dynamic}
+BUFFER_PROFILE:
+  pg_lossless_100000_5m_profile: {pool: ingress_lossless_pool, size: 1248, dynamic_th: -3, xoff: 72704, xon_offset: 2496}
+  ingress_lossy_profile: {pool: ingress_lossless_pool, size: 0, dynamic_th: 3}
+)";
+
+std::string with_lossless(const char* tail) {
+    return std::string(lossless_base) + tail;
+}
+
+TEST(switch_config, lossless_tables) {
+    const switch_cfg c = load_ok(with_lossless(R"(BUFFER_PG:
+  "Ethernet0,Ethernet4|3-4": {profile: pg_lossless_100000_5m_profile}
+  "global|0": {profile: "[BUFFER_PROFILE|ingress_lossy_profile]"}
+CABLE_LENGTH:
+  AZURE: {Ethernet0: 5m, Ethernet4: 2.5m}
+PORT_QOS_MAP:
+  global: {pfc_enable: "3,4", pfcwd_sw_enable: "3"}
+  Ethernet4: {pfc_mode: pause, pfc_quanta: 1000}
+PFC_WD:
+  Ethernet0: {detection_time: 200, restoration_time: 400ms, action: forward}
+  GLOBAL: {POLL_INTERVAL: 100}
+)"));
+    EXPECT_TRUE(c.pool.enabled);
+    EXPECT_EQ(c.pool.size, bytes{12766208});
+    EXPECT_EQ(c.pool.mode, threshold_mode::dynamic_th);
+    EXPECT_EQ(c.pool.cell, bytes{0});
+    ASSERT_EQ(c.ports.size(), 2u);
+    for (const auto& p : c.ports) {
+        const pg_buffer_cfg& pg3 = p.pgs[3];
+        EXPECT_TRUE(pg3.configured);
+        EXPECT_TRUE(pg3.lossless());
+        EXPECT_EQ(pg3.reserved, bytes{1248});
+        EXPECT_EQ(pg3.mode, threshold_mode::dynamic_th);
+        EXPECT_EQ(pg3.dynamic_th, -3);
+        EXPECT_EQ(pg3.xoff, bytes{72704});
+        EXPECT_FALSE(pg3.xon);
+        EXPECT_EQ(pg3.xon_offset, std::optional<bytes>{bytes{2496}});
+        EXPECT_TRUE(p.pgs[4].lossless());
+        EXPECT_TRUE(p.pgs[0].configured);
+        EXPECT_FALSE(p.pgs[0].lossless());
+        EXPECT_EQ(p.pgs[0].dynamic_th, 3);
+        EXPECT_FALSE(p.pgs[0].xon);
+        EXPECT_FALSE(p.pgs[1].configured);
+        EXPECT_EQ(p.pfcwd_queues, 1u << 3);
+    }
+    EXPECT_TRUE(c.port_defaults.pgs[0].configured);  // global entry
+    EXPECT_FALSE(c.port_defaults.pgs[3].configured);
+    EXPECT_DOUBLE_EQ(c.ports[0].cable_length_m, 5.0);
+    EXPECT_DOUBLE_EQ(c.ports[1].cable_length_m, 2.5);
+    EXPECT_EQ(c.ports[0].fc_mode, flow_ctrl_mode::pfc);
+    EXPECT_EQ(c.ports[0].pfc_quanta, 0xFFFF);
+    EXPECT_EQ(c.ports[1].fc_mode, flow_ctrl_mode::pause);
+    EXPECT_EQ(c.ports[1].pfc_quanta, 1000);
+    const pfc_wd_cfg& wd = c.ports[0].wd;
+    EXPECT_TRUE(wd.enabled);
+    EXPECT_EQ(wd.detection_time, nanos{200'000'000});
+    EXPECT_EQ(wd.restoration_time, nanos{400'000'000});
+    EXPECT_EQ(wd.action, pfc_wd_action::forward);
+    EXPECT_EQ(wd.poll_interval, nanos{100'000'000});
+    EXPECT_FALSE(c.ports[1].wd.enabled);
+    EXPECT_EQ(c.ports[1].wd.poll_interval, nanos{100'000'000});  // GLOBAL applies to every port
+}
+
+TEST(switch_config, lossless_defaults) {
+    const switch_cfg d = default_switch_cfg();
+    EXPECT_FALSE(d.pool.enabled);
+    for (const auto& pg : d.port_defaults.pgs) {
+        EXPECT_FALSE(pg.configured);
+        EXPECT_FALSE(pg.lossless());
+    }
+    EXPECT_EQ(d.port_defaults.pfcwd_queues, (1u << 3) | (1u << 4));
+    EXPECT_EQ(d.port_defaults.fc_mode, flow_ctrl_mode::pfc);
+    EXPECT_EQ(d.port_defaults.pfc_quanta, 0xFFFF);
+    EXPECT_DOUBLE_EQ(d.port_defaults.cable_length_m, 5.0);
+    EXPECT_FALSE(d.port_defaults.wd.enabled);
+    EXPECT_EQ(d.asic.cell, bytes{96});
+    EXPECT_EQ(d.asic.pipeline_latency, bytes{18432});
+}
+
+TEST(switch_config, static_pool_and_probed_ports) {
+    // No PORT table: global entries configure every probed port.
+    const switch_cfg c = load_ok(R"(
+BUFFER_POOL:
+  pool: {size: 1MiB, type: ingress, mode: static, cell: 96}
+BUFFER_PROFILE:
+  lossless: {pool: pool, size: 1536, static_th: 96KiB, xoff: 64KiB, xon: 18KiB}
+BUFFER_PG:
+  "*|3": {profile: lossless}
+CABLE_LENGTH:
+  AZURE: {global: 1m}
+PFC_WD:
+  global: {detection_time: 20ms, restoration_time: 100ms}
+  GLOBAL: {POLL_INTERVAL: 5ms}
+)");
+    EXPECT_EQ(c.pool.mode, threshold_mode::static_th);
+    EXPECT_EQ(c.pool.cell, bytes{96});
+    const port_cfg p = probed_port_cfg(c, 2);
+    EXPECT_EQ(p.pgs[3].mode, threshold_mode::static_th);
+    EXPECT_EQ(p.pgs[3].static_th, bytes{96 * 1024});
+    EXPECT_EQ(p.pgs[3].xoff, bytes{64 * 1024});
+    EXPECT_EQ(p.pgs[3].xon, std::optional<bytes>{bytes{18 * 1024}});
+    EXPECT_DOUBLE_EQ(p.cable_length_m, 1.0);
+    EXPECT_TRUE(p.wd.enabled);
+    EXPECT_EQ(p.wd.detection_time, nanos{20'000'000});
+    EXPECT_EQ(p.wd.restoration_time, nanos{100'000'000});
+    EXPECT_EQ(p.wd.action, pfc_wd_action::drop);
+    EXPECT_EQ(p.wd.poll_interval, nanos{5'000'000});
+}
+
+TEST(switch_config, auto_headroom_from_speed_and_cable) {
+    const switch_cfg c = load_ok(R"(
+PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+  Ethernet1: {port_id: 1, speed: 100Gbps}
+  Ethernet2: {port_id: 2, speed: 400Gbps}
+BUFFER_POOL:
+  ingress_lossless_pool: {size: 12766208, type: ingress}
+BUFFER_PROFILE:
+  pg_lossless_auto: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
+  pg_lossless_auto_sized: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0, xoff: auto, xon_offset: 2KiB}
+BUFFER_PG:
+  "Ethernet0,Ethernet2|3": {profile: pg_lossless_auto}
+  "Ethernet1|3": {profile: pg_lossless_auto_sized}
+CABLE_LENGTH:
+  AZURE: {Ethernet0: 40m, Ethernet1: 5m, Ethernet2: 40m}
+)");
+    ASSERT_EQ(c.ports.size(), 3u);
+    // Reference 2.3: 100G / 40 m -> xoff 81920, xon 18432, size 100352.
+    EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{81920});
+    EXPECT_EQ(c.ports[0].pgs[3].xon, std::optional<bytes>{bytes{18432}});
+    EXPECT_EQ(c.ports[0].pgs[3].reserved + c.ports[0].pgs[3].xoff, bytes{100352});
+    // 100G / 5 m -> xoff 72704; an explicit size is kept.
+    EXPECT_EQ(c.ports[1].pgs[3].xoff, bytes{72704});
+    EXPECT_EQ(c.ports[1].pgs[3].reserved, bytes{0});
+    EXPECT_EQ(c.ports[1].pgs[3].xon_offset, std::optional<bytes>{bytes{2048}});
+    // 400G / 40 m -> xoff 176128.
+    EXPECT_EQ(c.ports[2].pgs[3].xoff, bytes{176128});
+    EXPECT_EQ(c.ports[2].pgs[3].reserved + c.ports[2].pgs[3].xoff, bytes{194560});
+}
+
+TEST(switch_config, headroom_constants) {
+    const switch_cfg c = load_ok(R"(
+ROCELAB:
+  headroom: {cell: 128, pipeline_latency: 20KiB, mac_phy_delay: 819.2, small_packet_percent: 50%, lossless_mtu: 4200, port_mtu: 9100}
+PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+BUFFER_POOL:
+  p: {size: 12766208, type: ingress}
+BUFFER_PROFILE:
+  a: {pool: p, dynamic_th: 0, xoff: auto}
+BUFFER_PG:
+  "Ethernet0|3": {profile: a}
+)");
+    EXPECT_EQ(c.asic.cell, bytes{128});
+    EXPECT_EQ(c.asic.pipeline_latency, bytes{20 * 1024});
+    EXPECT_DOUBLE_EQ(c.asic.mac_phy_delay_bytes, 819.2);
+    EXPECT_DOUBLE_EQ(c.asic.small_packet_percent, 50.0);
+    EXPECT_EQ(c.asic.lossless_mtu, bytes{4200});
+    EXPECT_EQ(c.asic.port_mtu, bytes{9100});
+    EXPECT_EQ(c.ports[0].pgs[3].xon, std::optional<bytes>{bytes{20 * 1024}});
+    // 100G/5m: propagation 35766.5 B; cell 128: wcf 2*128/129, 50 % small -> x 1.4922;
+    // 4200 + 53371 = 57571 -> 57344 + 1024 = 58368.
+    EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{58368});
+}
+
+TEST(switch_config, lossless_errors_give_one_clear_error) {
+    const std::vector<std::pair<std::string, bad_case>> cases = {
+        {R"(PORT:
+  Ethernet0: {port_id: 0}
+BUFFER_PG:
+  "Ethernet0|3": {profile: pg_lossless}
+)",
+         {"BUFFER_PG without pool", {"bad.yaml:3:1:", "BUFFER_PG", "needs a BUFFER_POOL"}}},
+        {R"(BUFFER_PROFILE:
+  p: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0}
+)",
+         {"profile without pool table",
+          {"bad.yaml:2:", "BUFFER_PROFILE|p|pool", "\"ingress_lossless_pool\"", "no BUFFER_POOL table"}}},
+        {with_lossless(R"(BUFFER_PG:
+  "Ethernet0|3": {profile: pg_lossless_100000_5m_profil}
+)"),
+         {"unknown profile",
+          {"bad.yaml:10:", "BUFFER_PG|Ethernet0|3|profile",
+           "unknown profile \"pg_lossless_100000_5m_profil\"", "ingress_lossy_profile",
+           "did you mean pg_lossless_100000_5m_profile?"}}},
+        {with_lossless(R"(  both: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0, static_th: 1000}
+)"),
+         {"both thresholds",
+          {"bad.yaml:9:", "BUFFER_PROFILE|both|static_th", "both dynamic_th and static_th", "-8..8"}}},
+        {with_lossless(R"(  none: {pool: ingress_lossless_pool, size: 0}
+)"),
+         {"no threshold", {"bad.yaml:9:3:", "BUFFER_PROFILE|none", "give exactly one of dynamic_th"}}},
+        {with_lossless(R"(  big: {pool: ingress_lossless_pool, size: 0, dynamic_th: 9}
+)"),
+         {"dynamic_th out of range",
+          {"bad.yaml:9:", "BUFFER_PROFILE|big|dynamic_th", "\"9\" is out of range", "-8..8"}}},
+        {with_lossless(R"(  neg: {pool: ingress_lossless_pool, size: 0, dynamic_th: -9}
+)"),
+         {"dynamic_th below range", {"bad.yaml:9:", "BUFFER_PROFILE|neg|dynamic_th", "\"-9\"", "-8..8"}}},
+        {with_lossless(R"(  st: {pool: ingress_lossless_pool, size: 0, static_th: 1000}
+)"),
+         {"static_th on a dynamic pool", {"bad.yaml:9:", "BUFFER_PROFILE|st|static_th", "mode dynamic"}}},
+        {with_lossless(R"(  nosize: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: 1000}
+)"),
+         {"size missing", {"bad.yaml:9:3:", "BUFFER_PROFILE|nosize", "size is required"}}},
+        {with_lossless(R"(  lossy_xon: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0, xon: 1000}
+)"),
+         {"xon on a lossy profile",
+          {"bad.yaml:9:", "BUFFER_PROFILE|lossy_xon|xon", "only used by a lossless"}}},
+        {with_lossless(R"(  auto_xon: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto, xon: 1000}
+)"),
+         {"xon with auto", {"bad.yaml:9:", "BUFFER_PROFILE|auto_xon|xon", "computed with xoff: auto"}}},
+        {with_lossless(
+             R"(  two: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0, xoff: 1000, xon: 10, xon_offset: 20}
+)"),
+         {"xon and xon_offset", {"bad.yaml:9:", "BUFFER_PROFILE|two|xon_offset", "both xon and xon_offset"}}},
+        {with_lossless(R"(  far: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0, xoff: 13MiB}
+)"),
+         {"xoff above the pool",
+          {"bad.yaml:9:", "BUFFER_PROFILE|far|xoff", "\"13MiB\" is out of range", "0..12766208 bytes"}}},
+        {with_lossless(R"(  typo: {pool: ingress_lossless_pol, size: 0, dynamic_th: 0}
+)"),
+         {"unknown pool",
+          {"bad.yaml:9:", "BUFFER_PROFILE|typo|pool", "\"ingress_lossless_pol\"",
+           "did you mean ingress_lossless_pool?"}}},
+        {R"(BUFFER_POOL:
+  p: {size: 1MiB, type: ingress, mode: static}
+BUFFER_PROFILE:
+  s: {pool: p, size: 0, static_th: 10000, xoff: 20000, xon: 20000}
+)",
+         {"xon above static_th",
+          {"bad.yaml:4:", "BUFFER_PROFILE|s|xon", "\"20000\" is out of range", "0..10000 bytes"}}},
+        {R"(BUFFER_POOL:
+  p: {size: 1MiB, type: ingress, mode: static}
+BUFFER_PROFILE:
+  d: {pool: p, size: 0, dynamic_th: 0}
+)",
+         {"dynamic_th on a static pool", {"bad.yaml:4:", "BUFFER_PROFILE|d|dynamic_th", "mode static"}}},
+        {R"(BUFFER_POOL:
+  a: {size: 1MiB, type: ingress}
+  b: {size: 1MiB, type: ingress}
+)",
+         {"two ingress pools", {"bad.yaml:3:3:", "BUFFER_POOL|b", "only one ingress pool", "\"a\""}}},
+        {R"(BUFFER_POOL:
+  egress_lossless_pool: {size: 1MiB, type: egress, mode: dynamic}
+)",
+         {"egress pool",
+          {"bad.yaml:2:", "BUFFER_POOL|egress_lossless_pool|type", "egress pools are not supported"}}},
+        {R"(BUFFER_POOL:
+  p: {size: 1MiB, type: ingress, xoff: 1MiB}
+)",
+         {"shared headroom pool", {"bad.yaml:2:", "BUFFER_POOL|p|xoff", "not supported"}}},
+        {R"(BUFFER_POOL:
+  p: {size: 12, type: ingress}
+)",
+         {"pool too small to be a pool", {"bad.yaml:2:", "BUFFER_POOL|p|size", "\"12\"", "1024.."}}},
+        {R"(PORT:
+  Ethernet0: {port_id: 0}
+BUFFER_POOL:
+  ingress_lossless_pool: {size: 12766208, type: ingress}
+BUFFER_PROFILE:
+  a: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
+BUFFER_PG:
+  "Ethernet0|3": {profile: a}
+)",
+         {"xoff auto without speed",
+          {"bad.yaml:8:", "BUFFER_PG|Ethernet0|3|profile", "xoff: auto", "port Ethernet0 has no speed",
+           "set PORT|Ethernet0|speed"}}},
+        {R"(BUFFER_POOL:
+  ingress_lossless_pool: {size: 12766208, type: ingress}
+BUFFER_PROFILE:
+  a: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
+BUFFER_PG:
+  "global|3": {profile: a}
+)",
+         {"xoff auto on probed ports", {"bad.yaml:6:", "BUFFER_PG|global|3|profile", "PORT table is empty"}}},
+        {R"(PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+  Ethernet4: {port_id: 1, speed: 100Gbps}
+BUFFER_POOL:
+  ingress_lossless_pool: {size: 200000, type: ingress}
+BUFFER_PROFILE:
+  l: {pool: ingress_lossless_pool, size: 18432, dynamic_th: 0, xoff: 72704}
+BUFFER_PG:
+  "Ethernet0,Ethernet4|3-4": {profile: l}
+)",
+         {"pool too small",
+          {"bad.yaml:5:", "BUFFER_POOL|ingress_lossless_pool|size", "\"200000\" is too small",
+           "add up to 364544 bytes", "Ethernet0 182272", "Ethernet4 182272", "at least 364544"}}},
+        {with_lossless(R"(BUFFER_PG:
+  "Ethernet0|8": {profile: ingress_lossy_profile}
+)"),
+         {"PG out of range", {"bad.yaml:10:3:", "BUFFER_PG|Ethernet0|8", "\"8\"", "0..7"}}},
+        {with_lossless(R"(BUFFER_PG:
+  "Ethernet0|3-4": {profile: ingress_lossy_profile}
+  "Ethernet0|4": {profile: ingress_lossy_profile}
+)"),
+         {"PG set twice",
+          {"bad.yaml:11:3:", "BUFFER_PG|Ethernet0|4", "priority group 4 of port Ethernet0",
+           "\"Ethernet0|3-4\""}}},
+        {with_lossless(R"(BUFFER_PG:
+  "Ethernet0": {profile: ingress_lossy_profile}
+)"),
+         {"PG key without PG", {"bad.yaml:10:3:", "BUFFER_PG|Ethernet0", "\"<ports>|<priority groups>\""}}},
+        {with_lossless(R"(PFC_WD:
+  Ethernet0: {action: shutdown}
+)"),
+         {"bad PFC_WD action",
+          {"bad.yaml:10:", "PFC_WD|Ethernet0|action", "\"shutdown\"", "drop, forward, alert"}}},
+        {with_lossless(R"(PFC_WD:
+  Ethernet0: {detection_time: 6000}
+)"),
+         {"detection_time out of range",
+          {"bad.yaml:10:", "PFC_WD|Ethernet0|detection_time", "\"6000\" is out of range", "1ms..5s"}}},
+        {with_lossless(R"(PFC_WD:
+  Ethernet0: {restoration_time: 0}
+)"),
+         {"restoration_time out of range",
+          {"bad.yaml:10:", "PFC_WD|Ethernet0|restoration_time", "\"0\" is out of range", "1ms..60s"}}},
+        {with_lossless(R"(PFC_WD:
+  Ethernet0: {detection_time: 20ms}
+  GLOBAL: {POLL_INTERVAL: 50}
+)"),
+         {"poll slower than detection",
+          {"bad.yaml:11:", "PFC_WD|GLOBAL|POLL_INTERVAL", "50ms", "20ms", "Ethernet0", "1ms..20ms"}}},
+        {with_lossless(R"(PFC_WD:
+  GLOBAL: {detection_time: 200}
+)"),
+         {"GLOBAL holds only POLL_INTERVAL",
+          {"bad.yaml:10:", "PFC_WD|GLOBAL|detection_time", "accepted fields are POLL_INTERVAL"}}},
+        {with_lossless(R"(CABLE_LENGTH:
+  AZURE: {Ethernet0: 5meters}
+)"),
+         {"bad cable length",
+          {"bad.yaml:10:", "CABLE_LENGTH|AZURE|Ethernet0", "\"5meters\"", "5m", "0m..100km"}}},
+        {with_lossless(R"(CABLE_LENGTH:
+  AZURE: {Ethernet0: 5}
+)"),
+         {"cable length without unit",
+          {"bad.yaml:10:", "CABLE_LENGTH|AZURE|Ethernet0", "\"5\" has no unit"}}},
+        {with_lossless(R"(CABLE_LENGTH:
+  AZURE: {Ethernet0: 200km}
+)"),
+         {"cable length out of range", {"bad.yaml:10:", "\"200km\" is out of range", "0m..100km"}}},
+        {with_lossless(R"(CABLE_LENGTH:
+  AZURE: {Ethernet9: 5m}
+)"),
+         {"cable length unknown port", {"bad.yaml:10:", "CABLE_LENGTH|AZURE|Ethernet9", "unknown port"}}},
+        {with_lossless(R"(PORT_QOS_MAP:
+  Ethernet0: {pfc_quanta: 0}
+)"),
+         {"pfc_quanta out of range",
+          {"bad.yaml:10:", "PORT_QOS_MAP|Ethernet0|pfc_quanta", "\"0\"", "1..65535"}}},
+        {with_lossless(R"(PORT_QOS_MAP:
+  Ethernet0: {pfc_mode: llfc}
+)"),
+         {"bad pfc_mode", {"bad.yaml:10:", "PORT_QOS_MAP|Ethernet0|pfc_mode", "\"llfc\"", "pfc, pause"}}},
+        {with_lossless(R"(PORT_QOS_MAP:
+  Ethernet0: {pfcwd_sw_enable: "3,8"}
+)"),
+         {"bad pfcwd_sw_enable",
+          {"bad.yaml:10:", "PORT_QOS_MAP|Ethernet0|pfcwd_sw_enable", "\"3,8\"", "queues 0..7"}}},
+        {R"(ROCELAB:
+  headroom: {cell: 0}
+)",
+         {"headroom cell out of range", {"bad.yaml:2:", "ROCELAB|headroom|cell", "\"0\"", "1..16384 bytes"}}},
+        {R"(ROCELAB:
+  headroom: {mac_phy_delay: 0.8KB.}
+)",
+         {"bad mac_phy_delay", {"bad.yaml:2:", "ROCELAB|headroom|mac_phy_delay", "819.2"}}},
+        {R"(ROCELAB:
+  headroom: {small_packet_percent: 120}
+)",
+         {"small packets out of range",
+          {"bad.yaml:2:", "ROCELAB|headroom|small_packet_percent", "\"120\"", "0..100%"}}},
+    };
+    expect_errors(cases);
+}
+
+// A failed load applies nothing: the error is all the caller gets.
+TEST(switch_config, lossless_error_applies_nothing) {
+    const auto r = load_switch_cfg_from_string(with_lossless(R"(BUFFER_PG:
+  "Ethernet0|3": {profile: pg_lossless_100000_5m_profile}
+PFC_WD:
+  Ethernet0: {action: shutdown}
+)"),
+                                               "bad.yaml");
+    ASSERT_FALSE(r);
+}
+
+TEST(switch_config, lossless_examples) {
+    {
+        const auto r = load_switch_cfg(conf_path("l3-leaf-ecmp.yaml"));
+        ASSERT_TRUE(r) << r.error().message;
+        EXPECT_TRUE(r->pool.enabled);
+        EXPECT_EQ(r->ports[0].pgs[3].xoff, bytes{72704});  // server port, 5m
+        EXPECT_EQ(r->ports[2].pgs[4].xoff, bytes{81920});  // uplink, 40m
+        EXPECT_FALSE(r->ports[0].pgs[0].lossless());
+        EXPECT_TRUE(r->ports[0].wd.enabled);
+    }
+    {
+        const auto r = load_switch_cfg(conf_path("seed-leaf-8x200g-4x400g.yaml"));
+        ASSERT_TRUE(r) << r.error().message;
+        EXPECT_EQ(r->ports[0].pgs[3].xoff, bytes{81920});   // 200G, 5m
+        EXPECT_EQ(r->ports[8].pgs[3].xoff, bytes{176128});  // 400G, 40m
+        EXPECT_TRUE(r->ports[8].wd.enabled);
+    }
+    {
+        const auto r = load_switch_cfg(conf_path("incast-lossless-1g.yaml"));
+        ASSERT_TRUE(r) << r.error().message;
+        ASSERT_EQ(r->ports.size(), 5u);
+        for (const auto& p : r->ports) {
+            EXPECT_EQ(p.speed, bits_per_sec{1'000'000'000});
+            EXPECT_EQ(p.pgs[3].xoff, bytes{52224});  // see the file's comment
+            EXPECT_EQ(p.pgs[3].reserved, bytes{18432});
+            EXPECT_EQ(p.pfc_enable, 1u << 3);
+            EXPECT_EQ(p.pfcwd_queues, 1u << 3);
+            EXPECT_TRUE(p.wd.enabled);
         }
     }
 }
