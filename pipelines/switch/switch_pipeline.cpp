@@ -185,6 +185,10 @@ std::uint8_t switch_pipeline::paused_queues(std::size_t port, nanos now) const n
     return pfc_paused_queues(prio, pr.maps.pfc_prio_to_queue);
 }
 
+nanos switch_pipeline::paused_time(std::size_t port, int prio, nanos now) const noexcept {
+    return _p->ports[port]->pause.paused_time(prio, now);
+}
+
 void switch_pipeline::release_all() noexcept {
     if (!_p) { return; }
     for (auto& pp : _p->ports) {

@@ -88,6 +88,8 @@ public:
     queue_snapshot queue(std::size_t port, int q) const noexcept;
     std::uint64_t queued_bytes(std::size_t port, int q) const noexcept;
     std::uint8_t paused_queues(std::size_t port, nanos now) const noexcept;
+    // Time priority `prio` of `port`'s egress has spent paused by received PFC/PAUSE.
+    nanos paused_time(std::size_t port, int prio, nanos now) const noexcept;
     std::size_t fdb_size() const noexcept;
     fwd_mode mode() const noexcept;
 

@@ -28,6 +28,8 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
 #include "proto/build.hpp"
+#include "proto/mac_control.hpp"
+#include "qos/pause_timer.hpp"
 #include "qos/shaper.hpp"
 #include "switch/switch_pipeline.hpp"
 #include "switch/switch_runner.hpp"
@@ -201,5 +203,95 @@ private:
     std::uint32_t _len = 0;
     shaper _shp;
 };
+
+// A test-only host that sends one traffic class at line rate and honours
+// PFC/PAUSE it receives (the library's pause_timer), like a RoCE NIC.
+// It counts the XOFF/XON frames it gets per priority and keeps their bytes.
+class pfc_aware_sender {
+public:
+    pfc_aware_sender(rte_mempool* pool, std::uint16_t port, roce_v4_params proto, std::uint32_t payload,
+                     bits_per_sec rate, int prio)
+        : _pool(pool), _port(port), _p(proto), _payload(payload, std::byte{0x3c}), _shp(rate, bytes{2048}),
+          _rate(rate), _prio(prio) {
+        _p.payload = _payload;
+        _frame.resize(9216);
+        _len = build_roce_v4(_frame, _p);
+    }
+    // Receive (PFC), then send what the shaper and the pause state allow.
+    void poll(nanos now) {
+        rte_mbuf* b[32];
+        const std::uint16_t n = rte_eth_rx_burst(_port, 0, b, 32);
+        for (std::uint16_t i = 0; i < n; ++i) {
+            const auto* d = rte_pktmbuf_mtod(b[i], const std::byte*);
+            if (rte_pktmbuf_pkt_len(b[i]) >= 60 && load_be16(d + 12) == 0x8808) {
+                const mac_control_cview v(d + 14);
+                if (v.opcode() == mac_control_op_pfc) {
+                    const auto q = v.pfc_times();
+                    for (int p = 0; p < 8; ++p) {
+                        if ((v.class_enable() >> p & 1u) != 0) { ++(q[p] != 0 ? xoff_rx[p] : xon_rx[p]); }
+                    }
+                    _pause.on_pfc(now, v.class_enable(), q, _rate);
+                    if (pfc_frames.size() < 64) {
+                        pfc_frames.emplace_back(d, d + rte_pktmbuf_pkt_len(b[i]));
+                    }
+                } else if (v.opcode() == mac_control_op_pause) {
+                    ++pause_rx;
+                    _pause.on_pause(now, v.pause_time(), _rate);
+                }
+            } else {
+                ++data_rx;
+            }
+        }
+        rte_pktmbuf_free_bulk(b, n);
+        if (!sending) { return; }
+        while (_shp.conforms(now) && (_pause.paused_mask(now) >> _prio & 1u) == 0) {
+            rte_mbuf* m = rte_pktmbuf_alloc(_pool);
+            if (m == nullptr) { ++alloc_fail; return; }
+            char* dd = rte_pktmbuf_append(m, static_cast<std::uint16_t>(_len));
+            std::memcpy(dd, _frame.data(), _len);
+            if (rte_eth_tx_burst(_port, 0, &m, 1) != 1) {
+                rte_pktmbuf_free(m);
+                ++tx_fail;
+                return;
+            }
+            _shp.on_send(now, _len);
+            ++sent;
+        }
+    }
+    nanos paused_time(nanos now) const { return _pause.paused_time(_prio, now); }
+    std::uint32_t frame_len() const { return _len; }
+    bool sending = true;
+    std::uint64_t sent = 0, data_rx = 0, pause_rx = 0, alloc_fail = 0, tx_fail = 0;
+    std::array<std::uint64_t, 8> xoff_rx{}, xon_rx{};
+    std::vector<std::vector<std::byte>> pfc_frames;
+
+private:
+    rte_mempool* _pool;
+    std::uint16_t _port;
+    roce_v4_params _p;
+    std::vector<std::byte> _payload;
+    std::vector<std::byte> _frame;
+    std::uint32_t _len = 0;
+    shaper _shp;
+    bits_per_sec _rate;
+    int _prio;
+    pause_timer _pause{0xFF};
+};
+
+// Send one PFC frame (class_enable, same quanta for each enabled priority).
+inline bool send_pfc(rte_mempool* pool, std::uint16_t port, const mac_addr& src, std::uint8_t cev,
+                     std::uint16_t quanta) {
+    std::array<std::uint16_t, 8> q{};
+    for (int i = 0; i < 8; ++i) { q[i] = (cev >> i & 1u) ? quanta : 0; }
+    rte_mbuf* m = rte_pktmbuf_alloc(pool);
+    if (m == nullptr) { return false; }
+    auto* d = reinterpret_cast<std::byte*>(rte_pktmbuf_append(m, 60));
+    build_pfc(d, src, cev, q);
+    if (rte_eth_tx_burst(port, 0, &m, 1) != 1) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    return true;
+}
 
 }  // namespace rocelab::test
