@@ -204,7 +204,7 @@ void print_status(const sw::switch_pipeline& p, std::vector<port_prev>& prev, do
 void write_report(const std::string& path, const sw::switch_pipeline& p, const switch_cfg& cfg, double elapsed,
                   const std::vector<dpdk::port_info>& infos, const std::vector<rte_eth_stats>& ethstats,
                   std::uint64_t mbufs_total, std::uint64_t mbufs_in_use,
-                  const dpdk::capture* cap, std::uint64_t tsc_hz) {
+                  const dpdk::capture* cap, std::uint64_t tsc_hz, nanos end_now) {
     std::string out;
     json_writer j(out);
     j.begin_object();
@@ -219,6 +219,12 @@ void write_report(const std::string& path, const sw::switch_pipeline& p, const s
     j.kv("elapsed_s", elapsed);
     j.kv("busy_cycles", sw::read_counter(p.busy_cycles));
     j.kv("tsc_hz", tsc_hz);
+    j.kv("max_poll_gap_ns", sw::read_counter(p.max_poll_gap_ns));
+    j.kv("buffer_accounting", p.buffer_accounting());
+    if (p.buffer_accounting()) {
+        j.kv("pool_size", cfg.pool.size.v);
+        j.kv("pool_shared_size", p.pool_shared_size());
+    }
     j.kv("mbufs_total", mbufs_total);
     j.kv("mbufs_in_use_at_exit", mbufs_in_use);
     if (cap != nullptr) {
@@ -262,10 +268,58 @@ void write_report(const std::string& path, const sw::switch_pipeline& p, const s
             j.kv(parse_status_name(static_cast<parse_status>(s)), c.malformed[s]);
         }
         j.end_object();
-        j.key("rx_pfc_prio");
+        j.kv("tx_pfc_frames", c.tx_pfc_frames);
+        const sw::pfc_status ps = p.pfc(i, end_now);
+        auto arr = [&](std::string_view k, const auto& a) {
+            j.key(k);
+            j.begin_array();
+            for (auto v : a) { j.value(static_cast<std::uint64_t>(v)); }
+            j.end_array();
+        };
+        j.key("pfc");
+        j.begin_object();
+        arr("rx_frames", ps.rx_frames);
+        arr("paused_ns", ps.paused_ns);
+        arr("xoff_sent", ps.xoff_sent);
+        arr("xon_sent", ps.xon_sent);
+        arr("asserted_ns", ps.asserted_ns);
+        j.key("watchdog");
         j.begin_array();
-        for (auto v : c.rx_pfc_prio) { j.value(v); }
+        for (int q = 0; q < 8; ++q) {
+            if (!ps.wd_enabled[q]) { continue; }
+            j.begin_object();
+            j.kv("queue", q);
+            j.kv("storms", ps.wd_storms[q]);
+            j.kv("restores", ps.wd_restores[q]);
+            j.kv("stormed", ps.wd_stormed[q]);
+            j.kv("tx_dropped", ps.wd_tx_dropped[q]);
+            j.kv("rx_dropped", ps.wd_rx_dropped[q]);
+            j.end_object();
+        }
         j.end_array();
+        j.end_object();
+        if (p.buffer_accounting()) {
+            j.key("priority_groups");
+            j.begin_array();
+            for (int g = 0; g < 8; ++g) {
+                const sw::pg_status st = p.pg(i, g);
+                const auto& pgc = cfg.ports[i].pgs[g];
+                if (!pgc.configured && st.peak_use == 0) { continue; }
+                j.begin_object();
+                j.kv("pg", g);
+                j.kv("lossless", st.lossless);
+                j.kv("reserved", pgc.reserved.v);
+                j.kv("xoff", pgc.xoff.v);
+                j.kv("xon", pgc.xon ? pgc.xon->v : 0);
+                j.kv("peak_use", st.peak_use);
+                j.kv("peak_headroom", st.peak_headroom);
+                j.kv("xoff_transitions", st.xoff_transitions);
+                j.kv("drop_lossy", st.drop_lossy);
+                j.kv("drop_headroom_overflow", st.drop_headroom_overflow);
+                j.end_object();
+            }
+            j.end_array();
+        }
         const rte_eth_stats& es = ethstats[i];
         j.key("ethdev");
         j.begin_object();
@@ -325,6 +379,10 @@ void print_final(const sw::switch_pipeline& p, double elapsed) {
                 std::printf("  rx_malformed_%-12s %llu\n", parse_status_name(static_cast<parse_status>(s)),
                             static_cast<unsigned long long>(c.malformed[s]));
             }
+        }
+        if (c.tx_pfc_frames != 0) {
+            std::printf("  tx_pfc_frames %llu (XOFF/XON frames sent upstream)\n",
+                        static_cast<unsigned long long>(c.tx_pfc_frames));
         }
         if (c.rx_mac_control != 0) {
             std::printf("  rx_mac_control %llu (pfc %llu, pause %llu)\n",
@@ -416,6 +474,26 @@ int main(int argc, char** argv) {
     }
 
     const std::uint16_t data_room = cfg.mbuf_data_size;  // includes RTE_PKTMBUF_HEADROOM
+    if (cfg.pool.enabled) {
+        // Losslessness needs every byte the buffer model admits to be backed
+        // by an mbuf: running out of mbufs would drop silently in the NIC.
+        // Worst case: the whole pool in minimum-size frames (or cells).
+        const std::uint64_t min_charge = std::max<std::uint64_t>(cfg.pool.cell.v, 60);
+        std::uint64_t needed = cfg.pool.size.v / min_charge;
+        for (const auto& pc : cfg.ports) {
+            (void)pc;
+            needed += cfg.rx_ring_size + cfg.tx_ring_size + 2u * cfg.burst;
+        }
+        if (cfg.mbufs < needed) {
+            dpdk::eal_cleanup();
+            die(2, cfg.source + ": ROCELAB|mbufs: " + std::to_string(cfg.mbufs) + " mbufs cannot back BUFFER_POOL size " +
+                       std::to_string(cfg.pool.size.v) + " B: the pool can hold " +
+                       std::to_string(cfg.pool.size.v / min_charge) + " frames of " + std::to_string(min_charge) +
+                       " B plus " + std::to_string(needed - cfg.pool.size.v / min_charge) +
+                       " in RX/TX rings; set ROCELAB.mbufs to at least " + std::to_string(needed) +
+                       " (and -m large enough), or shrink the pool");
+        }
+    }
     rte_mempool* pool = rte_pktmbuf_pool_create("rocelab_sw", cfg.mbufs, 256, 0, data_room, rte_socket_id());
     if (pool == nullptr) {
         dpdk::eal_cleanup();
@@ -471,7 +549,11 @@ int main(int argc, char** argv) {
     }
     if (!dpdk::eal_no_huge()) { rte_pdump_init(); }  // lets dpdk-dumpcap attach (needs hugepages)
 
-    sw::telemetry_attach(pipe.get(), {ROCELAB_VERSION, cfg.source, cfg.seed});
+    {
+        sw::telemetry_info ti{ROCELAB_VERSION, cfg.source, cfg.seed, {}};
+        for (const auto& pc : cfg.ports) { ti.pgs.push_back(pc.pgs); }
+        sw::telemetry_attach(pipe.get(), ti);
+    }
 
     std::FILE* csv = nullptr;
     std::unique_ptr<sw::depth_ring> samples;
@@ -514,15 +596,28 @@ int main(int argc, char** argv) {
     }
 
     const auto t0 = std::chrono::steady_clock::now();
+    const nanos tsc0 = clock.now();
     auto last_status = t0;
     std::vector<port_prev> prev(bindings.size());
     std::uint64_t warned_behind = 0;
+    std::uint64_t warned_overflow = 0;
+    auto print_events = [&] {
+        sw::switch_event ev;
+        while (pipe->pop_event(ev)) {
+            const char* what = ev.what == sw::switch_event::kind::storm_detected ? "PFC storm detected"
+                                                                                : "PFC storm restored";
+            std::printf("[%7.3fs] event: %s on %s queue %u\n", double(ev.ns - tsc0.v) / 1e9, what,
+                        bindings[ev.port].name.c_str(), ev.queue);
+            std::fflush(stdout);
+        }
+    };
     const bool status_on = !opt.quiet && cfg.status_interval.v > 0;
     while (!g_stop.load()) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         const auto tn = std::chrono::steady_clock::now();
         const double el = std::chrono::duration<double>(tn - t0).count();
         if (cap) { cap->drain(); }
+        print_events();
         if (samples) {
             sw::depth_sample s;
             while (samples->pop(s)) {
@@ -537,6 +632,18 @@ int main(int argc, char** argv) {
             if (status_on) { print_status(*pipe, prev, since, el); }
             std::uint64_t behind = 0;
             for (std::size_t i = 0; i < bindings.size(); ++i) { behind += sw::read_counter(pipe->counters(i).tx_behind); }
+            std::uint64_t overflow = 0;
+            for (std::size_t i = 0; i < bindings.size(); ++i) {
+                overflow += sw::read_counter(
+                    pipe->counters(i).drops[static_cast<std::size_t>(sw::drop_reason::headroom_overflow)]);
+            }
+            if (overflow > warned_overflow) {
+                std::fprintf(stderr, "rocelab-switch: warning: lossless headroom overflowed (drop_headroom_overflow %llu): "
+                                     "the headroom (xoff) is too small for the link, or the worker lcore stalled "
+                                     "(longest gap between polls %.1f us)\n",
+                             static_cast<unsigned long long>(overflow), double(pipe->max_poll_gap_ns) / 1e3);
+                warned_overflow = overflow;
+            }
             if (behind > warned_behind) {
                 std::fprintf(stderr, "rocelab-switch: warning: the lcore cannot keep up with the configured line rate "
                                      "(tx_behind %llu)\n", static_cast<unsigned long long>(behind));
@@ -554,6 +661,7 @@ int main(int argc, char** argv) {
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sw::telemetry_detach();
+    print_events();
 
     // Flush outputs, then free everything still queued and stop the ports.
     if (samples) {
@@ -582,7 +690,8 @@ int main(int argc, char** argv) {
     if (in_use != 0) { std::fprintf(stderr, "rocelab-switch: warning: %llu mbufs not returned to the pool\n",
                                     static_cast<unsigned long long>(in_use)); }
     if (!opt.report.empty()) {
-        write_report(opt.report, *pipe, cfg, elapsed, infos, ethstats, cfg.mbufs, in_use, cap.get(), clock.hz());
+        write_report(opt.report, *pipe, cfg, elapsed, infos, ethstats, cfg.mbufs, in_use, cap.get(), clock.hz(),
+                     clock.now());
         std::printf("report: %s\n", opt.report.c_str());
     }
     cap.reset();

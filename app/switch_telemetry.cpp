@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "dpdk/eal.hpp"
 #include "switch/switch_pipeline.hpp"
 
 namespace rocelab::sw {
@@ -14,6 +15,11 @@ namespace rocelab::sw {
 namespace {
 std::atomic<const switch_pipeline*> g_pipe{nullptr};
 telemetry_info g_info;
+// Built on first use: the TSC frequency is known only after rte_eal_init().
+const dpdk::tsc_clock& clock_now() {
+    static const dpdk::tsc_clock c;
+    return c;
+}
 
 int find_port(const switch_pipeline& p, const char* params) {
     if (params == nullptr || *params == '\0') { return 0; }
@@ -110,6 +116,69 @@ int cmd_queues(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
+int cmd_buffer(const char*, const char* params, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    const int i = find_port(*p, params);
+    if (i < 0) { return -EINVAL; }
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "accounting", p->buffer_accounting() ? 1 : 0);
+    rte_tel_data_add_dict_u64(d, "pool_shared_size", p->pool_shared_size());
+    rte_tel_data_add_dict_u64(d, "pool_shared_used", p->pool_shared_used());
+    for (int g = 0; g < 8; ++g) {
+        const pg_status st = p->pg(static_cast<std::size_t>(i), g);
+        const auto& pgc = g_info.pgs.empty() ? pg_buffer_cfg{} : g_info.pgs[static_cast<std::size_t>(i)][g];
+        rte_tel_data* x = rte_tel_data_alloc();
+        if (x == nullptr) { return -ENOMEM; }
+        rte_tel_data_start_dict(x);
+        rte_tel_data_add_dict_u64(x, "lossless", st.lossless ? 1 : 0);
+        rte_tel_data_add_dict_u64(x, "xoff_state", st.xoff ? 1 : 0);
+        rte_tel_data_add_dict_u64(x, "use", st.use);
+        rte_tel_data_add_dict_u64(x, "headroom_use", st.headroom);
+        rte_tel_data_add_dict_u64(x, "threshold", st.threshold);
+        rte_tel_data_add_dict_u64(x, "peak_use", st.peak_use);
+        rte_tel_data_add_dict_u64(x, "peak_headroom", st.peak_headroom);
+        rte_tel_data_add_dict_u64(x, "cfg_reserved", pgc.reserved.v);
+        rte_tel_data_add_dict_u64(x, "cfg_xoff", pgc.xoff.v);
+        rte_tel_data_add_dict_u64(x, "cfg_xon", pgc.xon ? pgc.xon->v : 0);
+        rte_tel_data_add_dict_u64(x, "xoff_transitions", st.xoff_transitions);
+        rte_tel_data_add_dict_u64(x, "drop_lossy", st.drop_lossy);
+        rte_tel_data_add_dict_u64(x, "drop_headroom_overflow", st.drop_headroom_overflow);
+        const std::string k = "pg" + std::to_string(g);
+        rte_tel_data_add_dict_container(d, k.c_str(), x, 0);
+    }
+    return 0;
+}
+
+int cmd_pfc(const char*, const char* params, rte_tel_data* d) {
+    const auto* p = g_pipe.load();
+    if (p == nullptr) { return -1; }
+    const int i = find_port(*p, params);
+    if (i < 0) { return -EINVAL; }
+    const pfc_status st = p->pfc(static_cast<std::size_t>(i), clock_now().now());
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "paused_prios", st.paused_prios);
+    rte_tel_data_add_dict_u64(d, "tx_pfc_frames", st.frames_sent);
+    for (int pr = 0; pr < 8; ++pr) {
+        rte_tel_data* x = rte_tel_data_alloc();
+        if (x == nullptr) { return -ENOMEM; }
+        rte_tel_data_start_dict(x);
+        rte_tel_data_add_dict_u64(x, "rx_frames", st.rx_frames[pr]);
+        rte_tel_data_add_dict_u64(x, "paused_ns", static_cast<std::uint64_t>(st.paused_ns[pr]));
+        rte_tel_data_add_dict_u64(x, "xoff_sent", st.xoff_sent[pr]);
+        rte_tel_data_add_dict_u64(x, "xon_sent", st.xon_sent[pr]);
+        rte_tel_data_add_dict_u64(x, "asserted_ns", static_cast<std::uint64_t>(st.asserted_ns[pr]));
+        if (st.wd_enabled[pr]) {
+            rte_tel_data_add_dict_u64(x, "wd_queue_stormed", st.wd_stormed[pr] ? 1 : 0);
+            rte_tel_data_add_dict_u64(x, "wd_queue_storms", st.wd_storms[pr]);
+            rte_tel_data_add_dict_u64(x, "wd_queue_restores", st.wd_restores[pr]);
+        }
+        const std::string k = "prio" + std::to_string(pr);
+        rte_tel_data_add_dict_container(d, k.c_str(), x, 0);
+    }
+    return 0;
+}
+
 int cmd_fdb(const char*, const char*, rte_tel_data* d) {
     const auto* p = g_pipe.load();
     if (p == nullptr) { return -1; }
@@ -131,6 +200,11 @@ void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info) {
     rte_telemetry_register_cmd("/rocelab/queues", cmd_queues,
                                "Per-queue depth and counters. Parameters: port name or index");
     rte_telemetry_register_cmd("/rocelab/fdb", cmd_fdb, "L2 forwarding database summary");
+    rte_telemetry_register_cmd("/rocelab/buffer", cmd_buffer,
+                               "Ingress buffer per priority group (use, peaks, configured/computed xoff and xon). "
+                               "Parameters: port name or index");
+    rte_telemetry_register_cmd("/rocelab/pfc", cmd_pfc,
+                               "PFC per priority: received, paused time, XOFF/XON sent, watchdog. Parameters: port");
 }
 
 void telemetry_detach() { g_pipe.store(nullptr); }

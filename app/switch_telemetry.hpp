@@ -11,7 +11,11 @@
 // counters (relaxed loads) and never touch the data path's hot state.
 #pragma once
 
+#include <array>
 #include <string>
+#include <vector>
+
+#include "config/switch_cfg.hpp"
 
 namespace rocelab::sw {
 class switch_pipeline;
@@ -20,6 +24,7 @@ struct telemetry_info {
     std::string version;
     std::string config;
     std::uint64_t seed = 0;
+    std::vector<std::array<pg_buffer_cfg, 8>> pgs;  // configured/computed xoff/xon per port
 };
 
 void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info);

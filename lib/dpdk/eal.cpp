@@ -4,6 +4,8 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace rocelab::dpdk {
@@ -21,8 +23,20 @@ void eal_cleanup() noexcept { rte_eal_cleanup(); }
 
 bool eal_no_huge() noexcept { return rte_eal_has_hugepages() == 0; }
 
+namespace {
+std::uint64_t checked_tsc_hz() noexcept {
+    const std::uint64_t hz = rte_get_tsc_hz();
+    if (hz == 0) {
+        // Only before rte_eal_init(): a programming error, not a run-time condition.
+        std::fprintf(stderr, "rocelab: tsc_clock used before rte_eal_init()\n");
+        std::abort();
+    }
+    return hz;
+}
+}  // namespace
+
 tsc_clock::tsc_clock() noexcept
-    : _hz(rte_get_tsc_hz()),
+    : _hz(checked_tsc_hz()),
       _base(read_tsc()),
       _mult(static_cast<std::uint64_t>((static_cast<unsigned __int128>(1000000000ULL) << 32) / _hz)) {}
 

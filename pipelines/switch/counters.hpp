@@ -33,6 +33,9 @@ enum class drop_reason : std::uint8_t {
     tail_drop,          // egress queue full (bytes or packets); per queue in queue stats
     flood_nombuf,       // L2 flood copy could not get an mbuf
     pfc_disabled_prio,  // PFC frame only for priorities not enabled (counted, consumed)
+    lossy_pg_limit,     // ingress buffer: a lossy PG reached its shared threshold (or the pool is full)
+    headroom_overflow,  // ingress buffer: a lossless PG's headroom overflowed (misconfiguration!)
+    pfcwd,              // PFC watchdog (action drop): frames to or in a stormed queue
     count
 };
 
@@ -53,6 +56,9 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::tail_drop: return "drop_tail";
         case drop_reason::flood_nombuf: return "drop_flood_nombuf";
         case drop_reason::pfc_disabled_prio: return "rx_pfc_disabled_prio";
+        case drop_reason::lossy_pg_limit: return "drop_lossy_pg_limit";
+        case drop_reason::headroom_overflow: return "drop_headroom_overflow";
+        case drop_reason::pfcwd: return "drop_pfcwd";
         case drop_reason::count: break;
     }
     return "?";
@@ -72,6 +78,7 @@ struct alignas(64) port_counters {
     std::uint64_t nd_replies = 0;
     std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
     std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
+    std::uint64_t tx_pfc_frames = 0;   // PFC/PAUSE frames sent upstream
     std::array<std::uint64_t, drop_reason_count> drops{};
     std::array<std::uint64_t, parse_status_count> malformed{};
     std::array<std::uint64_t, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)

@@ -3,6 +3,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "core/endian.hpp"
+#include "core/spsc_ring.hpp"
 #include "dpdk/capture.hpp"
 #include "dpdk/route_table.hpp"
 #include "fwd/arp_nd.hpp"
@@ -19,6 +21,9 @@
 #include "proto/mac_control.hpp"
 #include "proto/parse.hpp"
 #include "qos/egress_queues.hpp"
+#include "qos/mmu.hpp"
+#include "qos/pfc_tx.hpp"
+#include "qos/pfc_watchdog.hpp"
 #include "qos/pause_timer.hpp"
 #include "qos/scheduler.hpp"
 #include "qos/shaper.hpp"
@@ -31,8 +36,19 @@ constexpr std::uint16_t out_drop = 0xFFFF;
 constexpr std::uint16_t out_consumed = 0xFFFE;  // >= out_consumed: free without forwarding
 constexpr std::uint16_t out_flood = 0xFFFD;
 
-// Per-mbuf metadata kept in the mbuf between enqueue and dequeue.
-inline void set_tc(rte_mbuf* m, std::uint8_t tc) noexcept { m->hash.usr = tc; }
+// Per-packet metadata kept in an mbuf dynamic field from admission to
+// release: the MMU charge and where it was charged (ingress port, PG).
+struct pkt_meta {
+    std::uint32_t charge;
+    std::uint8_t in_port;
+    std::uint8_t pg;
+    std::uint8_t tc;
+    std::uint8_t pad;
+};
+static_assert(sizeof(pkt_meta) == 8);
+int g_meta_offset = -1;  // registered once per process (rte_mbuf_dynfield_register)
+
+inline pkt_meta& meta(rte_mbuf* m) noexcept { return *RTE_MBUF_DYNFIELD(m, g_meta_offset, pkt_meta*); }
 
 inline std::byte* data(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
 
@@ -74,6 +90,16 @@ struct port_rt {
     std::array<std::uint32_t, switch_pipeline::max_burst> staged_len{};
     std::uint16_t n_staged = 0;
     bool backlog = false;  // eligible frames were left after the last fill
+    // lossless classes
+    pfc_tx pfc_gen;                              // XOFF/XON (or PAUSE) sent upstream
+    std::array<std::uint8_t, 256> xoff_pg_to_prio{};  // xoff PG bitmap -> priorities to pause
+    rte_mbuf* pfc_pending = nullptr;             // a PFC frame tx_burst has not taken yet
+    std::array<std::unique_ptr<pfc_watchdog>, 8> wd{};  // per egress queue (pfcwd_sw_enable)
+    std::uint8_t wd_drop_mask = 0;               // queues stormed with action drop
+    std::uint8_t wd_ignore_mask = 0;             // queues whose pauses are ignored (drop/forward)
+    std::uint64_t wd_rx_seen[8]{};
+    nanos wd_next{0};
+    nanos wd_interval{0};
     port_counters c{};
 
     port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
@@ -87,7 +113,30 @@ struct port_rt {
           sched(pc.sched),
           pause(pc.pfc_enable),
           shp(pb.shaped ? pb.line_rate : bits_per_sec{0}, bytes{16 * 1024}),
-          eq(pc.limits) {}
+          eq(pc.limits),
+          pfc_gen(pc.fc_mode, pb.line_rate, pc.pfc_quanta) {
+        for (unsigned x = 0; x < 256; ++x) {
+            std::uint8_t prios = 0;
+            for (int pr = 0; pr < 8; ++pr) {
+                // Priority pr <-> TC pr (PFC priority = 802.1p = TC); pause it when
+                // its PG is in XOFF and PFC is enabled for it on this port.
+                if ((pc.pfc_enable >> pr & 1u) != 0 && (x >> pc.maps.tc_to_pg[pr] & 1u) != 0) {
+                    prios |= static_cast<std::uint8_t>(1u << pr);
+                }
+            }
+            // PAUSE mode: any lossless PG in XOFF pauses the link.
+            if (pc.fc_mode == flow_ctrl_mode::pause && x != 0) { prios = 0xFF; }
+            xoff_pg_to_prio[x] = prios;
+        }
+        if (pc.wd.enabled) {
+            for (int q = 0; q < 8; ++q) {
+                if ((pc.pfcwd_queues >> q & 1u) != 0) {
+                    wd[q] = std::make_unique<pfc_watchdog>(pc.wd, i, static_cast<std::uint8_t>(q));
+                }
+            }
+            wd_interval = pc.wd.poll_interval;
+        }
+    }
 };
 
 struct switch_pipeline::impl {
@@ -100,9 +149,15 @@ struct switch_pipeline::impl {
     std::unique_ptr<dpdk::route_table> routes;
     std::uint32_t ecmp_seed = 0;
     std::uint64_t all_ports_mask = 0;
+    std::unique_ptr<mmu> buf;  // ingress buffer accounting (BUFFER_POOL); null = off
+    spsc_ring<switch_event, 1024> events;  // watchdog storms/restores for the control thread
 
     explicit impl(std::size_t fdb_capacity, nanos aging) : table(fdb_capacity, aging) {}
 };
+
+namespace {
+std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept;
+}  // namespace
 
 switch_pipeline::switch_pipeline(std::unique_ptr<impl> p) noexcept : _p(std::move(p)) {}
 switch_pipeline::~switch_pipeline() { release_all(); }
@@ -113,6 +168,11 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
     if (ports.size() > 64) { return std::string("at most 64 ports per switch"); }
     if (cfg.ports.size() != ports.size()) {
         return std::string("internal: port config and bindings differ in count");
+    }
+    if (g_meta_offset < 0) {
+        static const rte_mbuf_dynfield desc = {"rocelab_switch_meta", sizeof(pkt_meta), alignof(pkt_meta), 0};
+        g_meta_offset = rte_mbuf_dynfield_register(&desc);
+        if (g_meta_offset < 0) { return std::string("cannot register the mbuf metadata field"); }
     }
     auto p = std::make_unique<impl>(64 * 1024, cfg.fdb_aging);
     p->mode = cfg.mode;
@@ -130,6 +190,25 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         }
         p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
         p->all_ports_mask |= 1ULL << i;
+    }
+    if (cfg.pool.enabled) {
+        std::vector<std::array<pg_buffer_cfg, 8>> pgs;
+        for (const auto& pc : cfg.ports) { pgs.push_back(pc.pgs); }
+        const std::string err = mmu::validate(cfg.pool, static_cast<int>(pgs.size()), pgs);
+        if (!err.empty()) { return "BUFFER_POOL: " + err; }
+        p->buf = std::make_unique<mmu>(cfg.pool, static_cast<int>(pgs.size()), pgs);
+        // Lossless traffic is limited by ingress accounting (XOFF before the
+        // headroom runs out), never by egress tail drop: lift the egress limits
+        // of every queue a lossless PG's traffic class maps to.
+        for (auto& eg : p->ports) {
+            for (const auto& pc : cfg.ports) {
+                for (int tc = 0; tc < 8; ++tc) {
+                    if (pc.pgs[pc.maps.tc_to_pg[tc]].lossless()) {
+                        eg->eq.set_limits(eg->maps.tc_to_queue[tc], queue_limits{bytes{~0ULL >> 1}, queue_slots});
+                    }
+                }
+            }
+        }
     }
     if (cfg.mode == fwd_mode::l3) {
         std::vector<mac_addr> macs;
@@ -185,6 +264,52 @@ std::uint8_t switch_pipeline::paused_queues(std::size_t port, nanos now) const n
     return pfc_paused_queues(prio, pr.maps.pfc_prio_to_queue);
 }
 
+bool switch_pipeline::buffer_accounting() const noexcept { return _p->buf != nullptr; }
+
+pg_status switch_pipeline::pg(std::size_t port, int pgi) const noexcept {
+    pg_status st;
+    if (!_p->buf) { return st; }
+    const pg_snapshot s = _p->buf->snapshot(static_cast<int>(port), pgi);
+    st.lossless = s.lossless;
+    st.xoff = s.xoff;
+    st.use = s.reserved_use + s.shared_use + s.headroom_use;
+    st.headroom = s.headroom_use;
+    st.threshold = s.threshold;
+    st.peak_use = s.counters.peak_use;
+    st.peak_headroom = s.counters.peak_headroom;
+    st.drop_lossy = s.counters.drop_lossy;
+    st.drop_headroom_overflow = s.counters.drop_headroom_overflow;
+    st.xoff_transitions = s.counters.xoff_transitions;
+    return st;
+}
+
+pfc_status switch_pipeline::pfc(std::size_t port, nanos now) const noexcept {
+    const port_rt& pr = *_p->ports[port];
+    pfc_status st;
+    for (int i = 0; i < 8; ++i) {
+        st.rx_frames[i] = read_counter(pr.c.rx_pfc_prio[i]);
+        st.paused_ns[i] = pr.pause.paused_time(i, now).v;
+        if (pr.pause.paused_until(i) > now) { st.paused_prios |= static_cast<std::uint8_t>(1u << i); }
+        st.xoff_sent[i] = read_counter(pr.pfc_gen.stats().xoff_sent[i]);
+        st.xon_sent[i] = read_counter(pr.pfc_gen.stats().xon_sent[i]);
+        st.asserted_ns[i] = pr.pfc_gen.asserted_time(i, now).v;
+        if (pr.wd[i]) {
+            st.wd_enabled[i] = true;
+            st.wd_stormed[i] = pr.wd[i]->stormed();
+            st.wd_storms[i] = pr.wd[i]->stats().storms_detected;
+            st.wd_restores[i] = pr.wd[i]->stats().storms_restored;
+            st.wd_tx_dropped[i] = pr.wd[i]->stats().tx_dropped;
+            st.wd_rx_dropped[i] = pr.wd[i]->stats().rx_dropped;
+        }
+    }
+    st.frames_sent = read_counter(pr.c.tx_pfc_frames);
+    return st;
+}
+
+std::uint64_t switch_pipeline::pool_shared_used() const noexcept { return _p->buf ? _p->buf->pool().shared_used : 0; }
+std::uint64_t switch_pipeline::pool_shared_size() const noexcept { return _p->buf ? _p->buf->pool().shared_size : 0; }
+bool switch_pipeline::pop_event(switch_event& e) noexcept { return _p->events.pop(e); }
+
 nanos switch_pipeline::paused_time(std::size_t port, int prio, nanos now) const noexcept {
     return _p->ports[port]->pause.paused_time(prio, now);
 }
@@ -192,11 +317,13 @@ nanos switch_pipeline::paused_time(std::size_t port, int prio, nanos now) const 
 void switch_pipeline::release_all() noexcept {
     if (!_p) { return; }
     for (auto& pp : _p->ports) {
-        for (int q = 0; q < 8; ++q) {
-            pp->eq.flush(q, [](rte_mbuf* m, std::uint32_t) noexcept { rte_pktmbuf_free(m); });
-        }
+        for (int q = 0; q < 8; ++q) { flush_queue(*_p, *pp, q); }
         for (std::uint16_t i = 0; i < pp->n_staged; ++i) { rte_pktmbuf_free(pp->staged[i]); }
         pp->n_staged = 0;
+        if (pp->pfc_pending != nullptr) {
+            rte_pktmbuf_free(pp->pfc_pending);
+            pp->pfc_pending = nullptr;
+        }
     }
 }
 
@@ -310,6 +437,79 @@ inline std::uint64_t load_mac48(const std::byte* p) noexcept {
     std::uint64_t x;
     std::memcpy(&x, p, 8);
     return x & 0x0000FFFFFFFFFFFFULL;
+}
+
+// Discard everything queued in q (watchdog drop, shutdown), releasing its buffer.
+std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept {
+    return eg.eq.flush(q, [&](rte_mbuf* m, std::uint32_t) noexcept {
+        if (p.buf) {
+            const pkt_meta& md = meta(m);
+            p.buf->release(md.in_port, md.pg, charge{md.charge});
+        }
+        rte_pktmbuf_free(m);
+    });
+}
+
+// Send XOFF/XON (or PAUSE) out of this port for its ingress PGs in XOFF. The
+// frame goes ahead of any data (MAC Control is never queued behind data).
+void send_pfc(switch_pipeline::impl& p, port_rt& eg, nanos now, dpdk::capture* cap) noexcept {
+    if (eg.pfc_pending == nullptr) {
+        const std::uint8_t want = eg.xoff_pg_to_prio[p.buf->xoff_pgs(eg.idx)];
+        pfc_frame f;
+        if (!eg.pfc_gen.poll(now, want, f)) { return; }
+        rte_mbuf* m = rte_pktmbuf_alloc(p.pool);
+        if (m == nullptr) { return; }  // counted by the pool; retried at the next refresh
+        auto* d = reinterpret_cast<std::byte*>(rte_pktmbuf_append(m, mac_control_frame_len));
+        if (f.mode == flow_ctrl_mode::pfc) {
+            build_pfc(d, eg.b.mac, f.class_enable, f.time);
+        } else {
+            build_pause(d, eg.b.mac, f.pause_time);
+        }
+        if (cap != nullptr) { cap->tap(eg.idx, true, m, now); }
+        eg.pfc_pending = m;
+    }
+    if (rte_eth_tx_burst(eg.b.port_id, 0, &eg.pfc_pending, 1) == 1) {
+        eg.pfc_pending = nullptr;
+        ++eg.c.tx_pfc_frames;
+    }
+}
+
+// SONiC PFC watchdog, polled every poll_interval per watched queue.
+void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
+    eg.wd_next = now + eg.wd_interval;
+    const std::uint8_t paused_prios = eg.pause.paused_mask(now);
+    for (int q = 0; q < 8; ++q) {
+        if (!eg.wd[q]) { continue; }
+        std::uint64_t rx = 0;
+        bool paused = false;
+        for (int pr = 0; pr < 8; ++pr) {
+            if (eg.maps.pfc_prio_to_queue[pr] == q) {
+                rx += eg.c.rx_pfc_prio[pr];
+                paused = paused || (paused_prios >> pr & 1u) != 0;
+            }
+        }
+        pfc_watchdog& wd = *eg.wd[q];
+        const pfc_wd_event ev = wd.poll(now, paused, rx);
+        if (ev) {
+            switch_event se;
+            se.what = ev.kind == pfc_wd_event_kind::storm_detected ? switch_event::kind::storm_detected
+                                                                   : switch_event::kind::storm_restored;
+            se.ns = ev.at.v;
+            se.port = eg.idx;
+            se.queue = static_cast<std::uint8_t>(q);
+            (void)p.events.push(se);
+        }
+        const auto bit = static_cast<std::uint8_t>(1u << q);
+        eg.wd_drop_mask = wd.drop_active() ? (eg.wd_drop_mask | bit) : (eg.wd_drop_mask & ~bit);
+        eg.wd_ignore_mask = wd.ignore_pause() ? (eg.wd_ignore_mask | bit) : (eg.wd_ignore_mask & ~bit);
+        if (wd.drop_active()) {
+            const std::uint32_t n = flush_queue(p, eg, q);
+            if (n != 0) {
+                wd.count_tx_drop(n);
+                eg.c.drops[static_cast<std::size_t>(drop_reason::pfcwd)] += n;
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -439,10 +639,33 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 } else if (tagged[i]) [[unlikely]] {
                     vlan_strip(x);
                 }
-                set_tc(x, tc[i]);
                 const int q = eg.maps.tc_to_queue[tc[i]];
-                if (!eg.eq.enqueue(q, x, rte_pktmbuf_pkt_len(x))) [[unlikely]] {
+                if ((eg.wd_drop_mask >> q & 1u) != 0) [[unlikely]] {
+                    eg.c.drop(drop_reason::pfcwd);
+                    eg.wd[q]->count_rx_drop();
+                    rte_pktmbuf_free(x);
+                    return;
+                }
+                const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
+                pkt_meta& md = meta(x);
+                md.tc = tc[i];
+                md.in_port = static_cast<std::uint8_t>(in.idx);
+                md.pg = in.maps.tc_to_pg[tc[i]];
+                md.charge = 0;
+                if (p.buf) {
+                    // Ingress buffer accounting: charged now, released at dequeue.
+                    const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
+                    if (!r.ok()) [[unlikely]] {
+                        in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+                                                                          : drop_reason::headroom_overflow);
+                        rte_pktmbuf_free(x);
+                        return;
+                    }
+                    md.charge = r.token.bytes;
+                }
+                if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
                     eg.c.drop(drop_reason::tail_drop);
+                    if (p.buf) { p.buf->release(md.in_port, md.pg, charge{md.charge}); }
                     rte_pktmbuf_free(x);
                 }
             };
@@ -471,11 +694,18 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
     }
 
-    // ---- per port: schedule + shape + transmit ----
+    // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----
     for (std::size_t pi = 0; pi < nports; ++pi) {
         port_rt& eg = *p.ports[pi];
+        if (p.buf) [[unlikely]] {
+            send_pfc(p, eg, now, cap);
+        }
+        if (eg.wd_interval.v > 0 && now >= eg.wd_next) [[unlikely]] {
+            poll_watchdog(p, eg, now);
+        }
         if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { continue; }
-        const std::uint8_t paused = pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue);
+        const std::uint8_t paused = static_cast<std::uint8_t>(
+            pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
         // The line sat idle for 200 us while frames were eligible: the lcore
         // (or the device) is not keeping up with the configured rate.
         if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++eg.c.tx_behind; }
@@ -488,6 +718,10 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             auto e = eg.eq.dequeue(q);
             eg.sched.charge(q, e.len);
             eg.shp.on_send(now, e.len);
+            if (p.buf) {
+                const pkt_meta& md = meta(e.item);
+                p.buf->release(md.in_port, md.pg, charge{md.charge});
+            }
             if (cap != nullptr) { cap->tap(eg.idx, true, e.item, now); }
             eg.staged_len[eg.n_staged] = e.len;
             eg.staged[eg.n_staged++] = e.item;

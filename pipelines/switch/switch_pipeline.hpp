@@ -58,6 +58,32 @@ struct queue_snapshot {
     std::uint64_t flushed_packets = 0, flushed_bytes = 0;  // discarded from the queue (shutdown, watchdog)
 };
 
+// Something the control thread should print as one event line.
+struct switch_event {
+    enum class kind : std::uint8_t { storm_detected, storm_restored } what{};
+    std::int64_t ns = 0;
+    std::uint16_t port = 0;
+    std::uint8_t queue = 0;
+};
+
+struct pg_status {
+    bool lossless = false;
+    bool xoff = false;
+    std::uint64_t use = 0, peak_use = 0, headroom = 0, peak_headroom = 0, threshold = 0;
+    std::uint64_t drop_lossy = 0, drop_headroom_overflow = 0, xoff_transitions = 0;
+};
+
+struct pfc_status {
+    std::array<std::uint64_t, 8> rx_frames{};     // PFC frames received per priority
+    std::array<std::int64_t, 8> paused_ns{};      // egress time paused per priority
+    std::uint8_t paused_prios = 0;                // pause state now
+    std::array<std::uint64_t, 8> xoff_sent{}, xon_sent{};
+    std::array<std::int64_t, 8> asserted_ns{};    // time spent asserting a pause upstream
+    std::uint64_t frames_sent = 0;
+    std::array<bool, 8> wd_enabled{}, wd_stormed{};
+    std::array<std::uint64_t, 8> wd_storms{}, wd_restores{}, wd_tx_dropped{}, wd_rx_dropped{};
+};
+
 class switch_pipeline {
 public:
     static constexpr std::uint16_t max_burst = 64;
@@ -91,11 +117,19 @@ public:
     // Time priority `prio` of `port`'s egress has spent paused by received PFC/PAUSE.
     nanos paused_time(std::size_t port, int prio, nanos now) const noexcept;
     std::size_t fdb_size() const noexcept;
+    bool buffer_accounting() const noexcept;
+    pg_status pg(std::size_t port, int pg) const noexcept;
+    pfc_status pfc(std::size_t port, nanos now) const noexcept;
+    std::uint64_t pool_shared_used() const noexcept;
+    std::uint64_t pool_shared_size() const noexcept;
+    // Control thread: next watchdog event, if any.
+    bool pop_event(switch_event& e) noexcept;
     fwd_mode mode() const noexcept;
 
     // Busy-cycle accounting (cycles spent in polls that did work), set by the runner.
     std::uint64_t busy_cycles = 0;
     std::uint64_t loops = 0;
+    std::int64_t max_poll_gap_ns = 0;  // longest time between two polls (lcore stalls)
 
     struct impl;
 

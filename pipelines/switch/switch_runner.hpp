@@ -41,9 +41,15 @@ void run_switch_worker(worker_ctl& ctl, Clock& clock) noexcept {
     ctl.running.store(true, std::memory_order_release);
     std::uint64_t busy = 0;
     std::uint64_t loops = 0;
+    nanos prev = clock.now();
     while (!ctl.stop.load(std::memory_order_relaxed)) {
         const std::uint64_t t0 = __builtin_ia32_rdtsc();
         const nanos now = clock.now();
+        // The longest time between two polls: while the lcore does not poll,
+        // frames wait in RX rings unaccounted, so lossless headroom must
+        // cover this too (dedicated, isolated cores keep it at microseconds).
+        if (now - prev > nanos{pipe.max_poll_gap_ns}) { __atomic_store_n(&pipe.max_poll_gap_ns, (now - prev).v, __ATOMIC_RELAXED); }
+        prev = now;
         const std::uint32_t w = pipe.poll(now);
         ++loops;
         if (w != 0) {

@@ -217,8 +217,28 @@ public:
         _frame.resize(9216);
         _len = build_roce_v4(_frame, _p);
     }
-    // Receive (PFC), then send what the shaper and the pause state allow.
+    // Receive (PFC), then send what the shaper and the pause state allow,
+    // checking for PFC again before every frame (a NIC reacts per frame).
     void poll(nanos now) {
+        receive(now);
+        if (!sending) { return; }
+        while (_shp.conforms(now) && (_pause.paused_mask(now) >> _prio & 1u) == 0) {
+            rte_mbuf* m = rte_pktmbuf_alloc(_pool);
+            if (m == nullptr) { ++alloc_fail; return; }
+            char* dd = rte_pktmbuf_append(m, static_cast<std::uint16_t>(_len));
+            std::memcpy(dd, _frame.data(), _len);
+            if (rte_eth_tx_burst(_port, 0, &m, 1) != 1) {
+                rte_pktmbuf_free(m);
+                ++tx_fail;
+                return;
+            }
+            _shp.on_send(now, _len);
+            ++sent;
+            if (_xoff_outstanding) { ++sent_after_xoff; }
+            receive(now);
+        }
+    }
+    void receive(nanos now) {
         rte_mbuf* b[32];
         const std::uint16_t n = rte_eth_rx_burst(_port, 0, b, 32);
         for (std::uint16_t i = 0; i < n; ++i) {
@@ -229,6 +249,7 @@ public:
                     const auto q = v.pfc_times();
                     for (int p = 0; p < 8; ++p) {
                         if ((v.class_enable() >> p & 1u) != 0) { ++(q[p] != 0 ? xoff_rx[p] : xon_rx[p]); }
+                        if (p == _prio && (v.class_enable() >> p & 1u) != 0) { _xoff_outstanding = q[p] != 0; }
                     }
                     _pause.on_pfc(now, v.class_enable(), q, _rate);
                     if (pfc_frames.size() < 64) {
@@ -243,25 +264,12 @@ public:
             }
         }
         rte_pktmbuf_free_bulk(b, n);
-        if (!sending) { return; }
-        while (_shp.conforms(now) && (_pause.paused_mask(now) >> _prio & 1u) == 0) {
-            rte_mbuf* m = rte_pktmbuf_alloc(_pool);
-            if (m == nullptr) { ++alloc_fail; return; }
-            char* dd = rte_pktmbuf_append(m, static_cast<std::uint16_t>(_len));
-            std::memcpy(dd, _frame.data(), _len);
-            if (rte_eth_tx_burst(_port, 0, &m, 1) != 1) {
-                rte_pktmbuf_free(m);
-                ++tx_fail;
-                return;
-            }
-            _shp.on_send(now, _len);
-            ++sent;
-        }
     }
     nanos paused_time(nanos now) const { return _pause.paused_time(_prio, now); }
     std::uint32_t frame_len() const { return _len; }
     bool sending = true;
     std::uint64_t sent = 0, data_rx = 0, pause_rx = 0, alloc_fail = 0, tx_fail = 0;
+    std::uint64_t sent_after_xoff = 0;  // frames sent while an XOFF was outstanding (must stay 0)
     std::array<std::uint64_t, 8> xoff_rx{}, xon_rx{};
     std::vector<std::vector<std::byte>> pfc_frames;
 
@@ -276,6 +284,7 @@ private:
     bits_per_sec _rate;
     int _prio;
     pause_timer _pause{0xFF};
+    bool _xoff_outstanding = false;
 };
 
 // Send one PFC frame (class_enable, same quanta for each enabled priority).

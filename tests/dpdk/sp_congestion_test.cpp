@@ -47,8 +47,14 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         const nanos w0 = clk.now() + 500_ms;  // measurement window [0.5 s, 2.5 s]
         const nanos w1 = clk.now() + 2500_ms;
         std::uint64_t hi_rx = 0, lo_rx = 0, hi_win_bytes = 0, lo_win_bytes = 0, other = 0;
+        // What TC 6 actually offered in the window (the sender's own pacing can
+        // fall slightly behind 0.3 Gbps when its thread is descheduled).
+        std::uint64_t hi_off0 = 0, hi_off1 = 0;
+        bool in0 = false, in1 = false;
         rte_mbuf* b[64];
         for (nanos now = clk.now(); now < t_end; now = clk.now()) {
+            if (!in0 && now >= w0) { hi_off0 = s_hi.sent_wire_bytes; in0 = true; }
+            if (!in1 && now >= w1) { hi_off1 = s_hi.sent_wire_bytes; in1 = true; }
             s_hi.poll(now);
             s_lo.poll(now);
             const std::uint16_t n = rte_eth_rx_burst(tb.hosts[1].port_id, 0, b, 64);
@@ -84,6 +90,7 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         }
         const double win = 2.0;
         const double hi_rate = double(hi_win_bytes) * 8 / win;
+        const double hi_offered = double(hi_off1 - hi_off0) * 8 / win;
         const double lo_rate = double(lo_win_bytes) * 8 / win;
         std::printf("TC6 offered %llu frames, egress %llu, %.4f Gbps in window; TC0 offered %llu, egress %llu, %.4f Gbps\n",
                     (unsigned long long)s_hi.sent, (unsigned long long)hi_rx, hi_rate / 1e9,
@@ -94,7 +101,9 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         const auto q6 = tb.pipe->queue(1, 6);
         EXPECT_EQ(q6.drop_packets, 0u);
         EXPECT_EQ(hi_rx, s_hi.sent);
-        EXPECT_NEAR(hi_rate, 0.3e9, 0.003e9);
+        std::printf("TC6 offered %.4f Gbps in the window, egress %.4f Gbps\n", hi_offered / 1e9, hi_rate / 1e9);
+        EXPECT_NEAR(hi_rate, hi_offered, 0.01 * hi_offered);
+        EXPECT_NEAR(hi_offered, 0.3e9, 0.015e9);  // the sender itself paces close to 0.3 Gbps
         // TC 0: the rest of the 1 Gbps line, with counted tail drops.
         const auto q0 = tb.pipe->queue(1, 0);
         EXPECT_GT(q0.drop_packets, 0u);

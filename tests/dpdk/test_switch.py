@@ -127,7 +127,7 @@ PORT:
         self.assertEqual(p0["drops"]["drop_link_local"], 2)
         self.assertEqual(p0["rx_mac_control"], 1)
         self.assertEqual(p0["rx_pfc"], 1)
-        self.assertEqual(p0["rx_pfc_prio"][3], 1)
+        self.assertEqual(p0["pfc"]["rx_frames"][3], 1)
         self.assertEqual(len(frames(self.path("o1.pcap"))), 1)
 
     def test_jumbo_and_oversize(self):

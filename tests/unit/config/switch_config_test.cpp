@@ -901,7 +901,7 @@ TEST(switch_config, lossless_examples) {
         ASSERT_EQ(r->ports.size(), 5u);
         for (const auto& p : r->ports) {
             EXPECT_EQ(p.speed, bits_per_sec{1'000'000'000});
-            EXPECT_EQ(p.pgs[3].xoff, bytes{52224});  // see the file's comment
+            EXPECT_EQ(p.pgs[3].xoff, bytes{1052672});  // see the file's comment
             EXPECT_EQ(p.pgs[3].reserved, bytes{18432});
             EXPECT_EQ(p.pfc_enable, 1u << 3);
             EXPECT_EQ(p.pfcwd_queues, 1u << 3);

@@ -1,0 +1,678 @@
+// gen_config.cpp - see gen_config.hpp.
+#include "config/gen_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <charconv>
+#include <numeric>
+#include <sstream>
+
+#include "config/units_parse.hpp"
+#include "core/rng.hpp"
+
+namespace rocelab {
+
+namespace {
+
+std::string norm_key(std::string k) {
+    std::replace(k.begin(), k.end(), '-', '_');
+    return k;
+}
+
+std::string bad(const std::string& key, const std::string& v, const std::string& accepted) {
+    return key + ": \"" + v + "\" is not accepted; expected " + accepted;
+}
+
+std::optional<std::uint64_t> parse_uint(const std::string& s, std::uint64_t lo, std::uint64_t hi) {
+    std::uint64_t v = 0;
+    int base = 10;
+    const char* b = s.data();
+    const char* e = s.data() + s.size();
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        b += 2;
+    }
+    auto r = std::from_chars(b, e, v, base);
+    if (r.ec != std::errc{} || r.ptr != e || v < lo || v > hi) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<bool> parse_bool(const std::string& s) {
+    if (s == "true" || s == "yes" || s == "on" || s == "1") {
+        return true;
+    }
+    if (s == "false" || s == "no" || s == "off" || s == "0") {
+        return false;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::array<std::uint8_t, 6>> parse_mac(const std::string& s) {
+    std::array<std::uint8_t, 6> m{};
+    unsigned v[6];
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6) {
+        return std::nullopt;
+    }
+    for (int i = 0; i < 6; ++i) {
+        if (v[i] > 255) {
+            return std::nullopt;
+        }
+        m[i] = static_cast<std::uint8_t>(v[i]);
+    }
+    return m;
+}
+
+std::optional<std::uint32_t> parse_ip4(const std::string& s) {
+    unsigned a, b, c, d;
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 || c > 255 ||
+        d > 255) {
+        return std::nullopt;
+    }
+    return (a << 24) | (b << 16) | (c << 8) | d;
+}
+
+// Keys that can be set per flow as well as globally.
+std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nanos* start, arrival_cfg& arr,
+                         gen_size_cfg& sizes, const std::string& k, const std::string& v, bool& handled) {
+    handled = true;
+    if (k == "pmtu") {
+        auto n = parse_uint(v, 0, 1u << 20);
+        if (!n || !pmtu_valid(static_cast<std::uint32_t>(*n))) {
+            return bad(k, v, "256, 512, 1024, 2048 or 4096 (bytes of payload)");
+        }
+        qp.pmtu = static_cast<std::uint32_t>(*n);
+    } else if (k == "window") {
+        auto n = parse_uint(v, 1, 8388607);
+        if (!n) {
+            return bad(k, v, "1..8388607 packets");
+        }
+        qp.window = static_cast<std::uint32_t>(*n);
+    } else if (k == "ack_timeout") {
+        if (auto n = parse_uint(v, 0, 31)) {
+            qp.ack_timeout = static_cast<std::uint8_t>(*n);
+        } else {
+            auto t = parse_time(v);
+            if (!t || t->v <= 0 || t->v > ack_timeout_of(31).v) {
+                return bad(k, v, "a code 0..31 (4.096us x 2^code, 0 = infinite) or a time 1ns..2.4h");
+            }
+            qp.ack_timeout = ack_timeout_code_for(*t);
+        }
+    } else if (k == "retry_cnt") {
+        auto n = parse_uint(v, 0, 7);
+        if (!n) {
+            return bad(k, v, "0..7");
+        }
+        qp.retry_cnt = static_cast<std::uint8_t>(*n);
+    } else if (k == "retry_infinite") {
+        auto b = parse_bool(v);
+        if (!b) {
+            return bad(k, v, "true or false");
+        }
+        qp.retry_infinite = *b;
+    } else if (k == "op") {
+        if (v == "write") {
+            qp.family = op_family::rdma_write;
+        } else if (v == "send") {
+            qp.family = op_family::send;
+        } else {
+            return bad(k, v, "write or send");
+        }
+    } else if (k == "dscp") {
+        auto n = parse_uint(v, 0, 63);
+        if (!n) {
+            return bad(k, v, "0..63");
+        }
+        qp.dscp = static_cast<std::uint8_t>(*n);
+    } else if (k == "priority") {
+        auto n = parse_uint(v, 0, 7);
+        if (!n) {
+            return bad(k, v, "0..7 (PFC priority)");
+        }
+        prio = static_cast<std::uint8_t>(*n);
+    } else if (k == "ack_every") {
+        auto n = parse_uint(v, 0, 1u << 24);
+        if (!n) {
+            return bad(k, v, "0..16777216 packets (0 = last packet of a message only)");
+        }
+        qp.ack_req_every = static_cast<std::uint32_t>(*n);
+    } else if (k == "ack_coalesce") {
+        auto n = parse_uint(v, 1, 1u << 24);
+        if (!n) {
+            return bad(k, v, "1..16777216 packets");
+        }
+        qp.ack_coalesce = static_cast<std::uint32_t>(*n);
+    } else if (k == "rate" || k == "flow_rate") {
+        auto r = parse_rate(v);
+        if (!r || r->v == 0) {
+            return bad(k, v, "a rate with units, e.g. 10Gbps or 500Mbps");
+        }
+        rate = *r;
+    } else if (k == "start" && start != nullptr) {
+        auto t = parse_time(v);
+        if (!t || t->v < 0) {
+            return bad(k, v, "a time >= 0 with units, e.g. 10ms");
+        }
+        *start = *t;
+    } else if (k == "msg_size") {
+        auto b = parse_bytes(v);
+        if (!b || b->v > max_message_size) {
+            return bad(k, v, "a size 0B..2GiB with units, e.g. 64KiB, 1MiB");
+        }
+        sizes.kind = size_kind::fixed;
+        sizes.fixed = *b;
+        qp.msg_size = *b;
+    } else if (k == "size_dist") {
+        if (v == "fixed") {
+            sizes.kind = size_kind::fixed;
+        } else if (v.rfind("uniform:", 0) == 0) {
+            const auto dash = v.find('-', 8);
+            if (dash == std::string::npos) {
+                return bad(k, v, "uniform:LO-HI, e.g. uniform:4KiB-1MiB");
+            }
+            auto lo = parse_bytes(v.substr(8, dash - 8));
+            auto hi = parse_bytes(v.substr(dash + 1));
+            if (!lo || !hi || lo->v > hi->v || hi->v > max_message_size) {
+                return bad(k, v, "uniform:LO-HI with LO <= HI <= 2GiB, e.g. uniform:4KiB-1MiB");
+            }
+            sizes.kind = size_kind::uniform;
+            sizes.lo = *lo;
+            sizes.hi = *hi;
+        } else if (v.rfind("cdf:", 0) == 0) {
+            std::string err;
+            if (!empirical_cdf::load(v.substr(4), err)) {
+                return k + ": " + err;
+            }
+            sizes.kind = size_kind::empirical;
+            sizes.cdf_file = v.substr(4);
+        } else {
+            return bad(k, v, "fixed, uniform:LO-HI or cdf:FILE");
+        }
+    } else if (k == "arrivals") {
+        if (v == "closed-loop" || v == "closed_loop") {
+            arr.kind = arrival_kind::closed_loop;
+        } else if (v.rfind("fixed:", 0) == 0 || v.rfind("poisson:", 0) == 0) {
+            const bool pois = v[0] == 'p';
+            auto t = parse_time(v.substr(pois ? 8 : 6));
+            if (!t || t->v <= 0) {
+                return bad(k, v, "fixed:INTERVAL or poisson:MEAN_INTERVAL with a time > 0, e.g. poisson:100us");
+            }
+            arr.kind = pois ? arrival_kind::poisson : arrival_kind::fixed_rate;
+            arr.interval = *t;
+        } else {
+            return bad(k, v, "closed-loop, fixed:INTERVAL or poisson:MEAN_INTERVAL");
+        }
+    } else if (k == "outstanding") {
+        auto n = parse_uint(v, 1, 512);
+        if (!n) {
+            return bad(k, v, "1..512 messages in flight");
+        }
+        arr.outstanding = static_cast<std::uint32_t>(*n);
+    } else if (k == "messages") {
+        auto n = parse_uint(v, 0, UINT64_MAX);
+        if (!n) {
+            return bad(k, v, "a message count >= 0 (0 = unlimited)");
+        }
+        arr.count = *n;
+    } else {
+        handled = false;
+    }
+    return {};
+}
+
+std::string parse_percent_prob(const std::string& k, const std::string& v, double& out) {
+    auto p = parse_percent(v);
+    if (!p || *p < 0.0 || *p > 100.0) {
+        return bad(k, v, "a percentage 0%..100%, e.g. 1% or 0.1%");
+    }
+    out = *p / 100.0;
+    return {};
+}
+
+std::string parse_pfc_tx(const std::string& v, pfc_source_cfg& s) {
+    std::stringstream ss(v);
+    std::string item;
+    bool have_port = false;
+    while (std::getline(ss, item, ',')) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) {
+            return bad("pfc_tx", v, "port=P,prio=N[,prio=M],quanta=Q,interval=T,count=N,start=T");
+        }
+        const std::string k = item.substr(0, eq);
+        const std::string x = item.substr(eq + 1);
+        if (k == "port") {
+            auto n = parse_uint(x, 0, 1023);
+            if (!n) {
+                return bad("pfc_tx.port", x, "a port index 0..1023");
+            }
+            s.port = static_cast<int>(*n);
+            have_port = true;
+        } else if (k == "prio") {
+            auto n = parse_uint(x, 0, 7);
+            if (!n) {
+                return bad("pfc_tx.prio", x, "0..7");
+            }
+            s.class_enable |= static_cast<std::uint8_t>(1u << *n);
+        } else if (k == "quanta") {
+            auto n = parse_uint(x, 0, 65535);
+            if (!n) {
+                return bad("pfc_tx.quanta", x, "0..65535 (512 bit times each; 0 = XON)");
+            }
+            s.quanta = static_cast<std::uint16_t>(*n);
+        } else if (k == "interval" || k == "start") {
+            auto t = parse_time(x);
+            if (!t || t->v < 0) {
+                return bad("pfc_tx." + k, x, "a time >= 0 with units, e.g. 100us");
+            }
+            (k == "interval" ? s.interval : s.start) = *t;
+        } else if (k == "count") {
+            auto n = parse_uint(x, 0, UINT64_MAX);
+            if (!n) {
+                return bad("pfc_tx.count", x, "frames >= 0 (0 = unlimited)");
+            }
+            s.count = *n;
+        } else {
+            return bad("pfc_tx", k, "one of port, prio, quanta, interval, count, start");
+        }
+    }
+    if (!have_port || s.class_enable == 0) {
+        return bad("pfc_tx", v, "at least port=P and one prio=N");
+    }
+    if (s.count != 1 && s.interval.v == 0) {
+        return bad("pfc_tx.interval", "0s", "an interval > 0 when count is not 1");
+    }
+    return {};
+}
+
+}  // namespace
+
+const char* gen_pattern_name(gen_pattern p) noexcept {
+    switch (p) {
+        case gen_pattern::incast: return "incast";
+        case gen_pattern::permutation: return "permutation";
+        case gen_pattern::all_to_all: return "all-to-all";
+        default: return "one-to-one";
+    }
+}
+
+std::uint8_t ack_timeout_code_for(nanos t) noexcept {
+    for (std::uint8_t c = 1; c < 31; ++c) {
+        if (ack_timeout_of(c) >= t) {
+            return c;
+        }
+    }
+    return 31;
+}
+
+std::string gen_flow_set(gen_flow& f, const std::string& key, const std::string& value) {
+    const std::string k = norm_key(key);
+    bool handled = false;
+    auto e = set_flow_key(f.qp, f.rate, f.priority, &f.start, f.arrivals, f.sizes, k, value, handled);
+    if (!handled) {
+        return k + ": not a per-flow key (accepted: src, dst, rate, start, msg_size, size_dist, arrivals, "
+                   "outstanding, messages, pmtu, window, ack_timeout, retry_cnt, op, dscp, priority, ack_every, "
+                   "ack_coalesce)";
+    }
+    return e;
+}
+
+std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& value) {
+    const std::string k = norm_key(key);
+    bool handled = false;
+    if (k == "rate") {
+        auto r = parse_rate(value);
+        if (!r || r->v == 0) {
+            return bad(k, value, "a rate with units, e.g. 10Gbps or 500Mbps");
+        }
+        c.rate = *r;
+        return {};
+    }
+    auto e = set_flow_key(c.qp, c.flow_rate, c.priority, nullptr, c.arrivals, c.sizes, k, value, handled);
+    if (handled) {
+        return e;
+    }
+    if (k == "seed") {
+        auto n = parse_uint(value, 0, UINT64_MAX);
+        if (!n) {
+            return bad(k, value, "an unsigned 64-bit integer");
+        }
+        c.seed = *n;
+    } else if (k == "start") {
+        auto t = parse_time(value);
+        if (!t || t->v < 0) {
+            return bad(k, value, "a time >= 0 with units, e.g. 10ms");
+        }
+        c.arrivals.start = *t;
+    } else if (k == "start_stagger") {
+        auto t = parse_time(value);
+        if (!t || t->v < 0) {
+            return bad(k, value, "a time >= 0 with units, e.g. 1ms");
+        }
+        c.start_stagger = *t;
+    } else if (k == "pattern") {
+        if (value == "one-to-one" || value == "one_to_one") {
+            c.pattern = gen_pattern::one_to_one;
+        } else if (value == "incast") {
+            c.pattern = gen_pattern::incast;
+        } else if (value == "permutation") {
+            c.pattern = gen_pattern::permutation;
+        } else if (value == "all-to-all" || value == "all_to_all") {
+            c.pattern = gen_pattern::all_to_all;
+        } else {
+            return bad(k, value, "one-to-one, incast, permutation or all-to-all");
+        }
+    } else if (k == "senders") {
+        auto n = parse_uint(value, 1, 4096);
+        if (!n) {
+            return bad(k, value, "1..4096");
+        }
+        c.senders = static_cast<std::uint32_t>(*n);
+    } else if (k == "loss") {
+        return parse_percent_prob(k, value, c.data_loss.p);
+    } else if (k == "ack_loss") {
+        return parse_percent_prob(k, value, c.ack_loss.p);
+    } else if (k == "link_delay") {
+        auto t = parse_time(value);
+        if (!t || t->v < 0 || t->v > 1'000'000'000) {
+            return bad(k, value, "a time 0s..1s with units, e.g. 100us");
+        }
+        c.link_delay = *t;
+    } else if (k == "duration") {
+        auto t = parse_time(value);
+        if (!t || t->v <= 0) {
+            return bad(k, value, "a time > 0 with units, e.g. 2s or 500ms");
+        }
+        c.duration = *t;
+    } else if (k == "mbufs") {
+        auto n = parse_uint(value, 1024, 1u << 22);
+        if (!n) {
+            return bad(k, value, "1024..4194304");
+        }
+        c.mbufs = static_cast<std::uint32_t>(*n);
+    } else if (k == "pfc_tx") {
+        pfc_source_cfg s;
+        if (auto err = parse_pfc_tx(value, s); !err.empty()) {
+            return err;
+        }
+        c.pfc_sources.push_back(s);
+    } else {
+        return "unknown option or key '" + key + "' (see --help or docs/generator.md)";
+    }
+    return {};
+}
+
+std::string expand_gen_cfg(gen_cfg& c, int nports) {
+    if (nports < 1) {
+        return "no ports";
+    }
+    for (const auto& s : c.pfc_sources) {
+        if (s.port >= nports) {
+            return "pfc_tx.port: " + std::to_string(s.port) + " is out of range; accepted: 0.." +
+                   std::to_string(nports - 1);
+        }
+    }
+    auto mk_host = [](int port, int idx) {
+        gen_host h;
+        h.port = port;
+        h.name = "h" + std::to_string(port) + (idx ? "_" + std::to_string(idx) : "");
+        h.mac = {0x02, 0x00, 0x00, static_cast<std::uint8_t>(port >> 8), static_cast<std::uint8_t>(port),
+                 static_cast<std::uint8_t>(idx + 1)};
+        h.ip = (10u << 24) | (static_cast<std::uint32_t>(port & 0xFF) << 16) |
+               (static_cast<std::uint32_t>(idx >> 8) << 8) | static_cast<std::uint32_t>((idx & 0xFF) + 1);
+        return h;
+    };
+    auto base_flow = [&](int s, int d, int i) {
+        gen_flow f;
+        f.src_host = s;
+        f.dst_host = d;
+        f.qp = c.qp;
+        f.rate = c.flow_rate;
+        f.priority = c.priority;
+        f.arrivals = c.arrivals;
+        f.sizes = c.sizes;
+        f.qp.msg_size = c.sizes.fixed;
+        f.start = nanos{c.arrivals.start.v + i * c.start_stagger.v};
+        return f;
+    };
+    c.flows.clear();
+    std::vector<std::pair<int, int>> pairs;
+    if (!c.flow_specs.empty()) {
+        if (c.hosts.empty()) {
+            for (int p = 0; p < nports; ++p) {
+                c.hosts.push_back(mk_host(p, 0));
+            }
+        }
+        for (const auto& h : c.hosts) {
+            if (h.port >= nports) {
+                return "hosts." + h.name + ".port: " + std::to_string(h.port) + " is out of range; accepted: 0.." +
+                       std::to_string(nports - 1);
+            }
+        }
+        auto find = [&](const std::string& n) -> int {
+            for (std::size_t i = 0; i < c.hosts.size(); ++i) {
+                if (c.hosts[i].name == n) {
+                    return static_cast<int>(i);
+                }
+            }
+            return -1;
+        };
+        int i = 0;
+        for (const auto& fs : c.flow_specs) {
+            const int s = find(fs.src);
+            const int d = find(fs.dst);
+            const std::string where = c.source + ":" + std::to_string(fs.line) + ": flows[" + std::to_string(i) + "]";
+            if (s < 0 || d < 0) {
+                return where + ": unknown host '" + (s < 0 ? fs.src : fs.dst) + "' (hosts are named in hosts:)";
+            }
+            gen_flow f = base_flow(s, d, i);
+            for (const auto& [k, v] : fs.overrides) {
+                if (auto e = gen_flow_set(f, k, v); !e.empty()) {
+                    return where + "." + e;
+                }
+            }
+            c.flows.push_back(std::move(f));
+            ++i;
+        }
+    } else {
+        const int last = nports - 1;
+        if (nports < 2) {
+            return "pattern " + std::string(gen_pattern_name(c.pattern)) +
+                   " needs at least 2 ports (sender and receiver on different ports); add a --vdev or "
+                   "--loopback-pairs 1";
+        }
+        c.hosts.clear();
+        switch (c.pattern) {
+            case gen_pattern::one_to_one:
+                c.hosts.push_back(mk_host(0, 0));
+                c.hosts.push_back(mk_host(last, 0));
+                for (std::uint32_t i = 0; i < c.senders; ++i) {
+                    pairs.emplace_back(0, 1);
+                }
+                break;
+            case gen_pattern::incast: {
+                c.hosts.push_back(mk_host(last, 0));
+                std::vector<int> per_port(static_cast<std::size_t>(last), 0);
+                for (std::uint32_t i = 0; i < c.senders; ++i) {
+                    const int p = static_cast<int>(i % static_cast<std::uint32_t>(last));
+                    c.hosts.push_back(mk_host(p, per_port[p]++));
+                    pairs.emplace_back(static_cast<int>(c.hosts.size() - 1), 0);
+                }
+                break;
+            }
+            case gen_pattern::permutation:
+            case gen_pattern::all_to_all: {
+                for (int p = 0; p < nports; ++p) {
+                    c.hosts.push_back(mk_host(p, 0));
+                }
+                if (c.pattern == gen_pattern::all_to_all) {
+                    for (int s = 0; s < nports; ++s) {
+                        for (int d = 0; d < nports; ++d) {
+                            if (s != d) {
+                                pairs.emplace_back(s, d);
+                            }
+                        }
+                    }
+                } else {
+                    // Seeded derangement (Sattolo's algorithm gives one cycle: nobody sends to itself).
+                    std::vector<int> perm(static_cast<std::size_t>(nports));
+                    std::iota(perm.begin(), perm.end(), 0);
+                    rng r{c.seed};
+                    for (int i = nports - 1; i > 0; --i) {
+                        const int j = static_cast<int>(r.next() % static_cast<std::uint64_t>(i));
+                        std::swap(perm[i], perm[j]);
+                    }
+                    for (int s = 0; s < nports; ++s) {
+                        pairs.emplace_back(s, perm[s]);
+                    }
+                }
+                break;
+            }
+        }
+        int i = 0;
+        for (auto [s, d] : pairs) {
+            c.flows.push_back(base_flow(s, d, i++));
+        }
+    }
+    // QPNs: requester 0x100 + 2i, responder 0x101 + 2i; names.
+    for (std::size_t i = 0; i < c.flows.size(); ++i) {
+        auto& f = c.flows[i];
+        if (c.hosts[f.src_host].port == c.hosts[f.dst_host].port) {
+            return "flow " + std::to_string(i) + ": source and destination hosts are on the same port " +
+                   std::to_string(c.hosts[f.src_host].port) + " (frames leave one port and arrive on another)";
+        }
+        f.qp.src_qpn = static_cast<std::uint32_t>(0x100 + 2 * i);
+        f.qp.dst_qpn = static_cast<std::uint32_t>(0x101 + 2 * i);
+        f.qp.msg_size = f.sizes.fixed;
+        f.name = c.hosts[f.src_host].name + "->" + c.hosts[f.dst_host].name + "#" + std::to_string(i);
+        if (auto e = qp_cfg_check(f.qp); !e.empty()) {
+            return "flow " + f.name + ": " + e;
+        }
+    }
+    if (c.flows.empty()) {
+        return "no flows";
+    }
+    return {};
+}
+
+result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::string& source) noexcept {
+    auto where = [&](const YAML::Mark& m) {
+        return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+    };
+    try {
+        gen_cfg c;
+        c.source = source;
+        const YAML::Node root = YAML::Load(yaml);
+        if (!root.IsMap()) {
+            return config_error{source + ": expected a map of keys (seed, rate, pattern, flows, ...)"};
+        }
+        for (const auto& kv : root) {
+            const std::string k = norm_key(kv.first.as<std::string>());
+            const YAML::Node& v = kv.second;
+            if (k == "hosts") {
+                if (!v.IsSequence()) {
+                    return config_error{where(v.Mark()) + "hosts: expected a list of {name, port, mac, ip}"};
+                }
+                for (const auto& h : v) {
+                    gen_host g;
+                    if (!h["name"] || !h["port"]) {
+                        return config_error{where(h.Mark()) + "hosts[]: name and port are required"};
+                    }
+                    g.name = h["name"].as<std::string>();
+                    auto p = parse_uint(h["port"].as<std::string>(), 0, 1023);
+                    if (!p) {
+                        return config_error{where(h["port"].Mark()) + "hosts." + g.name + ".port: expected 0..1023"};
+                    }
+                    g.port = static_cast<int>(*p);
+                    const int idx = static_cast<int>(c.hosts.size());
+                    g.mac = {0x02, 0x00, 0x00, 0x00, static_cast<std::uint8_t>(g.port),
+                             static_cast<std::uint8_t>(idx + 1)};
+                    g.ip = (10u << 24) | (static_cast<std::uint32_t>(g.port & 0xFF) << 16) |
+                           static_cast<std::uint32_t>(idx + 1);
+                    if (h["mac"]) {
+                        auto m = parse_mac(h["mac"].as<std::string>());
+                        if (!m) {
+                            return config_error{where(h["mac"].Mark()) + "hosts." + g.name +
+                                                ".mac: expected xx:xx:xx:xx:xx:xx"};
+                        }
+                        g.mac = *m;
+                    }
+                    if (h["ip"]) {
+                        auto a = parse_ip4(h["ip"].as<std::string>());
+                        if (!a) {
+                            return config_error{where(h["ip"].Mark()) + "hosts." + g.name +
+                                                ".ip: expected an IPv4 address a.b.c.d"};
+                        }
+                        g.ip = *a;
+                    }
+                    c.hosts.push_back(std::move(g));
+                }
+            } else if (k == "flows") {
+                if (!v.IsSequence()) {
+                    return config_error{where(v.Mark()) + "flows: expected a list of {src, dst, ...}"};
+                }
+                for (const auto& f : v) {
+                    gen_flow_spec s;
+                    s.line = f.Mark().line + 1;
+                    if (!f.IsMap() || !f["src"] || !f["dst"]) {
+                        return config_error{where(f.Mark()) + "flows[]: src and dst (host names) are required"};
+                    }
+                    for (const auto& fkv : f) {
+                        const std::string fk = norm_key(fkv.first.as<std::string>());
+                        const std::string fv = fkv.second.as<std::string>();
+                        if (fk == "src") {
+                            s.src = fv;
+                        } else if (fk == "dst") {
+                            s.dst = fv;
+                        } else {
+                            gen_flow probe;
+                            if (auto e = gen_flow_set(probe, fk, fv); !e.empty()) {
+                                return config_error{where(fkv.first.Mark()) + "flows[]." + e};
+                            }
+                            s.overrides.emplace_back(fk, fv);
+                        }
+                    }
+                    c.flow_specs.push_back(std::move(s));
+                }
+            } else if (k == "pfc_tx" && v.IsSequence()) {
+                for (const auto& x : v) {
+                    if (auto e = gen_cfg_set(c, k, x.as<std::string>()); !e.empty()) {
+                        return config_error{where(x.Mark()) + e};
+                    }
+                }
+            } else if (v.IsScalar()) {
+                if (auto e = gen_cfg_set(c, k, v.as<std::string>()); !e.empty()) {
+                    return config_error{where(kv.first.Mark()) + e};
+                }
+            } else {
+                return config_error{where(kv.first.Mark()) + k + ": expected a value (a scalar with units)"};
+            }
+        }
+        return c;
+    } catch (const YAML::Exception& e) {
+        return config_error{source + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg};
+    } catch (const std::exception& e) {
+        return config_error{source + ": " + e.what()};
+    }
+}
+
+result<gen_cfg> load_gen_cfg(const std::string& path) noexcept {
+    try {
+        std::ifstream f(path);
+        if (!f) {
+            return config_error{path + ": cannot open"};
+        }
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return load_gen_cfg_from_string(ss.str(), path);
+    } catch (const std::exception& e) {
+        return config_error{path + ": " + e.what()};
+    }
+}
+
+}  // namespace rocelab

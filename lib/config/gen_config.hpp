@@ -1,0 +1,158 @@
+// gen_config.hpp - rocelab-gen's configuration: hosts, flows (RC QPs),
+// workload pattern, loss injection and PFC sources, validated on the control
+// path into an immutable gen_cfg.
+//
+// Two front ends fill the same fields through one setter, so a command-line
+// shortcut and a YAML key always accept exactly the same text:
+//   command line   --pattern incast --senders 4 --rate 10Gbps --msg-size 1MiB
+//   YAML           pattern: incast
+//                  senders: 4
+//                  rate: 10Gbps
+//                  msg_size: 1MiB
+// (dashes and underscores are the same). Every quantity has its unit written
+// out (10Gbps, 2s, 64KiB, 1%). A bad value gives one message naming the
+// field, the text given and the accepted range; the app exits 2.
+//
+// Keys (default):
+//   seed N (1)            one seed for every random choice (loss, arrivals, permutation)
+//   rate RATE (driver)    port line rate: every port's line-rate cap and the
+//                         default per-QP pacing rate
+//   flow_rate RATE (rate) per-QP pacing rate
+//   pattern               one-to-one | incast | permutation | all-to-all (one-to-one)
+//   senders N (1)         one-to-one: QPs from port 0 to the last port;
+//                         incast: senders into one receiver (the last port),
+//                         spread over the other ports as extra hosts
+//   msg_size SIZE (64KiB) fixed message size
+//   size_dist             fixed | uniform:LO-HI (uniform:4KiB-1MiB) | cdf:FILE
+//   arrivals              closed-loop (default, `outstanding` in flight) |
+//                         fixed:INTERVAL | poisson:MEAN_INTERVAL
+//   outstanding N (4)     closed-loop messages in flight per QP
+//   messages N (0)        messages per QP (0 = unlimited); the run ends when
+//                         every QP has completed its messages
+//   start TIME (0s)       first message of every flow; start_stagger TIME adds
+//                         i x stagger to flow i
+//   pmtu 256..4096 (1024), window N (128 packets), ack_timeout CODE|TIME (14
+//   = 67ms; a time is rounded up to the next 4.096us x 2^code), retry_cnt
+//   0..7 (7), retry_infinite bool (true), op write|send (write),
+//   dscp 0..63 (26), priority 0..7 (3, the PFC priority the QP's class uses),
+//   ack_every N (0: AckReq only on the last packet of a message),
+//   ack_coalesce N (1)
+//   loss PERCENT (0%)     i.i.d. loss of data packets (at the receiver, before
+//                         any check; seeded); ack_loss PERCENT (0%) the same
+//                         for ACK/NAK packets
+//   link_delay TIME (0s)  one-way delay added to every received frame
+//   duration TIME         stop after TIME (none: until SIGINT or messages done)
+//   mbufs N (16384)
+//   pfc_tx port=P,prio=3[,prio=4],quanta=Q,interval=T,count=N,start=T
+//                         a PFC frame source on port P (repeatable)
+//   hosts / flows         YAML lists for explicit set-ups (see docs/generator.md):
+//     hosts: [{name: a, port: 0, mac: 02:00:00:00:00:01, ip: 10.0.0.1}, ...]
+//     flows: [{src: a, dst: b, msg_size: 1MiB, rate: 5Gbps, start: 10ms}, ...]
+// Counters: none (control path).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/result.hpp"
+#include "core/units.hpp"
+#include "roce/arrivals.hpp"
+#include "roce/loss.hpp"
+#include "roce/qp_cfg.hpp"
+
+namespace rocelab {
+
+enum class gen_pattern : std::uint8_t { one_to_one, incast, permutation, all_to_all };
+const char* gen_pattern_name(gen_pattern p) noexcept;
+
+struct gen_host {
+    std::string name;
+    int port = 0;  // index into the bound ports
+    std::array<std::uint8_t, 6> mac{};
+    std::uint32_t ip = 0;  // host order
+};
+
+struct gen_size_cfg {
+    size_kind kind = size_kind::fixed;
+    bytes fixed{65536};
+    bytes lo{0};
+    bytes hi{0};
+    std::string cdf_file;
+};
+
+struct gen_flow {
+    std::string name;
+    int src_host = 0;
+    int dst_host = 0;
+    qp_cfg qp{};
+    bits_per_sec rate{0};  // 0 = the port rate
+    std::uint8_t priority = 3;
+    nanos start{0};
+    arrival_cfg arrivals{};
+    gen_size_cfg sizes{};
+};
+
+struct pfc_source_cfg {
+    int port = 0;
+    std::uint8_t class_enable = 0;
+    std::uint16_t quanta = 0xFFFF;
+    nanos interval{0};  // 0 = once
+    std::uint64_t count = 1;  // 0 = unlimited
+    nanos start{0};
+};
+
+// Explicit YAML flow entry before host names are resolved.
+struct gen_flow_spec {
+    std::string src;
+    std::string dst;
+    std::vector<std::pair<std::string, std::string>> overrides;  // key, value (per-flow keys)
+    int line = 0;
+};
+
+struct gen_cfg {
+    std::string source = "(defaults)";
+    std::uint64_t seed = 1;
+    bits_per_sec rate{0};       // 0 = driver speed
+    bits_per_sec flow_rate{0};  // 0 = port rate
+    gen_pattern pattern = gen_pattern::one_to_one;
+    std::uint32_t senders = 1;
+    gen_size_cfg sizes{};
+    arrival_cfg arrivals{arrival_kind::closed_loop, nanos{0}, 4, 0, nanos{0}};
+    nanos start_stagger{0};
+    qp_cfg qp{};
+    std::uint8_t priority = 3;
+    loss_cfg data_loss{};
+    loss_cfg ack_loss{};
+    nanos link_delay{0};
+    std::optional<nanos> duration;
+    std::uint32_t mbufs = 16384;
+    std::vector<pfc_source_cfg> pfc_sources;
+    std::vector<gen_host> hosts;        // explicit (YAML); empty = one host per port
+    std::vector<gen_flow_spec> flow_specs;  // explicit (YAML); empty = pattern
+    // Filled by expand_gen_cfg once the ports are known.
+    std::vector<gen_flow> flows;
+};
+
+// Sets one key (command-line option without "--", or YAML key) from text.
+// Returns "" or one error line naming the field and the accepted range.
+std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& value);
+
+// Same for a per-flow override (subset of keys) on a flow.
+std::string gen_flow_set(gen_flow& f, const std::string& key, const std::string& value);
+
+// Loads YAML (top-level keys as above). Errors name file:line.
+result<gen_cfg> load_gen_cfg(const std::string& path) noexcept;
+result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::string& source) noexcept;
+
+// Default hosts (one per port: MAC 02:00:00:00:<port>:01 style, IP
+// 10.0.<port>.1) and flows from the pattern, or the explicit flows. Needs the
+// number of ports; "" or an error.
+std::string expand_gen_cfg(gen_cfg& c, int nports);
+
+// 4.096us x 2^code >= t (smallest code), 1..31.
+std::uint8_t ack_timeout_code_for(nanos t) noexcept;
+
+}  // namespace rocelab

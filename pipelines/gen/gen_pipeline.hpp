@@ -1,0 +1,195 @@
+// gen_pipeline.hpp - the closed-loop RoCEv2 traffic generator data path.
+//
+// What: emulated hosts on DPDK ports, each flow one RC QP: a requester on its
+// source host's port and a responder on its destination host's port (one
+// process can hold both ends). One lcore polls every port:
+//   rx  rte_eth_rx_burst -> [optional link delay line] -> parse_frame ->
+//       MAC Control: PFC/PAUSE into the port's pause_timer (quanta at the
+//         port rate), counted;
+//       ARP request for a local host: answered in place;
+//       RoCEv2 to a local host: loss injection (data / ACK direction, seeded),
+//         ICRC check (bad ICRC dropped and counted, never accepted), QPN
+//         lookup (a flat table per port), then the responder (data; its
+//         ACK/NAK reply is built at once and queued on the port's reply
+//         ring) or the requester (ACK/NAK via on_aeth);
+//       everything else dropped into a named counter.
+//   tx  per port: pending frames first (a refused tx burst is retried, never
+//       dropped), then replies and PFC-source frames, then data: round robin
+//       over the port's QPs, one packet per QP per round, while the port's
+//       line-rate cap (shaper, 24 B/frame overhead) and the QP's pacer
+//       (shaper at the flow rate, ns resolution against the TSC) conform and
+//       the QP's PFC priority is not paused.
+//   Per loop: ACK timeouts (poll_timeout), completions (FCT samples kept in a
+//   preallocated array per flow), message arrivals (message_source).
+//
+// Nothing on the data path allocates (mbufs come from the pool), locks, logs
+// or throws; every drop has a named counter (gen_port_counters). The control
+// thread reads the counters with relaxed loads (read_counter).
+//
+// Counters (per port): rx/tx packets and bytes, rx_mac_control, rx_pfc,
+// rx_pause, tx_pfc, rx_arp, arp_replies, malformed[parse_status],
+// rx_bad_icrc, rx_unknown_qpn, rx_not_local, rx_non_roce, rx_cnp,
+// rx_unsupported_opcode, rx_multiseg, loss_data, loss_ack,
+// drop_delay_full, drop_reply_full, tx_alloc_fail, tx_retry;
+// paused time per priority from the pause_timer.
+// Per flow: requester_counters, responder_counters, FCT samples.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/gen_config.hpp"
+#include "core/fixed_ring.hpp"
+#include "core/rng.hpp"
+#include "core/units.hpp"
+#include "proto/build.hpp"
+#include "proto/parse.hpp"
+#include "qos/pause_timer.hpp"
+#include "qos/shaper.hpp"
+#include "roce/arrivals.hpp"
+#include "roce/loss.hpp"
+#include "roce/requester.hpp"
+#include "roce/responder.hpp"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace rocelab::dpdk {
+class capture;
+}
+
+namespace rocelab::gen {
+
+inline constexpr std::uint16_t max_burst = 32;
+
+template <typename T>
+inline T read_counter(const T& c) noexcept {
+    return __atomic_load_n(&c, __ATOMIC_RELAXED);
+}
+
+struct port_binding {
+    std::uint16_t port_id = 0;
+    std::string name;
+    bits_per_sec rate{0};  // line rate (cap and pause quanta); 0 = unknown, unshaped
+};
+
+struct alignas(64) gen_port_counters {
+    std::uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+    std::uint64_t rx_mac_control = 0, rx_pfc = 0, rx_pause = 0, tx_pfc = 0;
+    std::uint64_t rx_arp = 0, arp_replies = 0;
+    std::uint64_t rx_bad_icrc = 0, rx_unknown_qpn = 0, rx_not_local = 0, rx_non_roce = 0, rx_cnp = 0;
+    std::uint64_t rx_unsupported_opcode = 0, rx_multiseg = 0;
+    std::uint64_t loss_data = 0, loss_ack = 0;
+    std::uint64_t drop_delay_full = 0, drop_reply_full = 0, tx_alloc_fail = 0, tx_retry = 0;
+    std::uint64_t tx_acks = 0, tx_naks = 0;
+    std::uint64_t malformed[parse_status_count]{};
+    std::uint64_t rx_malformed_total = 0;
+};
+
+struct flow_state {
+    flow_state(const gen_flow& f, const qp_cfg& rq_cfg, const qp_cfg& rs_cfg, size_dist sizes,
+               std::size_t fct_capacity)
+        : cfg(f), rq(rq_cfg, 1024, 1024), rs(rs_cfg), src(f.arrivals, sizes) {
+        fct_ns.reserve(fct_capacity);
+        rs_cfg_ = rs_cfg;
+    }
+    gen_flow cfg;
+    requester rq;
+    responder rs;
+    qp_cfg rs_cfg_;
+    message_source src;
+    shaper pacer;
+    std::uint16_t src_port = 0;  // port indices
+    std::uint16_t dst_port = 0;
+    std::uint8_t prio_bit = 0;
+    bool finished = false;  // count reached and everything completed
+    roce_v4_params data{};   // addresses of the data direction
+    roce_v4_params reply{};  // addresses of the reply direction
+    std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
+    std::uint64_t fct_dropped = 0;
+    std::uint64_t posted = 0;
+};
+
+class gen_pipeline {
+public:
+    static std::variant<std::unique_ptr<gen_pipeline>, std::string> create(const gen_cfg& cfg,
+                                                                           std::vector<port_binding> ports,
+                                                                           rte_mempool* pool);
+    ~gen_pipeline();
+
+    // One poll of every port; returns frames moved.
+    std::uint32_t poll(nanos now) noexcept;
+
+    // Free every mbuf the pipeline holds (pending, replies, delay line).
+    void release_all() noexcept;
+    void set_capture(dpdk::capture* c) noexcept { _cap = c; }
+
+    std::size_t port_count() const noexcept { return _ports.size(); }
+    const port_binding& binding(std::size_t i) const noexcept { return _ports[i].b; }
+    const gen_port_counters& counters(std::size_t i) const noexcept { return _ports[i].c; }
+    const pause_timer& pauses(std::size_t i) const noexcept { return _ports[i].pt; }
+    std::size_t flow_count() const noexcept { return _flows.size(); }
+    const flow_state& flow(std::size_t i) const noexcept { return *_flows[i]; }
+    // True when every flow has a message limit and has completed it.
+    bool all_finished() const noexcept { return __atomic_load_n(&_all_finished, __ATOMIC_RELAXED); }
+    const gen_cfg& cfg() const noexcept { return _cfg; }
+
+    std::uint64_t busy_cycles = 0;
+    std::uint64_t loops = 0;
+
+private:
+    struct delayed {
+        rte_mbuf* m = nullptr;
+        std::int64_t due = 0;
+    };
+    struct pfc_src_state {
+        pfc_source_cfg cfg;
+        std::int64_t next = 0;
+        std::uint64_t sent = 0;
+    };
+    struct port_state {
+        port_binding b;
+        std::vector<std::uint32_t> hosts_ip;  // local host IPs
+        std::vector<gen_host> hosts;
+        std::vector<std::int32_t> qpn_table;  // QPN -> flow*2 + role (0 requester, 1 responder), -1 none
+        std::vector<std::uint32_t> qps;       // flows whose requester is here
+        std::uint32_t rr = 0;
+        shaper line;
+        pause_timer pt{0xff};
+        fixed_ring<rte_mbuf*, 4096> replies;
+        fixed_ring<delayed, 16384> delay;
+        std::array<rte_mbuf*, max_burst> pend{};
+        std::uint16_t npend = 0;
+        std::vector<pfc_src_state> pfc;
+        rng loss_rng{1};
+        loss_injector data_loss;
+        loss_injector ack_loss;
+        gen_port_counters c;
+    };
+
+    gen_pipeline() = default;
+    std::uint32_t rx_port(std::size_t pi, nanos now) noexcept;
+    void rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept;
+    std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
+    void service_flows(nanos now) noexcept;
+    void queue_reply(std::size_t pi, flow_state& f, const rx_verdict& v) noexcept;
+
+    gen_cfg _cfg;
+    rte_mempool* _pool = nullptr;
+    std::vector<port_state> _ports;
+    std::vector<std::unique_ptr<flow_state>> _flows;
+    std::vector<empirical_cdf> _cdfs;
+    rng _rng{1};
+    dpdk::capture* _cap = nullptr;
+    nanos _link_delay{0};
+    bool _all_finished = false;
+    bool _has_limit = false;
+    std::array<std::byte, 4096 + 4> _payload{};
+};
+
+}  // namespace rocelab::gen

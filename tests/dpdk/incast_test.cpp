@@ -1,0 +1,222 @@
+// 4:1 incast through rocelab-switch (issue: lossless classes).
+//
+// conf/incast-lossless-1g.yaml: five ports at 1Gbps, lossless PG 3 (DSCP 26,
+// headroom from the formula), lossy PG 0. Four test-only hosts send at line
+// rate into Ethernet1..4 towards the host on Ethernet0 and honour the PFC
+// frames the switch sends them (library pause timer), as RoCE NICs do.
+//   lossless (DSCP 26): nothing dropped anywhere, every sender sees XOFF and
+//     XON, the egress stays >= 95 % busy, PG use stays within trigger + headroom,
+//     and the PFC frames decode in tshark as Class Based Flow Control;
+//   lossy (DSCP 8): counted drops and no PFC at all.
+#include <pcap/pcap.h>
+
+#include <cstdio>
+#include <string>
+
+#include "qos/mmu.hpp"
+#include "ring_harness.hpp"
+#include "rocelab_version.h"
+
+using namespace rocelab;
+using namespace rocelab::literals;
+
+namespace {
+
+struct incast_result {
+    std::uint64_t sent = 0, received = 0, tx_fail = 0;
+    double busy = 0;
+    std::array<std::uint64_t, 4> xoff{}, xon{};
+    std::uint64_t switch_drops = 0, lossy_drops = 0, tail_drops = 0, headroom_overflow = 0, ethdev_missed = 0;
+    std::uint64_t peak_use = 0, peak_headroom = 0, use_bound = 0;
+    std::vector<std::vector<std::byte>> pfc_frames;
+    std::uint64_t pfc_sent = 0;
+    double max_stall_us = 0;    // the worker lcore's longest gap between polls
+    double stall_budget_us = 0; // how long a stall the headroom absorbs at line rate
+};
+
+incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
+    incast_result res;
+    auto cfg_r = load_switch_cfg(std::string(ROCELAB_SOURCE_DIR) + "/conf/incast-lossless-1g.yaml");
+    EXPECT_TRUE(cfg_r.ok()) << (cfg_r.ok() ? "" : cfg_r.error().message);
+    if (!cfg_r.ok()) { return res; }
+    test::ring_testbed tb(*cfg_r, tag);
+    EXPECT_TRUE(tb.pipe);
+    if (!tb.pipe) { return res; }
+    EXPECT_TRUE(tb.pipe->buffer_accounting());
+    tb.start();
+
+    // The receiver speaks once so the switch learns where it is.
+    roce_v4_params hello;
+    hello.src_mac = tb.hosts[0].mac;
+    hello.dst_mac = tb.hosts[1].mac;
+    hello.bth.opcode = 0x04;
+    test::paced_sender rx_host(tb.pool(), tb.hosts[0].port_id, hello, 16, bits_per_sec{1'000'000});
+    dpdk::tsc_clock clk;
+    rx_host.poll(clk.now());
+
+    std::vector<std::unique_ptr<test::pfc_aware_sender>> senders;
+    for (int i = 1; i <= 4; ++i) {
+        roce_v4_params p;
+        p.src_mac = tb.hosts[i].mac;
+        p.dst_mac = tb.hosts[0].mac;
+        p.src_ip = ipv4_addr(10, 0, 0, static_cast<std::uint8_t>(i));
+        p.dst_ip = ipv4_addr(10, 0, 0, 100);
+        p.dscp = dscp;
+        p.sport = static_cast<std::uint16_t>(0xC000 + i);
+        p.bth.opcode = 0x0A;  // RDMA WRITE ONLY
+        p.bth.dest_qpn = static_cast<std::uint32_t>(0x100 + i);
+        senders.push_back(std::make_unique<test::pfc_aware_sender>(tb.pool(), tb.hosts[i].port_id, p, 1024,
+                                                                   bits_per_sec{1'000'000'000}, 3));
+    }
+    // Let the learning frame pass, then run for 2.5 s; measure over [0.5 s, 2.5 s].
+    for (nanos end = clk.now() + 10_ms, now = clk.now(); now < end; now = clk.now()) {
+        tb.drain(tb.hosts[0].port_id);
+    }
+    const nanos t0 = clk.now();
+    const nanos w0 = t0 + 500_ms, w1 = t0 + 2500_ms;
+    std::uint64_t win_bytes = 0;
+    rte_mbuf* b[64];
+    for (nanos now = clk.now(); now < w1; now = clk.now()) {
+        for (auto& s : senders) { s->poll(now); }
+        const std::uint16_t n = rte_eth_rx_burst(tb.hosts[0].port_id, 0, b, 64);
+        for (std::uint16_t k = 0; k < n; ++k) {
+            ++res.received;
+            if (now >= w0) { win_bytes += rte_pktmbuf_pkt_len(b[k]) + 24; }
+        }
+        rte_pktmbuf_free_bulk(b, n);
+    }
+    for (auto& s : senders) { s->sending = false; }
+    // Drain: the switch empties its queues (senders keep reading PFC/XON).
+    for (nanos end = clk.now() + 200_ms, now = clk.now(); now < end; now = clk.now()) {
+        for (auto& s : senders) { s->poll(now); }
+        const std::uint16_t n = rte_eth_rx_burst(tb.hosts[0].port_id, 0, b, 64);
+        res.received += n;
+        rte_pktmbuf_free_bulk(b, n);
+    }
+    tb.stop();
+    std::printf("[%s] worker loops %llu in %.2f s (%.2f us per loop), longest stall between polls %.1f us\n",
+                tag.c_str(), (unsigned long long)tb.pipe->loops, double((clk.now() - t0).v) / 1e9,
+                double((clk.now() - t0).v) / 1e3 / double(tb.pipe->loops + 1), double(tb.pipe->max_poll_gap_ns) / 1e3);
+    res.busy = double(win_bytes) * 8 / 2.0 / 1e9;
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(senders[i]->sent_after_xoff, 0u) << "the test sender must honour XOFF";
+        res.sent += senders[i]->sent;
+        res.tx_fail += senders[i]->tx_fail + senders[i]->alloc_fail;
+        res.xoff[i] = senders[i]->xoff_rx[3];
+        res.xon[i] = senders[i]->xon_rx[3];
+        for (auto& f : senders[i]->pfc_frames) {
+            if (res.pfc_frames.size() < 16) { res.pfc_frames.push_back(f); }
+        }
+    }
+    for (std::size_t port = 0; port < 5; ++port) {
+        const auto& c = tb.pipe->counters(port);
+        const sw::pg_status g3 = tb.pipe->pg(port, 3);
+        std::printf("  port %zu: rx %llu, PG3 peak headroom %llu B, XOFF transitions %llu, PFC frames sent %llu\n",
+                    port, (unsigned long long)c.rx_packets, (unsigned long long)g3.peak_headroom,
+                    (unsigned long long)g3.xoff_transitions, (unsigned long long)c.tx_pfc_frames);
+        for (auto d : c.drops) { res.switch_drops += d; }
+        res.lossy_drops += c.drops[static_cast<std::size_t>(sw::drop_reason::lossy_pg_limit)];
+        res.tail_drops += c.drops[static_cast<std::size_t>(sw::drop_reason::tail_drop)];
+        res.headroom_overflow += c.drops[static_cast<std::size_t>(sw::drop_reason::headroom_overflow)];
+        res.pfc_sent += c.tx_pfc_frames;
+        rte_eth_stats es{};
+        rte_eth_stats_get(tb.pipe->binding(port).port_id, &es);
+        res.ethdev_missed += es.imissed + es.rx_nombuf + es.ierrors;
+        if (port >= 1) {
+            const sw::pg_status pg = tb.pipe->pg(port, 3);
+            res.peak_use = std::max(res.peak_use, pg.peak_use);
+            res.peak_headroom = std::max(res.peak_headroom, pg.peak_headroom);
+        }
+    }
+    // Upper bound for a PG's use: reserved + the largest possible dynamic
+    // threshold (alpha x the whole shared pool) + its xoff headroom.
+    const auto& pgc = cfg_r->ports[1].pgs[3];
+    const std::uint64_t shared = tb.pipe->pool_shared_size();
+    const std::uint64_t max_th = pgc.dynamic_th >= 0 ? shared << pgc.dynamic_th : shared >> -pgc.dynamic_th;
+    res.use_bound = pgc.reserved.v + max_th + pgc.xoff.v;
+    // While the worker does not poll, a line-rate sender keeps filling the RX
+    // ring; the headroom (less two RX bursts) covers this long a stall.
+    res.max_stall_us = double(tb.pipe->max_poll_gap_ns) / 1e3;
+    res.stall_budget_us = (double(pgc.xoff.v) - 2.0 * 32 * 1518) / 125e6 * 1e6;
+    std::printf("[%s] sent %llu received %llu, egress busy %.1f%%, XOFF/XON per sender %llu/%llu %llu/%llu "
+                "%llu/%llu %llu/%llu, PFC frames sent %llu, peak PG use %llu B (bound %llu, xoff %llu, peak "
+                "headroom %llu), drops %llu (lossy %llu, headroom overflow %llu)\n",
+                tag.c_str(), (unsigned long long)res.sent, (unsigned long long)res.received, res.busy * 100,
+                (unsigned long long)res.xoff[0], (unsigned long long)res.xon[0], (unsigned long long)res.xoff[1],
+                (unsigned long long)res.xon[1], (unsigned long long)res.xoff[2], (unsigned long long)res.xon[2],
+                (unsigned long long)res.xoff[3], (unsigned long long)res.xon[3], (unsigned long long)res.pfc_sent,
+                (unsigned long long)res.peak_use, (unsigned long long)res.use_bound,
+                (unsigned long long)pgc.xoff.v, (unsigned long long)res.peak_headroom,
+                (unsigned long long)res.switch_drops, (unsigned long long)res.lossy_drops,
+                (unsigned long long)res.headroom_overflow);
+    return res;
+}
+
+TEST(incast, lossless_4_to_1_drops_nothing_and_pauses_every_sender) {
+    test::init_eal_once("incast");
+    const incast_result r = run_incast(26, "ll");
+    if (r.max_stall_us > r.stall_budget_us) {
+        GTEST_SKIP() << "the worker lcore stalled for " << r.max_stall_us << " us, longer than the "
+                     << r.stall_budget_us << " us the configured headroom absorbs at 1Gbps: the machine is "
+                     << "too busy for a lossless result (frames waited unaccounted in the RX rings)";
+    }
+    EXPECT_GT(r.sent, 200000u);
+    EXPECT_EQ(r.tx_fail, 0u);
+    EXPECT_EQ(r.switch_drops, 0u);
+    EXPECT_EQ(r.ethdev_missed, 0u);
+    EXPECT_EQ(r.received, r.sent) << "every frame sent reached the receiver";
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_GT(r.xoff[i], 0u) << "sender " << i << " got no XOFF";
+        EXPECT_GT(r.xon[i], 0u) << "sender " << i << " got no XON";
+    }
+    EXPECT_GE(r.busy, 0.95) << "the egress must stay busy (no pausing forever)";
+    EXPECT_LE(r.peak_use, r.use_bound);
+    EXPECT_EQ(r.headroom_overflow, 0u);
+
+    // The PFC frames decode in tshark as Class Based Flow Control on priority 3.
+    ASSERT_FALSE(r.pfc_frames.empty());
+    const std::string path = "/tmp/rocelab-incast-pfc-" + std::to_string(::getpid()) + ".pcap";
+    pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+    pcap_dumper_t* dump = pcap_dump_open(dead, path.c_str());
+    ASSERT_NE(dump, nullptr);
+    for (const auto& f : r.pfc_frames) {
+        pcap_pkthdr h{};
+        h.caplen = h.len = static_cast<bpf_u_int32>(f.size());
+        pcap_dump(reinterpret_cast<u_char*>(dump), &h, reinterpret_cast<const u_char*>(f.data()));
+    }
+    pcap_dump_close(dump);
+    pcap_close(dead);
+    const std::string cmd = "tshark -r " + path +
+                            " -T fields -e macc.opcode -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 -e _ws.expert 2>/dev/null";
+    std::FILE* f = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    char line[512];
+    int xoff = 0, xon = 0, lines = 0;
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        ++lines;
+        const std::string l(line);
+        EXPECT_EQ(l.find("0x0101"), 0u) << l;                   // CBFC pause opcode
+        EXPECT_NE(l.find("\t0x0008\t"), std::string::npos) << l;  // class-enable vector: priority 3
+        if (l.find("\t65535") != std::string::npos) { ++xoff; }
+        if (l.find("\t0\t") != std::string::npos || l.find("\t0\n") != std::string::npos) { ++xon; }
+    }
+    ::pclose(f);
+    std::remove(path.c_str());
+    EXPECT_EQ(lines, static_cast<int>(r.pfc_frames.size()));
+    EXPECT_GT(xoff, 0);
+    EXPECT_GT(xon, 0);
+}
+
+TEST(incast, lossy_4_to_1_counts_drops_and_sends_no_pfc) {
+    test::init_eal_once("incast");
+    const incast_result r = run_incast(8, "ly");
+    // Counted drops (tail drop at the egress or the lossy PG's shared limit), no PFC.
+    EXPECT_GT(r.switch_drops, 1000u);
+    EXPECT_EQ(r.switch_drops, r.tail_drops + r.lossy_drops);
+    EXPECT_EQ(r.pfc_sent, 0u);
+    for (int i = 0; i < 4; ++i) { EXPECT_EQ(r.xoff[i], 0u); }
+    EXPECT_EQ(r.received + r.switch_drops, r.sent);
+    EXPECT_GE(r.busy, 0.95);
+}
+
+}  // namespace
