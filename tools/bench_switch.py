@@ -13,7 +13,7 @@ packet = TSC Hz / pps (the forwarding lcore polls at 100 %).
 
   tools/bench_switch.py                       # 64 B-class and 1 KB frames, 5 runs each
   tools/bench_switch.py --runs 2 --windows 3  # quicker
-  tools/bench_switch.py --switch-args "--config conf/bench-pfc.yaml"
+  tools/bench_switch.py --tools rocelab,rocelab-pfc   # PFC accounting off vs on
 """
 import argparse
 import os
@@ -56,6 +56,9 @@ def eal(prefix, pcap):
 def command(tool, prefix, pcap, switch_bin, switch_args):
     if tool == "rocelab":
         return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet"] + switch_args
+    if tool == "rocelab-pfc":  # ingress buffer accounting + PFC on (conf/bench-pfc.yaml)
+        return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet", "--config",
+                                                   os.path.join(ROOT, "conf", "bench-pfc.yaml")] + switch_args
     mode = {"testpmd-5tswap": "5tswap", "testpmd-io": "io", "testpmd-mac": "mac"}[tool]
     return ["dpdk-testpmd"] + eal(prefix, pcap) + [
         "--", f"--forward-mode={mode}", "--stats-period", "60", "--no-flush-rx", "--nb-cores=1",

@@ -39,8 +39,13 @@ std::string port_open(const port_params& p, port_info& out) {
         }
     }
     // MTU = L3 size; max_frame includes the 14-byte header and one VLAN tag.
-    const std::uint32_t mtu = p.max_frame > 18 ? p.max_frame - 18 : p.max_frame;
-    if (info.max_mtu >= mtu && mtu >= info.min_mtu) { conf.rxmode.mtu = mtu; }
+    // Devices with a smaller maximum frame (memif: 1518 B) get their maximum;
+    // larger frames are then counted by the PMD, and port_info says so.
+    std::uint32_t mtu = p.max_frame > 18 ? p.max_frame - 18 : p.max_frame;
+    if (info.max_rx_pktlen > 18 && mtu > info.max_rx_pktlen - 18) { mtu = info.max_rx_pktlen - 18; }
+    if (info.max_mtu != 0 && mtu > info.max_mtu) { mtu = info.max_mtu; }
+    if (mtu >= info.min_mtu) { conf.rxmode.mtu = mtu; }
+    out.mtu = conf.rxmode.mtu;
 
     rc = rte_eth_dev_configure(p.port_id, 1, 1, &conf);
     if (rc != 0) { return err(p.port_id, "rte_eth_dev_configure", rc); }

@@ -41,6 +41,7 @@ struct port_info {
     bool multi_seg_tx = false;
     bool flow_ctrl_off = false;   // NIC flow control disabled (or not supported)
     std::string flow_ctrl_note;   // what the PMD said
+    std::uint32_t mtu = 0;           // configured MTU (may be below max_frame on small-frame devices)
     std::uint16_t rx_ring_size = 0;  // as adjusted by the driver
     std::uint16_t tx_ring_size = 0;
 };

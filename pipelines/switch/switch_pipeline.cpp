@@ -647,13 +647,13 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                     return;
                 }
                 const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
-                pkt_meta& md = meta(x);
-                md.tc = tc[i];
-                md.in_port = static_cast<std::uint8_t>(in.idx);
-                md.pg = in.maps.tc_to_pg[tc[i]];
-                md.charge = 0;
                 if (p.buf) {
-                    // Ingress buffer accounting: charged now, released at dequeue.
+                    // Ingress buffer accounting: charged now, released at dequeue;
+                    // the charge travels with the packet in an mbuf dynfield.
+                    pkt_meta& md = meta(x);
+                    md.tc = tc[i];
+                    md.in_port = static_cast<std::uint8_t>(in.idx);
+                    md.pg = in.maps.tc_to_pg[tc[i]];
                     const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
                     if (!r.ok()) [[unlikely]] {
                         in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
@@ -662,10 +662,15 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                         return;
                     }
                     md.charge = r.token.bytes;
+                    if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
+                        eg.c.drop(drop_reason::tail_drop);
+                        p.buf->release(md.in_port, md.pg, charge{md.charge});
+                        rte_pktmbuf_free(x);
+                    }
+                    return;
                 }
                 if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
                     eg.c.drop(drop_reason::tail_drop);
-                    if (p.buf) { p.buf->release(md.in_port, md.pg, charge{md.charge}); }
                     rte_pktmbuf_free(x);
                 }
             };
