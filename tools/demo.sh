@@ -31,11 +31,12 @@ build/app/rocelab-switch --no-huge -m 1024 --no-pci -l 0-1 --file-prefix "rl-dem
     --report "$out/switch.json" --queue-csv "$out/queues.csv" > "$out/switch.log" 2>&1 &
 sw_pid=$!
 trap 'kill "$sw_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do
-  [[ -S "$sock/m4.sock" ]] && break
+# Wait for the switch's start-up banner: its ports (memif servers) are up then.
+for _ in $(seq 300); do
+  grep -q "^rocelab-switch .*ports" "$out/switch.log" 2>/dev/null && break
+  kill -0 "$sw_pid" 2>/dev/null || { cat "$out/switch.log"; exit 1; }
   sleep 0.1
 done
-sleep 1
 echo "== rocelab-gen: 4:1 incast, 1MiB RDMA WRITEs at 1Gbps per sender, 5 seconds =="
 build/app/rocelab-gen --no-huge -m 1024 --no-pci --lcores '0@1,1@0' --file-prefix "rl-demo-gen-$$" \
     --log-level lib.eal:error "${gen_vdev[@]}" -- \

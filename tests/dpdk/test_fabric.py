@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Fabric scenario: rocelab-gen hosts and rocelab-switch in two processes,
+joined by memif links, real time. A 4:1 incast on the lossless class must
+be lossless (PFC, zero drops) and fair.
+
+Run: /usr/bin/python3 tests/dpdk/test_fabric.py -v
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from switchtest import BUILD, ROOT, SWITCH  # noqa: E402
+
+GEN = os.path.join(BUILD, "app", "rocelab-gen")
+
+
+class FabricTests(unittest.TestCase):
+    def test_incast_4_to_1_through_the_switch_is_lossless_and_fair(self):
+        with tempfile.TemporaryDirectory(prefix="rocelab-fabric-") as tmp:
+            sw_v, gen_v = [], []
+            for i in range(5):
+                sock = os.path.join(tmp, f"m{i}.sock")
+                sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
+                gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
+            tag = f"{os.getpid()}"
+            sw = subprocess.Popen(
+                [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
+                 "--log-level", "lib.eal:error"] + sw_v +
+                ["--", "--config", os.path.join(ROOT, "conf", "incast-lossless-1g.yaml"), "--duration", "8s",
+                 "--quiet", "--report", os.path.join(tmp, "sw.json")],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                # The switch prints its banner once every port has started
+                # (memif servers accept connections only then).
+                banner = sw.stdout.readline()
+                self.assertIn("rocelab-switch", banner, sw.stderr.read() if sw.poll() is not None else "")
+                gen = subprocess.run(
+                    [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
+                     f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
+                    ["--", "--pattern", "incast", "--senders", "4", "--rate", "1Gbps", "--msg-size", "1MiB",
+                     "--window", "1024", "--duration", "3s", "--quiet", "--report", os.path.join(tmp, "gen.json")],
+                    capture_output=True, text=True, timeout=60)
+                if gen.returncode != 0:
+                    sw.kill()
+                    out, err = sw.communicate()
+                    self.fail(f"rocelab-gen failed: {gen.stderr}\nrocelab-switch: {out[-1500:]}\n{err}")
+                out, err = sw.communicate(timeout=60)
+            finally:
+                if sw.poll() is None:
+                    sw.kill()
+                    sw.communicate()
+            self.assertEqual(sw.returncode, 0, err)
+            g = json.load(open(os.path.join(tmp, "gen.json")))
+            s = json.load(open(os.path.join(tmp, "sw.json")))
+            self.assertEqual(g["mbufs_in_use_at_exit"], 0)
+            self.assertEqual(s["mbufs_in_use_at_exit"], 0)
+            # Lossless: no drop anywhere in the switch, no NAK, retransmission or timeout at the hosts.
+            drops = {p["name"]: {k: v for k, v in p["drops"].items() if v and k != "rx_pfc_disabled_prio"}
+                     for p in s["ports"]}
+            self.assertTrue(all(not d for d in drops.values()), drops)
+            goodputs = []
+            for f in g["flows"]:
+                self.assertEqual((f["naks_rx"], f["retransmissions"], f["timeouts"]), (0, 0, 0), f["name"])
+                self.assertGreater(f["messages_completed"], 20, f["name"])
+                goodputs.append(f["goodput_bps"])
+            # PFC did the work: every sender port sent XOFF and XON, every host paused.
+            for i in range(4):
+                pfc = s["ports"][i]["pfc"]
+                self.assertGreater(pfc["xoff_sent"][3], 0)
+                self.assertGreater(pfc["xon_sent"][3], 0)
+                self.assertGreater(g["ports"][i]["pause"]["paused_ns"][3], 0)
+            # Fair: the four flows share the 1Gbps egress within 10 % of each other.
+            self.assertLess(max(goodputs) / min(goodputs), 1.10, goodputs)
+            self.assertGreater(sum(goodputs), 0.8e9, goodputs)
+
+
+if __name__ == "__main__":
+    unittest.main()
