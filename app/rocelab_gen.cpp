@@ -65,6 +65,19 @@ Application options:
                             DIR/<port>-rx.pcap and DIR/<port>-tx.pcap
       --snaplen BYTES       bytes captured per frame (default 9216)
       --status-interval T   status line period (default 1s; 0s disables)
+      --tx-only             benchmark mode: send only, no receiver. Each data
+                            packet is acknowledged by its requester at send
+                            time (no ACK timeout, window never fills); frames
+                            are real RC WRITE/SEND with increasing PSNs and
+                            correct ICRCs. One port is enough; unshaped unless
+                            --rate is given. Goodput/FCT mean "sent".
+      --tx-payload MODE     how data frames get their payload (constant
+                            pattern, ICRC = header CRC combined with the
+                            cached payload CRC): prefilled (default: full-PMTU
+                            frames from a pool pre-filled with the payload)
+                            | copy (memcpy per frame) | build (reference: whole
+                            frame built and hashed) | no-icrc (benchmark only:
+                            ICRC left 0, frames invalid)
   -q, --quiet               no status lines
       --check-config        validate the configuration and exit
   -V, --version             print the version
@@ -107,6 +120,7 @@ struct app_opts {
     bool quiet = false;
     bool check_config = false;
     int loopback_pairs = 0;
+    gen::gen_tx_opts tx;
     std::vector<std::pair<std::string, std::string>> sets;  // workload keys, applied after the config file
 };
 
@@ -166,6 +180,13 @@ app_opts parse_app_opts(int argc, char** argv) {
             o.loopback_pairs = static_cast<int>(n);
         } else if (a == "-q" || a == "--quiet") {
             o.quiet = true;
+        } else if (a == "--tx-only") {
+            o.tx.tx_only = true;
+        } else if (a == "--tx-payload") {
+            const std::string v = need(i, a);
+            if (!gen::tx_payload_parse(v, o.tx.payload)) {
+                die(2, "--tx-payload " + v + ": expected prefilled | copy | build | no-icrc");
+            }
         } else if (a == "--check-config") {
             o.check_config = true;
         } else if (a == "-d") {
@@ -269,6 +290,8 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
     j.kv("data_loss", cfg.data_loss.p);
     j.kv("ack_loss", cfg.ack_loss.p);
     j.kv("link_delay_ns", cfg.link_delay.v);
+    j.kv("tx_only", p.tx_opts().tx_only);
+    j.kv("tx_payload", gen::tx_payload_name(p.tx_opts().payload));
     j.end_object();
     j.kv("elapsed_s", elapsed);
     j.kv("busy_cycles", gen::read_counter(p.busy_cycles));
@@ -374,6 +397,9 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
         j.kv("drop_reply_full", c.drop_reply_full);
         j.kv("tx_alloc_fail", c.tx_alloc_fail);
         j.kv("tx_retry", c.tx_retry);
+        j.kv("tx_prefilled", c.tx_prefilled);
+        j.kv("tx_copied", c.tx_copied);
+        j.kv("tx_built", c.tx_built);
         j.key("malformed");
         j.begin_object();
         for (std::size_t s = 1; s < parse_status_count; ++s) {
@@ -522,13 +548,21 @@ int main(int argc, char** argv) {
     if (port_ids.empty()) {
         fail(2, "no DPDK ports: add --vdev=... or -- --loopback-pairs 1");
     }
-    if (auto e = expand_gen_cfg(cfg, static_cast<int>(port_ids.size())); !e.empty()) {
+    const int nports = static_cast<int>(port_ids.size());
+    // --tx-only: the receiving hosts need no port of their own; expand as if
+    // there were two ports and put every host on an existing one.
+    if (auto e = expand_gen_cfg(cfg, opt.tx.tx_only ? std::max(nports, 2) : nports); !e.empty()) {
         fail(2, cfg.source + ": " + e);
+    }
+    if (opt.tx.tx_only) {
+        for (auto& h : cfg.hosts) {
+            h.port = std::min(h.port, nports - 1);
+        }
     }
 
     // With only loopback pairs (no switch in between), a frame reaches just
     // the partner port: refuse flows that could never arrive.
-    if (opt.loopback_pairs > 0 && port_ids.size() == static_cast<std::size_t>(2 * opt.loopback_pairs)) {
+    if (!opt.tx.tx_only && opt.loopback_pairs > 0 && port_ids.size() == static_cast<std::size_t>(2 * opt.loopback_pairs)) {
         for (const auto& f : cfg.flows) {
             const int s = cfg.hosts[static_cast<std::size_t>(f.src_host)].port;
             const int d = cfg.hosts[static_cast<std::size_t>(f.dst_host)].port;
@@ -568,10 +602,10 @@ int main(int argc, char** argv) {
         gen::port_binding b;
         b.port_id = port_ids[i];
         b.name = infos[i].device;
-        b.rate = cfg.rate.v != 0 ? cfg.rate : infos[i].driver_speed;
+        b.rate = cfg.rate.v != 0 ? cfg.rate : opt.tx.tx_only ? bits_per_sec{0} : infos[i].driver_speed;
         bindings.push_back(b);
     }
-    auto pipe_r = gen::gen_pipeline::create(cfg, bindings, pool);
+    auto pipe_r = gen::gen_pipeline::create(cfg, bindings, pool, opt.tx);
     if (auto* e = std::get_if<std::string>(&pipe_r)) {
         fail(2, cfg.source + ": " + *e);
     }
@@ -717,7 +751,7 @@ int main(int argc, char** argv) {
         cap->drain(SIZE_MAX);
         cap->flush();
     }
-    const std::uint64_t in_use = rte_mempool_in_use_count(pool);
+    const std::uint64_t in_use = rte_mempool_in_use_count(pool) + pipe->own_mbufs_in_use();
     std::printf("\n==== rocelab-gen final (%.2fs) ====\n", elapsed);
     for (std::size_t f = 0; f < pipe->flow_count(); ++f) {
         const auto& fl = pipe->flow(f);

@@ -6,10 +6,12 @@
 #include <rte_mempool.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "dpdk/capture.hpp"
 #include "proto/arp.hpp"
+#include "proto/icrc.hpp"
 #include "proto/mac_control.hpp"
 #include "roce/frame.hpp"
 
@@ -25,14 +27,95 @@ inline void bump(T& c, T by = 1) noexcept {
 
 inline std::byte* mdata(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
 
+constexpr std::uint32_t pad_of(std::uint32_t payload) noexcept { return (4u - (payload & 3u)) & 3u; }
+
+// Buffer offset of the payload in a prefilled mbuf: headroom + room for the
+// largest data header (Ethernet + 802.1Q + IPv4 + UDP + BTH + RETH + ImmDt = 82).
+constexpr std::uint32_t pf_payload_off = RTE_PKTMBUF_HEADROOM + 96;
+
+// Ethernet [+ VLAN] | IPv4 | UDP | BTH | extended headers of a data packet
+// with `len` payload bytes (pad and ICRC accounted in the lengths); returns
+// the header length, or 0 for opcodes with headers other than RETH/ImmDt.
+std::uint32_t data_hdr_len(const roce_v4_params& p) noexcept {
+    const std::uint16_t h = roce_opcode_lookup(p.bth.opcode).hdrs;
+    if ((h & ~(roce_hdr::reth | roce_hdr::immdt)) != 0) {
+        return 0;
+    }
+    return eth_hdr_len + (p.vlan_id >= 0 ? vlan_tag_len : 0) + ipv4_min_hdr_len + udp_hdr_len + bth_len +
+           roce_opcode_lookup(p.bth.opcode).ext_len;
+}
+
+void write_data_hdrs(std::byte* out, const roce_v4_params& p, std::uint32_t hdr_len, std::uint32_t len) noexcept {
+    std::byte* ip = out;
+    if (p.vlan_id < 0) {
+        ip += write_eth(out, p.dst_mac, p.src_mac, ethertype_ipv4);
+    } else {
+        write_eth(out, p.dst_mac, p.src_mac, ethertype_vlan);
+        write_vlan_tag(out + 12, ethertype_vlan,
+                       vlan_tci{static_cast<std::uint8_t>(p.pcp & 7u), false,
+                                static_cast<std::uint16_t>(p.vlan_id & 0x0FFF)});
+        store_be16(out + 16, ethertype_ipv4);
+        ip += eth_hdr_len + vlan_tag_len;
+    }
+    const auto l2 = static_cast<std::uint32_t>(ip - out);
+    const auto udp_len = static_cast<std::uint16_t>(hdr_len - l2 - ipv4_min_hdr_len + len + pad_of(len) + icrc_len);
+    ipv4_hdr_params h{};
+    h.src = p.src_ip;
+    h.dst = p.dst_ip;
+    h.tos = static_cast<std::uint8_t>(((p.dscp & 0x3Fu) << 2) | (p.ecn & 3u));
+    h.ttl = p.ttl;
+    h.id = p.ip_id;
+    h.df = p.df;
+    std::byte* udp = ip + write_ipv4(ip, h, static_cast<std::uint16_t>(ipv4_min_hdr_len + udp_len));
+    write_udp(udp, p.sport, p.dport, udp_len);
+    bth_fields bth = p.bth;
+    bth.pad_count = static_cast<std::uint8_t>(pad_of(len));
+    std::byte* q = udp + udp_hdr_len;
+    q += write_bth(q, bth);
+    const std::uint16_t hs = roce_opcode_lookup(p.bth.opcode).hdrs;
+    if (hs & roce_hdr::reth) {
+        q += write_reth(q, p.ext.reth);
+    }
+    if (hs & roce_hdr::immdt) {
+        store_be32(q, p.ext.immdt);
+    }
+}
+
 }  // namespace
+
+const char* tx_payload_name(tx_payload m) noexcept {
+    switch (m) {
+        case tx_payload::build:
+            return "build";
+        case tx_payload::copy:
+            return "copy";
+        case tx_payload::prefilled:
+            return "prefilled";
+        case tx_payload::no_icrc:
+            return "no-icrc";
+    }
+    return "?";
+}
+
+bool tx_payload_parse(const std::string& s, tx_payload& out) noexcept {
+    for (tx_payload m : {tx_payload::build, tx_payload::copy, tx_payload::prefilled, tx_payload::no_icrc}) {
+        if (s == tx_payload_name(m)) {
+            out = m;
+            return true;
+        }
+    }
+    return false;
+}
 
 std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(const gen_cfg& cfg,
                                                                               std::vector<port_binding> ports,
-                                                                              rte_mempool* pool) {
+                                                                              rte_mempool* pool,
+                                                                              gen_tx_opts opts) {
     std::unique_ptr<gen_pipeline> p(new gen_pipeline());
     p->_cfg = cfg;
     p->_pool = pool;
+    p->_opts = opts;
+    p->_room = static_cast<std::uint16_t>(rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM);
     p->_link_delay = cfg.link_delay;
     p->_rng.reseed(cfg.seed);
     for (std::size_t i = 0; i < p->_payload.size(); ++i) {
@@ -105,12 +188,287 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         p->_flows.push_back(std::move(fs));
     }
     p->_has_limit = all_limited;
+
+    // Payload CRC and combine operator per payload length (control path).
+    std::uint32_t max_pmtu = 256;
+    for (const auto& f : cfg.flows) {
+        max_pmtu = std::max(max_pmtu, f.qp.pmtu);
+    }
+    max_pmtu = std::min<std::uint32_t>(max_pmtu, 4096);
+    p->_pcrc.resize(max_pmtu + 1);
+    p->_pop.resize(max_pmtu + 1);
+    std::uint32_t run = 0;  // CRC of pattern[0..L)
+    const std::byte zeros[4]{};
+    for (std::uint32_t l = 0; l <= max_pmtu; ++l) {
+        if (l != 0) {
+            run = crc32(run, &p->_payload[l - 1], 1);
+        }
+        p->_pcrc[l] = crc32(run, zeros, pad_of(l));
+        p->_pop[l] = crc32_combine_gen(l + pad_of(l));
+    }
+    p->_ctab_of.assign(max_pmtu + 1, -1);
+    auto add_table = [&](std::uint32_t l) {
+        if (l > max_pmtu || p->_ctab_of[l] >= 0 || p->_ctab.size() >= 16) {
+            return;
+        }
+        combine_table t{};
+        for (std::uint32_t j = 0; j < 4; ++j) {
+            for (std::uint32_t v = 0; v < 256; ++v) {
+                t[j][v] = crc32_combine_op(v << (8 * j), 0, p->_pop[l]);
+            }
+        }
+        p->_ctab_of[l] = static_cast<std::int16_t>(p->_ctab.size());
+        p->_ctab.push_back(t);
+    };
+    for (const auto& f : cfg.flows) {
+        add_table(f.qp.pmtu);
+        if (f.sizes.kind == size_kind::fixed && f.sizes.fixed.v % f.qp.pmtu != 0) {
+            add_table(static_cast<std::uint32_t>(f.sizes.fixed.v % f.qp.pmtu));
+        }
+    }
+    if (opts.payload != tx_payload::build) {
+        for (auto& f : p->_flows) {
+            p->make_templates(*f);
+        }
+    }
+    if (opts.payload == tx_payload::prefilled || opts.payload == tx_payload::no_icrc) {
+        // Frames of max_pmtu payload bytes: payload at pf_payload_off, ICRC after it.
+        const std::uint32_t room = pf_payload_off + max_pmtu + icrc_len;
+        const std::uint32_t n = std::max<std::uint32_t>(cfg.mbufs, 2048);
+        p->_pf_pool = rte_pktmbuf_pool_create("rocelab_gen_pf", n, 256, 0, static_cast<std::uint16_t>(room),
+                                              static_cast<int>(rte_socket_id()));
+        if (p->_pf_pool == nullptr) {
+            return "cannot create the prefilled mbuf pool (" + std::to_string(n) + " mbufs): raise -m, lower "
+                   "--mbufs or use --tx-payload copy";
+        }
+        p->_pf_len = max_pmtu;
+        struct fill_arg {
+            const std::byte* src;
+            std::uint32_t len;
+        } fa{p->_payload.data(), max_pmtu};
+        rte_mempool_obj_iter(
+            p->_pf_pool,
+            [](rte_mempool*, void* arg, void* obj, unsigned) {
+                const auto* a = static_cast<const fill_arg*>(arg);
+                auto* m = static_cast<rte_mbuf*>(obj);
+                std::memcpy(static_cast<std::byte*>(m->buf_addr) + pf_payload_off, a->src, a->len);
+            },
+            &fa);
+    }
     return p;
 }
 
-gen_pipeline::~gen_pipeline() { release_all(); }
+gen_pipeline::~gen_pipeline() {
+    release_all();
+    if (_pf_pool != nullptr) {
+        rte_mempool_free(_pf_pool);
+    }
+}
+
+void gen_pipeline::make_templates(flow_state& f) {
+    const qp_cfg& q = f.cfg.qp;
+    if (f.cfg.sizes.kind != size_kind::fixed || f.cfg.sizes.fixed.v == 0 || f.cfg.sizes.fixed.v > (1u << 31)) {
+        return;  // sizes vary: every frame takes the generic path
+    }
+    const auto msg = static_cast<std::uint32_t>(f.cfg.sizes.fixed.v);
+    const std::uint32_t last_len = msg % q.pmtu != 0 ? msg % q.pmtu : q.pmtu;
+    std::vector<std::byte> buf(8192);
+    std::vector<std::byte> zeros(8192);
+    for (int kind = 0; kind < 4; ++kind) {
+        const bool first = kind == 0 || kind == 3;
+        const bool last = kind >= 2;
+        if ((msg <= q.pmtu) != (kind == 3)) {
+            continue;  // ONLY exactly when the message fits one packet
+        }
+        tx_desc d;
+        d.msg_size = msg;
+        d.len = last ? last_len : q.pmtu;
+        d.psn = 0;
+        d.opcode = rc_opcode(q.family, first, last);
+        d.ack_req = false;
+        roce_v4_params prm = f.data;
+        fill_data_params(q, d, std::span<const std::byte>(_payload.data(), d.len), prm);
+        prm.ip_id = 0;
+        const std::uint32_t hl = data_hdr_len(prm);
+        const std::uint32_t flen = build_roce_v4(std::span<std::byte>(buf.data(), buf.size()), prm);
+        const std::uint32_t covered = hl + d.len + pad_of(d.len);  // Ethernet .. pad
+        if (hl == 0 || hl > 96 || d.len >= _pcrc.size() || flen != covered + icrc_len) {
+            continue;  // short frames padded to 60 bytes, unusual opcodes: generic path
+        }
+        frame_tpl& t = f.tpl[static_cast<std::size_t>(kind)];
+        std::memcpy(t.hdr.data(), buf.data(), hl);
+        t.l2 = static_cast<std::uint8_t>(prm.vlan_id < 0 ? eth_hdr_len : eth_hdr_len + vlan_tag_len);
+        t.len = d.len;
+        t.msg_size = msg;
+        t.icrc0 = icrc_load(buf.data() + covered);
+        t.csum0 = load_be16(buf.data() + t.l2 + 10);
+        // Contribution of byte value v at `pos` (frame offset) to the ICRC:
+        // the CRC is affine over a fixed length, so it is the CRC of v followed
+        // by the bytes up to the ICRC, xor the CRC of as many zeros.
+        auto contrib = [&](std::uint32_t pos, std::uint32_t v) {
+            const std::uint32_t dist = covered - pos;
+            zeros[0] = std::byte(v);
+            const std::uint32_t a = crc32(0, zeros.data(), dist);
+            zeros[0] = std::byte{0};
+            return a ^ crc32(0, zeros.data(), dist);
+        };
+        const std::uint32_t bth = t.l2 + ipv4_min_hdr_len + udp_hdr_len;
+        t.ackc = contrib(bth + 8, 0x80);
+        const std::pair<std::uint32_t, std::uint32_t> key{hl, d.len};
+        std::size_t ti = 0;
+        while (ti < _ptab_key.size() && _ptab_key[ti] != key) {
+            ++ti;
+        }
+        if (ti == _ptab_key.size()) {
+            // PSN bytes at BTH+9..11; the IP id (PSN & 0xFFFF) at IP+4..5.
+            psn_table pt{};
+            const std::uint32_t pos[3][2] = {{bth + 9, 0}, {bth + 10, t.l2 + 4u}, {bth + 11, t.l2 + 5u}};
+            for (std::size_t b = 0; b < 3; ++b) {
+                std::uint32_t bit[8];
+                for (std::uint32_t k = 0; k < 8; ++k) {
+                    bit[k] = contrib(pos[b][0], 1u << k) ^ (pos[b][1] != 0 ? contrib(pos[b][1], 1u << k) : 0);
+                }
+                for (std::uint32_t v = 0; v < 256; ++v) {
+                    std::uint32_t x = 0;
+                    for (std::uint32_t k = 0; k < 8; ++k) {
+                        x ^= (v >> k) & 1u ? bit[k] : 0;
+                    }
+                    pt[b][v] = x;
+                }
+            }
+            _ptab.push_back(pt);
+            _ptab_key.push_back(key);
+        }
+        t.tab = static_cast<std::uint16_t>(ti);
+        t.hl = static_cast<std::uint8_t>(hl);
+    }
+}
+
+bool gen_pipeline::refill(stock& s, rte_mempool* mp) noexcept {
+    if (s.n != 0) {
+        return true;
+    }
+    if (rte_pktmbuf_alloc_bulk(mp, s.m.data(), max_burst) == 0) {
+        s.n = max_burst;
+        return true;
+    }
+    rte_mbuf* m = rte_pktmbuf_alloc(mp);  // nearly empty pool: one at a time
+    if (m == nullptr) {
+        return false;
+    }
+    s.m[0] = m;
+    s.n = 1;
+    return true;
+}
+
+std::uint32_t gen_pipeline::icrc_of(const std::byte* l3, std::uint32_t hdr_len, std::uint32_t len) const noexcept {
+    const std::int16_t t = _ctab_of[len];
+    if (t < 0) {
+        return roce_icrc_with_payload_crc_op(l3, hdr_len, false, _pcrc[len], _pop[len]);
+    }
+    const combine_table& c = _ctab[static_cast<std::size_t>(t)];
+    const std::uint32_t h = roce_icrc(l3, hdr_len, false);
+    return c[0][h & 0xFF] ^ c[1][(h >> 8) & 0xFF] ^ c[2][(h >> 16) & 0xFF] ^ c[3][h >> 24] ^ _pcrc[len];
+}
+
+std::uint64_t gen_pipeline::own_mbufs_in_use() const noexcept {
+    return _pf_pool != nullptr ? rte_mempool_in_use_count(_pf_pool) : 0;
+}
+
+rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept {
+    const bool first = d.offset == 0;
+    const bool last = d.offset + d.len >= d.msg_size;
+    const frame_tpl& t = f.tpl[first ? (last ? 3 : 0) : (last ? 2 : 1)];
+    if (t.hl != 0 && t.len == d.len && t.msg_size == d.msg_size) {
+        rte_mbuf* m;
+        std::byte* fr;
+        if (_pf_pool != nullptr && d.len == _pf_len && refill(_pf_stock, _pf_pool)) {
+            // Payload already in place at pf_payload_off: headers before it, ICRC after it.
+            m = _pf_stock.m[--_pf_stock.n];
+            m->data_off = static_cast<std::uint16_t>(pf_payload_off - t.hl);
+            fr = mdata(m);
+            bump(ps.c.tx_prefilled);
+        } else {
+            m = _stock.m[--_stock.n];
+            fr = mdata(m);
+            std::memcpy(fr + t.hl, _payload.data(), d.len);
+            std::memset(fr + t.hl + d.len, 0, pad_of(d.len));
+            bump(ps.c.tx_copied);
+        }
+        std::memcpy(fr, t.hdr.data(), t.hl);
+        const auto id = static_cast<std::uint16_t>(d.psn);
+        std::uint32_t sum = static_cast<std::uint16_t>(~t.csum0) + std::uint32_t{id};  // RFC 1624
+        sum = (sum & 0xFFFF) + (sum >> 16);
+        store_be16(fr + t.l2 + 4, id);
+        store_be16(fr + t.l2 + 10, static_cast<std::uint16_t>(~sum));
+        const std::uint32_t bth = t.l2 + ipv4_min_hdr_len + udp_hdr_len;
+        store_be32(fr + bth + 8, (d.ack_req ? 0x80000000u : 0u) | (d.psn & psn_mask));
+        const psn_table& pt = _ptab[t.tab];
+        const std::uint32_t icrc = _opts.payload == tx_payload::no_icrc
+                                       ? 0
+                                       : t.icrc0 ^ pt[0][(d.psn >> 16) & 0xFF] ^ pt[1][(d.psn >> 8) & 0xFF] ^
+                                             pt[2][d.psn & 0xFF] ^ (d.ack_req ? t.ackc : 0);
+        const std::uint32_t covered = t.hl + d.len + pad_of(d.len);
+        icrc_store(fr + covered, icrc);
+        m->data_len = static_cast<std::uint16_t>(covered + icrc_len);
+        m->pkt_len = covered + icrc_len;
+        return m;
+    }
+    // Generic path: headers written field by field, ICRC by CRC combination.
+    fill_data_params(f.cfg.qp, d, std::span<const std::byte>(_payload.data(), d.len), f.data);
+    f.data.ip_id = static_cast<std::uint16_t>(d.psn);
+    const std::uint32_t hl = _opts.payload == tx_payload::build || d.len >= _pcrc.size() ? 0 : data_hdr_len(f.data);
+    if (hl != 0 && _pf_pool != nullptr && d.len == _pf_len && refill(_pf_stock, _pf_pool)) {
+        // Payload already in place at pf_payload_off: headers before it, ICRC after it.
+        rte_mbuf* m = _pf_stock.m[--_pf_stock.n];
+        m->data_off = static_cast<std::uint16_t>(pf_payload_off - hl);
+        std::byte* fr = mdata(m);
+        write_data_hdrs(fr, f.data, hl, d.len);
+        const std::uint32_t l2 = f.data.vlan_id < 0 ? eth_hdr_len : eth_hdr_len + vlan_tag_len;
+        const std::uint32_t icrc = _opts.payload == tx_payload::no_icrc
+                                       ? 0
+                                       : icrc_of(fr + l2, hl - l2, d.len);
+        icrc_store(fr + hl + d.len, icrc);
+        const std::uint32_t l = hl + d.len + icrc_len;  // >= 60: PMTU >= 256, pad 0
+        m->data_len = static_cast<std::uint16_t>(l);
+        m->pkt_len = l;
+        bump(ps.c.tx_prefilled);
+        return m;
+    }
+    rte_mbuf* m = _stock.m[--_stock.n];
+    std::byte* fr = mdata(m);
+    if (hl == 0) {
+        const std::uint32_t l = build_roce_v4(std::span<std::byte>(fr, _room), f.data);
+        m->data_len = static_cast<std::uint16_t>(l);
+        m->pkt_len = l;
+        bump(ps.c.tx_built);
+        return m;
+    }
+    write_data_hdrs(fr, f.data, hl, d.len);
+    const std::uint32_t pad = pad_of(d.len);
+    std::memcpy(fr + hl, _payload.data(), d.len);
+    std::memset(fr + hl + d.len, 0, pad);
+    const std::uint32_t l2 = f.data.vlan_id < 0 ? eth_hdr_len : eth_hdr_len + vlan_tag_len;
+    icrc_store(fr + hl + d.len + pad,
+               icrc_of(fr + l2, hl - l2, d.len));
+    std::uint32_t l = hl + d.len + pad + icrc_len;
+    if (l < eth_min_frame_len) {
+        std::memset(fr + l, 0, eth_min_frame_len - l);
+        l = eth_min_frame_len;
+    }
+    m->data_len = static_cast<std::uint16_t>(l);
+    m->pkt_len = l;
+    bump(ps.c.tx_copied);
+    return m;
+}
 
 void gen_pipeline::release_all() noexcept {
+    for (stock* s : {&_stock, &_pf_stock}) {
+        for (std::uint16_t i = 0; i < s->n; ++i) {
+            rte_pktmbuf_free(s->m[i]);
+        }
+        s->n = 0;
+    }
     for (auto& ps : _ports) {
         for (std::uint16_t i = 0; i < ps.npend; ++i) {
             rte_pktmbuf_free(ps.pend[i]);
@@ -129,7 +487,7 @@ void gen_pipeline::release_all() noexcept {
 
 std::uint32_t gen_pipeline::poll(nanos now) noexcept {
     std::uint32_t moved = 0;
-    for (std::size_t i = 0; i < _ports.size(); ++i) {
+    for (std::size_t i = 0; !_opts.tx_only && i < _ports.size(); ++i) {
         moved += rx_port(i, now);
     }
     service_flows(now);
@@ -280,6 +638,16 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
     if (v.reply != rx_reply::none) {
         // Reuse the received mbuf for the reply: no allocation at all.
         fill_reply_params(f.rs_cfg_, v, f.reply);
+        if (m->pool == _pf_pool) {
+            // Never write into a prefilled mbuf's payload area: reply from the common pool.
+            rte_pktmbuf_free(m);
+            m = rte_pktmbuf_alloc(_pool);
+            if (m == nullptr) {
+                bump(ps.c.tx_alloc_fail);
+                return;
+            }
+            p = mdata(m);
+        }
         const std::uint32_t l = build_roce_v4(std::span<std::byte>(p, static_cast<std::size_t>(m->buf_len - m->data_off)),
                                               f.reply);
         m->data_len = static_cast<std::uint16_t>(l);
@@ -373,24 +741,25 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                 if ((paused & f.prio_bit) != 0 || !f.pacer.conforms(now) || !f.rq.can_send(now)) {
                     continue;
                 }
-                tx_desc d;
-                // Peek-free: allocate first so a failed allocation does not consume the packet.
-                rte_mbuf* m = rte_pktmbuf_alloc(_pool);
-                if (m == nullptr) {
+                // Peek-free: a failed allocation must not consume the packet.
+                if (!refill(_stock, _pool)) {
                     bump(ps.c.tx_alloc_fail);
                     progress = false;
                     break;
                 }
+                tx_desc d;
                 if (!f.rq.next(now, d)) {
-                    rte_pktmbuf_free(m);
                     continue;
                 }
-                fill_data_params(f.cfg.qp, d, std::span<const std::byte>(_payload.data(), d.len), f.data);
-                f.data.ip_id = static_cast<std::uint16_t>(d.psn);
-                const std::uint32_t room = rte_pktmbuf_data_room_size(_pool) - RTE_PKTMBUF_HEADROOM;
-                const std::uint32_t l = build_roce_v4(std::span<std::byte>(mdata(m), room), f.data);
-                m->data_len = static_cast<std::uint16_t>(l);
-                m->pkt_len = l;
+                rte_mbuf* m = build_data(f, d, ps);  // never null: _stock holds one
+                if (_opts.tx_only) {
+                    // No receiver: acknowledge at send time with the MSN a
+                    // responder would return after this packet.
+                    const bool last = d.offset + d.len >= d.msg_size;
+                    f.rq.on_ack(now, d.psn,
+                                static_cast<std::uint32_t>(f.rq.counters().messages_completed + (last ? 1 : 0)));
+                }
+                const std::uint32_t l = m->pkt_len;
                 f.pacer.on_send(now, l);
                 ps.line.on_send(now, l);
                 out[n++] = m;

@@ -22,6 +22,41 @@
 //   Per loop: ACK timeouts (poll_timeout), completions (FCT samples kept in a
 //   preallocated array per flow), message arrivals (message_source).
 //
+// Data frames (tx_payload, --tx-payload): the payload bytes are a constant
+// pattern (byte i of a packet's payload = i & 0xFF, whatever the message
+// offset), so every frame with L payload bytes carries the same payload. Its
+// CRC (with the pad) and the crc32_combine operator for its length are
+// precomputed per length at create() (tables up to the largest PMTU), and each
+// frame's ICRC is CRC(masked IP..extended headers) combined with it
+// (roce_icrc_with_payload_crc_op): the per-frame CRC covers ~56 bytes.
+//   build      reference path: build_roce_v4 copies the payload and runs the
+//              CRC over the whole IP datagram (as the switch tests do).
+//   copy       headers written here, payload memcpy'd from the pattern,
+//              ICRC by combination; one mbuf from the common pool.
+//   prefilled  (default) full-PMTU packets come from a second pool whose
+//              mbufs hold the pattern at a fixed buffer offset (written once
+//              at create()); the headers go right before it (data_off moves
+//              by the header length, so WRITE FIRST with RETH and MIDDLE
+//              share the offset), nothing touches the payload per frame.
+//              Shorter packets (the last of a message) and a failed
+//              allocation from that pool fall back to copy. Nothing writes
+//              into those mbufs' payload areas: an ACK to a frame received
+//              in such an mbuf (loopback) is built into a fresh mbuf.
+//   no-icrc    benchmark only: prefilled with the ICRC left 0 (frames are
+//              invalid), to measure what the ICRC costs.
+// A frame stays one segment (net_null copy=1 and most NICs read the first
+// segment fastest; a 3-segment header | shared payload | ICRC chain costs
+// three mbufs and two atomic refcount updates per frame).
+//
+// Transmit-only benchmark mode (gen_tx_opts::tx_only, --tx-only): no
+// receiver. Each data packet is acknowledged by the requester itself as it
+// is sent (on_ack with the PSN and the MSN a responder would return), so the
+// window and the ACK timeout never hold it; messages complete (FCT = time to
+// send them) and closed-loop sources re-post. Frames are real RC WRITE/SEND
+// frames with increasing PSNs and correct ICRCs. The ports' rx queues are
+// not polled (no PFC/PAUSE is seen; a sink such as net_null,copy=1 that
+// returns frames on rx costs nothing).
+//
 // Nothing on the data path allocates (mbufs come from the pool), locks, logs
 // or throws; every drop has a named counter (gen_port_counters). The control
 // thread reads the counters with relaxed loads (read_counter).
@@ -72,6 +107,15 @@ inline T read_counter(const T& c) noexcept {
     return __atomic_load_n(&c, __ATOMIC_RELAXED);
 }
 
+enum class tx_payload : std::uint8_t { build, copy, prefilled, no_icrc };
+const char* tx_payload_name(tx_payload m) noexcept;
+bool tx_payload_parse(const std::string& s, tx_payload& out) noexcept;
+
+struct gen_tx_opts {
+    bool tx_only = false;  // self-acknowledge at send time (benchmark mode, no receiver)
+    tx_payload payload = tx_payload::prefilled;
+};
+
 struct port_binding {
     std::uint16_t port_id = 0;
     std::string name;
@@ -87,8 +131,28 @@ struct alignas(64) gen_port_counters {
     std::uint64_t loss_data = 0, loss_ack = 0;
     std::uint64_t drop_delay_full = 0, drop_reply_full = 0, tx_alloc_fail = 0, tx_retry = 0;
     std::uint64_t tx_acks = 0, tx_naks = 0;
+    std::uint64_t tx_prefilled = 0, tx_copied = 0, tx_built = 0;  // data frames by payload path
     std::uint64_t malformed[parse_status_count]{};
     std::uint64_t rx_malformed_total = 0;
+};
+
+// A data frame's headers for one (flow, opcode kind, payload length), built
+// once at create() with PSN 0, IP id 0 and AckReq 0. Per frame only the PSN
+// (BTH), the IP id (= PSN & 0xFFFF), its checksum and AckReq change. The ICRC
+// covers a fixed-length string here, so it is affine in those bytes:
+// ICRC = icrc0 ^ T0[psn>>16] ^ T1[psn>>8 & 255] ^ T2[psn & 255] ^ (ack ? ackc : 0),
+// with the tables (gen_pipeline::_ptab) holding each byte position's
+// contribution (crc(byte at distance d from the end) ^ crc(zeros)).
+struct frame_tpl {
+    std::array<std::byte, 96> hdr{};
+    std::uint32_t len = 0;       // payload bytes
+    std::uint32_t msg_size = 0;  // RETH DMA length it was built with
+    std::uint32_t icrc0 = 0;
+    std::uint32_t ackc = 0;
+    std::uint16_t csum0 = 0;     // IPv4 checksum with id 0
+    std::uint16_t tab = 0;       // index in _ptab
+    std::uint8_t hl = 0;         // header bytes (0 = no template)
+    std::uint8_t l2 = 0;
 };
 
 struct flow_state {
@@ -113,13 +177,15 @@ struct flow_state {
     std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
     std::uint64_t fct_dropped = 0;
     std::uint64_t posted = 0;
+    std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
 };
 
 class gen_pipeline {
 public:
     static std::variant<std::unique_ptr<gen_pipeline>, std::string> create(const gen_cfg& cfg,
                                                                            std::vector<port_binding> ports,
-                                                                           rte_mempool* pool);
+                                                                           rte_mempool* pool,
+                                                                           gen_tx_opts opts = {});
     ~gen_pipeline();
 
     // One poll of every port; returns frames moved.
@@ -138,6 +204,9 @@ public:
     // True when every flow has a message limit and has completed it.
     bool all_finished() const noexcept { return __atomic_load_n(&_all_finished, __ATOMIC_RELAXED); }
     const gen_cfg& cfg() const noexcept { return _cfg; }
+    const gen_tx_opts& tx_opts() const noexcept { return _opts; }
+    // mbufs of the pipeline's own (prefilled) pool still in use; 0 after release_all at exit.
+    std::uint64_t own_mbufs_in_use() const noexcept;
 
     std::uint64_t busy_cycles = 0;
     std::uint64_t loops = 0;
@@ -177,7 +246,7 @@ private:
     void rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept;
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
     void service_flows(nanos now) noexcept;
-    void queue_reply(std::size_t pi, flow_state& f, const rx_verdict& v) noexcept;
+    rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
 
     gen_cfg _cfg;
     rte_mempool* _pool = nullptr;
@@ -189,7 +258,35 @@ private:
     nanos _link_delay{0};
     bool _all_finished = false;
     bool _has_limit = false;
+    gen_tx_opts _opts;
     std::array<std::byte, 4096 + 4> _payload{};
+    // Per payload length L (0..max PMTU): CRC of pattern[0..L) + pad, and
+    // crc32_combine_gen(L + pad).
+    std::vector<std::uint32_t> _pcrc;
+    std::vector<std::uint32_t> _pop;
+    // The combine step, crc1 * x^(8 L) mod P, is linear in crc1: for the hot
+    // lengths (PMTU, each fixed-size flow's last packet) it is 4 lookups in
+    // byte tables instead of crc32_combine_op's 32-step bit loop.
+    using combine_table = std::array<std::array<std::uint32_t, 256>, 4>;
+    std::vector<combine_table> _ctab;
+    std::vector<std::int16_t> _ctab_of;  // payload length -> index in _ctab, -1 = none
+    using psn_table = std::array<std::array<std::uint32_t, 256>, 3>;
+    std::vector<psn_table> _ptab;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> _ptab_key;  // (header bytes, payload bytes)
+    void make_templates(flow_state& f);
+    std::uint32_t icrc_of(const std::byte* l3, std::uint32_t hdr_len, std::uint32_t len) const noexcept;
+    rte_mempool* _pf_pool = nullptr;  // prefilled pool (owned)
+    std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf
+    std::uint16_t _room = 0;          // data room of the common pool (without headroom)
+    // mbufs allocated ahead in bulk (so a failed allocation never consumes a
+    // packet: next() is only called with one in hand); freed by release_all.
+    struct stock {
+        std::array<rte_mbuf*, max_burst> m{};
+        std::uint16_t n = 0;
+    };
+    bool refill(stock& s, rte_mempool* mp) noexcept;
+    stock _stock;     // common pool
+    stock _pf_stock;  // prefilled pool
 };
 
 }  // namespace rocelab::gen
