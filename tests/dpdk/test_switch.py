@@ -297,6 +297,23 @@ class CliTests(Base):
         self.assertIn("Gbps", r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
+    def test_buffer_that_mbufs_cannot_back_is_a_startup_error(self):
+        cfg = self.path("pool.yaml")
+        with open(cfg, "w") as f:
+            f.write("ROCELAB: {mbufs: 4096}\n"
+                    "PORT:\n  Ethernet0: {device: net_null0}\n  Ethernet1: {device: net_null1}\n"
+                    "BUFFER_POOL:\n  ingress_lossless_pool: {size: 4MiB, type: ingress, mode: dynamic}\n"
+                    "BUFFER_PROFILE:\n  p: {pool: ingress_lossless_pool, size: 18432, dynamic_th: 0, xoff: 100352}\n"
+                    "BUFFER_PG:\n  \"global|3\": {profile: p}\n")
+        eal, _ = eal_args(["net_null0,no-rx=1", "net_null1,no-rx=1"])
+        r = subprocess.run([SWITCH] + eal + ["--", "--config", cfg, "--duration", "1s"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("ROCELAB|mbufs", r.stderr)
+        self.assertIn("cannot back BUFFER_POOL", r.stderr)
+        self.assertIn("at least", r.stderr)
+        self.assertNotIn("final counters", r.stdout)  # nothing started
+
     def test_unknown_device_and_option(self):
         eal, _ = eal_args(["net_null0"])
         r = subprocess.run([SWITCH] + eal + ["--", "--frobnicate"], capture_output=True, text=True, timeout=30)
