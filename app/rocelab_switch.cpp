@@ -68,7 +68,12 @@ Options:
 
 Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
-/rocelab/port,<name>, /rocelab/queues,<name>, /rocelab/info, /rocelab/fdb.
+/rocelab/port,<name>, /rocelab/queues,<name>, /rocelab/buffer,<name>
+(ingress buffer per priority group, computed xoff/xon), /rocelab/pfc,<name>
+(PFC per priority and the watchdog), /rocelab/info, /rocelab/fdb.
+
+Lossless classes: BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / PFC_WD in the
+config (docs/config.md); conf/incast-lossless-1g.yaml is a worked example.
 )";
 
 struct app_opts {
