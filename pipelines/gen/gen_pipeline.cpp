@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "config/units_parse.hpp"
 #include "dpdk/capture.hpp"
 #include "proto/arp.hpp"
 #include "proto/icrc.hpp"
@@ -79,6 +80,63 @@ void write_data_hdrs(std::byte* out, const roce_v4_params& p, std::uint32_t hdr_
     if (hs & roce_hdr::immdt) {
         store_be32(q, p.ext.immdt);
     }
+}
+
+// With a link delay, the frames in flight sit in this process's delay lines,
+// each holding an mbuf until it is received: a window the pools cannot back
+// cannot be used (the ACKs that do not fit are lost and the QP waits for its
+// ACK timeout). Estimate the frames in flight per flow as
+//   min(window, messages it may have outstanding x packets per message,
+//       flow rate x link_delay / frame bits + 2 bursts)
+// (the last term only when the rate is known), at most one ACK per data
+// frame, and refuse a configuration the pools cannot hold, naming --mbufs.
+std::string check_in_flight(const gen_cfg& cfg, const std::vector<bits_per_sec>& rates,
+                            std::uint64_t common, std::uint64_t pf, const gen_tx_opts& opts) {
+    if (cfg.link_delay.v <= 0 || opts.tx_only) {
+        return {};
+    }
+    std::uint64_t data = 0;
+    std::uint64_t acks = 0;
+    std::uint32_t max_window = 0;
+    for (const auto& f : cfg.flows) {
+        const qp_cfg& q = f.qp;
+        std::uint64_t pk = q.window;  // sizes vary: assume the window can fill
+        if (f.sizes.kind == size_kind::fixed) {
+            pk = packets_of(f.sizes.fixed.v, q.pmtu);
+        } else if (f.sizes.kind == size_kind::uniform) {
+            pk = packets_of(f.sizes.hi.v, q.pmtu);
+        }
+        const std::uint64_t msgs = f.arrivals.kind == arrival_kind::closed_loop ? f.arrivals.outstanding : 1024;
+        std::uint64_t eff = std::min<std::uint64_t>(q.window, msgs * pk);
+        const bits_per_sec r = f.rate.v != 0 ? f.rate : rates[static_cast<std::size_t>(cfg.hosts[static_cast<std::size_t>(f.src_host)].port)];
+        if (r.v != 0) {
+            const double frame_bits = 8.0 * (q.pmtu + 82 + 24);
+            const double bdp = static_cast<double>(r.v) * static_cast<double>(cfg.link_delay.v) / 1e9 / frame_bits;
+            eff = std::min<std::uint64_t>(eff, static_cast<std::uint64_t>(bdp) + 2 * max_burst);
+        }
+        data += eff;
+        acks += (eff + q.ack_coalesce - 1) / q.ack_coalesce;
+        max_window = std::max(max_window, q.window);
+    }
+    // Left for rx bursts, tx bursts, stocks, replies and pending frames.
+    const std::uint64_t reserve = 256 + 4 * max_burst * rates.size();
+    std::uint64_t need = 0;  // --mbufs needed
+    if (pf != 0) {
+        need = std::max(data + 64, acks + reserve);  // data from the prefilled pool, ACKs from the common one
+        if (data + 64 <= pf && acks + reserve <= common) {
+            return {};
+        }
+    } else {
+        need = data + acks + reserve;
+        if (need <= common) {
+            return {};
+        }
+    }
+    return "window " + std::to_string(max_window) + " with link_delay " + format_time(cfg.link_delay) + ": up to " +
+           std::to_string(data) + " data frames and " + std::to_string(acks) +
+           " ACKs are in flight in this process's delay lines, more than the mbuf pools hold (mbufs " +
+           std::to_string(cfg.mbufs) + "); accepted: mbufs >= " + std::to_string(need) +
+           " (raise --mbufs and -m), or a smaller window, outstanding or link_delay";
 }
 
 }  // namespace
@@ -231,10 +289,31 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
             p->make_templates(*f);
         }
     }
-    if (opts.payload == tx_payload::prefilled || opts.payload == tx_payload::no_icrc) {
+    const bool prefilled = opts.payload == tx_payload::prefilled || opts.payload == tx_payload::no_icrc;
+    const std::uint32_t pf_n = prefilled ? std::max<std::uint32_t>(cfg.mbufs, 2048) : 0;
+    std::vector<bits_per_sec> rates;
+    for (const auto& ps : p->_ports) {
+        rates.push_back(ps.b.rate);
+    }
+    if (auto e = check_in_flight(cfg, rates, pool->size, pf_n, opts); !e.empty()) {
+        return e;
+    }
+    if (cfg.link_delay.v > 0) {
+        // Every frame in a delay line holds one of our mbufs: a line as large
+        // as both pools never overflows.
+        std::size_t cap = 1;
+        while (cap < std::size_t{pool->size} + pf_n) {
+            cap <<= 1;
+        }
+        for (auto& ps : p->_ports) {
+            ps.delay.resize(cap);
+            ps.delay_mask = cap - 1;
+        }
+    }
+    if (prefilled) {
         // Frames of max_pmtu payload bytes: payload at pf_payload_off, ICRC after it.
         const std::uint32_t room = pf_payload_off + max_pmtu + icrc_len;
-        const std::uint32_t n = std::max<std::uint32_t>(cfg.mbufs, 2048);
+        const std::uint32_t n = pf_n;
         p->_pf_pool = rte_pktmbuf_pool_create("rocelab_gen_pf", n, 256, 0, static_cast<std::uint16_t>(room),
                                               static_cast<int>(rte_socket_id()));
         if (p->_pf_pool == nullptr) {
@@ -478,9 +557,8 @@ void gen_pipeline::release_all() noexcept {
         while (ps.replies.pop(m)) {
             rte_pktmbuf_free(m);
         }
-        delayed d;
-        while (ps.delay.pop(d)) {
-            rte_pktmbuf_free(d.m);
+        for (; ps.delay_head != ps.delay_tail; ++ps.delay_head) {
+            rte_pktmbuf_free(ps.delay[ps.delay_head & ps.delay_mask].m);
         }
     }
 }
@@ -515,16 +593,21 @@ std::uint32_t gen_pipeline::rx_port(std::size_t pi, nanos now) noexcept {
         return n;
     }
     for (std::uint16_t k = 0; k < n; ++k) {
-        if (!ps.delay.push(delayed{pkts[k], now.v + _link_delay.v})) {
+        if (ps.delay_tail - ps.delay_head == ps.delay.size()) {  // cannot happen: sized to every mbuf
             bump(ps.c.drop_delay_full);
             rte_pktmbuf_free(pkts[k]);
+            continue;
         }
+        ps.delay[ps.delay_tail++ & ps.delay_mask] = delayed{pkts[k], now.v + _link_delay.v};
     }
+    // Release what is due, but no more than the reply ring can take: after a
+    // long stall (the OS took the CPU) thousands of frames fall due at once,
+    // and each data frame needs room for its ACK. What waits here is queued,
+    // not lost.
     std::uint32_t done = 0;
-    while (!ps.delay.empty() && ps.delay.front().due <= now.v) {
-        delayed d;
-        ps.delay.pop(d);
-        rx_frame(pi, d.m, now);
+    while (ps.delay_head != ps.delay_tail && ps.delay[ps.delay_head & ps.delay_mask].due <= now.v &&
+           ps.replies.free_space() != 0) {
+        rx_frame(pi, ps.delay[ps.delay_head++ & ps.delay_mask].m, now);
         ++done;
     }
     return n + done;
@@ -693,6 +776,12 @@ void gen_pipeline::service_flows(nanos now) noexcept {
     }
 }
 
+void gen_pipeline::self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept {
+    // No receiver (--tx-only): acknowledge cumulatively up to psn with the MSN
+    // a responder would return after it.
+    f.rq.on_ack(now, psn, static_cast<std::uint32_t>(f.rq.counters().messages_completed + ends));
+}
+
 std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
     port_state& ps = _ports[pi];
     rte_mbuf** out = ps.pend.data();
@@ -730,55 +819,105 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
             ps.line.on_send(now, m->pkt_len);
             out[n++] = m;
         }
-        // Data: one packet per QP per round while the line cap allows.
-        const std::size_t nq = ps.qps.size();
-        bool progress = true;
-        while (nq != 0 && n < max_burst && progress && ps.line.conforms(now)) {
-            progress = false;
-            for (std::size_t k = 0; k < nq && n < max_burst && ps.line.conforms(now); ++k) {
-                const std::uint32_t fi = ps.qps[(ps.rr + k) % nq];
-                flow_state& f = *_flows[fi];
-                if ((paused & f.prio_bit) != 0 || !f.pacer.conforms(now) || !f.rq.can_send(now)) {
-                    continue;
+        // Data: round robin over the port's QPs, a burst of up to `quota`
+        // packets per QP per visit (max_burst / QPs, at least 1), while the
+        // line cap allows. Shapers with rate 0 (unshaped) are not called.
+        const auto nq = static_cast<std::uint32_t>(ps.qps.size());
+        if (nq != 0 && n < max_burst) {
+            const bool line_shaped = ps.line.rate().v != 0;
+            const std::uint32_t quota = nq >= max_burst ? 1u : max_burst / nq;
+            std::uint32_t rr = ps.rr < nq ? ps.rr : 0;
+            bool progress = true;
+            bool stop = false;
+            while (!stop && progress && n < max_burst && (!line_shaped || ps.line.conforms(now))) {
+                progress = false;
+                for (std::uint32_t k = 0; k < nq && n < max_burst; ++k) {
+                    flow_state& f = *_flows[ps.qps[rr]];
+                    if (++rr == nq) {
+                        rr = 0;
+                    }
+                    if ((paused & f.prio_bit) != 0 || !f.rq.can_send(now)) {
+                        continue;
+                    }
+                    const bool paced = f.pacer.rate().v != 0;
+                    std::uint32_t q = 0;
+                    // --tx-only: the burst is acknowledged once, cumulatively,
+                    // at its end (or when the window fills): MSN = messages
+                    // completed + the message ends sent since the last ACK.
+                    std::uint32_t ack_psn = 0;
+                    std::uint32_t ends = 0;
+                    bool unacked = false;
+                    while (q < quota && n < max_burst) {
+                        if ((paced && !f.pacer.conforms(now)) || (line_shaped && !ps.line.conforms(now))) {
+                            stop = line_shaped && !ps.line.conforms(now);
+                            break;
+                        }
+                        // Peek-free: a failed allocation must not consume the packet.
+                        if (!refill(_stock, _pool)) {
+                            bump(ps.c.tx_alloc_fail);
+                            stop = true;
+                            break;
+                        }
+                        tx_desc d;
+                        if (!f.rq.next(now, d)) {
+                            if (unacked) {  // the window is full: acknowledge and go on
+                                self_ack(f, now, ack_psn, ends);
+                                unacked = false;
+                                ends = 0;
+                                continue;
+                            }
+                            break;
+                        }
+                        rte_mbuf* m = build_data(f, d, ps);  // never null: _stock holds one
+                        if (_opts.tx_only) {
+                            ack_psn = d.psn;
+                            ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
+                            unacked = true;
+                        }
+                        if (paced || line_shaped) {
+                            const std::uint32_t l = m->pkt_len;
+                            if (paced) {
+                                f.pacer.on_send(now, l);
+                            }
+                            if (line_shaped) {
+                                ps.line.on_send(now, l);
+                            }
+                        }
+                        out[n++] = m;
+                        ++q;
+                    }
+                    if (unacked) {
+                        self_ack(f, now, ack_psn, ends);
+                    }
+                    progress = progress || q != 0;
+                    if (stop) {
+                        break;
+                    }
                 }
-                // Peek-free: a failed allocation must not consume the packet.
-                if (!refill(_stock, _pool)) {
-                    bump(ps.c.tx_alloc_fail);
-                    progress = false;
-                    break;
-                }
-                tx_desc d;
-                if (!f.rq.next(now, d)) {
-                    continue;
-                }
-                rte_mbuf* m = build_data(f, d, ps);  // never null: _stock holds one
-                if (_opts.tx_only) {
-                    // No receiver: acknowledge at send time with the MSN a
-                    // responder would return after this packet.
-                    const bool last = d.offset + d.len >= d.msg_size;
-                    f.rq.on_ack(now, d.psn,
-                                static_cast<std::uint32_t>(f.rq.counters().messages_completed + (last ? 1 : 0)));
-                }
-                const std::uint32_t l = m->pkt_len;
-                f.pacer.on_send(now, l);
-                ps.line.on_send(now, l);
-                out[n++] = m;
-                progress = true;
             }
-            ps.rr = nq != 0 ? (ps.rr + 1) % static_cast<std::uint32_t>(nq) : 0;
+            ps.rr = rr;
         }
     }
     if (n == 0) {
         return 0;
     }
+    std::uint64_t bytes_out = 0;  // read before the PMD owns the mbufs
+    for (std::uint16_t k = 0; k < n; ++k) {
+        bytes_out += out[k]->pkt_len;
+    }
     const std::uint16_t sent = rte_eth_tx_burst(ps.b.port_id, 0, out, n);
-    for (std::uint16_t k = 0; k < sent; ++k) {
-        bump(ps.c.tx_packets);
-        bump(ps.c.tx_bytes, static_cast<std::uint64_t>(out[k]->pkt_len));
-        if (_cap != nullptr) {
+    if (_cap != nullptr) {
+        for (std::uint16_t k = 0; k < sent; ++k) {
             _cap->tap(static_cast<std::uint16_t>(pi), true, out[k], now);
         }
     }
+    if (sent < n) {
+        for (std::uint16_t k = sent; k < n; ++k) {
+            bytes_out -= out[k]->pkt_len;
+        }
+    }
+    bump(ps.c.tx_packets, std::uint64_t{sent});
+    bump(ps.c.tx_bytes, bytes_out);
     if (sent < n) {
         bump(ps.c.tx_retry);
         std::memmove(out, out + sent, sizeof(rte_mbuf*) * (n - sent));

@@ -15,10 +15,14 @@
 //       everything else dropped into a named counter.
 //   tx  per port: pending frames first (a refused tx burst is retried, never
 //       dropped), then replies and PFC-source frames, then data: round robin
-//       over the port's QPs, one packet per QP per round, while the port's
-//       line-rate cap (shaper, 24 B/frame overhead) and the QP's pacer
-//       (shaper at the flow rate, ns resolution against the TSC) conform and
-//       the QP's PFC priority is not paused.
+//       over the port's QPs, a burst of up to max(1, max_burst / QPs)
+//       packets per QP per visit, while the port's line-rate cap (shaper,
+//       24 B/frame overhead) and the QP's pacer (shaper at the flow rate, ns
+//       resolution against the TSC) conform and the QP's PFC priority is not
+//       paused; unshaped (rate 0) shapers are not called.
+//   Delay line (link_delay): sized to both mbuf pools, never overflows;
+//   create() refuses a window whose frames in flight the pools cannot hold
+//   (check_in_flight). Due frames leave it while the reply ring has room.
 //   Per loop: ACK timeouts (poll_timeout), completions (FCT samples kept in a
 //   preallocated array per flow), message arrivals (message_source).
 //
@@ -49,8 +53,9 @@
 // three mbufs and two atomic refcount updates per frame).
 //
 // Transmit-only benchmark mode (gen_tx_opts::tx_only, --tx-only): no
-// receiver. Each data packet is acknowledged by the requester itself as it
-// is sent (on_ack with the PSN and the MSN a responder would return), so the
+// receiver. Each QP's burst is acknowledged by the requester itself as it
+// is sent (one cumulative on_ack with the burst's last PSN and the MSN a
+// responder would return; also when the window fills mid-burst), so the
 // window and the ACK timeout never hold it; messages complete (FCT = time to
 // send them) and closed-loop sources re-post. Frames are real RC WRITE/SEND
 // frames with increasing PSNs and correct ICRCs. The ports' rx queues are
@@ -231,7 +236,12 @@ private:
         shaper line;
         pause_timer pt{0xff};
         fixed_ring<rte_mbuf*, 4096> replies;
-        fixed_ring<delayed, 16384> delay;
+        // Delay line (link_delay): sized at create() to every mbuf the
+        // pipeline can hold (both pools), so it can never overflow.
+        std::vector<delayed> delay;
+        std::uint64_t delay_head = 0;
+        std::uint64_t delay_tail = 0;
+        std::uint64_t delay_mask = 0;
         std::array<rte_mbuf*, max_burst> pend{};
         std::uint16_t npend = 0;
         std::vector<pfc_src_state> pfc;
@@ -247,6 +257,7 @@ private:
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
     void service_flows(nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
+    void self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept;
 
     gen_cfg _cfg;
     rte_mempool* _pool = nullptr;

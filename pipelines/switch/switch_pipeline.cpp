@@ -64,6 +64,7 @@ inline bool vlan_set(rte_mbuf* m, bool tagged_now, std::uint8_t pcp, std::uint16
     if (!tagged_now) {
         if (rte_pktmbuf_headroom(m) < 4 || rte_mbuf_refcnt_read(m) > 1) { return false; }
         std::byte* d = reinterpret_cast<std::byte*>(rte_pktmbuf_prepend(m, 4));
+        if (d == nullptr) { return false; }
         std::memmove(d, d + 4, 12);
         store_be16(d + 12, 0x8100);
     }
@@ -97,7 +98,6 @@ struct port_rt {
     std::array<std::unique_ptr<pfc_watchdog>, 8> wd{};  // per egress queue (pfcwd_sw_enable)
     std::uint8_t wd_drop_mask = 0;               // queues stormed with action drop
     std::uint8_t wd_ignore_mask = 0;             // queues whose pauses are ignored (drop/forward)
-    std::uint64_t wd_rx_seen[8]{};
     nanos wd_next{0};
     nanos wd_interval{0};
     port_counters c{};
@@ -111,8 +111,8 @@ struct port_rt {
           pfc_enable(pc.pfc_enable),
           maps(pc.maps),
           sched(pc.sched),
-          pause(pc.pfc_enable),
           shp(pb.shaped ? pb.line_rate : bits_per_sec{0}, bytes{16 * 1024}),
+          pause(pc.pfc_enable),
           eq(pc.limits),
           pfc_gen(pc.fc_mode, pb.line_rate, pc.pfc_quanta) {
         for (unsigned x = 0; x < 256; ++x) {
@@ -460,6 +460,10 @@ void send_pfc(switch_pipeline::impl& p, port_rt& eg, nanos now, dpdk::capture* c
         rte_mbuf* m = rte_pktmbuf_alloc(p.pool);
         if (m == nullptr) { return; }  // counted by the pool; retried at the next refresh
         auto* d = reinterpret_cast<std::byte*>(rte_pktmbuf_append(m, mac_control_frame_len));
+        if (d == nullptr) {
+            rte_pktmbuf_free(m);
+            return;
+        }
         if (f.mode == flow_ctrl_mode::pfc) {
             build_pfc(d, eg.b.mac, f.class_enable, f.time);
         } else {

@@ -295,6 +295,10 @@ inline bool send_pfc(rte_mempool* pool, std::uint16_t port, const mac_addr& src,
     rte_mbuf* m = rte_pktmbuf_alloc(pool);
     if (m == nullptr) { return false; }
     auto* d = reinterpret_cast<std::byte*>(rte_pktmbuf_append(m, 60));
+    if (d == nullptr) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
     build_pfc(d, src, cev, q);
     if (rte_eth_tx_burst(port, 0, &m, 1) != 1) {
         rte_pktmbuf_free(m);
