@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "app_common.hpp"
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
@@ -88,13 +89,7 @@ struct app_opts {
     bool check_config = false;
 };
 
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
-
-[[noreturn]] void die(int code, const std::string& msg) {
-    std::fprintf(stderr, "rocelab-switch: %s\n", msg.c_str());
-    std::exit(code);
-}
+[[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-switch", code, msg); }
 
 // Parses the application's options (after "--"). Exits 2 on bad input.
 app_opts parse_app_opts(int argc, char** argv) {
@@ -145,23 +140,8 @@ app_opts parse_app_opts(int argc, char** argv) {
     return o;
 }
 
-std::string mac_str(const mac_addr& m) {
-    char b[24];
-    std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-    return b;
-}
-
-std::string rate_str(double bps) {
-    char b[32];
-    if (bps >= 1e9) {
-        std::snprintf(b, sizeof b, "%.2fGbps", bps / 1e9);
-    } else if (bps >= 1e6) {
-        std::snprintf(b, sizeof b, "%.1fMbps", bps / 1e6);
-    } else {
-        std::snprintf(b, sizeof b, "%.0fKbps", bps / 1e3);
-    }
-    return b;
-}
+using app::mac_str;
+using app::rate_str;
 
 struct port_prev {
     std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0, drops = 0;
@@ -420,24 +400,9 @@ int worker_main(void* arg) {
 
 int main(int argc, char** argv) {
     // Application options follow "--"; --help/--version work without EAL.
-    int dashdash = -1;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--") == 0) {
-            dashdash = i;
-            break;
-        }
-    }
-    for (int i = 1; i < (dashdash < 0 ? argc : dashdash); ++i) {
-        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-            std::fputs(usage_text, stdout);
-            return 0;
-        }
-        if (std::strcmp(argv[i], "--version") == 0) {
-            std::printf("rocelab-switch %s\n", ROCELAB_VERSION);
-            return 0;
-        }
-    }
-    app_opts opt = dashdash < 0 ? app_opts{} : parse_app_opts(argc - dashdash - 1, argv + dashdash + 1);
+    const app::cmdline cl = app::split_cmdline(argc, argv);
+    if (app::early_help(cl, argv, usage_text, "rocelab-switch", ROCELAB_VERSION)) { return 0; }
+    app_opts opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
 
     // Configuration is validated completely before anything starts.
     auto cfg_r = opt.config.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(opt.config);
@@ -450,8 +415,7 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    const int eal_argc = dashdash < 0 ? argc : dashdash;
-    auto eal = dpdk::eal_init(eal_argc, argv);
+    auto eal = dpdk::eal_init(cl.eal_argc, argv);
     if (auto* e = std::get_if<std::string>(&eal)) { die(2, *e); }
 
     // Bind configured ports to DPDK ports (by device name or id), or take
@@ -581,8 +545,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
 
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    app::install_stop_signals();
 
     sw::worker_ctl ctl;
     ctl.pipe = pipe.get();
@@ -617,7 +580,7 @@ int main(int argc, char** argv) {
         }
     };
     const bool status_on = !opt.quiet && cfg.status_interval.v > 0;
-    while (!g_stop.load()) {
+    while (!app::stop_requested().load()) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         const auto tn = std::chrono::steady_clock::now();
         const double el = std::chrono::duration<double>(tn - t0).count();
