@@ -718,22 +718,31 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         // The line sat idle for 200 us while frames were eligible: the lcore
         // (or the device) is not keeping up with the configured rate.
         if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++eg.c.tx_behind; }
+        const bool shaped = eg.b.shaped;
         while (eg.n_staged < p.burst) {
             const std::uint8_t nonempty = eg.eq.nonempty_mask();
             if ((nonempty & static_cast<std::uint8_t>(~paused)) == 0) { break; }
-            if (!eg.shp.conforms(now)) { break; }
+            if (shaped && !eg.shp.conforms(now)) { break; }
             const int q = eg.sched.pick(nonempty, paused, [&](int qq) noexcept { return eg.eq.head_len(qq); });
             if (q < 0) { break; }
-            auto e = eg.eq.dequeue(q);
-            eg.sched.charge(q, e.len);
-            eg.shp.on_send(now, e.len);
-            if (p.buf) {
-                const pkt_meta& md = meta(e.item);
-                p.buf->release(md.in_port, md.pg, charge{md.charge});
-            }
-            if (cap != nullptr) { cap->tap(eg.idx, true, e.item, now); }
-            eg.staged_len[eg.n_staged] = e.len;
-            eg.staged[eg.n_staged++] = e.item;
+            // Serve q for as long as pick() would return it again: a strict
+            // queue until it is empty (nothing is enqueued during this loop,
+            // so no higher strict queue can appear), a DWRR queue while its
+            // deficit covers the head frame. Same order as a pick per frame.
+            const bool strict = (eg.sched.strict_mask() >> q & 1u) != 0;
+            do {
+                auto e = eg.eq.dequeue(q);
+                eg.sched.charge(q, e.len);
+                if (shaped) { eg.shp.on_send(now, e.len); }
+                if (p.buf) {
+                    const pkt_meta& md = meta(e.item);
+                    p.buf->release(md.in_port, md.pg, charge{md.charge});
+                }
+                if (cap != nullptr) { cap->tap(eg.idx, true, e.item, now); }
+                eg.staged_len[eg.n_staged] = e.len;
+                eg.staged[eg.n_staged++] = e.item;
+            } while (eg.n_staged < p.burst && !eg.eq.empty(q) && (!shaped || eg.shp.conforms(now)) &&
+                     (strict || eg.sched.deficit(q) >= static_cast<std::int64_t>(eg.eq.head_len(q))));
         }
         eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;
         if (eg.n_staged == 0) { continue; }
