@@ -86,7 +86,8 @@ Application options:
 Workload and transport (also YAML keys; dashes or underscores):
       --rate RATE           port line rate, e.g. 10Gbps (cap and default QP pace)
       --flow-rate RATE      per-QP pacing rate (default: the port rate)
-      --pattern P           one-to-one | incast | permutation | all-to-all
+      --pattern P           one-to-one | incast | permutation | all-to-all |
+                            ring-allreduce (--messages = collectives)
       --senders N           QPs (one-to-one) or senders (incast)
       --msg-size SIZE       e.g. 64KiB, 1MiB
       --size-dist D         fixed | uniform:LO-HI | cdf:FILE
@@ -303,6 +304,45 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
     if (cap != nullptr) {
         j.kv("capture_frames", cap->captured());
         j.kv("capture_dropped", cap->dropped());
+    }
+    if (p.ring()) {
+        // ring-allreduce: one sample per completed collective.
+        std::vector<std::uint64_t> ct = p.collective_ns();
+        std::sort(ct.begin(), ct.end());
+        std::uint64_t sum = 0;
+        for (auto v : p.collective_ns()) {
+            sum += v;
+        }
+        j.key("collective");
+        j.begin_object();
+        j.kv("kind", "ring-allreduce");
+        j.kv("hosts", static_cast<std::uint64_t>(cfg.ring_hosts));
+        j.kv("steps", static_cast<std::uint64_t>(cfg.ring_steps));
+        j.kv("msg_size", cfg.sizes.fixed.v);
+        j.kv("chunk_bytes", cfg.ring_chunk);
+        j.kv("collectives", cfg.ring_collectives);
+        j.kv("collectives_completed", p.collectives_done());
+        j.kv("collective_samples", static_cast<std::uint64_t>(ct.size()));
+        j.kv("collective_samples_dropped", p.collective_dropped());
+        j.kv("collective_p50_ns", percentile(ct, 0.50));
+        j.kv("collective_p99_ns", percentile(ct, 0.99));
+        j.kv("collective_max_ns", ct.empty() ? 0 : ct.back());
+        j.kv("collective_min_ns", ct.empty() ? 0 : ct.front());
+        j.kv("collective_mean_ns", ct.empty() ? 0.0 : double(sum) / double(ct.size()));
+        j.key("collective_times_ns");  // in completion order (at most 1000)
+        j.begin_array();
+        for (std::size_t k = 0; k < p.collective_ns().size() && k < 1000; ++k) {
+            j.value(p.collective_ns()[k]);
+        }
+        j.end_array();
+        j.key("step_mean_ns");  // by step index: reduce-scatter 0..H-2, all-gather H-1..2H-3
+        j.begin_array();
+        for (std::size_t k = 0; k < p.step_sum_ns().size(); ++k) {
+            const std::uint64_t n = p.step_count()[k];
+            j.value(n ? double(p.step_sum_ns()[k]) / double(n) : 0.0);
+        }
+        j.end_array();
+        j.end_object();
     }
     j.key("flows");
     j.begin_array();
@@ -553,6 +593,10 @@ int main(int argc, char** argv) {
     // there were two ports and put every host on an existing one.
     if (auto e = expand_gen_cfg(cfg, opt.tx.tx_only ? std::max(nports, 2) : nports); !e.empty()) {
         fail(2, cfg.source + ": " + e);
+    }
+    if (opt.tx.tx_only && cfg.pattern == gen_pattern::ring_allreduce) {
+        // Steps wait for the predecessor's messages to arrive; --tx-only has no receiver.
+        fail(2, "--tx-only: pattern ring-allreduce needs receivers (each step waits for messages to arrive)");
     }
     if (opt.tx.tx_only) {
         for (auto& h : cfg.hosts) {

@@ -297,6 +297,7 @@ const char* gen_pattern_name(gen_pattern p) noexcept {
         case gen_pattern::incast: return "incast";
         case gen_pattern::permutation: return "permutation";
         case gen_pattern::all_to_all: return "all-to-all";
+        case gen_pattern::ring_allreduce: return "ring-allreduce";
         default: return "one-to-one";
     }
 }
@@ -364,8 +365,10 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
             c.pattern = gen_pattern::permutation;
         } else if (value == "all-to-all" || value == "all_to_all") {
             c.pattern = gen_pattern::all_to_all;
+        } else if (value == "ring-allreduce" || value == "ring_allreduce") {
+            c.pattern = gen_pattern::ring_allreduce;
         } else {
-            return bad(k, value, "one-to-one, incast, permutation or all-to-all");
+            return bad(k, value, "one-to-one, incast, permutation, all-to-all or ring-allreduce");
         }
     } else if (k == "senders") {
         auto n = parse_uint(value, 1, 4096);
@@ -441,7 +444,23 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
         return f;
     };
     c.flows.clear();
+    c.ring_hosts = c.ring_steps = 0;
+    c.ring_chunk = c.ring_collectives = 0;
     std::vector<std::pair<int, int>> pairs;
+    if (c.pattern == gen_pattern::ring_allreduce) {
+        // The ring builds its own flows and gates its own messages.
+        if (!c.flow_specs.empty()) {
+            return "pattern ring-allreduce builds its flows (host i -> host i+1 mod H, one host per port); "
+                   "remove flows:";
+        }
+        if (c.sizes.kind != size_kind::fixed || c.sizes.fixed.v == 0) {
+            return "pattern ring-allreduce: msg_size must be a fixed size > 0 (the collective's buffer; each "
+                   "step sends msg_size / H)";
+        }
+        if (c.arrivals.kind != arrival_kind::closed_loop) {
+            return "pattern ring-allreduce: arrivals must be closed-loop (each step waits for the previous one)";
+        }
+    }
     if (!c.flow_specs.empty()) {
         if (c.hosts.empty()) {
             for (int p = 0; p < nports; ++p) {
@@ -533,10 +552,32 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
                 }
                 break;
             }
+            case gen_pattern::ring_allreduce: {
+                for (int p = 0; p < nports; ++p) {
+                    c.hosts.push_back(mk_host(p, 0));
+                }
+                for (int s = 0; s < nports; ++s) {
+                    pairs.emplace_back(s, (s + 1) % nports);
+                }
+                const auto h = static_cast<std::uint64_t>(nports);
+                c.ring_hosts = static_cast<std::uint32_t>(nports);
+                c.ring_steps = static_cast<std::uint32_t>(2 * (nports - 1));
+                c.ring_chunk = ((c.sizes.fixed.v + h - 1) / h + 3) & ~std::uint64_t{3};
+                c.ring_collectives = c.arrivals.count;
+                break;
+            }
         }
         int i = 0;
         for (auto [s, d] : pairs) {
             c.flows.push_back(base_flow(s, d, i++));
+            if (c.pattern == gen_pattern::ring_allreduce) {
+                // One chunk per step, one step in flight; messages = collectives x steps.
+                gen_flow& f = c.flows.back();
+                f.sizes.fixed = bytes{c.ring_chunk};
+                f.arrivals.outstanding = 1;
+                f.arrivals.count = c.ring_collectives * c.ring_steps;
+                f.start = c.arrivals.start;  // a collective starts everywhere at once
+            }
         }
     }
     // QPNs: requester 0x100 + 2i, responder 0x101 + 2i; names.

@@ -18,7 +18,14 @@
 //   rate RATE (driver)    port line rate: every port's line-rate cap and the
 //                         default per-QP pacing rate
 //   flow_rate RATE (rate) per-QP pacing rate
-//   pattern               one-to-one | incast | permutation | all-to-all (one-to-one)
+//   pattern               one-to-one | incast | permutation | all-to-all |
+//                         ring-allreduce (one-to-one)
+//                         ring-allreduce: one host per port, host i -> host
+//                         (i+1) mod H; 2(H-1) steps per collective of one
+//                         chunk (msg_size / H rounded up to 4 bytes) each;
+//                         step s+1 waits for the host's step-s message to be
+//                         ACKed and its predecessor's step-s message to
+//                         arrive; `messages` = collectives (0 = unlimited)
 //   senders N (1)         one-to-one: QPs from port 0 to the last port;
 //                         incast: senders into one receiver (the last port),
 //                         spread over the other ports as extra hosts
@@ -65,7 +72,7 @@
 
 namespace rocelab {
 
-enum class gen_pattern : std::uint8_t { one_to_one, incast, permutation, all_to_all };
+enum class gen_pattern : std::uint8_t { one_to_one, incast, permutation, all_to_all, ring_allreduce };
 const char* gen_pattern_name(gen_pattern p) noexcept;
 
 struct gen_host {
@@ -134,6 +141,13 @@ struct gen_cfg {
     std::vector<gen_flow_spec> flow_specs;  // explicit (YAML); empty = pattern
     // Filled by expand_gen_cfg once the ports are known.
     std::vector<gen_flow> flows;
+    // ring-allreduce (filled by expand_gen_cfg): hosts H (= flows, flow i is
+    // host i -> host (i+1) mod H), steps per collective 2(H-1), chunk bytes,
+    // collectives to run (0 = unlimited).
+    std::uint32_t ring_hosts = 0;
+    std::uint32_t ring_steps = 0;
+    std::uint64_t ring_chunk = 0;
+    std::uint64_t ring_collectives = 0;
 };
 
 // Sets one key (command-line option without "--", or YAML key) from text.

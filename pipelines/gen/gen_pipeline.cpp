@@ -246,6 +246,20 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         p->_flows.push_back(std::move(fs));
     }
     p->_has_limit = all_limited;
+    if (cfg.pattern == gen_pattern::ring_allreduce && cfg.ring_hosts >= 2 && cfg.flows.size() == cfg.ring_hosts) {
+        p->_ring = true;
+        p->_ring_steps = cfg.ring_steps;
+        p->_ring_chunk = cfg.ring_chunk;
+        p->_ring_limit = cfg.ring_collectives * cfg.ring_steps;
+        const std::uint32_t h = cfg.ring_hosts;
+        for (std::uint32_t i = 0; i < h; ++i) {
+            p->_flows[i]->ring_pred = (i + h - 1) % h;  // flow i-1 goes host i-1 -> host i
+        }
+        p->_coll_ns.reserve(cfg.ring_collectives != 0 ? std::min<std::uint64_t>(cfg.ring_collectives, 1u << 22)
+                                                      : std::size_t{1} << 18);
+        p->_step_sum_ns.assign(cfg.ring_steps, 0);
+        p->_step_n.assign(cfg.ring_steps, 0);
+    }
 
     // Payload CRC and combine operator per payload length (control path).
     std::uint32_t max_pmtu = 256;
@@ -758,7 +772,11 @@ void gen_pipeline::service_flows(nanos now) noexcept {
             }
             f.src.on_complete();
         }
-        if (now >= f.cfg.start) {
+        if (_ring) {
+            if (now >= f.cfg.start) {
+                ring_post(f, now);
+            }
+        } else if (now >= f.cfg.start) {
             arrival a;
             while (f.src.poll(now, _rng, a)) {
                 f.rq.post_message(now < a.at || f.cfg.arrivals.kind == arrival_kind::closed_loop ? now : a.at,
@@ -771,8 +789,57 @@ void gen_pipeline::service_flows(nanos now) noexcept {
         }
         all_done = all_done && f.finished;
     }
+    if (_ring) {
+        ring_account(now);
+    }
     if (all_done && !_all_finished) {
         __atomic_store_n(&_all_finished, true, __ATOMIC_RELAXED);
+    }
+}
+
+// ring-allreduce: message k (global step, k / steps = collective) leaves
+// host i once its own message k-1 is ACKed and its predecessor's message k-1
+// has arrived here (the responder of flow ring_pred, at host i, counts it).
+void gen_pipeline::ring_post(flow_state& f, nanos now) noexcept {
+    const std::uint64_t k = f.posted;
+    if ((_ring_limit != 0 && k >= _ring_limit) || f.rq.messages_in_flight() != 0 ||
+        f.rq.counters().messages_completed < k || _flows[f.ring_pred]->rs.counters().messages_rx < k) {
+        return;
+    }
+    if (!f.rq.post_message(now, bytes{_ring_chunk})) {
+        return;
+    }
+    const std::uint64_t c = k / _ring_steps;
+    if (k % _ring_steps == 0 && c >= _coll_started) {
+        _coll_start[c & 7] = now.v;
+        _coll_started = c + 1;
+    }
+    bump(f.posted);
+}
+
+// Ring-wide progress: a step ends when every host's message of it is ACKed.
+void gen_pipeline::ring_account(nanos now) noexcept {
+    std::uint64_t m = UINT64_MAX;
+    for (const auto& fp : _flows) {
+        m = std::min(m, fp->rq.counters().messages_completed);
+    }
+    while (_ring_min < m) {
+        const std::uint64_t k = _ring_min;
+        const std::uint64_t s = k % _ring_steps;
+        const std::uint64_t c = k / _ring_steps;
+        const std::int64_t from = s == 0 ? _coll_start[c & 7] : _ring_step_t;
+        _step_sum_ns[s] += static_cast<std::uint64_t>(std::max<std::int64_t>(now.v - from, 0));
+        ++_step_n[s];
+        _ring_step_t = now.v;
+        ++_ring_min;
+        if (s + 1 == _ring_steps) {
+            if (_coll_ns.size() < _coll_ns.capacity()) {
+                _coll_ns.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(now.v - _coll_start[c & 7], 0)));
+            } else {
+                ++_coll_dropped;
+            }
+            bump(_coll_done);
+        }
     }
 }
 

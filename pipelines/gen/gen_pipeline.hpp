@@ -24,7 +24,11 @@
 //   create() refuses a window whose frames in flight the pools cannot hold
 //   (check_in_flight). Due frames leave it while the reply ring has room.
 //   Per loop: ACK timeouts (poll_timeout), completions (FCT samples kept in a
-//   preallocated array per flow), message arrivals (message_source).
+//   preallocated array per flow), message arrivals (message_source), or for
+//   pattern ring-allreduce the step gate instead (ring_post: a flow posts
+//   message k once its message k-1 is ACKed and its predecessor flow's
+//   responder has received k-1; ring_account records collective and step
+//   times into preallocated storage; nothing allocates per step).
 //
 // Data frames (tx_payload, --tx-payload): the payload bytes are a constant
 // pattern (byte i of a packet's payload = i & 0xFF, whatever the message
@@ -182,6 +186,7 @@ struct flow_state {
     std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
     std::uint64_t fct_dropped = 0;
     std::uint64_t posted = 0;
+    std::uint32_t ring_pred = 0;  // ring-allreduce: the flow into this flow's source host
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
 };
 
@@ -210,6 +215,17 @@ public:
     bool all_finished() const noexcept { return __atomic_load_n(&_all_finished, __ATOMIC_RELAXED); }
     const gen_cfg& cfg() const noexcept { return _cfg; }
     const gen_tx_opts& tx_opts() const noexcept { return _opts; }
+    // ring-allreduce: collectives completed, their completion times (first
+    // step-0 post to the last step's ACK, preallocated, read after the run)
+    // and per step index the summed duration and count (a step ends when
+    // every host's message of that step is ACKed; step 0 starts at the
+    // collective's start, step s at the end of step s-1).
+    bool ring() const noexcept { return _ring; }
+    std::uint64_t collectives_done() const noexcept { return read_counter(_coll_done); }
+    const std::vector<std::uint64_t>& collective_ns() const noexcept { return _coll_ns; }
+    std::uint64_t collective_dropped() const noexcept { return _coll_dropped; }
+    const std::vector<std::uint64_t>& step_sum_ns() const noexcept { return _step_sum_ns; }
+    const std::vector<std::uint64_t>& step_count() const noexcept { return _step_n; }
     // mbufs of the pipeline's own (prefilled) pool still in use; 0 after release_all at exit.
     std::uint64_t own_mbufs_in_use() const noexcept;
 
@@ -270,6 +286,22 @@ private:
     bool _all_finished = false;
     bool _has_limit = false;
     gen_tx_opts _opts;
+    // ring-allreduce state (control path sizes it; the data path only indexes).
+    bool _ring = false;
+    std::uint32_t _ring_steps = 0;
+    std::uint64_t _ring_chunk = 0;
+    std::uint64_t _ring_limit = 0;     // messages per flow (0 = unlimited)
+    std::uint64_t _ring_min = 0;       // steps every host has completed
+    std::int64_t _ring_step_t = 0;     // when the last ring-wide step ended
+    std::uint64_t _coll_started = 0;
+    std::uint64_t _coll_done = 0;
+    std::uint64_t _coll_dropped = 0;
+    std::array<std::int64_t, 8> _coll_start{};  // by collective & 7 (at most 2 overlap)
+    std::vector<std::uint64_t> _coll_ns;        // reserved; never grows past capacity
+    std::vector<std::uint64_t> _step_sum_ns;
+    std::vector<std::uint64_t> _step_n;
+    void ring_post(flow_state& f, nanos now) noexcept;
+    void ring_account(nanos now) noexcept;
     std::array<std::byte, 4096 + 4> _payload{};
     // Per payload length L (0..max PMTU): CRC of pattern[0..L) + pad, and
     // crc32_combine_gen(L + pad).

@@ -243,6 +243,95 @@ class GenPause(Base):
         self.assertLess(gaps[1], 0.5 * expect, "only one pause-sized gap expected")
 
 
+def message_spans(pcap):
+    """(first frame time, last frame time) of each RC WRITE message a port
+    sent, in order (opcodes 6 FIRST .. 8/9 LAST, 10/11 ONLY)."""
+    spans, start = [], None
+    for t, raw in frames(pcap):
+        p = Ether(raw)
+        if BTH not in p:
+            continue
+        op = p[BTH].opcode
+        if op in (6, 10, 11):
+            start = t
+        if op in (8, 9, 10, 11):
+            spans.append((start, t))
+    return spans
+
+
+class GenAllReduce(Base):
+    """--pattern ring-allreduce over one loopback pair: H = 2 hosts (h0 on
+    port 0, h1 on port 1), flows h0 -> h1 and h1 -> h0, 2(H-1) = 2 steps of
+    msg_size / 2 per collective."""
+    H, STEPS, N = 2, 2, 5
+
+    def check_run(self, run, cap):
+        self.assertClean(run)
+        self.assertTrue(run.report["all_finished"], run.out)
+        self.assertEqual(run.report["provenance"]["pattern"], "ring-allreduce")
+        c = run.report["collective"]
+        self.assertEqual((c["hosts"], c["steps"], c["chunk_bytes"]), (self.H, self.STEPS, 128 * 1024))
+        self.assertEqual((c["collectives"], c["collectives_completed"], c["collective_samples"]),
+                         (self.N, self.N, self.N))
+        times = c["collective_times_ns"]
+        self.assertEqual(len(times), self.N)
+        self.assertTrue(all(t > 0 for t in times), times)
+        self.assertLessEqual(c["collective_p50_ns"], c["collective_p99_ns"])
+        self.assertEqual(c["collective_max_ns"], max(times))
+        self.assertEqual(len(c["step_mean_ns"]), self.STEPS)
+        # A collective is 2 back-to-back 128KiB steps at 10Gbps: >= 2 x 128 x 1024 B x 8 / 10Gbps.
+        self.assertGreater(min(times), 0.9 * 2 * 128 * 1024 * 8 / 10e9 * 1e9)
+        flows = run.report["flows"]
+        self.assertEqual(len(flows), self.H)
+        self.assertEqual([(f["src"], f["dst"]) for f in flows], [("h0", "h1"), ("h1", "h0")])
+        for f in flows:
+            self.assertEqual(f["messages_completed"], self.STEPS * self.N)
+            self.assertEqual(f["messages_rx"], self.STEPS * self.N)
+            self.assertEqual(f["bytes_completed"], self.STEPS * self.N * 128 * 1024)
+            self.assertEqual((f["naks_rx"], f["retransmissions"], f["timeouts"]), (0, 0, 0))
+        # Step gating on the wire: host i's message k starts only after its own
+        # message k-1 and its predecessor's message k-1 were sent in full.
+        sent = [message_spans(os.path.join(cap, "net_ring_lb0a-tx.pcap")),
+                message_spans(os.path.join(cap, "net_ring_lb0b-tx.pcap"))]
+        for h in range(self.H):
+            self.assertEqual(len(sent[h]), self.STEPS * self.N)
+            pred = (h - 1) % self.H
+            for k in range(1, self.STEPS * self.N):
+                self.assertGreaterEqual(sent[h][k][0], sent[h][k - 1][1], (h, k))
+                self.assertGreaterEqual(sent[h][k][0], sent[pred][k - 1][1], (h, k))
+        return sent
+
+    def test_five_collectives_complete_in_step_order(self):
+        cap = self.path("cap")
+        run = run_gen(self.tmp, ["--pattern", "ring-allreduce", "--msg-size", "256KiB", "--messages", str(self.N),
+                                 "--rate", "10Gbps", "--duration", "20s", "--pcap-out", cap])
+        self.check_run(run, cap)
+
+    def test_a_paused_host_holds_its_successor(self):
+        """h1 pauses h0's port for 65535 quanta at 10Gbps (3.36 ms) at the start.
+        h1's step-0 message completes as soon as h0's ACK leaves, but h1
+        must not start step 1 before h0's step-0 message has arrived."""
+        cap = self.path("cap")
+        run = run_gen(self.tmp, ["--pattern", "ring-allreduce", "--msg-size", "256KiB", "--messages", str(self.N),
+                                 "--rate", "10Gbps", "--duration", "20s", "--pcap-out", cap,
+                                 "--pfc-tx", "port=1,prio=3,quanta=65535,start=0s,count=1"])
+        sent = self.check_run(run, cap)
+        self.assertEqual(run.port(0)["rx_pfc"], 1)
+        pause = 65535 * 512 / 10e9
+        self.assertGreater(run.report["collective"]["collective_times_ns"][0], 0.9 * pause * 1e9)
+        # h1 waited for h0's step-0 message, which ended after the pause.
+        self.assertGreater(sent[1][1][0] - sent[1][0][1], 0.5 * pause)
+
+    def test_bad_ring_inputs(self):
+        for args, field in ((["--pattern", "ring-allreduce", "--msg-size", "0B"], "msg_size"),
+                            (["--pattern", "ring-allreduce", "--arrivals", "poisson:10us"], "closed-loop"),
+                            (["--pattern", "ring-allreduce", "--tx-only"], "tx-only")):
+            r = subprocess.run([GEN] + eal_args() + ["--"] + args + ["--loopback-pairs", "1"], capture_output=True,
+                               text=True, timeout=20)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(field, r.stderr)
+
+
 class GenLossSweep(Base):
     W = 32
     ACK_TIMEOUT = 9          # 4.096us x 2^9 = 2.097 ms

@@ -113,5 +113,66 @@ flows:
     EXPECT_NE(bad.error().message.find("window"), std::string::npos);
 }
 
+TEST(gen_config, ring_allreduce_expands_to_a_ring) {
+    for (int h : {2, 3, 5}) {
+        gen_cfg c;
+        ASSERT_EQ(gen_cfg_set(c, "pattern", "ring-allreduce"), "");
+        ASSERT_EQ(gen_cfg_set(c, "msg-size", "1000B"), "");
+        ASSERT_EQ(gen_cfg_set(c, "messages", "3"), "");
+        ASSERT_EQ(expand_gen_cfg(c, h), "");
+        EXPECT_EQ(c.pattern, gen_pattern::ring_allreduce);
+        ASSERT_EQ(c.hosts.size(), static_cast<std::size_t>(h));
+        ASSERT_EQ(c.flows.size(), static_cast<std::size_t>(h));
+        EXPECT_EQ(c.ring_hosts, static_cast<std::uint32_t>(h));
+        EXPECT_EQ(c.ring_steps, static_cast<std::uint32_t>(2 * (h - 1)));
+        // ceil(1000 / H) rounded up to 4 bytes: 500, 336 (334), 200.
+        const std::uint64_t chunk = h == 2 ? 500 : h == 3 ? 336 : 200;
+        EXPECT_EQ(c.ring_chunk, chunk);
+        EXPECT_EQ(c.ring_collectives, 3u);
+        for (int i = 0; i < h; ++i) {
+            const auto& f = c.flows[static_cast<std::size_t>(i)];
+            EXPECT_EQ(f.src_host, i);
+            EXPECT_EQ(f.dst_host, (i + 1) % h);
+            EXPECT_EQ(c.hosts[static_cast<std::size_t>(f.src_host)].port, i);
+            EXPECT_EQ(f.sizes.fixed.v, chunk);
+            EXPECT_EQ(f.qp.msg_size.v, chunk);
+            EXPECT_EQ(f.arrivals.count, 3u * 2u * static_cast<std::uint64_t>(h - 1));
+            EXPECT_EQ(f.arrivals.outstanding, 1u);
+        }
+    }
+    // H = 2: both directions over one pair.
+    gen_cfg two;
+    ASSERT_EQ(gen_cfg_set(two, "pattern", "ring_allreduce"), "");
+    ASSERT_EQ(expand_gen_cfg(two, 2), "");
+    EXPECT_EQ(two.flows[0].src_host, 0);
+    EXPECT_EQ(two.flows[0].dst_host, 1);
+    EXPECT_EQ(two.flows[1].src_host, 1);
+    EXPECT_EQ(two.flows[1].dst_host, 0);
+    EXPECT_EQ(two.ring_collectives, 0u);  // unlimited
+    EXPECT_EQ(two.flows[0].arrivals.count, 0u);
+
+    gen_cfg one;
+    ASSERT_EQ(gen_cfg_set(one, "pattern", "ring-allreduce"), "");
+    EXPECT_NE(expand_gen_cfg(one, 1).find("2 ports"), std::string::npos);
+    gen_cfg pois;
+    ASSERT_EQ(gen_cfg_set(pois, "pattern", "ring-allreduce"), "");
+    ASSERT_EQ(gen_cfg_set(pois, "arrivals", "poisson:10us"), "");
+    EXPECT_NE(expand_gen_cfg(pois, 2).find("closed-loop"), std::string::npos);
+    gen_cfg zero;
+    ASSERT_EQ(gen_cfg_set(zero, "pattern", "ring-allreduce"), "");
+    ASSERT_EQ(gen_cfg_set(zero, "msg-size", "0B"), "");
+    EXPECT_NE(expand_gen_cfg(zero, 2).find("msg_size"), std::string::npos);
+
+    auto y = load_gen_cfg_from_string("pattern: ring-allreduce\nmsg_size: 1MiB\nmessages: 2\n", "r.yaml");
+    ASSERT_TRUE(y) << y.error().message;
+    ASSERT_EQ(expand_gen_cfg(*y, 4), "");
+    EXPECT_EQ(y->ring_chunk, 262144u);
+    EXPECT_EQ(y->flows.size(), 4u);
+    EXPECT_EQ(y->flows[3].dst_host, 0);
+    auto yf = load_gen_cfg_from_string("pattern: ring-allreduce\nflows:\n  - {src: h0, dst: h1}\n", "f.yaml");
+    ASSERT_TRUE(yf) << yf.error().message;
+    EXPECT_NE(expand_gen_cfg(*yf, 2).find("remove flows"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rocelab
