@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "app_common.hpp"
 #include "config/gen_config.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
@@ -125,13 +126,7 @@ struct app_opts {
     std::vector<std::pair<std::string, std::string>> sets;  // workload keys, applied after the config file
 };
 
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
-
-[[noreturn]] void die(int code, const std::string& msg) {
-    std::fprintf(stderr, "rocelab-gen: %s\n", msg.c_str());
-    std::exit(code);
-}
+[[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-gen", code, msg); }
 
 app_opts parse_app_opts(int argc, char** argv) {
     app_opts o;
@@ -203,23 +198,8 @@ app_opts parse_app_opts(int argc, char** argv) {
     return o;
 }
 
-std::string rate_str(double bps) {
-    char b[32];
-    if (bps >= 1e9) {
-        std::snprintf(b, sizeof b, "%.2fGbps", bps / 1e9);
-    } else if (bps >= 1e6) {
-        std::snprintf(b, sizeof b, "%.1fMbps", bps / 1e6);
-    } else {
-        std::snprintf(b, sizeof b, "%.0fKbps", bps / 1e3);
-    }
-    return b;
-}
-
-std::string mac_str(const std::array<std::uint8_t, 6>& m) {
-    char b[24];
-    std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-    return b;
-}
+using app::mac_str;
+using app::rate_str;
 
 std::string ip_str(std::uint32_t ip) {
     char b[20];
@@ -513,24 +493,9 @@ int worker_main(void* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int dashdash = -1;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--") == 0) {
-            dashdash = i;
-            break;
-        }
-    }
-    for (int i = 1; i < (dashdash < 0 ? argc : dashdash); ++i) {
-        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-            std::fputs(usage_text, stdout);
-            return 0;
-        }
-        if (std::strcmp(argv[i], "--version") == 0) {
-            std::printf("rocelab-gen %s\n", ROCELAB_VERSION);
-            return 0;
-        }
-    }
-    app_opts opt = dashdash < 0 ? app_opts{} : parse_app_opts(argc - dashdash - 1, argv + dashdash + 1);
+    const app::cmdline cl = app::split_cmdline(argc, argv);
+    if (app::early_help(cl, argv, usage_text, "rocelab-gen", ROCELAB_VERSION)) { return 0; }
+    app_opts opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
     std::string cmdline;
     for (int i = 0; i < argc; ++i) {
         cmdline += (i ? " " : "") + std::string(argv[i]);
@@ -553,7 +518,7 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    const int eal_argc = dashdash < 0 ? argc : dashdash;
+    const int eal_argc = cl.eal_argc;
     auto eal = dpdk::eal_init(eal_argc, argv);
     if (auto* e = std::get_if<std::string>(&eal)) {
         die(2, *e);
@@ -700,8 +665,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
 
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    app::install_stop_signals();
 
     worker_ctl ctl;
     ctl.pipe = pipe.get();
@@ -740,7 +704,7 @@ int main(int argc, char** argv) {
         }
         last_ts = el;
     };
-    while (!g_stop.load()) {
+    while (!app::stop_requested().load()) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         const auto tn = std::chrono::steady_clock::now();
         const double el = std::chrono::duration<double>(tn - t0).count();
