@@ -1227,27 +1227,23 @@ private:
                 o.pfc_prio_to_queue =
                     map_ref(f, "pfc_to_queue_map", path, "MAP_PFC_PRIORITY_TO_QUEUE", _pfc_queue_maps);
             }
-            if (const auto* e = find(f, "pfc_enable")) {
-                const std::string expected =
-                    "a comma-separated list of priorities 0..7 such as \"3,4\", or \"\" for none";
-                const std::string s =
-                    e->value.IsNull() ? std::string() : scalar(*e, path + "|pfc_enable", expected);
+            // "3,4" -> bit mask; `what` names the members (priorities, queues).
+            auto bit_list = [&](const auto& e, const char* field, const char* what) -> std::uint8_t {
+                const std::string expected = std::string("a comma-separated list of ") + what +
+                                             " 0..7 such as \"3,4\", or \"\" for none";
+                const std::string fpath = path + "|" + field;
+                const std::string s = e.value.IsNull() ? std::string() : scalar(e, fpath, expected);
                 const auto mask = parse_number_set(s, 7);
                 if (!mask) {
-                    fail_value(*e, path + "|pfc_enable", expected);
+                    fail_value(e, fpath, expected);
                 }
-                o.pfc_enable = *mask;
+                return static_cast<std::uint8_t>(*mask);
+            };
+            if (const auto* e = find(f, "pfc_enable")) {
+                o.pfc_enable = bit_list(*e, "pfc_enable", "priorities");
             }
             if (const auto* e = find(f, "pfcwd_sw_enable")) {
-                const std::string expected =
-                    "a comma-separated list of queues 0..7 such as \"3,4\", or \"\" for none";
-                const std::string s =
-                    e->value.IsNull() ? std::string() : scalar(*e, path + "|pfcwd_sw_enable", expected);
-                const auto mask = parse_number_set(s, 7);
-                if (!mask) {
-                    fail_value(*e, path + "|pfcwd_sw_enable", expected);
-                }
-                o.pfcwd_queues = *mask;
+                o.pfcwd_queues = bit_list(*e, "pfcwd_sw_enable", "queues");
             }
             if (const auto* e = find(f, "pfc_mode")) {
                 o.fc_mode = get_choice(*e, path + "|pfc_mode", {"pfc", "pause"}) == "pfc"
