@@ -669,16 +669,7 @@ int main(int argc, char** argv) {
 
     worker_ctl ctl;
     ctl.pipe = pipe.get();
-    const unsigned worker = rte_get_next_lcore(-1, 1, 0);
-    const bool have_worker = worker < RTE_MAX_LCORE;
-    std::thread inline_runner;
-    if (have_worker) {
-        rte_eal_remote_launch(worker_main, &ctl, worker);
-    } else {
-        std::fprintf(stderr, "rocelab-gen: only one lcore given; the worker shares CPU with control "
-                             "(use -l 0-1 for a dedicated worker lcore)\n");
-        inline_runner = std::thread([&] { worker_main(&ctl); });
-    }
+    app::worker_launch worker(worker_main, &ctl, "rocelab-gen");
 
     const auto t0 = std::chrono::steady_clock::now();
     auto last_status = t0;
@@ -729,11 +720,7 @@ int main(int argc, char** argv) {
         }
     }
     ctl.stop.store(true);
-    if (have_worker) {
-        rte_eal_wait_lcore(worker);
-    } else {
-        inline_runner.join();
-    }
+    worker.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ts != nullptr) {
         sample_ts(elapsed);

@@ -551,17 +551,7 @@ int main(int argc, char** argv) {
     ctl.pipe = pipe.get();
     ctl.samples = samples.get();
     ctl.sample_interval = cfg.queue_sample_interval;
-    const unsigned worker = rte_get_next_lcore(-1, 1, 0);
-    const bool have_worker = worker < RTE_MAX_LCORE;
-    std::thread inline_runner;
-    if (have_worker) {
-        rte_eal_remote_launch(worker_main, &ctl, worker);
-    } else {
-        // A single lcore: the switch runs on a thread beside the control loop.
-        std::fprintf(stderr, "rocelab-switch: only one lcore given; the worker shares CPU with control "
-                             "(use -l 0-1 for a dedicated worker lcore)\n");
-        inline_runner = std::thread([&] { worker_main(&ctl); });
-    }
+    app::worker_launch worker(worker_main, &ctl, "rocelab-switch");
 
     const auto t0 = std::chrono::steady_clock::now();
     const nanos tsc0 = clock.now();
@@ -622,11 +612,7 @@ int main(int argc, char** argv) {
         if (opt.duration && el * 1e9 >= double(opt.duration->v)) { break; }
     }
     ctl.stop.store(true);
-    if (have_worker) {
-        rte_eal_wait_lcore(worker);
-    } else {
-        inline_runner.join();
-    }
+    worker.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sw::telemetry_detach();
     print_events();

@@ -48,7 +48,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from telemetry import Telemetry  # noqa: E402
+from telemetry import measure_sink_mpps  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAME = 14 + 20 + 8 + 12 + 1024 + 4  # WRITE MIDDLE with 1024 B payload, no FCS
@@ -85,45 +85,10 @@ def command(tool, prefix, sink, gen_bin):
         "--nb-cores=1", "--rxq=1", "--txq=1", "--burst=32", "--total-num-mbufs=16384", "--auto-start"]
 
 
-def sink_opackets(t):
-    return t.query("/ethdev/stats,0")["/ethdev/stats"]["opackets"]
-
-
 def run_once(tool, sink, a):
     prefix = f"bgen{os.getpid()}_{time.monotonic_ns()}"
-    p = subprocess.Popen(command(tool, prefix, sink, a.gen_bin), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    rates = []
-    try:
-        t = None
-        deadline = time.monotonic() + 20
-        while t is None and time.monotonic() < deadline:
-            if p.poll() is not None:
-                raise RuntimeError(f"{tool} exited: {p.stderr.read().decode()[-800:]}")
-            try:
-                t = Telemetry(prefix)
-            except OSError:
-                time.sleep(0.2)
-        if t is None:
-            raise RuntimeError(f"{tool}: no telemetry socket")
-        time.sleep(a.warmup)
-        last = sink_opackets(t)
-        t_last = time.monotonic()
-        for _ in range(a.windows):
-            time.sleep(a.window)
-            now_pk = sink_opackets(t)
-            t_now = time.monotonic()
-            rates.append((now_pk - last) / (t_now - t_last) / 1e6)
-            last, t_last = now_pk, t_now
-        t.close()
-    finally:
-        p.terminate()  # by PID; rocelab-gen and testpmd stop cleanly on SIGTERM
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-    return rates
+    return measure_sink_mpps(command(tool, prefix, sink, a.gen_bin), prefix, tool, 0, a.warmup, a.windows,
+                             a.window)
 
 
 def pcap_frames(path):

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from telemetry import Telemetry  # noqa: E402
+from telemetry import measure_sink_mpps  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,45 +65,10 @@ def command(tool, prefix, pcap, switch_bin, switch_args):
         "--rxq=1", "--txq=1", "--burst=32", "--total-num-mbufs=16384", "--auto-start"]
 
 
-def sink_opackets(t):
-    return t.query("/ethdev/stats,1")["/ethdev/stats"]["opackets"]
-
-
 def run_once(tool, pcap, a):
     prefix = f"bench{os.getpid()}_{tool}_{time.monotonic_ns()}"
     cmd = command(tool, prefix, pcap, a.switch_bin, a.switch_args.split() if a.switch_args else [])
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    rates = []
-    try:
-        t = None
-        deadline = time.monotonic() + 20
-        while t is None and time.monotonic() < deadline:
-            if p.poll() is not None:
-                raise RuntimeError(f"{tool} exited: {p.stderr.read().decode()[-800:]}")
-            try:
-                t = Telemetry(prefix)
-            except OSError:
-                time.sleep(0.2)
-        if t is None:
-            raise RuntimeError(f"{tool}: no telemetry socket")
-        time.sleep(a.warmup)
-        last = sink_opackets(t)
-        t_last = time.monotonic()
-        for _ in range(a.windows):
-            time.sleep(a.window)
-            now_pk = sink_opackets(t)
-            t_now = time.monotonic()
-            rates.append((now_pk - last) / (t_now - t_last) / 1e6)
-            last, t_last = now_pk, t_now
-        t.close()
-    finally:
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-    return rates
+    return measure_sink_mpps(cmd, prefix, tool, 1, a.warmup, a.windows, a.window)
 
 
 def main():

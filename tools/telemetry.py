@@ -10,7 +10,9 @@ interactive use, dpdk-telemetry.py -f PREFIX does the same.
 import json
 import os
 import socket
+import subprocess
 import sys
+import time
 
 
 def socket_path(prefix):
@@ -31,6 +33,48 @@ class Telemetry:
 
     def close(self):
         self.sock.close()
+
+
+def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):
+    """Run `cmd` (a DPDK process started with --file-prefix `prefix`), wait
+    for its telemetry socket, warm up, then return Mpps at the sink port's
+    ethdev opackets for each of `windows` windows of `window` seconds. The
+    process is stopped by its PID (SIGTERM, then SIGKILL after 15 s)."""
+    def opackets(t):
+        return t.query(f"/ethdev/stats,{sink_port}")["/ethdev/stats"]["opackets"]
+
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    rates = []
+    try:
+        t = None
+        deadline = time.monotonic() + 20
+        while t is None and time.monotonic() < deadline:
+            if p.poll() is not None:
+                raise RuntimeError(f"{tool} exited: {p.stderr.read().decode()[-800:]}")
+            try:
+                t = Telemetry(prefix)
+            except OSError:
+                time.sleep(0.2)
+        if t is None:
+            raise RuntimeError(f"{tool}: no telemetry socket")
+        time.sleep(warmup)
+        last = opackets(t)
+        t_last = time.monotonic()
+        for _ in range(windows):
+            time.sleep(window)
+            now_pk = opackets(t)
+            t_now = time.monotonic()
+            rates.append((now_pk - last) / (t_now - t_last) / 1e6)
+            last, t_last = now_pk, t_now
+        t.close()
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return rates
 
 
 def main():
