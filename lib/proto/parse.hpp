@@ -141,7 +141,6 @@ struct parsed_frame {
     std::uint16_t ethertype = 0;         // after the VLAN tags
     std::uint16_t l3_off = 0;            // = 14 + 4 * vlan_count
     std::uint16_t l3_len = 0;            // IP datagram length (IPv4 total length / 40 + payload length)
-    // -- IP group, written as one 32-bit word by the parser --
     std::uint8_t dscp = 0;
     std::uint8_t ecn = 0;
     std::uint8_t ttl = 0;                // TTL or hop limit
@@ -152,7 +151,6 @@ struct parsed_frame {
     std::uint16_t ip6_dst_off = 0;
     std::uint16_t l4_off = 0;            // 0 for fragments
     std::uint16_t l4_len = 0;            // UDP length field
-    // -- ports, written as one 32-bit word --
     std::uint16_t sport = 0;
     std::uint16_t dport = 0;
     std::uint16_t bth_off = 0;
@@ -176,10 +174,9 @@ struct parsed_frame {
 };
 static_assert(sizeof(parsed_frame) <= 64, "parsed_frame must fit one cache line");
 static_assert(std::is_trivially_copyable_v<parsed_frame>);
-// The groups the parser writes as single words (fewer stores per packet:
-// field-by-field stores were about 40% of the parse time).
-static_assert(offsetof(parsed_frame, l4_proto) == offsetof(parsed_frame, dscp) + 3);
-static_assert(offsetof(parsed_frame, dport) == offsetof(parsed_frame, sport) + 2);
+// The BTH flags are written as one 64-bit word (fewer stores per RoCE
+// packet). The IP and port fields are written one by one: grouped stores
+// keep the struct out of registers where parse_frame is inlined.
 static_assert(offsetof(parsed_frame, reserved_) == offsetof(parsed_frame, opcode) + 7);
 
 // Per-lcore counters of parse results.
@@ -254,6 +251,7 @@ template <typename T>
 }
 
 // UDP part: l4 is the offset of the UDP header, ip_end the end of the datagram.
+template <bool Roce>
 [[gnu::always_inline]] inline void parse_udp(const std::byte* frame, std::uint32_t l4, std::uint32_t ip_end,
                                              parsed_frame& r) noexcept {
     r.l4_off = static_cast<std::uint16_t>(l4);
@@ -262,25 +260,35 @@ template <typename T>
         return;
     }
     const std::byte* u = frame + l4;
-    std::uint32_t ports;
-    std::memcpy(&ports, u, 4);
-    // wire: sport_hi sport_lo dport_hi dport_lo -> swap bytes within each half
-    ports = ((ports & 0x00FF00FFu) << 8) | ((ports >> 8) & 0x00FF00FFu);
-    put_group<std::uint32_t>(&r.sport, ports);
+    const std::uint32_t ports = load_be32(u);  // sport << 16 | dport
+    r.sport = static_cast<std::uint16_t>(ports >> 16);
+    r.dport = static_cast<std::uint16_t>(ports);
     const std::uint16_t ulen = load_be16(u + 4);
     r.l4_len = ulen;
     if (ulen < udp_hdr_len || ulen > ip_end - l4) {
         r.status = parse_status::bad_udp_length;
         return;
     }
-    if ((ports >> 16) == udp_port_roce_v2) {
+    if (Roce && r.dport == udp_port_roce_v2) {
         parse_roce(frame, l4 + udp_hdr_len, ulen - udp_hdr_len, r);
     }
 }
 
 }  // namespace detail
 
+// How deep parse_frame goes. A switch parses what it forwards on, as an
+// ASIC's parser does, and passes the rest through untouched:
+//   l3    Ethernet, VLAN tags, the IPv4/IPv6 header (version, IHL, lengths),
+//         MAC Control and ARP; no IPv4 checksum, no L4. An L2 bridge
+//         classifying by DSCP needs no more.
+//   l4    l3 + the IPv4 header checksum (RFC 1812 5.2.2: a router verifies
+//         it) + the UDP header and ports (ECMP's 5-tuple). What L3 mode uses.
+//   full  l4 + RoCEv2 BTH and extended headers. The generator and tests.
+// Malformed cases beyond the depth are not looked for (status ok).
+enum class parse_depth : std::uint8_t { l3, l4, full };
+
 // Parses one frame (without FCS). Never reads beyond p[len - 1].
+template <parse_depth Depth = parse_depth::full>
 [[gnu::always_inline]] inline parsed_frame parse_frame(const std::byte* p, std::uint32_t len) noexcept {
     parsed_frame r{};
     if (len < eth_hdr_len) [[unlikely]] {
@@ -343,12 +351,14 @@ template <typename T>
         const std::uint8_t tos = load_u8(l3 + 1);
         const std::uint16_t tot = load_be16(l3 + 2);
         const std::uint16_t frag = load_be16(l3 + 6);
-        std::uint16_t ttl_proto;  // wire bytes ttl, proto = native low, high
-        std::memcpy(&ttl_proto, l3 + 8, 2);
         const std::uint8_t proto = load_u8(l3 + 9);
-        // dscp | ecn | ttl | l4_proto
-        detail::put_group<std::uint32_t>(&r.dscp, std::uint32_t(tos >> 2) | (std::uint32_t(tos & 3u) << 8) |
-                                              (std::uint32_t(ttl_proto) << 16));
+        // Field by field: the struct stays in registers when inlined (a
+        // grouped memcpy store forced it to the stack, and a narrow spill
+        // reloaded wide stalled store forwarding in the switch's loop).
+        r.dscp = tos >> 2;
+        r.ecn = tos & 3u;
+        r.ttl = load_u8(l3 + 8);
+        r.l4_proto = proto;
         r.ip4_src = load_be32(l3 + 12);
         r.ip4_dst = load_be32(l3 + 16);
         r.l3_len = tot;
@@ -360,16 +370,20 @@ template <typename T>
             r.status = parse_status::truncated_ipv4_payload;
             return r;
         }
-        if (!ipv4_checksum_ok(l3, hlen)) {
-            r.status = parse_status::bad_ipv4_checksum;
-            return r;
+        if constexpr (Depth != parse_depth::l3) {
+            if (!ipv4_checksum_ok(l3, hlen)) {
+                r.status = parse_status::bad_ipv4_checksum;
+                return r;
+            }
         }
         if ((frag & (ipv4_flag_mf | ipv4_frag_offset_mask)) != 0) {
             r.ipv4_fragment = true;
             return r;
         }
-        if (proto == ip_proto_udp) {
-            detail::parse_udp(p, off + hlen, off + tot, r);
+        if constexpr (Depth == parse_depth::l3) {
+            r.l4_off = static_cast<std::uint16_t>(off + hlen);
+        } else if (proto == ip_proto_udp) {
+            detail::parse_udp<Depth == parse_depth::full>(p, off + hlen, off + tot, r);
         } else {
             r.l4_off = static_cast<std::uint16_t>(off + hlen);
         }
@@ -403,8 +417,10 @@ template <typename T>
             r.status = parse_status::truncated_ipv6_payload;
             return r;
         }
-        if (r.l4_proto == ip_proto_udp) {
-            detail::parse_udp(p, off + ipv6_hdr_len, off + ipv6_hdr_len + plen, r);
+        if constexpr (Depth == parse_depth::l3) {
+            r.l4_off = static_cast<std::uint16_t>(off + ipv6_hdr_len);
+        } else if (r.l4_proto == ip_proto_udp) {
+            detail::parse_udp<Depth == parse_depth::full>(p, off + ipv6_hdr_len, off + ipv6_hdr_len + plen, r);
         } else {
             r.l4_off = static_cast<std::uint16_t>(off + ipv6_hdr_len);
         }

@@ -1,6 +1,6 @@
 // egress_queues.hpp - the 8 egress queues of one port, with tail drop.
 //
-// What: 8 FIFO queues (fixed_ring, no allocation) of items T (rte_mbuf* in
+// What: 8 FIFO queues (ring buffers, no allocation) of items T (rte_mbuf* in
 // the switch, anything in tests), each item stored together with its frame
 // length so byte accounting never touches the packet. A queue tail-drops an
 // arriving item when admitting it would exceed its queue_limits
@@ -8,6 +8,8 @@
 //
 // Parameters:
 //   T      item type (pointer-like, trivially copyable).
+//          Storage is one array; indices are free-running 32-bit counters
+//          masked by Depth-1 and rewound to 0 whenever a queue empties.
 //   Depth  ring capacity per queue (power of two). Effective packet limit is
 //          min(limits.max_packets, Depth).
 //   limits per-queue queue_limits (scheduler_cfg.hpp), settable at run time
@@ -37,7 +39,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/fixed_ring.hpp"
 #include "core/units.hpp"
 #include "qos/scheduler_cfg.hpp"
 
@@ -62,6 +63,8 @@ struct alignas(64) egress_port_stats {
 
 template <typename T, std::size_t Depth>
 class egress_queues {
+    static_assert(Depth >= 2 && (Depth & (Depth - 1)) == 0, "egress queue depth must be a power of two");
+
 public:
     static constexpr int num_queues = 8;
 
@@ -92,16 +95,16 @@ public:
     // Admit `item` of `len` bytes to queue q (0..7). Returns false when the
     // item is tail dropped (counted); the caller then frees it.
     bool enqueue(int q, T item, std::uint32_t len) noexcept {
-        auto& ring = _rings[q];
         const std::uint64_t nb = _bytes[q] + len;
-        const std::size_t np = ring.size() + 1;
+        const std::uint32_t np = _tail[q] - _head[q] + 1;
         auto& st = _stats.q[q];
         if (nb > _max_bytes[q] || np > _max_packets[q]) {
             ++st.drop_tail_packets;
             st.drop_tail_bytes += len;
             return false;
         }
-        ring.push(entry{item, len});  // cannot fail: np <= _max_packets <= Depth
+        slot(q, _tail[q]) = entry{item, len};  // fits: np <= _max_packets <= Depth
+        ++_tail[q];
         _bytes[q] = nb;
         _nonempty |= static_cast<std::uint8_t>(1u << q);
         ++st.enq_packets;
@@ -118,12 +121,15 @@ public:
     // Remove the head of queue q. Precondition: queue q is non-empty
     // (its bit is set in nonempty_mask()).
     entry dequeue(int q) noexcept {
-        auto& ring = _rings[q];
-        entry e = ring.pop();
+        const entry e = slot(q, _head[q]);
+        ++_head[q];
         _bytes[q] -= e.len;
-        if (ring.empty()) {
+        if (_head[q] == _tail[q]) {
+            // Empty: restart at slot 0, so a queue that drains every poll
+            // keeps reusing the same few (hot) cache lines.
+            _head[q] = 0;
+            _tail[q] = 0;
             _nonempty &= static_cast<std::uint8_t>(~(1u << q));
-            ring.rewind_if_empty();
         }
         auto& st = _stats.q[q];
         ++st.deq_packets;
@@ -132,11 +138,11 @@ public:
     }
 
     // Length of the head item of queue q, 0 when empty.
-    std::uint32_t head_len(int q) const noexcept { return _rings[q].empty() ? 0 : _rings[q].front().len; }
-    const T& head(int q) const noexcept { return _rings[q].front().item; }
+    std::uint32_t head_len(int q) const noexcept { return empty(q) ? 0 : slot(q, _head[q]).len; }
+    const T& head(int q) const noexcept { return slot(q, _head[q]).item; }
 
     bytes depth_bytes(int q) const noexcept { return bytes{_bytes[q]}; }
-    std::uint32_t depth_packets(int q) const noexcept { return static_cast<std::uint32_t>(_rings[q].size()); }
+    std::uint32_t depth_packets(int q) const noexcept { return _tail[q] - _head[q]; }
     std::uint8_t nonempty_mask() const noexcept { return _nonempty; }
     bool empty(int q) const noexcept { return (_nonempty >> q & 1u) == 0; }
 
@@ -144,16 +150,18 @@ public:
     // for each (to free it). Counted as drop_flush. Returns items dropped.
     template <typename Fn>
     std::uint32_t flush(int q, Fn&& on_item) noexcept(noexcept(on_item(T{}, 0u))) {
-        auto& ring = _rings[q];
         auto& st = _stats.q[q];
         std::uint32_t n = 0;
-        while (!ring.empty()) {
-            entry e = ring.pop();
+        while (_head[q] != _tail[q]) {
+            const entry e = slot(q, _head[q]);
+            ++_head[q];
             ++st.drop_flush_packets;
             st.drop_flush_bytes += e.len;
             on_item(e.item, e.len);
             ++n;
         }
+        _head[q] = 0;
+        _tail[q] = 0;
         _bytes[q] = 0;
         _nonempty &= static_cast<std::uint8_t>(~(1u << q));
         return n;
@@ -164,14 +172,25 @@ public:
     void reset_stats() noexcept { _stats = egress_port_stats{}; }
 
 private:
-    // hot: one cache line for the bitmap, byte depths and limits
+    // Queue q's slots start at q * stride; head/tail are free-running
+    // counters (tail - head <= Depth) masked to a slot.
+    // The extra 4 entries (64 bytes) per queue stagger the queues' first
+    // slots over different cache sets: with a power-of-two stride the hot
+    // first slots of all 8 queues (and of every port) alias one L1 set.
+    static constexpr std::size_t stride = Depth + 4;
+    entry& slot(int q, std::uint32_t i) noexcept { return _slots[q * stride + (i & (Depth - 1))]; }
+    const entry& slot(int q, std::uint32_t i) const noexcept { return _slots[q * stride + (i & (Depth - 1))]; }
+
+    // hot: the bitmap, ring indices, byte depths and limits (3 cache lines)
     std::uint8_t _nonempty = 0;
+    std::array<std::uint32_t, 8> _head{};
+    std::array<std::uint32_t, 8> _tail{};
     std::array<std::uint32_t, 8> _max_packets{};
     std::array<std::uint64_t, 8> _bytes{};
     std::array<std::uint64_t, 8> _max_bytes{};
-    std::array<fixed_ring<entry, Depth>, 8> _rings{};
     // cold
     egress_port_stats _stats{};
+    std::array<entry, 8 * stride> _slots{};
 };
 
 }  // namespace rocelab

@@ -518,81 +518,172 @@ void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
 
 }  // namespace
 
-std::uint32_t switch_pipeline::poll(nanos now) noexcept {
-    impl& p = *_p;
-    const std::size_t nports = p.ports.size();
-    dpdk::capture* const cap = _capture;
-    const bool l2 = p.mode == fwd_mode::l2;
-    std::uint32_t work = 0;
+namespace {
 
+// Admission of one frame to egress port eg, general case: VLAN tag rewrite,
+// PFC watchdog drop, ingress buffer accounting, then the egress queue.
+[[gnu::noinline]] void admit_slow(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
+                                  std::uint8_t tc, bool tagged) noexcept {
+    if (eg.vmode == vlan_mode::tagged) {
+        if (!vlan_set(x, tagged, tc, eg.vid)) {
+            eg.c.drop(drop_reason::flood_nombuf);
+            rte_pktmbuf_free(x);
+            return;
+        }
+    } else if (tagged) {
+        vlan_strip(x);
+    }
+    const int q = eg.maps.tc_to_queue[tc];
+    if ((eg.wd_drop_mask >> q & 1u) != 0) {
+        eg.c.drop(drop_reason::pfcwd);
+        eg.wd[q]->count_rx_drop();
+        rte_pktmbuf_free(x);
+        return;
+    }
+    const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
+    if (p.buf) {
+        // Ingress buffer accounting: charged now, released at dequeue;
+        // the charge travels with the packet in an mbuf dynfield.
+        pkt_meta& md = meta(x);
+        md.tc = tc;
+        md.in_port = static_cast<std::uint8_t>(in.idx);
+        md.pg = in.maps.tc_to_pg[tc];
+        const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
+        if (!r.ok()) {
+            in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+                                                              : drop_reason::headroom_overflow);
+            rte_pktmbuf_free(x);
+            return;
+        }
+        md.charge = r.token.bytes;
+        if (!eg.eq.enqueue(q, x, xlen)) {
+            eg.c.drop(drop_reason::tail_drop);
+            p.buf->release(md.in_port, md.pg, charge{md.charge});
+            rte_pktmbuf_free(x);
+        }
+        return;
+    }
+    if (!eg.eq.enqueue(q, x, xlen)) {
+        eg.c.drop(drop_reason::tail_drop);
+        rte_pktmbuf_free(x);
+    }
+}
+
+// Admission, common case inline: an untagged frame to an untagged port, no
+// watchdog drop active, no buffer accounting.
+[[gnu::always_inline]] inline void admit(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
+                                         std::uint8_t tc, bool tagged, bool acct) noexcept {
+    if (!acct && !tagged && eg.vmode == vlan_mode::untagged && eg.wd_drop_mask == 0) [[likely]] {
+        const int q = eg.maps.tc_to_queue[tc];
+        const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
+        if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
+            eg.c.drop(drop_reason::tail_drop);
+            rte_pktmbuf_free(x);
+        }
+        return;
+    }
+    admit_slow(p, in, eg, x, tc, tagged);
+}
+
+// Flood to every port but the ingress port: copies for all but the last.
+[[gnu::noinline]] void flood(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, std::uint8_t tc,
+                             bool tagged) noexcept {
+    std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
+    if (targets == 0) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    while ((targets & (targets - 1)) != 0) {
+        const int t = std::countr_zero(targets);
+        targets &= targets - 1;
+        rte_mbuf* x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
+        if (x == nullptr) {
+            p.ports[t]->c.drop(drop_reason::flood_nombuf);
+            continue;
+        }
+        ++in.c.flood_copies;
+        admit(p, in, *p.ports[t], x, tc, tagged, p.buf != nullptr);
+    }
+    admit(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged, p.buf != nullptr);
+}
+
+}  // namespace
+
+namespace {
+
+// One RX burst of port `in`, one pass per frame: parse + classify +
+// forwarding decision + egress rewrite + enqueue. L2: learning bridge
+// (parses to the IP header); else L3 (checksum and L4 ports too).
+template <bool L2>
+std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::capture* cap) noexcept {
+    constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
+    const bool acct = p.buf != nullptr;
+    const std::uint32_t max_frame = p.max_frame;
     rte_mbuf* pkts[max_burst];
-    std::uint16_t out[max_burst];  // egress port, or out_drop/out_flood/out_consumed
-    std::uint8_t tc[max_burst];
-    bool tagged[max_burst];
+    const std::uint16_t n = rte_eth_rx_burst(in.b.port_id, 0, pkts, p.burst);
+    if (n == 0) { return 0; }
+    for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
 
-    for (std::size_t pi = 0; pi < nports; ++pi) {
-        port_rt& in = *p.ports[pi];
-        const std::uint16_t n = rte_eth_rx_burst(in.b.port_id, 0, pkts, p.burst);
-        if (n == 0) { continue; }
-        work += n;
-        for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
+    // FDB results are cached within a burst: consecutive frames of one
+    // flow share source and destination, so learn/lookup run once.
+    std::uint64_t last_src = ~0ULL;
+    std::uint64_t last_dst = ~0ULL;
+    int last_dst_port = -1;
 
-        // FDB results are cached within a burst: consecutive frames of one
-        // flow share source and destination, so learn/lookup run once.
-        std::uint64_t last_src = ~0ULL;
-        std::uint64_t last_dst = ~0ULL;
-        int last_dst_port = -1;
-
-        // ---- stage: parse + classify + forwarding decision -> out[], tc[] ----
-        std::uint64_t rx_bytes = 0;
-        for (std::uint16_t i = 0; i < n; ++i) {
-            if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
-            rte_mbuf* m = pkts[i];
-            const std::uint32_t len = rte_pktmbuf_pkt_len(m);
-            rx_bytes += len;
-            if (cap != nullptr) { cap->tap(in.idx, false, m, now); }
-            out[i] = out_drop;
-            if (len > p.max_frame) [[unlikely]] {
+    rte_mbuf* to_free[max_burst];
+    std::uint16_t n_free = 0;
+    std::uint64_t rx_bytes = 0;
+    for (std::uint16_t i = 0; i < n; ++i) {
+        if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
+        rte_mbuf* m = pkts[i];
+        const std::uint32_t len = rte_pktmbuf_pkt_len(m);
+        rx_bytes += len;
+        if (cap != nullptr) { cap->tap(in.idx, false, m, now); }
+        std::uint16_t o = out_drop;
+        std::uint8_t tc = 0;
+        bool tagged = false;
+        do {  // decision; `break` leaves with o set (out_drop: counted)
+            if (len > max_frame) [[unlikely]] {
                 in.c.drop(drop_reason::oversize);
-                continue;
+                break;
             }
             const std::uint32_t seg = rte_pktmbuf_data_len(m);
             if (seg < len && seg < 128) [[unlikely]] {
                 in.c.drop(drop_reason::segmented_header);
-                continue;
+                break;
             }
             const std::byte* d = data(m);
-            const parsed_frame f = parse_frame(d, len);
+            const parsed_frame f = parse_frame<L2 ? parse_depth::l3 : parse_depth::l4>(d, len);
             if (f.status != parse_status::ok) [[unlikely]] {
                 ++in.c.malformed[static_cast<std::size_t>(f.status)];
                 in.c.drop(drop_reason::malformed);
-                continue;
+                break;
             }
             // Link-local group addresses 01:80:C2:00:00:00..0F are never forwarded.
             if (is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d))) [[unlikely]] {
                 if (f.kind == frame_kind::mac_control) {
                     on_mac_control(in, f, d, now);
-                    out[i] = out_consumed;
+                    o = out_consumed;
                 } else {
                     in.c.drop(drop_reason::link_local);
                 }
-                continue;
+                break;
             }
             // VLAN membership: tagged ports accept their VID (or priority tags),
             // untagged ports accept untagged or priority-tagged frames.
             std::uint16_t vid = 0;
-            tagged[i] = f.vlan_count > 0;
-            if (tagged[i]) {
+            tagged = f.vlan_count > 0;
+            if (tagged) [[unlikely]] {
                 vid = static_cast<std::uint16_t>(f.outer_vid);
-                if (vid != 0 && (in.vmode != vlan_mode::tagged || vid != in.vid)) [[unlikely]] {
+                if (vid != 0 && (in.vmode != vlan_mode::tagged || vid != in.vid)) {
                     in.c.drop(drop_reason::vlan_mismatch);
-                    continue;
+                    break;
                 }
             }
-            tc[i] = in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, tagged[i] ? f.outer_pcp : -1);
-            if (!l2) {
-                out[i] = l3_decide(p, in, m, f, tc[i]);
-                continue;
+            tc = in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, tagged ? f.outer_pcp : -1);
+            if constexpr (!L2) {
+                o = l3_decide(p, in, m, f, tc);
+                break;
             }
             // L2: learn the source, look up the destination; flood on a miss.
             const std::uint64_t src = load_mac48(d + 6) | (std::uint64_t{vid} << 48);
@@ -603,8 +694,8 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 last_src = src;
             }
             if ((std::to_integer<std::uint8_t>(d[0]) & 1u) != 0) {
-                out[i] = out_flood;  // broadcast / multicast
-                continue;
+                o = out_flood;  // broadcast / multicast
+                break;
             }
             const std::uint64_t dst = load_mac48(d) | (std::uint64_t{vid} << 48);
             if (dst != last_dst) {
@@ -612,101 +703,51 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 last_dst_port = p.table.lookup(now, reinterpret_cast<const std::uint8_t*>(d), vid);
             }
             if (last_dst_port < 0) {
-                out[i] = out_flood;  // unknown unicast
+                o = out_flood;  // unknown unicast
             } else if (last_dst_port == in.idx) {
                 in.c.drop(drop_reason::same_port);
             } else {
-                out[i] = static_cast<std::uint16_t>(last_dst_port);
+                o = static_cast<std::uint16_t>(last_dst_port);
             }
+        } while (false);
+        if (o < out_flood) [[likely]] {
+            admit(p, in, *p.ports[o], m, tc, tagged, acct);
+        } else if (o == out_flood) {
+            // With two ports a flood is one unicast: no copy, no call.
+            const std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
+            if (targets != 0 && (targets & (targets - 1)) == 0) {
+                admit(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged, acct);
+            } else {
+                flood(p, in, m, tc, tagged);
+            }
+        } else {  // out_drop or out_consumed: already counted
+            to_free[n_free++] = m;
         }
-        in.c.rx_packets += n;
-        in.c.rx_bytes += rx_bytes;
+    }
+    in.c.rx_packets += n;
+    in.c.rx_bytes += rx_bytes;
+    if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
+    return n;
+}
 
-        // ---- stage: egress rewrite + enqueue (one dispatch) ----
-        const std::uint64_t flood_mask = p.all_ports_mask & ~(1ULL << in.idx);
-        rte_mbuf* to_free[max_burst];
-        std::uint16_t n_free = 0;
-        for (std::uint16_t i = 0; i < n; ++i) {
-            rte_mbuf* m = pkts[i];
-            std::uint16_t o = out[i];
-            if (o >= out_consumed) {  // out_drop or out_consumed: already counted
-                to_free[n_free++] = m;
-                continue;
-            }
-            auto admit = [&](port_rt& eg, rte_mbuf* x) noexcept {
-                if (eg.vmode == vlan_mode::tagged) [[unlikely]] {
-                    if (!vlan_set(x, tagged[i], tc[i], eg.vid)) {
-                        eg.c.drop(drop_reason::flood_nombuf);
-                        rte_pktmbuf_free(x);
-                        return;
-                    }
-                } else if (tagged[i]) [[unlikely]] {
-                    vlan_strip(x);
-                }
-                const int q = eg.maps.tc_to_queue[tc[i]];
-                if ((eg.wd_drop_mask >> q & 1u) != 0) [[unlikely]] {
-                    eg.c.drop(drop_reason::pfcwd);
-                    eg.wd[q]->count_rx_drop();
-                    rte_pktmbuf_free(x);
-                    return;
-                }
-                const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
-                if (p.buf) {
-                    // Ingress buffer accounting: charged now, released at dequeue;
-                    // the charge travels with the packet in an mbuf dynfield.
-                    pkt_meta& md = meta(x);
-                    md.tc = tc[i];
-                    md.in_port = static_cast<std::uint8_t>(in.idx);
-                    md.pg = in.maps.tc_to_pg[tc[i]];
-                    const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
-                    if (!r.ok()) [[unlikely]] {
-                        in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
-                                                                          : drop_reason::headroom_overflow);
-                        rte_pktmbuf_free(x);
-                        return;
-                    }
-                    md.charge = r.token.bytes;
-                    if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
-                        eg.c.drop(drop_reason::tail_drop);
-                        p.buf->release(md.in_port, md.pg, charge{md.charge});
-                        rte_pktmbuf_free(x);
-                    }
-                    return;
-                }
-                if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
-                    eg.c.drop(drop_reason::tail_drop);
-                    rte_pktmbuf_free(x);
-                }
-            };
-            if (o == out_flood) {
-                std::uint64_t targets = flood_mask;
-                if (targets == 0) {
-                    rte_pktmbuf_free(m);
-                    continue;
-                }
-                // Flood to every other port: copies for all but the last.
-                while ((targets & (targets - 1)) != 0) {
-                    const int t = std::countr_zero(targets);
-                    targets &= targets - 1;
-                    rte_mbuf* x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
-                    if (x == nullptr) {
-                        p.ports[t]->c.drop(drop_reason::flood_nombuf);
-                        continue;
-                    }
-                    ++in.c.flood_copies;
-                    admit(*p.ports[t], x);
-                }
-                o = static_cast<std::uint16_t>(std::countr_zero(targets));
-            }
-            admit(*p.ports[o], m);
-        }
-        if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
+}  // namespace
+
+std::uint32_t switch_pipeline::poll(nanos now) noexcept {
+    impl& p = *_p;
+    const std::size_t nports = p.ports.size();
+    dpdk::capture* const cap = _capture;
+    const bool acct = p.buf != nullptr;
+    std::uint32_t work = 0;
+
+    for (std::size_t pi = 0; pi < nports; ++pi) {
+        port_rt& in = *p.ports[pi];
+        work += p.mode == fwd_mode::l2 ? rx_port<true>(p, in, now, cap) : rx_port<false>(p, in, now, cap);
     }
 
     // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----
     for (std::size_t pi = 0; pi < nports; ++pi) {
         port_rt& eg = *p.ports[pi];
-        if (p.buf) [[unlikely]] {
+        if (acct) [[unlikely]] {
             send_pfc(p, eg, now, cap);
         }
         if (eg.wd_interval.v > 0 && now >= eg.wd_next) [[unlikely]] {
@@ -734,11 +775,11 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 auto e = eg.eq.dequeue(q);
                 eg.sched.charge(q, e.len);
                 if (shaped) { eg.shp.on_send(now, e.len); }
-                if (p.buf) {
+                if (acct) [[unlikely]] {
                     const pkt_meta& md = meta(e.item);
                     p.buf->release(md.in_port, md.pg, charge{md.charge});
                 }
-                if (cap != nullptr) { cap->tap(eg.idx, true, e.item, now); }
+                if (cap != nullptr) [[unlikely]] { cap->tap(eg.idx, true, e.item, now); }
                 eg.staged_len[eg.n_staged] = e.len;
                 eg.staged[eg.n_staged++] = e.item;
             } while (eg.n_staged < p.burst && !eg.eq.empty(q) && (!shaped || eg.shp.conforms(now)) &&

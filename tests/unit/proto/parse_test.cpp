@@ -180,6 +180,50 @@ TEST(ProtoParse, MalformedCorpusOnePerStatus) {
     EXPECT_EQ(counters.malformed(), parse_status_count - 1);
 }
 
+// The switch's parse depths: l3 (L2 bridge) stops at the IP header without
+// the IPv4 checksum; l4 (router) adds the checksum and UDP; full adds RoCE.
+// Each corpus case is found exactly at the depths that reach its layer, and
+// the shallower parses agree with the full one on every field they fill.
+TEST(ProtoParse, DepthsFindOnlyTheirLayers) {
+    using ps = parse_status;
+    const std::set<ps> beyond_l3 = {ps::bad_ipv4_checksum, ps::truncated_udp, ps::bad_udp_length};
+    const std::set<ps> beyond_l4 = {ps::truncated_bth, ps::roce_bad_tver, ps::roce_unknown_opcode,
+                                    ps::truncated_roce_ext_header, ps::truncated_icrc, ps::roce_bad_pad_count};
+    for (const corpus_case& cc : corpus()) {
+        const bytes_t f = cc.make();
+        std::unique_ptr<std::byte[]> p(new std::byte[f.size() == 0 ? 1 : f.size()]);
+        if (!f.empty()) { std::memcpy(p.get(), f.data(), f.size()); }
+        const auto n = static_cast<std::uint32_t>(f.size());
+        const parsed_frame l3 = parse_frame<parse_depth::l3>(p.get(), n);
+        const parsed_frame l4 = parse_frame<parse_depth::l4>(p.get(), n);
+        const bool past3 = beyond_l3.count(cc.want) + beyond_l4.count(cc.want) != 0;
+        const bool past4 = beyond_l4.count(cc.want) != 0;
+        EXPECT_EQ(l3.status, past3 ? ps::ok : cc.want) << parse_status_name(cc.want);
+        EXPECT_EQ(l4.status, past4 ? ps::ok : cc.want) << parse_status_name(cc.want);
+        EXPECT_FALSE(l3.is_roce || l4.is_roce) << parse_status_name(cc.want);
+    }
+    // A good RoCE frame: the same L2/L3 fields at every depth, ports from l4.
+    const bytes_t a = from_hex(test::vec_a.hex);
+    const parsed_frame full = parse_exact(a);
+    const parsed_frame l3 = parse_frame<parse_depth::l3>(a.data(), static_cast<std::uint32_t>(a.size()));
+    const parsed_frame l4 = parse_frame<parse_depth::l4>(a.data(), static_cast<std::uint32_t>(a.size()));
+    ASSERT_TRUE(full.ok() && full.is_roce);
+    for (const parsed_frame* x : {&l3, &l4}) {
+        EXPECT_TRUE(x->ok());
+        EXPECT_EQ(x->kind, full.kind);
+        EXPECT_EQ(x->dscp, full.dscp);
+        EXPECT_EQ(x->ecn, full.ecn);
+        EXPECT_EQ(x->ttl, full.ttl);
+        EXPECT_EQ(x->l4_proto, full.l4_proto);
+        EXPECT_EQ(x->ip4_src, full.ip4_src);
+        EXPECT_EQ(x->ip4_dst, full.ip4_dst);
+        EXPECT_EQ(x->l4_off, full.l4_off);
+    }
+    EXPECT_EQ(l4.sport, full.sport);
+    EXPECT_EQ(l4.dport, 4791);
+    EXPECT_EQ(l3.sport, 0);
+}
+
 TEST(ProtoParse, StatusNamesStableAndSnakeCase) {
     std::set<std::string> names;
     for (std::size_t i = 0; i < parse_status_count; ++i) {
