@@ -5,6 +5,7 @@
 // Option parsing and wiring only: the data path is pipelines/gen, the
 // protocol logic lib/roce, lib/proto and lib/qos. See --help and
 // docs/generator.md.
+#include <arpa/inet.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
@@ -35,6 +36,7 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
 #include "gen/gen_pipeline.hpp"
+#include "gen_telemetry.hpp"
 #include "rocelab_version.h"
 
 using namespace rocelab;
@@ -105,10 +107,15 @@ Workload and transport (also YAML keys; dashes or underscores):
       --ack-loss PCT        ACK/NAK loss
       --link-delay TIME     one-way delay added to every received frame
       --seed N              seed of every random choice (default 1)
+      --ip-version 4|6      address family of the default hosts (default 4;
+                            6: fc00::<port>:<n>, RoCEv2 over IPv6, ND answered)
       --mbufs N             mbuf pool size (default 16384)
       --pfc-tx SPEC         PFC source: port=P,prio=N,quanta=Q,interval=T,count=N,start=T
 
 Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
+Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab_gen/ports,
+/rocelab_gen/port,<name>, /rocelab_gen/flows, /rocelab_gen/flow,<index>,
+/rocelab_gen/info.
 )";
 
 struct app_opts {
@@ -205,6 +212,14 @@ std::string ip_str(std::uint32_t ip) {
     char b[20];
     std::snprintf(b, sizeof b, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
     return b;
+}
+
+std::string host_ip_str(const gen_host& h) {
+    if (!h.v6) {
+        return ip_str(h.ip);
+    }
+    char b[INET6_ADDRSTRLEN];
+    return inet_ntop(AF_INET6, h.ip6.data(), b, sizeof b) != nullptr ? b : "?";
 }
 
 struct port_prev {
@@ -403,6 +418,8 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
         j.kv("tx_pfc", c.tx_pfc);
         j.kv("rx_arp", c.rx_arp);
         j.kv("arp_replies", c.arp_replies);
+        j.kv("rx_nd", c.rx_nd);
+        j.kv("nd_replies", c.nd_replies);
         j.kv("rx_bad_icrc", c.rx_bad_icrc);
         j.kv("rx_unknown_qpn", c.rx_unknown_qpn);
         j.kv("rx_not_local", c.rx_not_local);
@@ -465,13 +482,14 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
 
 struct worker_ctl {
     gen::gen_pipeline* pipe = nullptr;
+    const dpdk::tsc_clock* clock = nullptr;  // main's: one epoch for data path, capture, telemetry, report
     std::atomic<bool> stop{false};
 };
 
 int worker_main(void* arg) {
     auto* ctl = static_cast<worker_ctl*>(arg);
     gen::gen_pipeline& pipe = *ctl->pipe;
-    dpdk::tsc_clock clock;
+    const dpdk::tsc_clock clock = *ctl->clock;
     std::uint64_t busy = 0, loops = 0;
     while (!ctl->stop.load(std::memory_order_relaxed)) {
         const std::uint64_t t0 = dpdk::tsc_clock::read_tsc();
@@ -656,7 +674,7 @@ int main(int argc, char** argv) {
     }
     for (const auto& h : cfg.hosts) {
         std::printf("  host %s: port %d mac %s ip %s\n", h.name.c_str(), h.port, mac_str(h.mac).c_str(),
-                    ip_str(h.ip).c_str());
+                    host_ip_str(h).c_str());
     }
     for (const auto& f : cfg.flows) {
         std::printf("  flow %s: qpn 0x%x -> 0x%x pmtu %u window %u ack_timeout %u (%s) msg %s\n", f.name.c_str(),
@@ -667,8 +685,10 @@ int main(int argc, char** argv) {
 
     app::install_stop_signals();
 
+    gen::telemetry_attach(pipe.get(), gen::telemetry_info{ROCELAB_VERSION, &clock});
     worker_ctl ctl;
     ctl.pipe = pipe.get();
+    ctl.clock = &clock;
     app::worker_launch worker(worker_main, &ctl, "rocelab-gen");
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -722,6 +742,7 @@ int main(int argc, char** argv) {
     ctl.stop.store(true);
     worker.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    gen::telemetry_detach();
     if (ts != nullptr) {
         sample_ts(elapsed);
         std::fclose(ts);

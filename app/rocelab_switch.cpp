@@ -389,9 +389,13 @@ void print_final(const sw::switch_pipeline& p, double elapsed) {
     std::fflush(stdout);
 }
 
+// main's clock: the worker, capture timestamps, telemetry and the report
+// share one epoch (PFC pause deadlines compare against it).
+const dpdk::tsc_clock* g_clock = nullptr;
+
 int worker_main(void* arg) {
     auto* ctl = static_cast<sw::worker_ctl*>(arg);
-    dpdk::tsc_clock clock;
+    dpdk::tsc_clock clock = *g_clock;
     sw::run_switch_worker(*ctl, clock);
     return 0;
 }
@@ -505,6 +509,7 @@ int main(int argc, char** argv) {
 
     const auto wall0 = std::chrono::system_clock::now();
     dpdk::tsc_clock clock;
+    g_clock = &clock;
     const std::int64_t wall_ns0 =
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall0.time_since_epoch()).count() - clock.now().v;
     std::unique_ptr<dpdk::capture> cap;
@@ -519,7 +524,7 @@ int main(int argc, char** argv) {
     if (!dpdk::eal_no_huge()) { rte_pdump_init(); }  // lets dpdk-dumpcap attach (needs hugepages)
 
     {
-        sw::telemetry_info ti{ROCELAB_VERSION, cfg.source, cfg.seed, {}};
+        sw::telemetry_info ti{ROCELAB_VERSION, cfg.source, cfg.seed, {}, &clock};
         for (const auto& pc : cfg.ports) { ti.pgs.push_back(pc.pgs); }
         sw::telemetry_attach(pipe.get(), ti);
     }

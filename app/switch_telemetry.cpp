@@ -15,11 +15,8 @@ namespace rocelab::sw {
 namespace {
 std::atomic<const switch_pipeline*> g_pipe{nullptr};
 telemetry_info g_info;
-// Built on first use: the TSC frequency is known only after rte_eal_init().
-const dpdk::tsc_clock& clock_now() {
-    static const dpdk::tsc_clock c;
-    return c;
-}
+// The worker's clock, from telemetry_info (set before any command is served).
+const dpdk::tsc_clock& clock_now() { return *g_info.clock; }
 
 int find_port(const switch_pipeline& p, const char* params) {
     if (params == nullptr || *params == '\0') { return 0; }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/switch_cfg.hpp"
+#include "dpdk/eal.hpp"
 
 namespace rocelab::sw {
 class switch_pipeline;
@@ -25,6 +26,9 @@ struct telemetry_info {
     std::string config;
     std::uint64_t seed = 0;
     std::vector<std::array<pg_buffer_cfg, 8>> pgs;  // configured/computed xoff/xon per port
+    // The worker's clock: PFC times are computed at `now` on it (one epoch
+    // for data path, telemetry, capture and report). Must outlive detach.
+    const dpdk::tsc_clock* clock = nullptr;
 };
 
 void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info);

@@ -1,6 +1,8 @@
 // gen_config.cpp - see gen_config.hpp.
 #include "config/gen_config.hpp"
 
+#include <arpa/inet.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -338,7 +340,12 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
     if (handled) {
         return e;
     }
-    if (k == "seed") {
+    if (k == "ip_version") {
+        if (value != "4" && value != "6") {
+            return bad(k, value, "4 or 6");
+        }
+        c.ip_version = value == "4" ? 4 : 6;
+    } else if (k == "seed") {
         auto n = parse_uint(value, 0, UINT64_MAX);
         if (!n) {
             return bad(k, value, "an unsigned 64-bit integer");
@@ -420,7 +427,8 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
                    std::to_string(nports - 1);
         }
     }
-    auto mk_host = [](int port, int idx) {
+    const bool v6 = c.ip_version == 6;
+    auto mk_host = [v6](int port, int idx) {
         gen_host h;
         h.port = port;
         h.name = "h" + std::to_string(port) + (idx ? "_" + std::to_string(idx) : "");
@@ -428,6 +436,15 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
                  static_cast<std::uint8_t>(idx + 1)};
         h.ip = (10u << 24) | (static_cast<std::uint32_t>(port & 0xFF) << 16) |
                (static_cast<std::uint32_t>(idx >> 8) << 8) | static_cast<std::uint32_t>((idx & 0xFF) + 1);
+        if (v6) {  // fc00::<port>:<idx + 1>
+            h.v6 = true;
+            h.ip = 0;
+            h.ip6 = {0xfc, 0x00};
+            h.ip6[12] = static_cast<std::uint8_t>(port >> 8);
+            h.ip6[13] = static_cast<std::uint8_t>(port);
+            h.ip6[14] = static_cast<std::uint8_t>((idx + 1) >> 8);
+            h.ip6[15] = static_cast<std::uint8_t>(idx + 1);
+        }
         return h;
     };
     auto base_flow = [&](int s, int d, int i) {
@@ -587,6 +604,10 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
             return "flow " + std::to_string(i) + ": source and destination hosts are on the same port " +
                    std::to_string(c.hosts[f.src_host].port) + " (frames leave one port and arrive on another)";
         }
+        if (c.hosts[f.src_host].v6 != c.hosts[f.dst_host].v6) {
+            return "flow " + std::to_string(i) + ": hosts " + c.hosts[f.src_host].name + " and " +
+                   c.hosts[f.dst_host].name + " have addresses of different families (IPv4 and IPv6)";
+        }
         f.qp.src_qpn = static_cast<std::uint32_t>(0x100 + 2 * i);
         f.qp.dst_qpn = static_cast<std::uint32_t>(0x101 + 2 * i);
         f.qp.msg_size = f.sizes.fixed;
@@ -644,12 +665,16 @@ result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::str
                         g.mac = *m;
                     }
                     if (h["ip"]) {
-                        auto a = parse_ip4(h["ip"].as<std::string>());
-                        if (!a) {
-                            return config_error{where(h["ip"].Mark()) + "hosts." + g.name +
-                                                ".ip: expected an IPv4 address a.b.c.d"};
+                        const std::string t = h["ip"].as<std::string>();
+                        if (auto a = parse_ip4(t)) {
+                            g.ip = *a;
+                        } else if (inet_pton(AF_INET6, t.c_str(), g.ip6.data()) == 1) {
+                            g.v6 = true;
+                            g.ip = 0;
+                        } else {
+                            return config_error{where(h["ip"].Mark()) + "hosts." + g.name + ".ip: '" + t +
+                                                "' is not an address; expected IPv4 a.b.c.d or IPv6 (fc00::1)"};
                         }
-                        g.ip = *a;
                     }
                     c.hosts.push_back(std::move(g));
                 }

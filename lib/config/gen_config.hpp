@@ -15,6 +15,9 @@
 //
 // Keys (default):
 //   seed N (1)            one seed for every random choice (loss, arrivals, permutation)
+//   ip_version 4|6 (4)    address family of the default hosts: IPv4 10.0.<port>.<n>
+//                         or IPv6 fc00::<port>:<n> (RoCEv2 over IPv6, hosts answer
+//                         ND); explicit hosts take either kind of address in `ip`
 //   rate RATE (driver)    port line rate: every port's line-rate cap and the
 //                         default per-QP pacing rate
 //   flow_rate RATE (rate) per-QP pacing rate
@@ -54,6 +57,7 @@
 //                         a PFC frame source on port P (repeatable)
 //   hosts / flows         YAML lists for explicit set-ups (see docs/generator.md):
 //     hosts: [{name: a, port: 0, mac: 02:00:00:00:00:01, ip: 10.0.0.1}, ...]
+//            (ip: an IPv4 or IPv6 address; a flow's two hosts share a family)
 //     flows: [{src: a, dst: b, msg_size: 1MiB, rate: 5Gbps, start: 10ms}, ...]
 // Counters: none (control path).
 #pragma once
@@ -79,7 +83,9 @@ struct gen_host {
     std::string name;
     int port = 0;  // index into the bound ports
     std::array<std::uint8_t, 6> mac{};
-    std::uint32_t ip = 0;  // host order
+    std::uint32_t ip = 0;  // host order (IPv4 hosts)
+    bool v6 = false;       // an IPv6 host: RoCEv2 over IPv6, answers ND
+    std::array<std::uint8_t, 16> ip6{};  // network order (IPv6 hosts)
 };
 
 struct gen_size_cfg {
@@ -126,6 +132,7 @@ struct gen_cfg {
     bits_per_sec flow_rate{0};  // 0 = port rate
     gen_pattern pattern = gen_pattern::one_to_one;
     std::uint32_t senders = 1;
+    int ip_version = 4;         // of the default (pattern) hosts
     gen_size_cfg sizes{};
     arrival_cfg arrivals{arrival_kind::closed_loop, nanos{0}, 4, 0, nanos{0}};
     nanos start_stagger{0};
@@ -162,7 +169,7 @@ result<gen_cfg> load_gen_cfg(const std::string& path) noexcept;
 result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::string& source) noexcept;
 
 // Default hosts (one per port: MAC 02:00:00:00:<port>:01 style, IP
-// 10.0.<port>.1) and flows from the pattern, or the explicit flows. Needs the
+// 10.0.<port>.1, or fc00::<port>:1 with ip_version 6) and flows from the pattern, or the explicit flows. Needs the
 // number of ports; "" or an error.
 std::string expand_gen_cfg(gen_cfg& c, int nports);
 

@@ -131,6 +131,27 @@ std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) n
     return n;
 }
 
+std::uint16_t ipv6_udp_checksum(const std::byte* ip6) noexcept {
+    const std::uint32_t plen = load_be16(ip6 + 4);
+    const std::byte* udp = ip6 + ipv6_hdr_len;
+    // Pseudo-header: addresses, upper-layer length, next header (RFC 8200 8.1).
+    std::uint64_t s = csum_add_native(ip6 + 8, 32, 0);
+    std::byte tail[8]{};
+    store_be32(tail, plen);
+    tail[7] = std::byte{ip_proto_udp};
+    s = csum_add_native(tail, 8, s);
+    s = csum_add_native(udp, plen & ~1u, s);
+    if ((plen & 1u) != 0) {
+        std::byte last[2] = {udp[plen - 1], std::byte{0}};
+        s = csum_add_native(last, 2, s);
+    }
+    std::uint16_t stored;
+    std::memcpy(&stored, udp + 6, 2);
+    s += static_cast<std::uint16_t>(~stored);  // as if the field were 0
+    const auto c = bswap16(static_cast<std::uint16_t>(~csum_fold(s)));
+    return c == 0 ? 0xFFFF : c;
+}
+
 std::uint32_t build_roce_v6(std::span<std::byte> out, const roce_v6_params& p) noexcept {
     const std::uint32_t n = roce_v6_frame_len(p);
     if (n == 0 || out.size() < n) {
@@ -151,6 +172,9 @@ std::uint32_t build_roce_v6(std::span<std::byte> out, const roce_v6_params& p) n
     const auto l3_len = static_cast<std::uint32_t>(end - ip);
     icrc_store(end, roce_icrc(ip, l3_len, true));
     end += icrc_len;
+    if (p.udp_checksum) {
+        store_be16(udp + 6, ipv6_udp_checksum(ip));
+    }
     const auto used = static_cast<std::uint32_t>(end - out.data());
     std::memset(end, 0, n - used);
     return n;

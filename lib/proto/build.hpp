@@ -74,6 +74,11 @@ struct roce_v6_params {
     bth_fields bth{};
     roce_ext_fields ext{};
     std::span<const std::byte> payload{};
+    // RFC 8200 makes the UDP checksum mandatory over IPv6 (tshark flags 0 as
+    // an error); RoCEv2 NICs may send 0 (RFC 6936 zero-checksum UDP). The
+    // checksum is masked out of the ICRC, so either is valid RoCE. Default:
+    // computed (over the pseudo-header and the datagram, ICRC included).
+    bool udp_checksum = true;
     bool pad_to_min_frame = true;
 };
 
@@ -84,6 +89,10 @@ std::uint32_t roce_v6_frame_len(const roce_v6_params& p) noexcept;
 // Writes the frame; returns its length, or 0 if out is too small.
 std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) noexcept;
 std::uint32_t build_roce_v6(std::span<std::byte> out, const roce_v6_params& p) noexcept;
+// UDP checksum of the IPv6 datagram at ip6 (fixed header, next header UDP,
+// payload length as written), computed as if its checksum field were 0; a
+// result of 0 is returned as 0xFFFF (RFC 768). Host order.
+std::uint16_t ipv6_udp_checksum(const std::byte* ip6) noexcept;
 
 // Unchecked variants: out must hold roce_v4_frame_len(p) bytes.
 inline std::uint32_t build_roce_v4(std::byte* out, const roce_v4_params& p) noexcept {

@@ -11,6 +11,7 @@
 
 #include "config/units_parse.hpp"
 #include "dpdk/capture.hpp"
+#include "fwd/arp_nd.hpp"
 #include "proto/arp.hpp"
 #include "proto/icrc.hpp"
 #include "proto/mac_control.hpp"
@@ -190,8 +191,13 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         ps.ack_loss = loss_injector(cfg.ack_loss);
     }
     for (const auto& h : cfg.hosts) {
-        p->_ports[static_cast<std::size_t>(h.port)].hosts.push_back(h);
-        p->_ports[static_cast<std::size_t>(h.port)].hosts_ip.push_back(h.ip);
+        port_state& ps = p->_ports[static_cast<std::size_t>(h.port)];
+        ps.hosts.push_back(h);
+        if (h.v6) {
+            ps.hosts_ip6.push_back(h.ip6);
+        } else {
+            ps.hosts_ip.push_back(h.ip);
+        }
     }
     for (const auto& s : cfg.pfc_sources) {
         p->_ports[static_cast<std::size_t>(s.port)].pfc.push_back(pfc_src_state{s, s.start.v, 0});
@@ -239,6 +245,15 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         fs->reply.dst_mac = sh.mac;
         fs->reply.src_ip = dh.ip;
         fs->reply.dst_ip = sh.ip;
+        fs->v6 = sh.v6;
+        fs->data6.src_mac = sh.mac;
+        fs->data6.dst_mac = dh.mac;
+        fs->data6.src_ip = sh.ip6;
+        fs->data6.dst_ip = dh.ip6;
+        fs->reply6.src_mac = dh.mac;
+        fs->reply6.dst_mac = sh.mac;
+        fs->reply6.src_ip = dh.ip6;
+        fs->reply6.dst_ip = sh.ip6;
         p->_ports[fs->src_port].qpn_table[f.qp.src_qpn] = static_cast<std::int32_t>(i * 2);
         p->_ports[fs->dst_port].qpn_table[f.qp.dst_qpn] = static_cast<std::int32_t>(i * 2 + 1);
         p->_ports[fs->src_port].qps.push_back(static_cast<std::uint32_t>(i));
@@ -382,8 +397,17 @@ void gen_pipeline::make_templates(flow_state& f) {
         roce_v4_params prm = f.data;
         fill_data_params(q, d, std::span<const std::byte>(_payload.data(), d.len), prm);
         prm.ip_id = 0;
-        const std::uint32_t hl = data_hdr_len(prm);
-        const std::uint32_t flen = build_roce_v4(std::span<std::byte>(buf.data(), buf.size()), prm);
+        std::uint32_t hl = data_hdr_len(prm);
+        std::uint32_t flen;
+        const std::uint32_t ipl = f.v6 ? ipv6_hdr_len : ipv4_min_hdr_len;
+        if (f.v6) {
+            roce_v6_params p6 = f.data6;
+            fill_data_params(q, d, std::span<const std::byte>(_payload.data(), d.len), p6);
+            hl = hl == 0 ? 0 : hl - ipv4_min_hdr_len + ipv6_hdr_len;
+            flen = build_roce_v6(std::span<std::byte>(buf.data(), buf.size()), p6);
+        } else {
+            flen = build_roce_v4(std::span<std::byte>(buf.data(), buf.size()), prm);
+        }
         const std::uint32_t covered = hl + d.len + pad_of(d.len);  // Ethernet .. pad
         if (hl == 0 || hl > 96 || d.len >= _pcrc.size() || flen != covered + icrc_len) {
             continue;  // short frames padded to 60 bytes, unusual opcodes: generic path
@@ -394,7 +418,13 @@ void gen_pipeline::make_templates(flow_state& f) {
         t.len = d.len;
         t.msg_size = msg;
         t.icrc0 = icrc_load(buf.data() + covered);
-        t.csum0 = load_be16(buf.data() + t.l2 + 10);
+        t.ipl = static_cast<std::uint8_t>(ipl);
+        t.csum0 = f.v6 ? 0 : load_be16(buf.data() + t.l2 + 10);
+        if (f.v6) {
+            std::vector<std::byte> z(buf.begin(), buf.begin() + flen);
+            std::memset(z.data() + covered, 0, icrc_len);  // PSN and AckReq are 0 already
+            t.usum = static_cast<std::uint16_t>(~ipv6_udp_checksum(z.data() + t.l2));
+        }
         // Contribution of byte value v at `pos` (frame offset) to the ICRC:
         // the CRC is affine over a fixed length, so it is the CRC of v followed
         // by the bytes up to the ICRC, xor the CRC of as many zeros.
@@ -405,17 +435,20 @@ void gen_pipeline::make_templates(flow_state& f) {
             zeros[0] = std::byte{0};
             return a ^ crc32(0, zeros.data(), dist);
         };
-        const std::uint32_t bth = t.l2 + ipv4_min_hdr_len + udp_hdr_len;
+        const std::uint32_t bth = t.l2 + ipl + udp_hdr_len;
         t.ackc = contrib(bth + 8, 0x80);
-        const std::pair<std::uint32_t, std::uint32_t> key{hl, d.len};
+        const std::pair<std::uint32_t, std::uint32_t> key{hl | (f.v6 ? 0x10000u : 0u), d.len};
         std::size_t ti = 0;
         while (ti < _ptab_key.size() && _ptab_key[ti] != key) {
             ++ti;
         }
         if (ti == _ptab_key.size()) {
-            // PSN bytes at BTH+9..11; the IP id (PSN & 0xFFFF) at IP+4..5.
+            // PSN bytes at BTH+9..11; the IPv4 id (PSN & 0xFFFF) at IP+4..5
+            // (IPv6 has no id: the PSN alone).
             psn_table pt{};
-            const std::uint32_t pos[3][2] = {{bth + 9, 0}, {bth + 10, t.l2 + 4u}, {bth + 11, t.l2 + 5u}};
+            const std::uint32_t id_hi = f.v6 ? 0 : t.l2 + 4u;
+            const std::uint32_t id_lo = f.v6 ? 0 : t.l2 + 5u;
+            const std::uint32_t pos[3][2] = {{bth + 9, 0}, {bth + 10, id_hi}, {bth + 11, id_lo}};
             for (std::size_t b = 0; b < 3; ++b) {
                 std::uint32_t bit[8];
                 for (std::uint32_t k = 0; k < 8; ++k) {
@@ -489,12 +522,14 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
             bump(ps.c.tx_copied);
         }
         std::memcpy(fr, t.hdr.data(), t.hl);
-        const auto id = static_cast<std::uint16_t>(d.psn);
-        std::uint32_t sum = static_cast<std::uint16_t>(~t.csum0) + std::uint32_t{id};  // RFC 1624
-        sum = (sum & 0xFFFF) + (sum >> 16);
-        store_be16(fr + t.l2 + 4, id);
-        store_be16(fr + t.l2 + 10, static_cast<std::uint16_t>(~sum));
-        const std::uint32_t bth = t.l2 + ipv4_min_hdr_len + udp_hdr_len;
+        if (t.ipl == ipv4_min_hdr_len) {
+            const auto id = static_cast<std::uint16_t>(d.psn);
+            std::uint32_t sum = static_cast<std::uint16_t>(~t.csum0) + std::uint32_t{id};  // RFC 1624
+            sum = (sum & 0xFFFF) + (sum >> 16);
+            store_be16(fr + t.l2 + 4, id);
+            store_be16(fr + t.l2 + 10, static_cast<std::uint16_t>(~sum));
+        }
+        const std::uint32_t bth = t.l2 + t.ipl + udp_hdr_len;
         store_be32(fr + bth + 8, (d.ack_req ? 0x80000000u : 0u) | (d.psn & psn_mask));
         const psn_table& pt = _ptab[t.tab];
         const std::uint32_t icrc = _opts.payload == tx_payload::no_icrc
@@ -503,8 +538,27 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
                                              pt[2][d.psn & 0xFF] ^ (d.ack_req ? t.ackc : 0);
         const std::uint32_t covered = t.hl + d.len + pad_of(d.len);
         icrc_store(fr + covered, icrc);
+        if (t.ipl == ipv6_hdr_len) {  // UDP checksum: the template's sum + PSN word pair + ICRC
+            std::uint32_t u = std::uint32_t{t.usum} + ((d.ack_req ? 0x8000u : 0u) | ((d.psn >> 16) & 0xFFu)) +
+                              (d.psn & 0xFFFFu) + load_be16(fr + covered) + load_be16(fr + covered + 2);
+            u = (u & 0xFFFF) + (u >> 16);
+            u = (u & 0xFFFF) + (u >> 16);
+            const auto c = static_cast<std::uint16_t>(~u);
+            store_be16(fr + t.l2 + ipv6_hdr_len + 6, c == 0 ? 0xFFFF : c);
+        }
         m->data_len = static_cast<std::uint16_t>(covered + icrc_len);
         m->pkt_len = covered + icrc_len;
+        return m;
+    }
+    if (f.v6) {
+        // IPv6 without a template (sizes vary, unusual opcodes): the whole
+        // frame built and its ICRC computed by build_roce_v6.
+        fill_data_params(f.cfg.qp, d, std::span<const std::byte>(_payload.data(), d.len), f.data6);
+        rte_mbuf* m = _stock.m[--_stock.n];
+        const std::uint32_t l = build_roce_v6(std::span<std::byte>(mdata(m), _room), f.data6);
+        m->data_len = static_cast<std::uint16_t>(l);
+        m->pkt_len = l;
+        bump(ps.c.tx_built);
         return m;
     }
     // Generic path: headers written field by field, ICRC by CRC combination.
@@ -680,14 +734,43 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         rte_pktmbuf_free(m);
         return;
     }
-    if (pf.kind != frame_kind::ipv4 || !pf.is_roce) {
+    if (pf.kind == frame_kind::ipv6 && !pf.is_roce && nd_is_solicitation(p, pf.l3_off, len)) {
+        bump(ps.c.rx_nd);
+        const std::uint8_t* target = nd_target(p, pf.l3_off);
+        for (const auto& h : ps.hosts) {
+            if (h.v6 && std::memcmp(h.ip6.data(), target, 16) == 0) {
+                if (nd_make_advert(p, len, pf.l3_off, h.mac.data(), false)) {
+                    const auto l = static_cast<std::uint16_t>(nd_na_frame_len(pf.l3_off));
+                    m->data_len = l;
+                    m->pkt_len = l;
+                    if (ps.replies.push(m)) {
+                        bump(ps.c.nd_replies);
+                    } else {
+                        bump(ps.c.drop_reply_full);
+                        rte_pktmbuf_free(m);
+                    }
+                    return;
+                }
+                break;
+            }
+        }
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if ((pf.kind != frame_kind::ipv4 && pf.kind != frame_kind::ipv6) || !pf.is_roce) {
         bump(ps.c.rx_non_roce);
         rte_pktmbuf_free(m);
         return;
     }
     bool local = false;
-    for (std::uint32_t ip : ps.hosts_ip) {
-        local = local || ip == pf.ip4_dst;
+    if (pf.kind == frame_kind::ipv4) {
+        for (std::uint32_t ip : ps.hosts_ip) {
+            local = local || ip == pf.ip4_dst;
+        }
+    } else {
+        for (const auto& ip : ps.hosts_ip6) {
+            local = local || std::memcmp(ip.data(), p + pf.ip6_dst_off, 16) == 0;
+        }
     }
     if (!local) {
         bump(ps.c.rx_not_local);
@@ -734,7 +817,11 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
     }
     if (v.reply != rx_reply::none) {
         // Reuse the received mbuf for the reply: no allocation at all.
-        fill_reply_params(f.rs_cfg_, v, f.reply);
+        if (f.v6) {
+            fill_reply_params(f.rs_cfg_, v, f.reply6);
+        } else {
+            fill_reply_params(f.rs_cfg_, v, f.reply);
+        }
         if (m->pool == _pf_pool) {
             // Never write into a prefilled mbuf's payload area: reply from the common pool.
             rte_pktmbuf_free(m);
@@ -745,8 +832,8 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
             }
             p = mdata(m);
         }
-        const std::uint32_t l = build_roce_v4(std::span<std::byte>(p, static_cast<std::size_t>(m->buf_len - m->data_off)),
-                                              f.reply);
+        const std::span<std::byte> room(p, static_cast<std::size_t>(m->buf_len - m->data_off));
+        const std::uint32_t l = f.v6 ? build_roce_v6(room, f.reply6) : build_roce_v4(room, f.reply);
         m->data_len = static_cast<std::uint16_t>(l);
         m->pkt_len = l;
         if (l != 0 && ps.replies.push(m)) {

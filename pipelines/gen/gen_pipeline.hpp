@@ -6,8 +6,9 @@
 //   rx  rte_eth_rx_burst -> [optional link delay line] -> parse_frame ->
 //       MAC Control: PFC/PAUSE into the port's pause_timer (quanta at the
 //         port rate), counted;
-//       ARP request for a local host: answered in place;
-//       RoCEv2 to a local host: loss injection (data / ACK direction, seeded),
+//       ARP request or ICMPv6 Neighbor Solicitation for a local host:
+//         answered in place (ND: Solicited+Override, no Router flag);
+//       RoCEv2 (over IPv4 or IPv6) to a local host: loss injection (data / ACK direction, seeded),
 //         ICRC check (bad ICRC dropped and counted, never accepted), QPN
 //         lookup (a flat table per port), then the responder (data; its
 //         ACK/NAK reply is built at once and queued on the port's reply
@@ -71,7 +72,7 @@
 // thread reads the counters with relaxed loads (read_counter).
 //
 // Counters (per port): rx/tx packets and bytes, rx_mac_control, rx_pfc,
-// rx_pause, tx_pfc, rx_arp, arp_replies, malformed[parse_status],
+// rx_pause, tx_pfc, rx_arp, arp_replies, rx_nd, nd_replies, malformed[parse_status],
 // rx_bad_icrc, rx_unknown_qpn, rx_not_local, rx_non_roce, rx_cnp,
 // rx_unsupported_opcode, rx_multiseg, loss_data, loss_ack,
 // drop_delay_full, drop_reply_full, tx_alloc_fail, tx_retry;
@@ -134,7 +135,7 @@ struct port_binding {
 struct alignas(64) gen_port_counters {
     std::uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
     std::uint64_t rx_mac_control = 0, rx_pfc = 0, rx_pause = 0, tx_pfc = 0;
-    std::uint64_t rx_arp = 0, arp_replies = 0;
+    std::uint64_t rx_arp = 0, arp_replies = 0, rx_nd = 0, nd_replies = 0;
     std::uint64_t rx_bad_icrc = 0, rx_unknown_qpn = 0, rx_not_local = 0, rx_non_roce = 0, rx_cnp = 0;
     std::uint64_t rx_unsupported_opcode = 0, rx_multiseg = 0;
     std::uint64_t loss_data = 0, loss_ack = 0;
@@ -162,6 +163,9 @@ struct frame_tpl {
     std::uint16_t tab = 0;       // index in _ptab
     std::uint8_t hl = 0;         // header bytes (0 = no template)
     std::uint8_t l2 = 0;
+    std::uint8_t ipl = 20;       // IP header bytes: 20 (IPv4) or 40 (IPv6: no id, no checksum)
+    std::uint16_t usum = 0;      // IPv6: ones' complement sum of the UDP checksum's inputs
+                                 // without the PSN word pair and the ICRC (added per frame)
 };
 
 struct flow_state {
@@ -181,8 +185,11 @@ struct flow_state {
     std::uint16_t dst_port = 0;
     std::uint8_t prio_bit = 0;
     bool finished = false;  // count reached and everything completed
+    bool v6 = false;         // IPv6 hosts: data6/reply6 are used
     roce_v4_params data{};   // addresses of the data direction
     roce_v4_params reply{};  // addresses of the reply direction
+    roce_v6_params data6{};
+    roce_v6_params reply6{};
     std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
     std::uint64_t fct_dropped = 0;
     std::uint64_t posted = 0;
@@ -244,7 +251,8 @@ private:
     };
     struct port_state {
         port_binding b;
-        std::vector<std::uint32_t> hosts_ip;  // local host IPs
+        std::vector<std::uint32_t> hosts_ip;  // local IPv4 host addresses
+        std::vector<std::array<std::uint8_t, 16>> hosts_ip6;  // local IPv6 host addresses
         std::vector<gen_host> hosts;
         std::vector<std::int32_t> qpn_table;  // QPN -> flow*2 + role (0 requester, 1 responder), -1 none
         std::vector<std::uint32_t> qps;       // flows whose requester is here

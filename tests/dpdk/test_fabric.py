@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Fabric scenario: rocelab-gen hosts and rocelab-switch in two processes,
 joined by memif links, real time. A 4:1 incast on the lossless class must
-be lossless (PFC, zero drops) and fair.
+be lossless (PFC, zero drops) and fair; a 4-host IPv6 ring all-reduce
+through the default L2 bridge completes with every step gated.
 
 Run: /usr/bin/python3 tests/dpdk/test_fabric.py -v
 """
@@ -55,8 +56,10 @@ class FabricTests(unittest.TestCase):
                     sw.kill()
                     sw.communicate()
             self.assertEqual(sw.returncode, 0, err)
-            g = json.load(open(os.path.join(tmp, "gen.json")))
-            s = json.load(open(os.path.join(tmp, "sw.json")))
+            with open(os.path.join(tmp, "gen.json")) as f:
+                g = json.load(f)
+            with open(os.path.join(tmp, "sw.json")) as f:
+                s = json.load(f)
             self.assertEqual(g["mbufs_in_use_at_exit"], 0)
             self.assertEqual(s["mbufs_in_use_at_exit"], 0)
             # Lossless: no drop anywhere in the switch, no NAK, retransmission or timeout at the hosts.
@@ -77,6 +80,84 @@ class FabricTests(unittest.TestCase):
             # Fair: the four flows share the 1Gbps egress within 10 % of each other.
             self.assertLess(max(goodputs) / min(goodputs), 1.10, goodputs)
             self.assertGreater(sum(goodputs), 0.8e9, goodputs)
+
+    def test_ring_allreduce_4_hosts_ipv6_through_the_switch(self):
+        """Four IPv6 hosts, one per switch port (the default L2 bridge, no
+        config), run 5 ring all-reduce collectives: 2(H-1) = 6 steps each,
+        every step gated on the host's own previous message and on its
+        predecessor's. Checked from the report and from each host's capture."""
+        from scapy.all import Ether, rdpcap
+        from scapy.contrib.roce import BTH
+        H, N, steps = 4, 5, 6
+        with tempfile.TemporaryDirectory(prefix="rocelab-fabric-") as tmp:
+            sw_v, gen_v = [], []
+            for i in range(H):
+                sock = os.path.join(tmp, f"m{i}.sock")
+                sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
+                gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
+            tag = f"{os.getpid()}r"
+            sw = subprocess.Popen(
+                [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
+                 "--log-level", "lib.eal:error"] + sw_v +
+                ["--", "--duration", "5s", "--quiet", "--report", os.path.join(tmp, "sw.json")],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            cap = os.path.join(tmp, "cap")
+            try:
+                banner = sw.stdout.readline()
+                self.assertIn("rocelab-switch", banner, sw.stderr.read() if sw.poll() is not None else "")
+                gen = subprocess.run(
+                    [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
+                     f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
+                    ["--", "--pattern", "ring-allreduce", "--ip-version", "6", "--msg-size", "256KiB",
+                     "--messages", str(N), "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap, "--quiet",
+                     "--report", os.path.join(tmp, "gen.json")],
+                    capture_output=True, text=True, timeout=60)
+                if gen.returncode != 0:
+                    sw.kill()
+                    out, err = sw.communicate()
+                    self.fail(f"rocelab-gen failed: {gen.stderr}\nrocelab-switch: {out[-1500:]}\n{err}")
+                out, err = sw.communicate(timeout=60)
+            finally:
+                if sw.poll() is None:
+                    sw.kill()
+                    sw.communicate()
+            self.assertEqual(sw.returncode, 0, err)
+            with open(os.path.join(tmp, "gen.json")) as f:
+                g = json.load(f)
+            with open(os.path.join(tmp, "sw.json")) as f:
+                s = json.load(f)
+            self.assertEqual(g["mbufs_in_use_at_exit"], 0)
+            self.assertEqual(s["mbufs_in_use_at_exit"], 0)
+            self.assertTrue(g["all_finished"], gen.stdout)
+            c = g["collective"]
+            self.assertEqual((c["hosts"], c["steps"], c["collectives_completed"]), (H, steps, N))
+            self.assertEqual([(f["src"], f["dst"]) for f in g["flows"]],
+                             [(f"h{i}", f"h{(i + 1) % H}") for i in range(H)])
+            for f in g["flows"]:
+                self.assertEqual((f["messages_completed"], f["messages_rx"]), (steps * N, steps * N), f["name"])
+                self.assertEqual((f["naks_rx"], f["retransmissions"], f["timeouts"]), (0, 0, 0), f["name"])
+            drops = {p["name"]: {k: v for k, v in p["drops"].items() if v} for p in s["ports"]}
+            self.assertTrue(all(not d for d in drops.values()), drops)
+            # Gating on the wire, from each host's own transmit capture.
+            sent = []
+            for i in range(H):
+                spans, start = [], None
+                for p in rdpcap(os.path.join(cap, f"net_memif{i}-tx.pcap")):
+                    e = Ether(bytes(p))
+                    if BTH not in e:
+                        continue
+                    op = e[BTH].opcode
+                    if op in (6, 10, 11):
+                        start = float(p.time)
+                    if op in (8, 9, 10, 11):
+                        spans.append((start, float(p.time)))
+                sent.append(spans)
+            for h in range(H):
+                self.assertEqual(len(sent[h]), steps * N, h)
+                pred = (h - 1) % H
+                for k in range(1, steps * N):
+                    self.assertGreaterEqual(sent[h][k][0], sent[h][k - 1][1], (h, k))
+                    self.assertGreaterEqual(sent[h][k][0], sent[pred][k - 1][1], (h, k))
 
 
 if __name__ == "__main__":

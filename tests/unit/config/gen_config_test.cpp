@@ -113,6 +113,46 @@ flows:
     EXPECT_NE(bad.error().message.find("window"), std::string::npos);
 }
 
+TEST(gen_config, ipv6_hosts) {
+    gen_cfg c;
+    ASSERT_EQ(gen_cfg_set(c, "ip-version", "6"), "");
+    ASSERT_EQ(gen_cfg_set(c, "pattern", "incast"), "");
+    ASSERT_EQ(gen_cfg_set(c, "senders", "3"), "");
+    ASSERT_EQ(expand_gen_cfg(c, 3), "");
+    for (const auto& h : c.hosts) {
+        EXPECT_TRUE(h.v6);
+        EXPECT_EQ(h.ip6[0], 0xfc);
+        EXPECT_EQ(h.ip6[13], static_cast<std::uint8_t>(h.port));  // fc00::<port>:<n>
+    }
+    EXPECT_NE(gen_cfg_set(c, "ip_version", "5").find("4 or 6"), std::string::npos);
+
+    auto r = load_gen_cfg_from_string(R"(
+hosts:
+  - {name: a, port: 0, ip: "fc00::5"}
+  - {name: b, port: 1, ip: "2001:db8::1"}
+  - {name: c, port: 1, ip: 10.0.0.9}
+flows:
+  - {src: a, dst: b}
+)",
+                                      "v6.yaml");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(expand_gen_cfg(*r, 2), "");
+    EXPECT_TRUE(r->hosts[0].v6 && r->hosts[1].v6 && !r->hosts[2].v6);
+    EXPECT_EQ(r->hosts[0].ip6[15], 5);
+    EXPECT_EQ(r->hosts[1].ip6[1], 0x01);
+    EXPECT_EQ(r->hosts[2].ip, (10u << 24) | 9u);
+
+    auto mixed = load_gen_cfg_from_string("hosts:\n  - {name: a, port: 0, ip: \"fc00::5\"}\n"
+                                          "  - {name: c, port: 1, ip: 10.0.0.9}\nflows:\n  - {src: a, dst: c}\n",
+                                          "m.yaml");
+    ASSERT_TRUE(mixed);
+    EXPECT_NE(expand_gen_cfg(*mixed, 2).find("different families"), std::string::npos);
+    auto bad = load_gen_cfg_from_string("hosts:\n  - {name: a, port: 0, ip: \"fc00::zz\"}\n", "x.yaml");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("x.yaml:2"), std::string::npos) << bad.error().message;
+    EXPECT_NE(bad.error().message.find("hosts.a.ip"), std::string::npos) << bad.error().message;
+}
+
 TEST(gen_config, ring_allreduce_expands_to_a_ring) {
     for (int h : {2, 3, 5}) {
         gen_cfg c;

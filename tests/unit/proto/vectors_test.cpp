@@ -103,6 +103,7 @@ roce_v6_params params_f() {
     p.bth.dest_qpn = 0x11;
     p.bth.ack_req = true;
     p.payload = payload16;
+    p.udp_checksum = false;  // vector F carries a zero UDP checksum
     return p;
 }
 
@@ -129,6 +130,31 @@ TEST(ProtoVectors, BuildF_Unconfirmed) {
     const std::uint32_t n = build_roce_v6(std::span<std::byte>(buf), params_f());
     ASSERT_EQ(n, 94u);
     EXPECT_EQ(to_hex(buf.data(), n), std::string(test::vec_f.hex));
+}
+
+// The IPv6 UDP checksum (RFC 8200 8.1) checked by a plain big-endian
+// word sum written here, and the ICRC unchanged by it (it is masked).
+TEST(ProtoVectors, Ipv6UdpChecksumVerifiesAndIcrcIsUnchanged) {
+    std::array<std::byte, 256> with{};
+    roce_v6_params p = params_f();
+    p.udp_checksum = true;
+    const std::uint32_t n = build_roce_v6(std::span<std::byte>(with), p);
+    ASSERT_EQ(n, 94u);
+    const auto f = from_hex(test::vec_f.hex);
+    const std::uint32_t udp = 14 + 40;
+    const std::uint32_t plen = load_be16(with.data() + 14 + 4);
+    std::uint32_t sum = 0;
+    for (std::uint32_t i = 14 + 8; i < 14 + 40; i += 2) { sum += load_be16(with.data() + i); }  // addresses
+    sum += plen + 17;
+    for (std::uint32_t i = 0; i < plen; i += 2) { sum += load_be16(with.data() + udp + i); }
+    while (sum > 0xFFFF) { sum = (sum & 0xFFFF) + (sum >> 16); }
+    EXPECT_EQ(sum, 0xFFFFu);
+    EXPECT_NE(load_be16(with.data() + udp + 6), 0);
+    // Everything but the checksum field is vector F, ICRC included.
+    for (std::uint32_t i = 0; i < n; ++i) {
+        if (i == udp + 6 || i == udp + 7) { continue; }
+        EXPECT_EQ(with[i], f[i]) << "byte " << i;
+    }
 }
 
 TEST(ProtoVectors, BuilderRejectsSmallBuffer) {
