@@ -520,6 +520,31 @@ void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
 
 namespace {
 
+// Enqueue to queue q of eg with ingress buffer accounting: charged now,
+// released at dequeue; the charge travels with the packet in an mbuf
+// dynfield. Frees and counts what is refused.
+[[gnu::always_inline]] inline void enqueue_accounted(switch_pipeline::impl& p, port_rt& in, port_rt& eg,
+                                                     rte_mbuf* x, std::uint8_t tc, int q,
+                                                     std::uint32_t xlen) noexcept {
+    pkt_meta& md = meta(x);
+    md.tc = tc;
+    md.in_port = static_cast<std::uint8_t>(in.idx);
+    md.pg = in.maps.tc_to_pg[tc];
+    const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
+    if (!r.ok()) [[unlikely]] {
+        in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+                                                          : drop_reason::headroom_overflow);
+        rte_pktmbuf_free(x);
+        return;
+    }
+    md.charge = r.token.bytes;
+    if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
+        eg.c.drop(drop_reason::tail_drop);
+        p.buf->release(md.in_port, md.pg, charge{md.charge});
+        rte_pktmbuf_free(x);
+    }
+}
+
 // Admission of one frame to egress port eg, general case: VLAN tag rewrite,
 // PFC watchdog drop, ingress buffer accounting, then the egress queue.
 [[gnu::noinline]] void admit_slow(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
@@ -542,25 +567,7 @@ namespace {
     }
     const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
     if (p.buf) {
-        // Ingress buffer accounting: charged now, released at dequeue;
-        // the charge travels with the packet in an mbuf dynfield.
-        pkt_meta& md = meta(x);
-        md.tc = tc;
-        md.in_port = static_cast<std::uint8_t>(in.idx);
-        md.pg = in.maps.tc_to_pg[tc];
-        const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
-        if (!r.ok()) {
-            in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
-                                                              : drop_reason::headroom_overflow);
-            rte_pktmbuf_free(x);
-            return;
-        }
-        md.charge = r.token.bytes;
-        if (!eg.eq.enqueue(q, x, xlen)) {
-            eg.c.drop(drop_reason::tail_drop);
-            p.buf->release(md.in_port, md.pg, charge{md.charge});
-            rte_pktmbuf_free(x);
-        }
+        enqueue_accounted(p, in, eg, x, tc, q, xlen);
         return;
     }
     if (!eg.eq.enqueue(q, x, xlen)) {
@@ -570,12 +577,16 @@ namespace {
 }
 
 // Admission, common case inline: an untagged frame to an untagged port, no
-// watchdog drop active, no buffer accounting.
+// watchdog drop active (with or without buffer accounting).
 [[gnu::always_inline]] inline void admit(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
                                          std::uint8_t tc, bool tagged, bool acct) noexcept {
-    if (!acct && !tagged && eg.vmode == vlan_mode::untagged && eg.wd_drop_mask == 0) [[likely]] {
+    if (!tagged && eg.vmode == vlan_mode::untagged && eg.wd_drop_mask == 0) [[likely]] {
         const int q = eg.maps.tc_to_queue[tc];
         const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
+        if (acct) {
+            enqueue_accounted(p, in, eg, x, tc, q, xlen);
+            return;
+        }
         if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
             eg.c.drop(drop_reason::tail_drop);
             rte_pktmbuf_free(x);
