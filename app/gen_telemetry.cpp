@@ -151,9 +151,9 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_container(d, "xoff_frames", xoff, 0);
     rte_tel_data_add_dict_container(d, "xon_frames", xon, 0);
     // pause_timer::paused_time() reads the settled total and the open
-    // interval's bounds with plain loads (the only non-read_counter read
-    // here; pause_timer has no relaxed accessor): a read racing a PFC frame
-    // on this port may miss or double that frame's last interval once.
+    // interval's bounds with three relaxed loads (not one snapshot): a read
+    // racing a PFC frame on this port may miss or double that frame's last
+    // interval once.
     const nanos now = g_clock->now();
     rte_tel_data_start_array(paused, RTE_TEL_U64_VAL);
     for (int prio = 0; prio < 8; ++prio) {

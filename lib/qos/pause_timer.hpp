@@ -124,14 +124,21 @@ public:
     }
 
     // End of the pause of priority p (<= now: not paused).
-    nanos paused_until(int p) const noexcept { return nanos{_until[p]}; }
+    // paused_until() and paused_time() may be called from another thread
+    // (telemetry, status): the fields they read are written and read with
+    // relaxed atomics. The three reads of paused_time() are not one snapshot:
+    // racing a PFC frame, a read may miss or count twice that frame's open
+    // interval once; it never tears a value.
+    nanos paused_until(int p) const noexcept { return nanos{ld(_until[p])}; }
 
     // Total time priority p has been paused, up to `now`.
     nanos paused_time(int p, nanos now) const noexcept {
-        std::int64_t t = _stats.paused_ns[p];
-        const std::int64_t end = now.v < _until[p] ? now.v : _until[p];
-        if (end > _accounted[p]) {
-            t += end - _accounted[p];
+        std::int64_t t = ld(_stats.paused_ns[p]);
+        const std::int64_t until = ld(_until[p]);
+        const std::int64_t accounted = ld(_accounted[p]);
+        const std::int64_t end = now.v < until ? now.v : until;
+        if (end > accounted) {
+            t += end - accounted;
         }
         return nanos{t};
     }
@@ -139,22 +146,25 @@ public:
     const pause_stats& stats() const noexcept { return _stats; }
 
 private:
+    static std::int64_t ld(const std::int64_t& x) noexcept { return __atomic_load_n(&x, __ATOMIC_RELAXED); }
+    static void st(std::int64_t& x, std::int64_t v) noexcept { __atomic_store_n(&x, v, __ATOMIC_RELAXED); }
+
     void settle(int p, std::int64_t now) noexcept {
         const std::int64_t end = now < _until[p] ? now : _until[p];
         if (end > _accounted[p]) {
-            _stats.paused_ns[p] += end - _accounted[p];
+            st(_stats.paused_ns[p], _stats.paused_ns[p] + (end - _accounted[p]));
         }
-        _accounted[p] = now;
+        st(_accounted[p], now);
     }
 
     void set_pause(int p, nanos now, std::uint16_t quanta, bits_per_sec rate) noexcept {
         settle(p, now.v);
         if (quanta == 0) {
-            ++_stats.xon_frames[p];
-            _until[p] = now.v;
+            __atomic_store_n(&_stats.xon_frames[p], _stats.xon_frames[p] + 1, __ATOMIC_RELAXED);
+            st(_until[p], now.v);
         } else {
-            ++_stats.xoff_frames[p];
-            _until[p] = now.v + pause_quanta_time(quanta, rate).v;
+            __atomic_store_n(&_stats.xoff_frames[p], _stats.xoff_frames[p] + 1, __ATOMIC_RELAXED);
+            st(_until[p], now.v + pause_quanta_time(quanta, rate).v);
         }
     }
 
