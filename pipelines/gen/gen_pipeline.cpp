@@ -237,23 +237,24 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         fs->prio_bit = static_cast<std::uint8_t>(1u << (f.priority & 7u));
         const bits_per_sec port_rate = p->_ports[fs->src_port].b.rate;
         fs->pacer = shaper(f.rate.v != 0 ? f.rate : port_rate, bytes{2 * 1100});
-        fs->data.src_mac = sh.mac;
-        fs->data.dst_mac = dh.mac;
-        fs->data.src_ip = sh.ip;
-        fs->data.dst_ip = dh.ip;
-        fs->reply.src_mac = dh.mac;
-        fs->reply.dst_mac = sh.mac;
-        fs->reply.src_ip = dh.ip;
-        fs->reply.dst_ip = sh.ip;
+        // Addresses of both directions (data: source -> destination host;
+        // reply: back), for the host's family.
+        auto ends = [&](auto& data, auto& reply, const auto& sip, const auto& dip) {
+            data.src_mac = sh.mac;
+            data.dst_mac = dh.mac;
+            data.src_ip = sip;
+            data.dst_ip = dip;
+            reply.src_mac = dh.mac;
+            reply.dst_mac = sh.mac;
+            reply.src_ip = dip;
+            reply.dst_ip = sip;
+        };
         fs->v6 = sh.v6;
-        fs->data6.src_mac = sh.mac;
-        fs->data6.dst_mac = dh.mac;
-        fs->data6.src_ip = sh.ip6;
-        fs->data6.dst_ip = dh.ip6;
-        fs->reply6.src_mac = dh.mac;
-        fs->reply6.dst_mac = sh.mac;
-        fs->reply6.src_ip = dh.ip6;
-        fs->reply6.dst_ip = sh.ip6;
+        if (sh.v6) {
+            ends(fs->data6, fs->reply6, sh.ip6, dh.ip6);
+        } else {
+            ends(fs->data, fs->reply, sh.ip, dh.ip);
+        }
         p->_ports[fs->src_port].qpn_table[f.qp.src_qpn] = static_cast<std::int32_t>(i * 2);
         p->_ports[fs->dst_port].qpn_table[f.qp.dst_qpn] = static_cast<std::int32_t>(i * 2 + 1);
         p->_ports[fs->src_port].qps.push_back(static_cast<std::uint32_t>(i));
@@ -681,6 +682,20 @@ std::uint32_t gen_pipeline::rx_port(std::size_t pi, nanos now) noexcept {
     return n + done;
 }
 
+// An ARP reply or neighbour advertisement written in place into m (len
+// bytes): onto the port's reply ring, counted in `sent`, or dropped and
+// counted when the ring is full.
+void gen_pipeline::queue_reply(port_state& ps, rte_mbuf* m, std::uint32_t len, std::uint64_t& sent) noexcept {
+    m->data_len = static_cast<std::uint16_t>(len);
+    m->pkt_len = len;
+    if (ps.replies.push(m)) {
+        bump(sent);
+    } else {
+        bump(ps.c.drop_reply_full);
+        rte_pktmbuf_free(m);
+    }
+}
+
 void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
     port_state& ps = _ports[pi];
     if (m->nb_segs != 1) {
@@ -718,15 +733,7 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
                 if (h.ip == a.tpa()) {
                     const mac_addr sha = a.sha();
                     const std::uint32_t spa = a.spa();
-                    const std::uint32_t l = build_arp(p, arp_op_reply, sha, h.mac, h.ip, sha, spa);
-                    m->data_len = static_cast<std::uint16_t>(l);
-                    m->pkt_len = l;
-                    if (ps.replies.push(m)) {
-                        bump(ps.c.arp_replies);
-                    } else {
-                        bump(ps.c.drop_reply_full);
-                        rte_pktmbuf_free(m);
-                    }
+                    queue_reply(ps, m, build_arp(p, arp_op_reply, sha, h.mac, h.ip, sha, spa), ps.c.arp_replies);
                     return;
                 }
             }
@@ -740,15 +747,7 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         for (const auto& h : ps.hosts) {
             if (h.v6 && std::memcmp(h.ip6.data(), target, 16) == 0) {
                 if (nd_make_advert(p, len, pf.l3_off, h.mac.data(), false)) {
-                    const auto l = static_cast<std::uint16_t>(nd_na_frame_len(pf.l3_off));
-                    m->data_len = l;
-                    m->pkt_len = l;
-                    if (ps.replies.push(m)) {
-                        bump(ps.c.nd_replies);
-                    } else {
-                        bump(ps.c.drop_reply_full);
-                        rte_pktmbuf_free(m);
-                    }
+                    queue_reply(ps, m, static_cast<std::uint32_t>(nd_na_frame_len(pf.l3_off)), ps.c.nd_replies);
                     return;
                 }
                 break;

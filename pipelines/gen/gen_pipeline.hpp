@@ -278,6 +278,7 @@ private:
     gen_pipeline() = default;
     std::uint32_t rx_port(std::size_t pi, nanos now) noexcept;
     void rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept;
+    void queue_reply(port_state& ps, rte_mbuf* m, std::uint32_t len, std::uint64_t& sent) noexcept;
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
     void service_flows(nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;

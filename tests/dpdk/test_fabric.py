@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -20,48 +19,59 @@ from switchtest import BUILD, ROOT, SWITCH  # noqa: E402
 GEN = os.path.join(BUILD, "app", "rocelab-gen")
 
 
+def run_fabric(test, tmp, nports, sw_args, gen_args, tag):
+    """rocelab-switch (server side of nports memif links) and rocelab-gen
+    (client side) in two processes. The switch must stop by itself (give it
+    --duration); both are stopped by PID if anything fails. Returns the two
+    JSON reports (gen, switch) after checking both exited 0."""
+    sw_v, gen_v = [], []
+    for i in range(nports):
+        sock = os.path.join(tmp, f"m{i}.sock")
+        sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
+        gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
+    tag = f"{os.getpid()}{tag}"
+    sw = subprocess.Popen(
+        [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
+         "--log-level", "lib.eal:error"] + sw_v +
+        ["--", "--quiet", "--report", os.path.join(tmp, "sw.json")] + sw_args,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The switch prints its banner once every port has started
+        # (memif servers accept connections only then).
+        banner = sw.stdout.readline()
+        test.assertIn("rocelab-switch", banner, sw.stderr.read() if sw.poll() is not None else "")
+        gen = subprocess.run(
+            [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
+             f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
+            ["--", "--quiet", "--report", os.path.join(tmp, "gen.json")] + gen_args,
+            capture_output=True, text=True, timeout=60)
+        if gen.returncode != 0:
+            sw.kill()
+            out, err = sw.communicate()
+            test.fail(f"rocelab-gen failed: {gen.stderr}\nrocelab-switch: {out[-1500:]}\n{err}")
+        out, err = sw.communicate(timeout=60)
+    finally:
+        if sw.poll() is None:
+            sw.kill()
+            sw.communicate()
+    test.assertEqual(sw.returncode, 0, err)
+    with open(os.path.join(tmp, "gen.json")) as f:
+        g = json.load(f)
+    with open(os.path.join(tmp, "sw.json")) as f:
+        s = json.load(f)
+    test.assertEqual(g["mbufs_in_use_at_exit"], 0)
+    test.assertEqual(s["mbufs_in_use_at_exit"], 0)
+    return g, s
+
+
 class FabricTests(unittest.TestCase):
     def test_incast_4_to_1_through_the_switch_is_lossless_and_fair(self):
         with tempfile.TemporaryDirectory(prefix="rocelab-fabric-") as tmp:
-            sw_v, gen_v = [], []
-            for i in range(5):
-                sock = os.path.join(tmp, f"m{i}.sock")
-                sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
-                gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
-            tag = f"{os.getpid()}"
-            sw = subprocess.Popen(
-                [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
-                 "--log-level", "lib.eal:error"] + sw_v +
-                ["--", "--config", os.path.join(ROOT, "conf", "incast-lossless-1g.yaml"), "--duration", "8s",
-                 "--quiet", "--report", os.path.join(tmp, "sw.json")],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            try:
-                # The switch prints its banner once every port has started
-                # (memif servers accept connections only then).
-                banner = sw.stdout.readline()
-                self.assertIn("rocelab-switch", banner, sw.stderr.read() if sw.poll() is not None else "")
-                gen = subprocess.run(
-                    [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
-                     f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
-                    ["--", "--pattern", "incast", "--senders", "4", "--rate", "1Gbps", "--msg-size", "1MiB",
-                     "--window", "1024", "--duration", "3s", "--quiet", "--report", os.path.join(tmp, "gen.json")],
-                    capture_output=True, text=True, timeout=60)
-                if gen.returncode != 0:
-                    sw.kill()
-                    out, err = sw.communicate()
-                    self.fail(f"rocelab-gen failed: {gen.stderr}\nrocelab-switch: {out[-1500:]}\n{err}")
-                out, err = sw.communicate(timeout=60)
-            finally:
-                if sw.poll() is None:
-                    sw.kill()
-                    sw.communicate()
-            self.assertEqual(sw.returncode, 0, err)
-            with open(os.path.join(tmp, "gen.json")) as f:
-                g = json.load(f)
-            with open(os.path.join(tmp, "sw.json")) as f:
-                s = json.load(f)
-            self.assertEqual(g["mbufs_in_use_at_exit"], 0)
-            self.assertEqual(s["mbufs_in_use_at_exit"], 0)
+            g, s = run_fabric(
+                self, tmp, 5,
+                ["--config", os.path.join(ROOT, "conf", "incast-lossless-1g.yaml"), "--duration", "8s"],
+                ["--pattern", "incast", "--senders", "4", "--rate", "1Gbps", "--msg-size", "1MiB",
+                 "--window", "1024", "--duration", "3s"], "i")
             # Lossless: no drop anywhere in the switch, no NAK, retransmission or timeout at the hosts.
             drops = {p["name"]: {k: v for k, v in p["drops"].items() if v and k != "rx_pfc_disabled_prio"}
                      for p in s["ports"]}
@@ -90,45 +100,12 @@ class FabricTests(unittest.TestCase):
         from scapy.contrib.roce import BTH
         H, N, steps = 4, 5, 6
         with tempfile.TemporaryDirectory(prefix="rocelab-fabric-") as tmp:
-            sw_v, gen_v = [], []
-            for i in range(H):
-                sock = os.path.join(tmp, f"m{i}.sock")
-                sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
-                gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
-            tag = f"{os.getpid()}r"
-            sw = subprocess.Popen(
-                [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
-                 "--log-level", "lib.eal:error"] + sw_v +
-                ["--", "--duration", "5s", "--quiet", "--report", os.path.join(tmp, "sw.json")],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             cap = os.path.join(tmp, "cap")
-            try:
-                banner = sw.stdout.readline()
-                self.assertIn("rocelab-switch", banner, sw.stderr.read() if sw.poll() is not None else "")
-                gen = subprocess.run(
-                    [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
-                     f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
-                    ["--", "--pattern", "ring-allreduce", "--ip-version", "6", "--msg-size", "256KiB",
-                     "--messages", str(N), "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap, "--quiet",
-                     "--report", os.path.join(tmp, "gen.json")],
-                    capture_output=True, text=True, timeout=60)
-                if gen.returncode != 0:
-                    sw.kill()
-                    out, err = sw.communicate()
-                    self.fail(f"rocelab-gen failed: {gen.stderr}\nrocelab-switch: {out[-1500:]}\n{err}")
-                out, err = sw.communicate(timeout=60)
-            finally:
-                if sw.poll() is None:
-                    sw.kill()
-                    sw.communicate()
-            self.assertEqual(sw.returncode, 0, err)
-            with open(os.path.join(tmp, "gen.json")) as f:
-                g = json.load(f)
-            with open(os.path.join(tmp, "sw.json")) as f:
-                s = json.load(f)
-            self.assertEqual(g["mbufs_in_use_at_exit"], 0)
-            self.assertEqual(s["mbufs_in_use_at_exit"], 0)
-            self.assertTrue(g["all_finished"], gen.stdout)
+            g, s = run_fabric(
+                self, tmp, H, ["--duration", "5s"],
+                ["--pattern", "ring-allreduce", "--ip-version", "6", "--msg-size", "256KiB", "--messages", str(N),
+                 "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap], "r")
+            self.assertTrue(g["all_finished"])
             c = g["collective"]
             self.assertEqual((c["hosts"], c["steps"], c["collectives_completed"]), (H, steps, N))
             self.assertEqual([(f["src"], f["dst"]) for f in g["flows"]],
