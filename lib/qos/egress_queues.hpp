@@ -29,7 +29,7 @@
 //   egress_queues<rte_mbuf*, 1024> eq{limits};
 //   if (!eq.enqueue(tc_to_queue[tc], m, m->pkt_len)) { rte_pktmbuf_free(m); }
 //   int q = sched.pick(eq.nonempty_mask() & ~paused, [&](int i) { return eq.head_len(i); });
-//   auto [m, len] = eq.dequeue(q);  sched.charge(q, len);
+//   auto [m, len, tag] = eq.dequeue(q);  sched.charge(q, len);
 //
 // Config example (YAML, parsed elsewhere):
 //   queues: { 3: { max_bytes: 512KiB, max_packets: 1024 } }
@@ -71,6 +71,7 @@ public:
     struct entry {
         T item{};
         std::uint32_t len = 0;
+        std::uint32_t tag = 0;  // caller's 32 bits carried with the item (fits the padding after a pointer)
     };
 
     egress_queues() noexcept { set_limits(queue_limits{}); }
@@ -94,7 +95,7 @@ public:
 
     // Admit `item` of `len` bytes to queue q (0..7). Returns false when the
     // item is tail dropped (counted); the caller then frees it.
-    bool enqueue(int q, T item, std::uint32_t len) noexcept {
+    bool enqueue(int q, T item, std::uint32_t len, std::uint32_t tag = 0) noexcept {
         const std::uint64_t nb = _bytes[q] + len;
         const std::uint32_t np = _tail[q] - _head[q] + 1;
         auto& st = _stats.q[q];
@@ -103,7 +104,7 @@ public:
             st.drop_tail_bytes += len;
             return false;
         }
-        slot(q, _tail[q]) = entry{item, len};  // fits: np <= _max_packets <= Depth
+        slot(q, _tail[q]) = entry{item, len, tag};  // fits: np <= _max_packets <= Depth
         ++_tail[q];
         _bytes[q] = nb;
         _nonempty |= static_cast<std::uint8_t>(1u << q);
@@ -146,10 +147,10 @@ public:
     std::uint8_t nonempty_mask() const noexcept { return _nonempty; }
     bool empty(int q) const noexcept { return (_nonempty >> q & 1u) == 0; }
 
-    // Discard everything queued in q, calling on_item(T item, uint32_t len)
-    // for each (to free it). Counted as drop_flush. Returns items dropped.
+    // Discard everything queued in q, calling on_item(const entry&) for each
+    // (to free it). Counted as drop_flush. Returns items dropped.
     template <typename Fn>
-    std::uint32_t flush(int q, Fn&& on_item) noexcept(noexcept(on_item(T{}, 0u))) {
+    std::uint32_t flush(int q, Fn&& on_item) noexcept(noexcept(on_item(entry{}))) {
         auto& st = _stats.q[q];
         std::uint32_t n = 0;
         while (_head[q] != _tail[q]) {
@@ -157,7 +158,7 @@ public:
             ++_head[q];
             ++st.drop_flush_packets;
             st.drop_flush_bytes += e.len;
-            on_item(e.item, e.len);
+            on_item(e);
             ++n;
         }
         _head[q] = 0;

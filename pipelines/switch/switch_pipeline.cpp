@@ -3,7 +3,6 @@
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
 
 #include <algorithm>
@@ -36,19 +35,14 @@ constexpr std::uint16_t out_drop = 0xFFFF;
 constexpr std::uint16_t out_consumed = 0xFFFE;  // >= out_consumed: free without forwarding
 constexpr std::uint16_t out_flood = 0xFFFD;
 
-// Per-packet metadata kept in an mbuf dynamic field from admission to
-// release: the MMU charge and where it was charged (ingress port, PG).
-struct pkt_meta {
-    std::uint32_t charge;
-    std::uint8_t in_port;
-    std::uint8_t pg;
-    std::uint8_t tc;
-    std::uint8_t pad;
-};
-static_assert(sizeof(pkt_meta) == 8);
-int g_meta_offset = -1;  // registered once per process (rte_mbuf_dynfield_register)
-
-inline pkt_meta& meta(rte_mbuf* m) noexcept { return *RTE_MBUF_DYNFIELD(m, g_meta_offset, pkt_meta*); }
+// Ingress buffer accounting: where a queued frame was charged (ingress
+// port, PG) travels in the egress queue entry's tag; the charge itself is
+// mmu::charge_for(len), recomputed at release from the entry's length.
+constexpr std::uint32_t acct_tag(std::uint16_t in_port, std::uint8_t pg) noexcept {
+    return std::uint32_t{in_port} | std::uint32_t{pg} << 16;
+}
+constexpr int tag_port(std::uint32_t tag) noexcept { return static_cast<int>(tag & 0xFFFFu); }
+constexpr int tag_pg(std::uint32_t tag) noexcept { return static_cast<int>(tag >> 16); }
 
 inline std::byte* data(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
 
@@ -168,11 +162,6 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
     if (ports.size() > 64) { return std::string("at most 64 ports per switch"); }
     if (cfg.ports.size() != ports.size()) {
         return std::string("internal: port config and bindings differ in count");
-    }
-    if (g_meta_offset < 0) {
-        static const rte_mbuf_dynfield desc = {"rocelab_switch_meta", sizeof(pkt_meta), alignof(pkt_meta), 0};
-        g_meta_offset = rte_mbuf_dynfield_register(&desc);
-        if (g_meta_offset < 0) { return std::string("cannot register the mbuf metadata field"); }
     }
     auto p = std::make_unique<impl>(64 * 1024, cfg.fdb_aging);
     p->mode = cfg.mode;
@@ -441,12 +430,9 @@ inline std::uint64_t load_mac48(const std::byte* p) noexcept {
 
 // Discard everything queued in q (watchdog drop, shutdown), releasing its buffer.
 std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept {
-    return eg.eq.flush(q, [&](rte_mbuf* m, std::uint32_t) noexcept {
-        if (p.buf) {
-            const pkt_meta& md = meta(m);
-            p.buf->release(md.in_port, md.pg, charge{md.charge});
-        }
-        rte_pktmbuf_free(m);
+    return eg.eq.flush(q, [&](const auto& e) noexcept {
+        if (p.buf) { p.buf->release(tag_port(e.tag), tag_pg(e.tag), charge{p.buf->charge_for(e.len)}); }
+        rte_pktmbuf_free(e.item);
     });
 }
 
@@ -521,26 +507,21 @@ void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
 namespace {
 
 // Enqueue to queue q of eg with ingress buffer accounting: charged now,
-// released at dequeue; the charge travels with the packet in an mbuf
-// dynfield. Frees and counts what is refused.
+// released at dequeue (acct_tag). Frees and counts what is refused.
 [[gnu::always_inline]] inline void enqueue_accounted(switch_pipeline::impl& p, port_rt& in, port_rt& eg,
                                                      rte_mbuf* x, std::uint8_t tc, int q,
                                                      std::uint32_t xlen) noexcept {
-    pkt_meta& md = meta(x);
-    md.tc = tc;
-    md.in_port = static_cast<std::uint8_t>(in.idx);
-    md.pg = in.maps.tc_to_pg[tc];
-    const admit_result r = p.buf->admit(in.idx, md.pg, xlen);
+    const std::uint8_t pg = in.maps.tc_to_pg[tc];
+    const admit_result r = p.buf->admit(in.idx, pg, xlen);
     if (!r.ok()) [[unlikely]] {
         in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
                                                           : drop_reason::headroom_overflow);
         rte_pktmbuf_free(x);
         return;
     }
-    md.charge = r.token.bytes;
-    if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
+    if (!eg.eq.enqueue(q, x, xlen, acct_tag(in.idx, pg))) [[unlikely]] {
         eg.c.drop(drop_reason::tail_drop);
-        p.buf->release(md.in_port, md.pg, charge{md.charge});
+        p.buf->release(in.idx, pg, r.token);
         rte_pktmbuf_free(x);
     }
 }
@@ -787,8 +768,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 eg.sched.charge(q, e.len);
                 if (shaped) { eg.shp.on_send(now, e.len); }
                 if (acct) [[unlikely]] {
-                    const pkt_meta& md = meta(e.item);
-                    p.buf->release(md.in_port, md.pg, charge{md.charge});
+                    p.buf->release(tag_port(e.tag), tag_pg(e.tag), charge{p.buf->charge_for(e.len)});
                 }
                 if (cap != nullptr) [[unlikely]] { cap->tap(eg.idx, true, e.item, now); }
                 eg.staged_len[eg.n_staged] = e.len;

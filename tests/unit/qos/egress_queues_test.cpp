@@ -33,9 +33,10 @@ TEST(egress_queues, fifo_per_queue_and_nonempty_mask) {
     EXPECT_EQ(e.item, 30);
     EXPECT_EQ(e.len, 100u);
     EXPECT_EQ(eq.depth_bytes(3), bytes{200});
-    auto [item, len] = eq.dequeue(3);
+    auto [item, len, tag] = eq.dequeue(3);
     EXPECT_EQ(item, 31);
     EXPECT_EQ(len, 200u);
+    EXPECT_EQ(tag, 0u);
     EXPECT_EQ(eq.nonempty_mask(), 0b0100'0000);
     EXPECT_TRUE(eq.empty(3));
     const auto& st = eq.stats(3);
@@ -90,21 +91,25 @@ TEST(egress_queues, tail_drop_on_packet_limit_and_ring_depth) {
 TEST(egress_queues, flush_drops_everything_and_counts) {
     egress_queues<int, 16> eq{limits_all(1 << 20, 16)};
     for (int i = 0; i < 5; ++i) {
-        eq.enqueue(4, 40 + i, 100 + i);
+        eq.enqueue(4, 40 + i, 100 + i, 0x500u + static_cast<std::uint32_t>(i));
     }
     eq.enqueue(3, 7, 64);
     std::vector<int> freed;
+    std::vector<std::uint32_t> tags;
     std::uint64_t freed_bytes = 0;
     EXPECT_EQ(eq.flush(4,
-                       [&](int item, std::uint32_t len) {
-                           freed.push_back(item);
-                           freed_bytes += len;
+                       [&](const auto& e) {
+                           freed.push_back(e.item);
+                           tags.push_back(e.tag);
+                           freed_bytes += e.len;
                        }),
               5u);
     EXPECT_EQ(freed, (std::vector<int>{40, 41, 42, 43, 44}));
+    EXPECT_EQ(tags, (std::vector<std::uint32_t>{0x500, 0x501, 0x502, 0x503, 0x504}));  // tags travel with items
+    EXPECT_EQ(eq.dequeue(3).tag, 0u);
     EXPECT_EQ(freed_bytes, 510u);
     EXPECT_EQ(eq.depth_bytes(4), bytes{0});
-    EXPECT_EQ(eq.nonempty_mask(), 0b0000'1000);
+    EXPECT_EQ(eq.nonempty_mask(), 0);
     EXPECT_EQ(eq.stats(4).drop_flush_packets, 5u);
     EXPECT_EQ(eq.stats(4).drop_flush_bytes, 510u);
     EXPECT_EQ(eq.stats(4).deq_packets, 0u);
