@@ -751,6 +751,19 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         // The line sat idle for 200 us while frames were eligible: the lcore
         // (or the device) is not keeping up with the configured rate.
         if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++eg.c.tx_behind; }
+        // Buffer released per run of frames from one (ingress port, PG):
+        // release() is linear in the bytes, and XON is decided from the state
+        // after the run (use only falls while dequeuing, so the decision is
+        // the one the run's last frame would have made; the PFC frame goes
+        // out at the next poll either way).
+        std::uint32_t rel_tag = 0;
+        std::uint64_t rel_bytes = 0;
+        auto release_run = [&]() noexcept {
+            if (rel_bytes != 0) {
+                p.buf->release(tag_port(rel_tag), tag_pg(rel_tag), charge{static_cast<std::uint32_t>(rel_bytes)});
+                rel_bytes = 0;
+            }
+        };
         const bool shaped = eg.b.shaped;
         while (eg.n_staged < p.burst) {
             const std::uint8_t nonempty = eg.eq.nonempty_mask();
@@ -768,7 +781,11 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 eg.sched.charge(q, e.len);
                 if (shaped) { eg.shp.on_send(now, e.len); }
                 if (acct) [[unlikely]] {
-                    p.buf->release(tag_port(e.tag), tag_pg(e.tag), charge{p.buf->charge_for(e.len)});
+                    if (e.tag != rel_tag) {
+                        release_run();
+                        rel_tag = e.tag;
+                    }
+                    rel_bytes += p.buf->charge_for(e.len);
                 }
                 if (cap != nullptr) [[unlikely]] { cap->tap(eg.idx, true, e.item, now); }
                 eg.staged_len[eg.n_staged] = e.len;
@@ -776,6 +793,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             } while (eg.n_staged < p.burst && !eg.eq.empty(q) && (!shaped || eg.shp.conforms(now)) &&
                      (strict || eg.sched.deficit(q) >= static_cast<std::int64_t>(eg.eq.head_len(q))));
         }
+        release_run();
         eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;
         if (eg.n_staged == 0) { continue; }
         const std::uint16_t sent = rte_eth_tx_burst(eg.b.port_id, 0, eg.staged.data(), eg.n_staged);

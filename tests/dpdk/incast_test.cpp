@@ -149,6 +149,13 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
                 (unsigned long long)pgc.xoff.v, (unsigned long long)res.peak_headroom,
                 (unsigned long long)res.switch_drops, (unsigned long long)res.lossy_drops,
                 (unsigned long long)res.headroom_overflow);
+    // Every byte admitted was released again: with whatever is still queued
+    // flushed, no PG holds buffer and the shared pool is empty.
+    tb.pipe->release_all();
+    for (std::size_t port = 0; port < 5; ++port) {
+        for (int g = 0; g < 8; ++g) { EXPECT_EQ(tb.pipe->pg(port, g).use, 0u) << "port " << port << " PG " << g; }
+    }
+    EXPECT_EQ(tb.pipe->pool_shared_used(), 0u);
     return res;
 }
 
