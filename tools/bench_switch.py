@@ -14,6 +14,7 @@ packet = TSC Hz / pps (the forwarding lcore polls at 100 %).
   tools/bench_switch.py                       # 64 B-class and 1 KB frames, 5 runs each
   tools/bench_switch.py --runs 2 --windows 3  # quicker
   tools/bench_switch.py --tools rocelab,rocelab-pfc   # PFC accounting off vs on
+  tools/bench_switch.py --tools rocelab,rocelab-l3    # L2 bridge vs L3 leaf (routing every frame)
 """
 import argparse
 import os
@@ -56,6 +57,9 @@ def eal(prefix, pcap):
 def command(tool, prefix, pcap, switch_bin, switch_args):
     if tool == "rocelab":
         return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet"] + switch_args
+    if tool == "rocelab-l3":  # L3 leaf: checksum, LPM, ECMP hash, TTL, MAC rewrite (conf/bench-l3.yaml)
+        return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet", "--config",
+                                                   os.path.join(ROOT, "conf", "bench-l3.yaml")] + switch_args
     if tool == "rocelab-pfc":  # ingress buffer accounting + PFC on (conf/bench-pfc.yaml)
         return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet", "--config",
                                                    os.path.join(ROOT, "conf", "bench-pfc.yaml")] + switch_args
