@@ -53,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -119,20 +120,32 @@ public:
 
     // dst in host order.
     int lookup_v4(std::uint32_t dst, std::uint32_t flow_hash, const nexthop** out) const noexcept {
+        return lookup_v4(dst, [flow_hash] { return flow_hash; }, out);
+    }
+    // Same, with the flow hash computed by hash_fn() only when the route is
+    // an ECMP group of more than one next hop.
+    template <typename HashFn>
+        requires std::is_invocable_r_v<std::uint32_t, HashFn>
+    int lookup_v4(std::uint32_t dst, HashFn&& hash_fn, const nexthop** out) const noexcept {
         std::uint32_t v;
         if (rte_lpm_lookup(_lpm4, dst, &v) != 0) {
             return route_no_route;
         }
-        return resolve(v, flow_hash, out);
+        return resolve(v, hash_fn, out);
     }
 
     // dst16: 16 address bytes, network order.
     int lookup_v6(const std::uint8_t* dst16, std::uint32_t flow_hash, const nexthop** out) const noexcept {
+        return lookup_v6(dst16, [flow_hash] { return flow_hash; }, out);
+    }
+    template <typename HashFn>
+        requires std::is_invocable_r_v<std::uint32_t, HashFn>
+    int lookup_v6(const std::uint8_t* dst16, HashFn&& hash_fn, const nexthop** out) const noexcept {
         std::uint32_t v;
         if (_lpm6 == nullptr || rte_lpm6_lookup(_lpm6, dst16, &v) != 0) {
             return route_no_route;
         }
-        return resolve(v, flow_hash, out);
+        return resolve(v, hash_fn, out);
     }
 
     // Burst lookup: for i < n, rc[i] = lookup_v4(dst[i], hash[i], &out[i])
@@ -147,7 +160,7 @@ public:
             for (unsigned i = 0; i < m; ++i) {
                 out[base + i] = nullptr;
                 rc[base + i] = (hop[i] & RTE_LPM_LOOKUP_SUCCESS) != 0
-                                   ? resolve(hop[i] & 0x00FFFFFFu, hash[base + i], &out[base + i])
+                                   ? resolve_hash(hop[i] & 0x00FFFFFFu, hash[base + i], &out[base + i])
                                    : route_no_route;
             }
         }
@@ -170,9 +183,14 @@ private:
 
     route_table(nh_table&& nht) noexcept : _nht(std::move(nht)) {}
 
-    int resolve(std::uint32_t v, std::uint32_t hash, const nexthop** out) const noexcept {
+    int resolve_hash(std::uint32_t v, std::uint32_t hash, const nexthop** out) const noexcept {
+        auto h = [hash] { return hash; };
+        return resolve(v, h, out);
+    }
+    template <typename HashFn>
+    int resolve(std::uint32_t v, HashFn& hash_fn, const nexthop** out) const noexcept {
         if (v < special_base) [[likely]] {
-            *out = &_nht.select(v, hash);
+            *out = &_nht.select_lazy(v, hash_fn);
             return route_ok;
         }
         return v == val_local ? route_local : route_no_neighbor;

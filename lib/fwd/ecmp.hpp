@@ -213,6 +213,13 @@ public:
         const nh_group& g = _groups[group];
         return _nh[g.nh[ecmp_select(hash, g.n)]];
     }
+    // Same, with the hash computed by hash_fn() only for groups of more
+    // than one member (ecmp_select(h, 1) is 0 for every h: same result).
+    template <typename HashFn>
+    const nexthop& select_lazy(std::uint32_t group, HashFn&& hash_fn) const noexcept {
+        const nh_group& g = _groups[group];
+        return _nh[g.nh[g.n == 1 ? 0 : ecmp_select(hash_fn(), g.n)]];
+    }
 
     const nexthop& nexthop_at(std::uint32_t i) const noexcept { return _nh[i]; }
     const nh_group& group_at(std::uint32_t i) const noexcept { return _groups[i]; }

@@ -378,12 +378,14 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
         in.c.drop(drop_reason::l3_not_ip);
         return out_drop;
     }
-    const std::uint32_t h =
-        f.kind == frame_kind::ipv4
-            ? flow_hash_v4(f.ip4_src, f.ip4_dst, f.l4_proto, f.sport, f.dport, p.ecmp_seed)
-            : flow_hash_v6(reinterpret_cast<const std::uint8_t*>(d + f.ip6_src_off),
-                           reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off), f.l4_proto, f.sport, f.dport,
-                           p.ecmp_seed);
+    // The 5-tuple hash is computed only for routes with several next hops.
+    const auto h = [&]() noexcept -> std::uint32_t {
+        return f.kind == frame_kind::ipv4
+                   ? flow_hash_v4(f.ip4_src, f.ip4_dst, f.l4_proto, f.sport, f.dport, p.ecmp_seed)
+                   : flow_hash_v6(reinterpret_cast<const std::uint8_t*>(d + f.ip6_src_off),
+                                  reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off), f.l4_proto, f.sport,
+                                  f.dport, p.ecmp_seed);
+    };
     const nexthop* nh = nullptr;
     int rc;
     if (f.kind == frame_kind::ipv4) {

@@ -186,6 +186,23 @@ TEST(nh_table, dedup_groups_and_select) {
     EXPECT_GT(to_a, 450);
     EXPECT_LT(to_a, 550);
 
+    // select_lazy: the same member as select(); the hash is computed only
+    // for a group of more than one member.
+    const std::uint32_t just_b[1] = {*ib};
+    const auto g3 = t.add_group(just_b);
+    ASSERT_TRUE(g3);
+    int calls = 0;
+    for (std::uint32_t p = 0; p < 100; ++p) {
+        const std::uint32_t h = p * 2654435761u;
+        auto fn = [&] {
+            ++calls;
+            return h;
+        };
+        EXPECT_EQ(&t.select_lazy(*g1, fn), &t.select(*g1, h));
+        EXPECT_EQ(&t.select_lazy(*g3, fn), &t.select(*g3, h));
+    }
+    EXPECT_EQ(calls, 100) << "hashed for the 2-member group only";
+
     // Fixed capacity.
     for (std::uint8_t i = 2; i < 8; ++i) {
         ASSERT_TRUE(t.add_nexthop(nexthop{i, i, {2, 0, 0, 0, 0, i}, {}}));
