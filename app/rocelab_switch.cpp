@@ -517,7 +517,10 @@ int main(int argc, char** argv) {
         std::vector<std::string> names;
         for (const auto& b : bindings) { names.push_back(b.name); }
         auto c = dpdk::capture::open(opt.pcap_out, names, opt.snaplen, wall_ns0, "sw");
-        if (auto* e = std::get_if<std::string>(&c)) { die(2, *e); }
+        if (auto* e = std::get_if<std::string>(&c)) {
+            dpdk::eal_cleanup();
+            die(2, *e);
+        }
         cap = std::move(std::get<0>(c));
         pipe->set_capture(cap.get());
     }
@@ -533,7 +536,10 @@ int main(int argc, char** argv) {
     std::unique_ptr<sw::depth_ring> samples;
     if (!opt.queue_csv.empty()) {
         csv = std::fopen(opt.queue_csv.c_str(), "w");
-        if (csv == nullptr) { die(2, "--queue-csv " + opt.queue_csv + ": " + std::strerror(errno)); }
+        if (csv == nullptr) {
+            dpdk::eal_cleanup();
+            die(2, "--queue-csv " + opt.queue_csv + ": " + std::strerror(errno));
+        }
         std::fprintf(csv, "time_s,port,queue,depth_bytes,paused\n");
         samples = std::make_unique<sw::depth_ring>();
     }

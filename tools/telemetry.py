@@ -9,6 +9,7 @@ interactive use, dpdk-telemetry.py -f PREFIX does the same.
 """
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -39,7 +40,8 @@ def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):
     """Run `cmd` (a DPDK process started with --file-prefix `prefix`), wait
     for its telemetry socket, warm up, then return Mpps at the sink port's
     ethdev opackets for each of `windows` windows of `window` seconds. The
-    process is stopped by its PID (SIGTERM, then SIGKILL after 15 s)."""
+    process is stopped by its PID (SIGTERM, then SIGKILL after 15 s) and its
+    EAL runtime directory removed."""
     def opackets(t):
         return t.query(f"/ethdev/stats,{sink_port}")["/ethdev/stats"]["opackets"]
 
@@ -74,6 +76,9 @@ def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+        # dpdk-testpmd leaves its EAL runtime directory behind (rocelab's
+        # apps remove their own); the prefix is this run's alone.
+        shutil.rmtree(os.path.dirname(socket_path(prefix)), ignore_errors=True)
     return rates
 
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace rocelab::dpdk {
@@ -19,7 +20,18 @@ std::variant<int, std::string> eal_init(int argc, char** argv) {
     return ret;
 }
 
-void eal_cleanup() noexcept { rte_eal_cleanup(); }
+void eal_cleanup() noexcept {
+    // EAL leaves its runtime directory (/var/run/dpdk/<file-prefix>: config,
+    // fbarrays, mp and telemetry sockets) behind; every run has its own
+    // prefix, so a primary process removes it once nothing can attach.
+    const std::string dir = rte_eal_get_runtime_dir();
+    const bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
+    rte_eal_cleanup();
+    if (primary && !dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);  // best effort: nothing to report at exit
+    }
+}
 
 bool eal_no_huge() noexcept { return rte_eal_has_hugepages() == 0; }
 

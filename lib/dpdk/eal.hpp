@@ -17,6 +17,7 @@
 namespace rocelab::dpdk {
 
 std::variant<int, std::string> eal_init(int argc, char** argv);
+// rte_eal_cleanup(), then (primary process) remove the EAL runtime directory.
 void eal_cleanup() noexcept;
 // True when EAL runs without hugepages (secondary processes cannot attach).
 bool eal_no_huge() noexcept;

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,7 @@ inline void init_eal_once(const char* prog) {
     for (auto& a : args) { argv.push_back(a.data()); }
     auto r = dpdk::eal_init(static_cast<int>(argv.size()), argv.data());
     ASSERT_TRUE(std::holds_alternative<int>(r)) << std::get<std::string>(r);
+    std::atexit([] { dpdk::eal_cleanup(); });  // leaves no /var/run/dpdk/<prefix> behind
 }
 
 struct host_port {

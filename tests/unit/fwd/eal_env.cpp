@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dpdk/eal.hpp"
+
 namespace {
 
 class eal_environment : public ::testing::Environment {
@@ -29,7 +31,7 @@ public:
     }
     void TearDown() override {
         if (_up) {
-            rte_eal_cleanup();
+            rocelab::dpdk::eal_cleanup();  // also removes the EAL runtime directory
             _up = false;
         }
     }
