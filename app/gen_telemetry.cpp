@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <optional>
 #include <string>
 
 #include "dpdk/eal.hpp"

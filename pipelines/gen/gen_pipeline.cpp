@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "config/units_parse.hpp"
 #include "dpdk/capture.hpp"
@@ -35,15 +36,17 @@ constexpr std::uint32_t pad_of(std::uint32_t payload) noexcept { return (4u - (p
 // largest data header (Ethernet + 802.1Q + IPv4 + UDP + BTH + RETH + ImmDt = 82).
 constexpr std::uint32_t pf_payload_off = RTE_PKTMBUF_HEADROOM + 96;
 
-// Ethernet [+ VLAN] | IPv4 | UDP | BTH | extended headers of a data packet
-// with `len` payload bytes (pad and ICRC accounted in the lengths); returns
-// the header length, or 0 for opcodes with headers other than RETH/ImmDt.
-std::uint32_t data_hdr_len(const roce_v4_params& p) noexcept {
+// Ethernet [+ VLAN] | IPv4 or IPv6 | UDP | BTH | extended headers of a data
+// packet; returns the header length, or 0 for opcodes with headers other
+// than RETH/ImmDt.
+template <class Params>
+std::uint32_t data_hdr_len(const Params& p) noexcept {
     const std::uint16_t h = roce_opcode_lookup(p.bth.opcode).hdrs;
     if ((h & ~(roce_hdr::reth | roce_hdr::immdt)) != 0) {
         return 0;
     }
-    return eth_hdr_len + (p.vlan_id >= 0 ? vlan_tag_len : 0) + ipv4_min_hdr_len + udp_hdr_len + bth_len +
+    constexpr std::uint32_t ip = std::is_same_v<Params, roce_v6_params> ? ipv6_hdr_len : ipv4_min_hdr_len;
+    return eth_hdr_len + (p.vlan_id >= 0 ? vlan_tag_len : 0) + ip + udp_hdr_len + bth_len +
            roce_opcode_lookup(p.bth.opcode).ext_len;
 }
 
@@ -398,15 +401,16 @@ void gen_pipeline::make_templates(flow_state& f) {
         roce_v4_params prm = f.data;
         fill_data_params(q, d, std::span<const std::byte>(_payload.data(), d.len), prm);
         prm.ip_id = 0;
-        std::uint32_t hl = data_hdr_len(prm);
+        std::uint32_t hl;
         std::uint32_t flen;
         const std::uint32_t ipl = f.v6 ? ipv6_hdr_len : ipv4_min_hdr_len;
         if (f.v6) {
             roce_v6_params p6 = f.data6;
             fill_data_params(q, d, std::span<const std::byte>(_payload.data(), d.len), p6);
-            hl = hl == 0 ? 0 : hl - ipv4_min_hdr_len + ipv6_hdr_len;
+            hl = data_hdr_len(p6);
             flen = build_roce_v6(std::span<std::byte>(buf.data(), buf.size()), p6);
         } else {
+            hl = data_hdr_len(prm);
             flen = build_roce_v4(std::span<std::byte>(buf.data(), buf.size()), prm);
         }
         const std::uint32_t covered = hl + d.len + pad_of(d.len);  // Ethernet .. pad
