@@ -1062,12 +1062,16 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
     for (std::uint16_t k = 0; k < n; ++k) {
         bytes_out += out[k]->pkt_len;
     }
-    const std::uint16_t sent = rte_eth_tx_burst(ps.b.port_id, 0, out, n);
+    // Capture before the driver owns the frames: after rte_eth_tx_burst a
+    // PMD may already have freed (memif, pcap) or handed over (ring) them.
+    // Frames retried from an earlier refused burst (the first ps.npend) were
+    // captured when they were first staged.
     if (_cap != nullptr) {
-        for (std::uint16_t k = 0; k < sent; ++k) {
+        for (std::uint16_t k = ps.npend; k < n; ++k) {
             _cap->tap(static_cast<std::uint16_t>(pi), true, out[k], now);
         }
     }
+    const std::uint16_t sent = rte_eth_tx_burst(ps.b.port_id, 0, out, n);
     if (sent < n) {
         for (std::uint16_t k = sent; k < n; ++k) {
             bytes_out -= out[k]->pkt_len;
