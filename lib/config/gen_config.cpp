@@ -9,6 +9,7 @@
 #include <cctype>
 #include <fstream>
 #include <charconv>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -292,7 +293,175 @@ std::string parse_pfc_tx(const std::string& v, pfc_source_cfg& s) {
     return {};
 }
 
+constexpr std::uint64_t max_dcqcn_rate = 1'000'000'000'000ULL;  // 1Tbps
+constexpr std::int64_t max_dcqcn_time = 1'000'000'000;           // 1s
+
+// DCQCN keys (reaction-point overrides, notification point, trace).
+std::string set_dcqcn_key(gen_cfg& c, const std::string& k, const std::string& v, bool& handled) {
+    handled = true;
+    dcqcn_overrides& o = c.rp_overrides;
+    auto time_key = [&](std::optional<nanos>& out, std::int64_t lo, const char* accepted) -> std::string {
+        auto t = parse_time(v);
+        if (!t || t->v < lo || t->v > max_dcqcn_time) {
+            return bad(k, v, accepted);
+        }
+        out = *t;
+        return {};
+    };
+    auto rate_key = [&](std::optional<bits_per_sec>& out, std::uint64_t lo, const char* accepted) -> std::string {
+        auto r = parse_rate(v);
+        if (!r || r->v < lo || r->v > max_dcqcn_rate) {
+            return bad(k, v, accepted);
+        }
+        out = *r;
+        return {};
+    };
+    auto int_key = [&](std::optional<std::uint32_t>& out, std::uint64_t lo, std::uint64_t hi,
+                       const char* accepted) -> std::string {
+        auto n = parse_uint(v, lo, hi);
+        if (!n) {
+            return bad(k, v, accepted);
+        }
+        out = static_cast<std::uint32_t>(*n);
+        return {};
+    };
+    auto bool_key = [&](std::optional<bool>& out) -> std::string {
+        auto b = parse_bool(v);
+        if (!b) {
+            return bad(k, v, "true or false");
+        }
+        out = *b;
+        return {};
+    };
+    if (k == "dcqcn") {
+        if (!dcqcn_profile_parse(v, c.dcqcn)) {
+            return bad(k, v, "off, dcqcn_paper, nvidia_cx or hpcc_ns3");
+        }
+        return {};
+    }
+    if (k == "rpg_time_reset") {
+        return time_key(o.rpg_time_reset, 1, "a time 1ns..1s with units, e.g. 300us");
+    }
+    if (k == "rpg_byte_reset") {
+        auto b = parse_bytes(v);
+        if (!b || b->v > (1ULL << 30)) {
+            return bad(k, v, "a size 0B..1GiB with units, e.g. 32767B or 32KiB (0B = byte counter off)");
+        }
+        o.rpg_byte_reset = *b;
+        return {};
+    }
+    if (k == "rpg_threshold") {
+        return int_key(o.rpg_threshold, 1, 31, "1..31 (increase events per stage)");
+    }
+    if (k == "rpg_ai_rate") {
+        return rate_key(o.rpg_ai_rate, 0, "a rate 0bps..1Tbps with units, e.g. 5Mbps");
+    }
+    if (k == "rpg_hai_rate") {
+        return rate_key(o.rpg_hai_rate, 0, "a rate 0bps..1Tbps with units, e.g. 50Mbps");
+    }
+    if (k == "rpg_min_rate") {
+        return rate_key(o.rpg_min_rate, 1, "a rate 1bps..1Tbps with units, e.g. 1Mbps");
+    }
+    if (k == "rpg_max_rate") {
+        return rate_key(o.rpg_max_rate, 0, "a rate 0bps..1Tbps with units (0bps = line rate), e.g. 40Gbps");
+    }
+    if (k == "rate_to_set_on_first_cnp") {
+        return rate_key(o.rate_to_set_on_first_cnp, 0, "a rate 0bps..1Tbps with units (0bps = off), e.g. 10Gbps");
+    }
+    if (k == "rpg_gd") {
+        return int_key(o.rpg_gd, 10, 15, "10..15 (cut = alpha x 2^(10 - rpg_gd); 11 = alpha/2)");
+    }
+    if (k == "rpg_min_dec_fac") {
+        auto p = parse_percent(v, bare_number::accepted);
+        if (!p || *p < 0.0 || *p > 100.0 || *p != std::floor(*p)) {
+            return bad(k, v, "a whole percentage 0%..100%, e.g. 50%");
+        }
+        o.rpg_min_dec_fac = static_cast<std::uint32_t>(*p);
+        return {};
+    }
+    if (k == "dce_tcp_g") {
+        return int_key(o.dce_tcp_g, 0, 1023,
+                       "0..1023 (NVIDIA fixed point: g = (1024 - value)/1024; 1019 = 5/1024, 1020 = 1/256)");
+    }
+    if (k == "dce_tcp_rtt") {
+        return time_key(o.dce_tcp_rtt, 1, "a time 1ns..1s with units, e.g. 1us");
+    }
+    if (k == "initial_alpha_value") {
+        return int_key(o.initial_alpha_value, 0, 1023, "0..1023 (alpha = value/1024)");
+    }
+    if (k == "rate_reduce_monitor_period") {
+        return time_key(o.rate_reduce_monitor_period, 0, "a time 0s..1s with units (0s = cut on every CNP), e.g. 4us");
+    }
+    if (k == "clamp_tgt_rate") {
+        return bool_key(o.clamp_tgt_rate);
+    }
+    if (k == "clamp_tgt_rate_after_time_inc") {
+        return bool_key(o.clamp_tgt_rate_after_time_inc);
+    }
+    if (k == "cnp_mode") {
+        if (v == "per_qp" || v == "per-qp") {
+            c.cnp.mode = dcqcn_np_mode::per_qp;
+        } else if (v == "per_port" || v == "per-port") {
+            c.cnp.mode = dcqcn_np_mode::per_port;
+        } else {
+            return bad(k, v, "per_qp or per_port");
+        }
+        return {};
+    }
+    if (k == "cnp_interval" || k == "min_time_between_cnps") {
+        std::optional<nanos> t;
+        if (auto e = time_key(t, 0, "a time 0s..1s with units, e.g. 50us"); !e.empty()) {
+            return e;
+        }
+        (k == "cnp_interval" ? c.cnp.cnp_interval : c.cnp.min_time_between_cnps) = *t;
+        return {};
+    }
+    if (k == "cnp_dscp" || k == "cnp_802p_prio") {
+        const bool dscp = k == "cnp_dscp";
+        std::optional<std::uint32_t> n;
+        if (auto e = int_key(n, 0, dscp ? 63 : 7, dscp ? "0..63" : "0..7 (802.1p priority)"); !e.empty()) {
+            return e;
+        }
+        (dscp ? c.cnp.cnp_dscp : c.cnp.cnp_802p_prio) = static_cast<std::uint8_t>(*n);
+        return {};
+    }
+    if (k == "dcqcn_trace") {
+        c.dcqcn_trace = v;
+        return {};
+    }
+    handled = false;
+    return {};
+}
+
 }  // namespace
+
+dcqcn_cfg resolve_dcqcn(const gen_cfg& c, bits_per_sec line_rate) noexcept {
+    dcqcn_cfg d = dcqcn_defaults(c.dcqcn, line_rate);
+    const dcqcn_overrides& o = c.rp_overrides;
+    if (o.rpg_time_reset) { d.rpg_time_reset = *o.rpg_time_reset; }
+    if (o.rpg_byte_reset) { d.rpg_byte_reset = *o.rpg_byte_reset; }
+    if (o.rpg_threshold) { d.rpg_threshold = *o.rpg_threshold; }
+    if (o.rpg_ai_rate) { d.rpg_ai_rate = *o.rpg_ai_rate; }
+    if (o.rpg_hai_rate) { d.rpg_hai_rate = *o.rpg_hai_rate; }
+    if (o.rpg_min_rate) { d.rpg_min_rate = *o.rpg_min_rate; }
+    if (o.rpg_max_rate) { d.rpg_max_rate = *o.rpg_max_rate; }
+    if (o.rpg_gd) { d.rpg_gd = *o.rpg_gd; }
+    if (o.rpg_min_dec_fac) { d.rpg_min_dec_fac = *o.rpg_min_dec_fac; }
+    if (o.dce_tcp_g) { d.dce_tcp_g = (1024.0 - static_cast<double>(*o.dce_tcp_g)) / 1024.0; }
+    if (o.dce_tcp_rtt) { d.dce_tcp_rtt = *o.dce_tcp_rtt; }
+    if (o.initial_alpha_value) { d.initial_alpha_value = static_cast<double>(*o.initial_alpha_value) / 1024.0; }
+    if (o.rate_reduce_monitor_period) { d.rate_reduce_monitor_period = *o.rate_reduce_monitor_period; }
+    if (o.rate_to_set_on_first_cnp) { d.rate_to_set_on_first_cnp = *o.rate_to_set_on_first_cnp; }
+    if (o.clamp_tgt_rate) { d.clamp_tgt_rate = *o.clamp_tgt_rate; }
+    if (o.clamp_tgt_rate_after_time_inc) { d.clamp_tgt_rate_after_time_inc = *o.clamp_tgt_rate_after_time_inc; }
+    return d;
+}
+
+dcqcn_np_cfg resolve_dcqcn_np(const gen_cfg& c) noexcept {
+    dcqcn_np_cfg n = c.cnp;
+    n.enabled = c.dcqcn != dcqcn_profile::off;
+    return n;
+}
 
 const char* gen_pattern_name(gen_pattern p) noexcept {
     switch (p) {
@@ -337,6 +506,10 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
         return {};
     }
     auto e = set_flow_key(c.qp, c.flow_rate, c.priority, nullptr, c.arrivals, c.sizes, k, value, handled);
+    if (handled) {
+        return e;
+    }
+    e = set_dcqcn_key(c, k, value, handled);
     if (handled) {
         return e;
     }

@@ -55,6 +55,32 @@
 //   mbufs N (16384)
 //   pfc_tx port=P,prio=3[,prio=4],quanta=Q,interval=T,count=N,start=T
 //                         a PFC frame source on port P (repeatable)
+//   DCQCN (docs/generator.md "DCQCN"; reference sec. 4). The line rate is
+//   known only at run time, so the profile and the overrides are kept apart
+//   and merged by resolve_dcqcn(cfg, line_rate):
+//   dcqcn off|dcqcn_paper|nvidia_cx|hpcc_ns3 (nvidia_cx)   reaction-point profile
+//   reaction-point overrides (unset = the profile's value; NVIDIA names):
+//     rpg_time_reset TIME 1ns..1s        rate-increase timer (nvidia_cx 300us)
+//     rpg_byte_reset SIZE 0B..1GiB       byte counter, 0B = off (32767B)
+//     rpg_threshold 1..31                fast-recovery stages F (1)
+//     rpg_ai_rate / rpg_hai_rate RATE    0bps..1Tbps (5Mbps / 50Mbps)
+//     rpg_min_rate RATE 1bps..1Tbps      floor (1Mbps)
+//     rpg_max_rate RATE 0bps..1Tbps      cap, 0bps = line rate (0bps)
+//     rpg_gd 10..15                      cut = alpha x 2^(10 - rpg_gd) (11: alpha/2)
+//     rpg_min_dec_fac 0%..100%           a cut keeps >= this share of the rate (50%)
+//     dce_tcp_g 0..1023                  NVIDIA fixed point: g = (1024 - value)/1024
+//                                        (1019 -> g = 5/1024; 1020 -> 1/256)
+//     dce_tcp_rtt TIME 1ns..1s           alpha update period (1us)
+//     initial_alpha_value 0..1023        alpha on the first CNP = value/1024 (1023)
+//     rate_reduce_monitor_period TIME 0s..1s  one cut per period, 0s = every CNP (4us)
+//     rate_to_set_on_first_cnp RATE 0bps..1Tbps  0bps = off (0bps)
+//     clamp_tgt_rate bool (false), clamp_tgt_rate_after_time_inc bool (true)
+//   notification point (resolve_dcqcn_np; no CNPs when dcqcn is off):
+//     cnp_mode per_qp|per_port (per_qp)  per_qp: <= 1 CNP per cnp_interval per QP;
+//                                        per_port: min_time_between_cnps per port
+//     cnp_interval TIME 0s..1s (50us), min_time_between_cnps TIME 0s..1s (0s)
+//     cnp_dscp 0..63 (48), cnp_802p_prio 0..7 (6)
+//   dcqcn_trace FILE ("")    CSV of per-QP rate traces; empty = off
 //   hosts / flows         YAML lists for explicit set-ups (see docs/generator.md):
 //     hosts: [{name: a, port: 0, mac: 02:00:00:00:00:01, ip: 10.0.0.1}, ...]
 //            (ip: an IPv4 or IPv6 address; a flow's two hosts share a family)
@@ -71,6 +97,7 @@
 #include "config/result.hpp"
 #include "core/units.hpp"
 #include "roce/arrivals.hpp"
+#include "roce/dcqcn.hpp"
 #include "roce/loss.hpp"
 #include "roce/qp_cfg.hpp"
 
@@ -117,6 +144,28 @@ struct pfc_source_cfg {
     nanos start{0};
 };
 
+// DCQCN reaction-point keys given explicitly; unset ones come from the
+// profile (resolve_dcqcn). Units as in dcqcn_cfg; the two NVIDIA fixed-point
+// integers are kept as given.
+struct dcqcn_overrides {
+    std::optional<nanos> rpg_time_reset;
+    std::optional<bytes> rpg_byte_reset;
+    std::optional<std::uint32_t> rpg_threshold;
+    std::optional<bits_per_sec> rpg_ai_rate;
+    std::optional<bits_per_sec> rpg_hai_rate;
+    std::optional<bits_per_sec> rpg_min_rate;
+    std::optional<bits_per_sec> rpg_max_rate;
+    std::optional<std::uint32_t> rpg_gd;
+    std::optional<std::uint32_t> rpg_min_dec_fac;       // percent
+    std::optional<std::uint32_t> dce_tcp_g;             // 0..1023, g = (1024 - G)/1024
+    std::optional<nanos> dce_tcp_rtt;
+    std::optional<std::uint32_t> initial_alpha_value;   // 0..1023, alpha = value/1024
+    std::optional<nanos> rate_reduce_monitor_period;
+    std::optional<bits_per_sec> rate_to_set_on_first_cnp;
+    std::optional<bool> clamp_tgt_rate;
+    std::optional<bool> clamp_tgt_rate_after_time_inc;
+};
+
 // Explicit YAML flow entry before host names are resolved.
 struct gen_flow_spec {
     std::string src;
@@ -144,6 +193,10 @@ struct gen_cfg {
     std::optional<nanos> duration;
     std::uint32_t mbufs = 16384;
     std::vector<pfc_source_cfg> pfc_sources;
+    dcqcn_profile dcqcn = dcqcn_profile::nvidia_cx;
+    dcqcn_overrides rp_overrides{};
+    dcqcn_np_cfg cnp{};               // `enabled` is set by resolve_dcqcn_np
+    std::string dcqcn_trace;          // CSV path; empty = no trace
     std::vector<gen_host> hosts;        // explicit (YAML); empty = one host per port
     std::vector<gen_flow_spec> flow_specs;  // explicit (YAML); empty = pattern
     // Filled by expand_gen_cfg once the ports are known.
@@ -172,6 +225,12 @@ result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::str
 // 10.0.<port>.1, or fc00::<port>:1 with ip_version 6) and flows from the pattern, or the explicit flows. Needs the
 // number of ports; "" or an error.
 std::string expand_gen_cfg(gen_cfg& c, int nports);
+
+// The reaction-point parameters: the profile's defaults at line_rate with
+// the overrides on top.
+dcqcn_cfg resolve_dcqcn(const gen_cfg& c, bits_per_sec line_rate) noexcept;
+// The notification-point parameters (enabled unless dcqcn is off).
+dcqcn_np_cfg resolve_dcqcn_np(const gen_cfg& c) noexcept;
 
 // 4.096us x 2^code >= t (smallest code), 1..31.
 std::uint8_t ack_timeout_code_for(nanos t) noexcept;

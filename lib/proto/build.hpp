@@ -117,4 +117,18 @@ inline roce_v4_params make_cnp_v4(const mac_addr& dst_mac, const mac_addr& src_m
     return p;
 }
 
+// The same CNP over IPv6 (Traffic Class = dscp<<2 | not-ECT, flow label 0).
+inline roce_v6_params make_cnp_v6(const mac_addr& dst_mac, const mac_addr& src_mac, const ipv6_addr& src_ip,
+                                  const ipv6_addr& dst_ip, std::uint32_t dest_qpn, std::uint8_t dscp = 48) noexcept {
+    roce_v6_params p{};
+    p.dst_mac = dst_mac;
+    p.src_mac = src_mac;
+    p.src_ip = src_ip;
+    p.dst_ip = dst_ip;
+    p.dscp = dscp;
+    p.ecn = ecn_not_ect;
+    p.bth = cnp_bth(dest_qpn);
+    return p;
+}
+
 }  // namespace rocelab

@@ -214,5 +214,172 @@ TEST(gen_config, ring_allreduce_expands_to_a_ring) {
     EXPECT_NE(expand_gen_cfg(*yf, 2).find("remove flows"), std::string::npos);
 }
 
+using namespace rocelab::literals;
+
+TEST(gen_config, dcqcn_defaults_to_nvidia_cx) {
+    gen_cfg c;
+    EXPECT_EQ(c.dcqcn, dcqcn_profile::nvidia_cx);
+    const dcqcn_cfg d = resolve_dcqcn(c, 100_Gbps);
+    const dcqcn_cfg w = dcqcn_defaults(dcqcn_profile::nvidia_cx, 100_Gbps);
+    EXPECT_TRUE(d.enabled);
+    EXPECT_EQ(d.line_rate, 100_Gbps);
+    EXPECT_EQ(d.rpg_time_reset, w.rpg_time_reset);
+    EXPECT_EQ(d.rpg_byte_reset, w.rpg_byte_reset);
+    EXPECT_EQ(d.rpg_ai_rate, w.rpg_ai_rate);
+    EXPECT_DOUBLE_EQ(d.dce_tcp_g, 5.0 / 1024.0);
+    const dcqcn_np_cfg n = resolve_dcqcn_np(c);
+    EXPECT_TRUE(n.enabled);
+    EXPECT_EQ(n.mode, dcqcn_np_mode::per_qp);
+    EXPECT_EQ(n.cnp_interval, 50_us);
+    EXPECT_EQ(n.min_time_between_cnps, nanos{0});
+    EXPECT_EQ(n.cnp_dscp, 48);
+    EXPECT_EQ(n.cnp_802p_prio, 6);
+    EXPECT_EQ(c.dcqcn_trace, "");
+}
+
+// Command line (dashes) and YAML go through the same setter; overrides land
+// on top of the profile chosen, whose line-rate-dependent values are
+// computed at resolve time.
+TEST(gen_config, dcqcn_keys_cli_and_yaml) {
+    const std::pair<const char*, const char*> kv[] = {
+        {"dcqcn", "hpcc_ns3"},
+        {"rpg-time-reset", "55us"},
+        {"rpg_byte_reset", "32KiB"},
+        {"rpg_threshold", "5"},
+        {"rpg_ai_rate", "40Mbps"},
+        {"rpg_min_rate", "10Mbps"},
+        {"rpg_max_rate", "40Gbps"},
+        {"rpg_gd", "10"},
+        {"rpg_min_dec_fac", "30%"},
+        {"dce_tcp_g", "1020"},
+        {"dce_tcp_rtt", "55us"},
+        {"initial_alpha_value", "512"},
+        {"rate_reduce_monitor_period", "0us"},
+        {"rate_to_set_on_first_cnp", "5Gbps"},
+        {"clamp_tgt_rate", "true"},
+        {"clamp_tgt_rate_after_time_inc", "false"},
+        {"cnp_mode", "per_port"},
+        {"cnp_interval", "20us"},
+        {"min-time-between-cnps", "2us"},
+        {"cnp_dscp", "46"},
+        {"cnp_802p_prio", "5"},
+        {"dcqcn_trace", "/tmp/dcqcn.csv"},
+    };
+    gen_cfg cli;
+    std::string yaml;
+    for (const auto& [k, v] : kv) {
+        ASSERT_EQ(gen_cfg_set(cli, k, v), "") << k;
+        yaml += std::string(k) + ": " + v + "\n";
+    }
+    auto y = load_gen_cfg_from_string(yaml, "d.yaml");
+    ASSERT_TRUE(y) << y.error().message;
+    for (const gen_cfg* c : {&cli, &*y}) {
+        EXPECT_EQ(c->dcqcn, dcqcn_profile::hpcc_ns3);
+        const dcqcn_cfg d = resolve_dcqcn(*c, 100_Gbps);
+        EXPECT_EQ(d.profile, dcqcn_profile::hpcc_ns3);
+        EXPECT_EQ(d.rpg_time_reset, 55_us);
+        EXPECT_EQ(d.rpg_byte_reset, 32_KiB);
+        EXPECT_EQ(d.rpg_threshold, 5u);
+        EXPECT_EQ(d.rpg_ai_rate, 40_Mbps);
+        EXPECT_EQ(d.rpg_hai_rate, 200_Mbps);  // not overridden: the profile's 50Mbps x 100G/25G
+        EXPECT_EQ(d.rpg_min_rate, 10_Mbps);
+        EXPECT_EQ(d.rpg_max_rate, 40_Gbps);
+        EXPECT_EQ(d.rpg_gd, 10u);
+        EXPECT_EQ(d.rpg_min_dec_fac, 30u);
+        EXPECT_DOUBLE_EQ(d.dce_tcp_g, 1.0 / 256.0);
+        EXPECT_EQ(d.dce_tcp_rtt, 55_us);
+        EXPECT_DOUBLE_EQ(d.initial_alpha_value, 0.5);
+        EXPECT_EQ(d.rate_reduce_monitor_period, nanos{0});
+        EXPECT_EQ(d.rate_to_set_on_first_cnp, 5_Gbps);
+        EXPECT_TRUE(d.clamp_tgt_rate);
+        EXPECT_FALSE(d.clamp_tgt_rate_after_time_inc);
+        EXPECT_EQ(d.alpha_mode, dcqcn_alpha_mode::periodic);  // the profile's variant switches stay
+        EXPECT_EQ(d.stage_rule, dcqcn_stage_rule::timer_stage);
+        const dcqcn_np_cfg n = resolve_dcqcn_np(*c);
+        EXPECT_TRUE(n.enabled);
+        EXPECT_EQ(n.mode, dcqcn_np_mode::per_port);
+        EXPECT_EQ(n.cnp_interval, 20_us);
+        EXPECT_EQ(n.min_time_between_cnps, 2_us);
+        EXPECT_EQ(n.cnp_dscp, 46);
+        EXPECT_EQ(n.cnp_802p_prio, 5);
+        EXPECT_EQ(c->dcqcn_trace, "/tmp/dcqcn.csv");
+    }
+    // Line-rate-dependent profile values follow the rate given at resolve time.
+    gen_cfg h;
+    ASSERT_EQ(gen_cfg_set(h, "dcqcn", "hpcc_ns3"), "");
+    EXPECT_EQ(resolve_dcqcn(h, 25_Gbps).rpg_ai_rate, 5_Mbps);
+    EXPECT_EQ(resolve_dcqcn(h, 25_Gbps).rpg_hai_rate, 50_Mbps);
+    EXPECT_EQ(resolve_dcqcn(h, 100_Gbps).rpg_ai_rate, 20_Mbps);
+    // Profiles by name; off disables the notification point too.
+    for (const char* p : {"off", "dcqcn_paper", "nvidia_cx", "hpcc_ns3"}) {
+        gen_cfg g;
+        ASSERT_EQ(gen_cfg_set(g, "dcqcn", p), "") << p;
+        EXPECT_STREQ(dcqcn_profile_name(g.dcqcn), p);
+        EXPECT_EQ(resolve_dcqcn(g, 10_Gbps).enabled, std::string(p) != "off");
+        EXPECT_EQ(resolve_dcqcn_np(g).enabled, std::string(p) != "off");
+    }
+    gen_cfg paper;
+    ASSERT_EQ(gen_cfg_set(paper, "dcqcn", "dcqcn_paper"), "");
+    EXPECT_EQ(resolve_dcqcn(paper, 40_Gbps).rpg_time_reset, 55_us);
+    EXPECT_EQ(resolve_dcqcn(paper, 40_Gbps).rpg_threshold, 5u);
+    // Whole-number percent without the sign is NVIDIA's integer.
+    gen_cfg m;
+    ASSERT_EQ(gen_cfg_set(m, "rpg_min_dec_fac", "100"), "");
+    EXPECT_EQ(resolve_dcqcn(m, 10_Gbps).rpg_min_dec_fac, 100u);
+}
+
+TEST(gen_config, dcqcn_errors_name_field_value_and_range) {
+    const struct {
+        const char* k;
+        const char* v;
+        const char* expect;
+    } bad[] = {
+        {"dcqcn", "dctcp", "off, dcqcn_paper, nvidia_cx or hpcc_ns3"},
+        {"rpg_time_reset", "300", "1ns..1s"},
+        {"rpg_time_reset", "0us", "1ns..1s"},
+        {"rpg_time_reset", "2s", "1ns..1s"},
+        {"rpg_byte_reset", "32767", "0B..1GiB"},
+        {"rpg_byte_reset", "2GiB", "0B..1GiB"},
+        {"rpg_threshold", "0", "1..31"},
+        {"rpg_threshold", "32", "1..31"},
+        {"rpg_ai_rate", "5", "0bps..1Tbps"},
+        {"rpg_hai_rate", "2Tbps", "0bps..1Tbps"},
+        {"rpg_min_rate", "0bps", "1bps..1Tbps"},
+        {"rpg_max_rate", "fast", "0bps..1Tbps"},
+        {"rate_to_set_on_first_cnp", "-1Gbps", "0bps..1Tbps"},
+        {"rpg_gd", "9", "10..15"},
+        {"rpg_gd", "16", "10..15"},
+        {"rpg_min_dec_fac", "101%", "0%..100%"},
+        {"rpg_min_dec_fac", "50.5%", "0%..100%"},
+        {"dce_tcp_g", "1024", "0..1023"},
+        {"dce_tcp_rtt", "0us", "1ns..1s"},
+        {"initial_alpha_value", "1024", "0..1023"},
+        {"rate_reduce_monitor_period", "2s", "0s..1s"},
+        {"clamp_tgt_rate", "maybe", "true or false"},
+        {"clamp_tgt_rate_after_time_inc", "2", "true or false"},
+        {"cnp_mode", "per_flow", "per_qp or per_port"},
+        {"cnp_interval", "50", "0s..1s"},
+        {"min_time_between_cnps", "5s", "0s..1s"},
+        {"cnp_dscp", "64", "0..63"},
+        {"cnp_802p_prio", "8", "0..7"},
+    };
+    for (const auto& b : bad) {
+        gen_cfg c;
+        const std::string e = gen_cfg_set(c, b.k, b.v);
+        EXPECT_NE(e.find(b.k), std::string::npos) << e;
+        EXPECT_NE(e.find(std::string("\"") + b.v + "\""), std::string::npos) << e;
+        EXPECT_NE(e.find(b.expect), std::string::npos) << e;
+        EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+        // Nothing was stored.
+        EXPECT_FALSE(c.rp_overrides.rpg_time_reset || c.rp_overrides.rpg_byte_reset || c.rp_overrides.rpg_gd ||
+                     c.rp_overrides.dce_tcp_g || c.rp_overrides.rpg_min_dec_fac)
+            << b.k;
+    }
+    auto y = load_gen_cfg_from_string("rate: 10Gbps\nrpg_gd: 3\n", "g.yaml");
+    ASSERT_FALSE(y);
+    EXPECT_NE(y.error().message.find("g.yaml:2"), std::string::npos) << y.error().message;
+    EXPECT_NE(y.error().message.find("rpg_gd"), std::string::npos) << y.error().message;
+}
+
 }  // namespace
 }  // namespace rocelab
