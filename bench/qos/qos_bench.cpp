@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "core/rng.hpp"
 #include "qos/egress_queues.hpp"
@@ -10,6 +11,9 @@
 #include "qos/qos_maps.hpp"
 #include "qos/scheduler.hpp"
 #include "qos/shaper.hpp"
+#include "qos/wred.hpp"
+#include "proto/build.hpp"
+#include "proto/ecn.hpp"
 
 namespace rocelab {
 namespace {
@@ -116,6 +120,77 @@ void bm_pause_mask(benchmark::State& st) {
     }
 }
 BENCHMARK(bm_pause_mask);
+
+// WRED decide per packet with AZURE_LOSSLESS (1MiB..2MiB, 5 %), ECT packets.
+// Arg 0: q below Kmin (one compare); 1: between (128-bit multiply + one
+// random draw); 2: above Kmax (no draw). Depths cycle over 8 values so the
+// compiler cannot fold them.
+void bm_wred_decide(benchmark::State& st) {
+    wred_profile_cfg p;
+    p.wred_green_enable = true;
+    p.green_min_threshold = bytes{1048576};
+    p.green_max_threshold = bytes{2097152};
+    p.green_drop_probability = 5;
+    p.ecn = ecn_mode::ecn_all;
+    const wred_cfg w = wred_cfg::from_profile(p);
+    std::array<std::uint64_t, 8> q{};
+    const std::uint64_t base = st.range(0) == 0 ? 1000 : st.range(0) == 1 ? 1048576 + 1000 : 2097152 + 1;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        q[i] = base + i * 100000 % 900000;
+    }
+    rng r{1};
+    std::size_t i = 0;
+    std::uint64_t marks = 0;
+    for (auto _ : st) {
+        const wred_verdict v = w.decide(q[i & 7], true, r);
+        marks += v == wred_verdict::mark;
+        benchmark::DoNotOptimize(v);
+        ++i;
+    }
+    benchmark::DoNotOptimize(marks);
+    st.SetItemsProcessed(st.iterations());
+    st.SetLabel(st.range(0) == 0 ? "below Kmin" : st.range(0) == 1 ? "between" : "above Kmax");
+}
+BENCHMARK(bm_wred_decide)->Arg(0)->Arg(1)->Arg(2);
+
+// mark_ce on a 1024-byte-payload RoCEv2 frame, then the two changed 16-bit
+// words (TOS word and IPv4 checksum; IPv6: the first 4 bytes) are put back
+// so every iteration marks. Arg 0: IPv4, 1: IPv4 + VLAN tag, 2: IPv6.
+void bm_mark_ce(benchmark::State& st) {
+    static std::array<std::byte, 2048> frame{};
+    static std::array<std::byte, 1024> payload{};
+    std::uint32_t len = 0;
+    if (st.range(0) < 2) {
+        roce_v4_params p{};
+        p.vlan_id = st.range(0) == 1 ? 100 : -1;
+        p.dscp = 26;
+        p.ecn = ecn_ect0;
+        p.payload = payload;
+        len = build_roce_v4(std::span<std::byte>(frame), p);
+    } else {
+        roce_v6_params p{};
+        p.dscp = 26;
+        p.ecn = ecn_ect0;
+        p.payload = payload;
+        len = build_roce_v6(std::span<std::byte>(frame), p);
+    }
+    const std::uint32_t ip = st.range(0) == 1 ? 18 : 14;
+    std::array<std::byte, 12> saved{};
+    std::memcpy(saved.data(), frame.data() + ip, saved.size());
+    std::uint64_t marked = 0;
+    for (auto _ : st) {
+        marked += mark_ce(frame.data(), len) == ce_mark_result::marked;
+        benchmark::ClobberMemory();
+        std::memcpy(frame.data() + ip, saved.data(), 4);
+        std::memcpy(frame.data() + ip + 10, saved.data() + 10, 2);
+    }
+    if (marked != static_cast<std::uint64_t>(st.iterations())) {
+        st.SkipWithError("mark_ce did not mark every iteration");
+    }
+    st.SetItemsProcessed(st.iterations());
+    st.SetLabel(st.range(0) == 0 ? "ipv4" : st.range(0) == 1 ? "ipv4+vlan" : "ipv6");
+}
+BENCHMARK(bm_mark_ce)->Arg(0)->Arg(1)->Arg(2);
 
 }  // namespace
 }  // namespace rocelab

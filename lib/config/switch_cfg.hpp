@@ -14,6 +14,7 @@
 #include "core/units.hpp"
 #include "qos/qos_maps.hpp"
 #include "qos/scheduler_cfg.hpp"
+#include "qos/wred.hpp"
 
 namespace rocelab {
 
@@ -33,7 +34,13 @@ struct ip_prefix {
 enum class threshold_mode : std::uint8_t { dynamic_th, static_th };
 
 // One ingress priority group's buffer profile, resolved (SONiC BUFFER_PROFILE
-// bound by BUFFER_PG). A PG is lossless when xoff > 0.
+// bound by BUFFER_PG). A PG is lossless when xoff > 0 or xoff_auto.
+//
+// xoff: auto (and the built-in default's lossless PGs 3 and 4) computes xoff,
+// xon and - when the profile gives no size - reserved from the port's speed
+// and cable length (qos/headroom.hpp). The loader does it when PORT gives a
+// speed; otherwise the PG stays pending (xoff 0) until resolve_port_speeds()
+// (config/switch_config.hpp) fills in the driver's speed at start-up.
 struct pg_buffer_cfg {
     bool configured = false;     // false: no BUFFER_PG entry -> lossy, pool-limited only
     bytes reserved{0};           // `size`: guaranteed bytes before the shared pool is used
@@ -43,11 +50,18 @@ struct pg_buffer_cfg {
     bytes xoff{0};               // headroom reserved for this PG; > 0 = lossless
     std::optional<bytes> xon;         // XON when the PG's shared use falls below this level
     std::optional<bytes> xon_offset;  // ... or below (threshold - xon_offset)
-    bool lossless() const noexcept { return xoff.v > 0; }
+    bool xoff_auto = false;      // xoff/xon from the headroom formula at the port's speed
+    bool reserved_auto = false;  // xoff_auto and no `size`: reserved = formula size - xoff
+    bool lossless() const noexcept { return xoff.v > 0 || xoff_auto; }
+    // xoff: auto not yet computed (the port's speed is not known yet).
+    bool headroom_pending() const noexcept { return xoff_auto && xoff.v == 0; }
 };
 
+// Built-in default (no BUFFER_* table in the file): ingress_lossless_pool,
+// 12MiB, 96-byte cells, dynamic (default_switch_cfg()).
 struct buffer_pool_cfg {
-    bool enabled = false;        // false: no BUFFER_POOL table -> buffer accounting off
+    bool enabled = false;        // false: buffer accounting off (e.g. BUFFER_POOL: {})
+    std::string name;            // the BUFFER_POOL key, for messages
     bytes size{0};               // shared ingress pool, bytes (SONiC BUFFER_POOL size)
     bytes cell{0};               // accounting cell; 0 = exact bytes
     threshold_mode mode = threshold_mode::dynamic_th;  // BUFFER_POOL mode: profiles must match
@@ -100,6 +114,9 @@ struct port_cfg {
     double cable_length_m = 5.0;        // CABLE_LENGTH (headroom formula); SONiC's server-facing 5m
     std::uint8_t pfcwd_queues = 0;      // bit n = egress queue n watched (default_port_cfg: 3,4)
     pfc_wd_cfg wd{};                    // PFC_WD; wd.enabled false = no watchdog
+    // WRED/ECN per egress queue (QUEUE|<port>|<q> wred_profile), resolved for
+    // green traffic. Default: AZURE_LOSSLESS on queues 3 and 4.
+    std::array<wred_cfg, 8> wred{};
 };
 
 struct nexthop_cfg {
@@ -135,11 +152,14 @@ struct switch_cfg {
     nanos queue_sample_interval{1'000'000};  // queue-depth CSV sampling
     std::uint16_t tx_ring_size = 256;  // TX descriptors (keep shallow, see docs)
     std::uint16_t rx_ring_size = 1024;
-    std::uint32_t mbufs = 16384;
+    // Backs the default 12MiB pool in 96-byte cells (131072) plus the RX/TX
+    // rings of 12 ports (12 x 1344): about 350 MB of packet memory.
+    std::uint32_t mbufs = 147456;
     std::uint16_t mbuf_data_size = 2048 + 128;  // >= 9216+headroom enables jumbo via sized mbufs
     std::uint16_t burst = 32;
     std::uint32_t max_frame = 9216;  // larger frames are counted as oversize and dropped
-    buffer_pool_cfg pool{};          // BUFFER_POOL (ingress_lossless_pool)
+    buffer_pool_cfg pool{};          // BUFFER_POOL (ingress_lossless_pool); see default_switch_cfg()
+    bool wred_at_enqueue = false;    // ROCELAB ecn_at: enqueue; default dequeue (HPCC ns-3, ns3-rdma)
     headroom_asic_cfg asic{};        // ROCELAB.headroom: constants for computed xoff/xon
 };
 

@@ -291,16 +291,131 @@ std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max
 
 }  // namespace
 
+wred_profile_cfg azure_lossless_wred_profile() {
+    wred_profile_cfg w;
+    w.name = "AZURE_LOSSLESS";  // sonic-buildimage qos_config.j2, all three colours alike
+    w.wred_green_enable = w.wred_yellow_enable = w.wred_red_enable = true;
+    w.green_min_threshold = w.yellow_min_threshold = w.red_min_threshold = bytes{1048576};
+    w.green_max_threshold = w.yellow_max_threshold = w.red_max_threshold = bytes{2097152};
+    w.green_drop_probability = w.yellow_drop_probability = w.red_drop_probability = 5;
+    w.ecn = ecn_mode::ecn_all;
+    return w;
+}
+
 port_cfg default_port_cfg() {
     port_cfg p;
     p.maps = azure_roce_maps();
     p.sched = azure_roce_scheduler();
     p.pfc_enable = (1u << 3) | (1u << 4);    // SONiC AZURE PORT_QOS_MAP pfc_enable "3,4"
     p.pfcwd_queues = (1u << 3) | (1u << 4);  // SONiC AZURE PORT_QOS_MAP pfcwd_sw_enable "3,4"
+    // BUFFER_PG "|0": ingress_lossy_profile (size 0, dynamic_th 3).
+    pg_buffer_cfg lossy;
+    lossy.configured = true;
+    lossy.dynamic_th = 3;
+    p.pgs[0] = lossy;
+    // BUFFER_PG "|3-4": a pg_lossless profile with xoff: auto, dynamic_th 0,
+    // no size (reserved = formula size - xoff = xon): resolved from the
+    // port's speed by the loader or resolve_port_speeds().
+    pg_buffer_cfg lossless;
+    lossless.configured = true;
+    lossless.dynamic_th = 0;
+    lossless.xoff_auto = true;
+    lossless.reserved_auto = true;
+    p.pgs[3] = lossless;
+    p.pgs[4] = lossless;
+    // QUEUE "|3-4": wred_profile AZURE_LOSSLESS.
+    const wred_cfg w = wred_cfg::from_profile(azure_lossless_wred_profile());
+    p.wred[3] = w;
+    p.wred[4] = w;
     return p;
 }
 
+buffer_pool_cfg default_buffer_pool() {
+    buffer_pool_cfg b;
+    b.enabled = true;
+    b.name = "ingress_lossless_pool";
+    b.size = bytes{12u << 20};
+    b.cell = bytes{96};
+    b.mode = threshold_mode::dynamic_th;
+    return b;
+}
+
 namespace {
+
+// xoff: auto for one PG of a port whose speed is known: fills xoff, xon and
+// (no size given) reserved. Returns "" or why it cannot (static_th < xon).
+// Shared by the loader (PORT gives the speed) and resolve_port_speeds().
+std::string apply_auto_headroom(pg_buffer_cfg& pg, const port_cfg& p, const headroom_asic_cfg& asic) {
+    const headroom_result h = compute_headroom(*p.speed, p.cable_length_m, asic);
+    if (pg.mode == threshold_mode::static_th && h.xon > pg.static_th) {
+        return "the computed xon " + std::to_string(h.xon.v) + " for port " + p.name + " is above static_th " +
+               std::to_string(pg.static_th.v) +
+               "; accepted: static_th of at least the xon (ROCELAB headroom pipeline_latency)";
+    }
+    pg.xoff = h.xoff;
+    pg.xon = h.xon;
+    if (pg.reserved_auto) {
+        pg.reserved = h.size.v > h.xoff.v ? h.size - h.xoff : bytes{0};  // reserved + xoff = formula size
+    }
+    return {};
+}
+
+// Every port's reserved + xoff bytes must fit the ingress pool (the same sum
+// as mmu::validate; headroom is reserved per PG, not shared). Returns "" or
+// the reason, starting after "<size> is too small".
+std::string pool_fit_problem(const switch_cfg& cfg) {
+    const auto port_total = [](const port_cfg& p) {
+        std::uint64_t sum = 0;
+        for (const auto& pg : p.pgs) {
+            if (pg.configured) {
+                sum += pg.reserved.v + pg.xoff.v;
+            }
+        }
+        return sum;
+    };
+    std::uint64_t total = 0;
+    std::vector<std::string> parts;
+    if (cfg.ports.empty()) {
+        total = port_total(cfg.port_defaults);
+        parts.push_back("per probed port " + std::to_string(total));
+    } else {
+        for (const auto& p : cfg.ports) {
+            const std::uint64_t t = port_total(p);
+            total += t;
+            if (t > 0) {
+                parts.push_back(p.name + " " + std::to_string(t));
+            }
+        }
+    }
+    if (!cfg.pool.enabled || total <= cfg.pool.size.v) {
+        return {};
+    }
+    std::string list;
+    for (const auto& x : parts) {
+        list += (list.empty() ? "" : ", ") + x;
+    }
+    return " is too small for the BUFFER_PG reservations: size + xoff of every priority group add up to " +
+           std::to_string(total) + " bytes (" + list + "); accepted: at least " + std::to_string(total) +
+           " bytes, or smaller profiles";
+}
+
+// The QUEUE table binds a wred_profile somewhere (read-only scan).
+bool queue_table_binds_wred(const YAML::Node& queue) {
+    if (!queue.IsMap()) {
+        return false;
+    }
+    for (const auto& kv : queue) {
+        if (!kv.second.IsMap()) {
+            continue;
+        }
+        for (const auto& field : kv.second) {
+            if (field.first.IsScalar() && field.first.Scalar() == "wred_profile") {
+                return true;
+            }
+        }
+    }
+    return false;
+}
 
 // -------------------------------------------------------------------- loader
 
@@ -351,6 +466,7 @@ struct wd_override {
 
 struct queue_override {
     std::optional<queue_sched> sched;
+    std::optional<wred_cfg> wred;
     std::optional<bytes> max_bytes;
     std::optional<std::uint32_t> max_packets;
 };
@@ -376,6 +492,7 @@ const std::vector<std::string> known_tables = {
     "BUFFER_PROFILE",
     "BUFFER_PG",
     "PFC_WD",
+    "WRED_PROFILE",
 };
 
 // SONiC tables a user may reasonably paste that this version does not read.
@@ -383,7 +500,6 @@ const std::vector<std::string> unsupported_tables = {
     "BUFFER_QUEUE",
     "BUFFER_PORT_INGRESS_PROFILE_LIST",
     "BUFFER_PORT_EGRESS_PROFILE_LIST",
-    "WRED_PROFILE",
     "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
     "VLAN",
     "VLAN_MEMBER",
@@ -432,6 +548,21 @@ public:
             const auto it = tables.find(name);
             return it == tables.end() ? nullptr : &it->second;
         };
+        // Each buffer/WRED table the file gives replaces the built-in default
+        // as a whole (docs/config.md): any of BUFFER_POOL, BUFFER_PROFILE,
+        // BUFFER_PG -> only the file's buffers; WRED_PROFILE or a QUEUE
+        // wred_profile -> only the file's WRED bindings. Ports copy
+        // port_defaults in load_ports, so this comes first.
+        _file_buffers = table("BUFFER_POOL") != nullptr || table("BUFFER_PROFILE") != nullptr ||
+                        table("BUFFER_PG") != nullptr;
+        if (_file_buffers) {
+            _cfg.pool = buffer_pool_cfg{};
+            _cfg.port_defaults.pgs = {};
+        }
+        const auto* queue_table = table("QUEUE");
+        if (table("WRED_PROFILE") != nullptr || (queue_table != nullptr && queue_table_binds_wred(queue_table->value))) {
+            _cfg.port_defaults.wred = {};
+        }
         if (const auto* t = table("ROCELAB")) {
             load_rocelab(*t);
         }
@@ -452,6 +583,7 @@ public:
         load_map_table(table("MAP_PFC_PRIORITY_TO_QUEUE"), "MAP_PFC_PRIORITY_TO_QUEUE", "PFC priority",
                        "queue", _pfc_queue_maps);
         load_schedulers(table("SCHEDULER"));
+        load_wred_profiles(table("WRED_PROFILE"));
         if (const auto* t = table("PORT_QOS_MAP")) {
             load_port_qos_map(*t);
         }
@@ -475,6 +607,9 @@ public:
             }
             load_buffer_pg(*t);
             check_pool_fit();
+        }
+        if (!_file_buffers) {
+            resolve_default_buffers();
         }
         if (const auto* t = table("PFC_WD")) {
             load_pfc_wd(*t);
@@ -834,7 +969,7 @@ private:
     void load_rocelab(const entry& t) {
         const auto f = fields(t, "ROCELAB",
                               {"mode", "seed", "status_interval", "queue_sample_interval", "tx_ring_size",
-                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom"});
+                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom", "ecn_at"});
         using namespace literals;
         if (const auto* e = find(f, "mode")) {
             _cfg.mode = get_choice(*e, "ROCELAB|mode", {"l2", "l3"}) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
@@ -873,6 +1008,9 @@ private:
         }
         if (const auto* e = find(f, "headroom")) {
             load_headroom(*e);
+        }
+        if (const auto* e = find(f, "ecn_at")) {
+            _cfg.wred_at_enqueue = get_choice(*e, "ROCELAB|ecn_at", {"dequeue", "enqueue"}) == "enqueue";
         }
     }
 
@@ -1332,9 +1470,25 @@ private:
                      "queues " + quote(std::string_view(k.key).substr(bar + 1)) +
                          " are not valid: expected queue numbers 0..7 such as \"3\", \"3-4\" or \"0-2,5\"");
             }
-            const auto f = fields(k, path, {"scheduler", "max_bytes", "max_packets"},
-                                  {"wred_profile", "buffer_profile"});
+            const auto f = fields(k, path, {"scheduler", "max_bytes", "max_packets", "wred_profile"},
+                                  {"buffer_profile"});
             queue_override o;
+            if (const auto* e = find(f, "wred_profile")) {
+                const std::string fpath = path + "|wred_profile";
+                const std::string name = strip_ref(
+                    scalar(*e, fpath, "a WRED_PROFILE name such as AZURE_LOSSLESS"), "WRED_PROFILE");
+                const auto it = _wred_profiles.find(name);
+                if (it == _wred_profiles.end()) {
+                    std::vector<std::string> names;
+                    for (const auto& [n, v] : _wred_profiles) {
+                        names.push_back(n);
+                    }
+                    fail(mark_of(*e), fpath,
+                         "unknown WRED_PROFILE " + quote(name) + "; WRED_PROFILE names are " + join(names) +
+                             did_you_mean(name, names));
+                }
+                o.wred = wred_cfg::from_profile(it->second);
+            }
             if (const auto* e = find(f, "scheduler")) {
                 const std::string name = std::string(
                     trim(scalar(*e, path + "|scheduler", "a SCHEDULER name such as scheduler.0")));
@@ -1383,6 +1537,9 @@ private:
                         }
                         if (o.max_packets) {
                             p.limits[qi].max_packets = *o.max_packets;
+                        }
+                        if (o.wred) {
+                            p.wred[qi] = *o.wred;
                         }
                     };
                     if (target == all_ports) {
@@ -1501,6 +1658,7 @@ private:
                      "size is required: the pool's bytes, such as 12766208 or 12MiB");
             }
             _cfg.pool.enabled = true;
+            _cfg.pool.name = k.key;
             _pool_name = k.key;
             _pool_size_mark = mark_of(*size);
             _pool_size_text = show(size->value);
@@ -1633,9 +1791,12 @@ private:
         }
     }
 
-    // A profile resolved for one port (xoff: auto computes xoff/xon/size).
+    // A profile resolved for one port. xoff: auto computes xoff/xon (and
+    // reserved when no size is given) now if the port has a PORT speed, else
+    // leaves the PG pending for resolve_port_speeds() (probed ports, or a port
+    // whose speed comes from the driver).
     pg_buffer_cfg resolve_profile(const buffer_profile& b, const std::string& name, const port_cfg& p,
-                                  bool probed, const entry& at, const std::string& path) const {
+                                  const entry& at, const std::string& path) const {
         pg_buffer_cfg pg;
         pg.configured = true;
         pg.mode = b.mode;
@@ -1645,34 +1806,14 @@ private:
         pg.xon = b.xon;
         pg.xon_offset = b.xon_offset;
         pg.reserved = b.size.value_or(bytes{0});
-        if (!b.xoff_auto) {
+        pg.xoff_auto = b.xoff_auto;
+        pg.reserved_auto = b.xoff_auto && !b.size;
+        if (!b.xoff_auto || !p.speed) {
             return pg;
         }
-        if (probed) {
-            fail(mark_of(at), path,
-                 "profile " + name +
-                     " has xoff: auto, which computes the headroom from each port's speed, but the PORT "
-                     "table is "
-                     "empty so no speed is known; list the ports in PORT with a speed (such as speed: "
-                     "100Gbps)");
-        }
-        if (!p.speed) {
-            fail(mark_of(at), path,
-                 "profile " + name +
-                     " has xoff: auto, which computes the headroom from the port speed, but port " + p.name +
-                     " has no speed; set PORT|" + p.name + "|speed (such as 100Gbps)");
-        }
-        const headroom_result h = compute_headroom(*p.speed, p.cable_length_m, _cfg.asic);
-        pg.xoff = h.xoff;
-        pg.xon = h.xon;
-        if (!b.size) {
-            pg.reserved = h.size.v > h.xoff.v ? h.size - h.xoff : bytes{0};  // reserved + xoff = formula size
-        }
-        if (b.mode == threshold_mode::static_th && h.xon > b.static_th) {
-            fail(mark_of(at), path,
-                 "profile " + name + ": the computed xon " + std::to_string(h.xon.v) + " for port " + p.name +
-                     " is above static_th " + std::to_string(b.static_th.v) +
-                     "; accepted: static_th of at least the xon (ROCELAB headroom pipeline_latency)");
+        const std::string problem = apply_auto_headroom(pg, p, _cfg.asic);
+        if (!problem.empty()) {
+            fail(mark_of(at), path, "profile " + name + ": " + problem);
         }
         return pg;
     }
@@ -1736,52 +1877,128 @@ private:
                                      quote(sit->second));
                         }
                     }
-                    for_target(target, [&](port_cfg& p, bool is_defaults) {
-                        // port_defaults only describes probed ports (empty PORT table).
-                        if (is_defaults && !_cfg.ports.empty() && it->second.xoff_auto) {
-                            return;
-                        }
-                        p.pgs[static_cast<std::size_t>(pg)] =
-                            resolve_profile(it->second, name, p, is_defaults, *pe, fpath);
+                    for_target(target, [&](port_cfg& p, bool) {
+                        p.pgs[static_cast<std::size_t>(pg)] = resolve_profile(it->second, name, p, *pe, fpath);
                     });
                 }
             }
         }
     }
 
-    // Every port's reserved + xoff bytes must fit the ingress pool (the
-    // same sum as mmu::validate; headroom is reserved per PG, not shared).
+    // Every port's reserved + xoff bytes must fit the ingress pool (pending
+    // xoff: auto PGs count once resolve_port_speeds() has computed them).
     void check_pool_fit() const {
-        const auto port_total = [](const port_cfg& p) {
-            std::uint64_t sum = 0;
-            for (const auto& pg : p.pgs) {
-                if (pg.configured) {
-                    sum += pg.reserved.v + pg.xoff.v;
-                }
+        const std::string problem = pool_fit_problem(_cfg);
+        if (!problem.empty()) {
+            fail(_pool_size_mark, "BUFFER_POOL|" + _pool_name + "|size", _pool_size_text + problem);
+        }
+    }
+
+    // The built-in buffers (no BUFFER_* table): compute xoff: auto for the
+    // ports that PORT gives a speed (CABLE_LENGTH and ROCELAB headroom are
+    // loaded by now) and check that they fit the built-in pool.
+    void resolve_default_buffers() {
+        for (auto& p : _cfg.ports) {
+            if (!p.speed) {
+                continue;
             }
-            return sum;
-        };
-        std::uint64_t total = 0;
-        std::vector<std::string> parts;
-        if (_cfg.ports.empty()) {
-            total = port_total(_cfg.port_defaults);
-            parts.push_back("per probed port " + std::to_string(total));
-        } else {
-            for (const auto& p : _cfg.ports) {
-                const std::uint64_t t = port_total(p);
-                total += t;
-                if (t > 0) {
-                    parts.push_back(p.name + " " + std::to_string(t));
+            for (auto& pg : p.pgs) {
+                if (pg.configured && pg.xoff_auto) {
+                    const std::string problem = apply_auto_headroom(pg, p, _cfg.asic);
+                    if (!problem.empty()) {
+                        fail(YAML::Mark::null_mark(), "PORT|" + p.name, problem);
+                    }
                 }
             }
         }
-        if (total > _cfg.pool.size.v) {
-            fail(_pool_size_mark, "BUFFER_POOL|" + _pool_name + "|size",
-                 _pool_size_text +
-                     " is too small for the BUFFER_PG reservations: size + xoff of every priority "
-                     "group add up to " +
-                     std::to_string(total) + " bytes (" + join(parts) + "); accepted: at least " +
-                     std::to_string(total) + " bytes, or smaller profiles");
+        const std::string problem = pool_fit_problem(_cfg);
+        if (!problem.empty()) {
+            fail(YAML::Mark::null_mark(), "BUFFER_POOL|" + _cfg.pool.name + "|size",
+                 format_bytes(_cfg.pool.size) + " (the built-in default pool)" + problem +
+                     "; give BUFFER_POOL, BUFFER_PROFILE and BUFFER_PG tables to size the buffers");
+        }
+    }
+
+    // WRED_PROFILE: {AZURE_LOSSLESS: {wred_green_enable: "true", green_min_threshold: "1048576", ...}}.
+    // AZURE_LOSSLESS is built in (SONiC's default); the file may redefine it.
+    void load_wred_profiles(const entry* t) {
+        _wred_profiles.clear();
+        _wred_profiles["AZURE_LOSSLESS"] = azure_lossless_wred_profile();
+        if (t == nullptr) {
+            return;
+        }
+        constexpr std::uint64_t max_threshold = 1ULL << 32;
+        const std::vector<std::string> colours = {"green", "yellow", "red"};
+        std::vector<std::string> accepted = {"wred_green_enable", "wred_yellow_enable", "wred_red_enable", "ecn"};
+        for (const auto& c : colours) {
+            accepted.push_back(c + "_min_threshold");
+            accepted.push_back(c + "_max_threshold");
+            accepted.push_back(c + "_drop_probability");
+        }
+        std::vector<std::string> ecn_names;
+        for (const auto n : ecn_mode_names) {
+            ecn_names.emplace_back(n);
+        }
+        for (const auto& k : entries(t->value, t->key_node.Mark(), "WRED_PROFILE")) {
+            const std::string path = "WRED_PROFILE|" + k.key;
+            if (k.key.empty() || k.key.find('|') != std::string::npos) {
+                fail(k.key_node.Mark(), path, "a profile name must not be empty or contain '|'");
+            }
+            const auto f = fields(k, path, accepted,
+                                  {"ecn_green_min_threshold", "ecn_green_max_threshold", "ecn_green_mark_probability",
+                                   "ecn_yellow_min_threshold", "ecn_yellow_max_threshold",
+                                   "ecn_yellow_mark_probability", "ecn_red_min_threshold", "ecn_red_max_threshold",
+                                   "ecn_red_mark_probability", "wred_weight"});
+            wred_profile_cfg w;
+            w.name = k.key;
+            if (const auto* e = find(f, "ecn")) {
+                w.ecn = *parse_ecn_mode(get_choice(*e, path + "|ecn", ecn_names));
+            }
+            for (std::size_t c = 0; c < colours.size(); ++c) {
+                const std::string& col = colours[c];
+                bool* enable = c == 0 ? &w.wred_green_enable : c == 1 ? &w.wred_yellow_enable : &w.wred_red_enable;
+                bytes* lo = c == 0 ? &w.green_min_threshold : c == 1 ? &w.yellow_min_threshold : &w.red_min_threshold;
+                bytes* hi = c == 0 ? &w.green_max_threshold : c == 1 ? &w.yellow_max_threshold : &w.red_max_threshold;
+                std::uint8_t* prob = c == 0   ? &w.green_drop_probability
+                                     : c == 1 ? &w.yellow_drop_probability
+                                              : &w.red_drop_probability;
+                const bool marks = c == 0 ? ecn_marks_green(w.ecn) : c == 1 ? ecn_marks_yellow(w.ecn) : ecn_marks_red(w.ecn);
+                if (const auto* e = find(f, "wred_" + col + "_enable")) {
+                    *enable = get_choice(*e, path + "|wred_" + col + "_enable", {"true", "false"}) == "true";
+                }
+                const auto* emin = find(f, col + "_min_threshold");
+                const auto* emax = find(f, col + "_max_threshold");
+                if (emin != nullptr) {
+                    *lo = get_bytes(*emin, path + "|" + col + "_min_threshold", bytes{0}, bytes{max_threshold},
+                                    bare_number::accepted, true);
+                }
+                if (emax != nullptr) {
+                    const std::string mpath = path + "|" + col + "_max_threshold";
+                    *hi = get_bytes(*emax, mpath, bytes{0}, bytes{max_threshold}, bare_number::accepted, true);
+                    if (emin != nullptr && *hi < *lo) {
+                        fail(mark_of(*emax), mpath,
+                             quote(emax->value.Scalar()) + " is below " + col + "_min_threshold " +
+                                 std::to_string(lo->v) + ": accepted " + std::to_string(lo->v) + ".." +
+                                 std::to_string(max_threshold) + " bytes (max_threshold >= min_threshold)");
+                    }
+                }
+                if (const auto* e = find(f, col + "_drop_probability")) {
+                    *prob = static_cast<std::uint8_t>(
+                        get_uint(*e, path + "|" + col + "_drop_probability", 0, 100, "a percentage"));
+                }
+                // Green is what RoCE uses: its thresholds must be written when
+                // green is dropped or marked. Yellow/red are checked but unused.
+                if (c == 0 && (*enable || marks) && (emin == nullptr || emax == nullptr)) {
+                    fail(k.key_node.Mark(), path,
+                         col + "_min_threshold and " + col + "_max_threshold (bytes) are required when " +
+                             (*enable ? "wred_" + col + "_enable is true" : "ecn marks " + col) +
+                             "; missing: " +
+                             (emin == nullptr && emax == nullptr ? col + "_min_threshold, " + col + "_max_threshold"
+                              : emin == nullptr                  ? col + "_min_threshold"
+                                                                 : col + "_max_threshold"));
+                }
+            }
+            _wred_profiles[k.key] = w;
         }
     }
 
@@ -2090,6 +2307,8 @@ private:
     named_maps<8> _pfc_queue_maps;
     std::map<std::string, queue_sched, std::less<>> _schedulers;
     std::map<std::string, buffer_profile, std::less<>> _profiles;
+    std::map<std::string, wred_profile_cfg, std::less<>> _wred_profiles;
+    bool _file_buffers = false;   // the file gives BUFFER_* tables: no built-in buffers
     std::string _pool_name;       // the BUFFER_POOL key
     YAML::Mark _pool_size_mark;   // where its size is, for the pool-fit error
     std::string _pool_size_text;  // its size as written
@@ -2115,7 +2334,48 @@ switch_cfg default_switch_cfg() {
     switch_cfg c;
     c.source = "<built-in defaults>";
     c.port_defaults = default_port_cfg();
+    c.pool = default_buffer_pool();
     return c;
+}
+
+std::string resolve_port_speeds(switch_cfg& cfg, const std::vector<std::pair<int, bits_per_sec>>& driver_speeds) {
+    try {
+        for (const auto& [i, speed] : driver_speeds) {
+            if (i < 0 || static_cast<std::size_t>(i) >= cfg.ports.size()) {
+                return cfg.source + ": resolve_port_speeds: port index " + std::to_string(i) + " is not in 0.." +
+                       std::to_string(cfg.ports.size()) + " (cfg.ports)";
+            }
+            port_cfg& p = cfg.ports[static_cast<std::size_t>(i)];
+            if (!p.speed && speed.v > 0) {
+                p.speed = speed;
+            }
+        }
+        for (auto& p : cfg.ports) {
+            for (std::size_t g = 0; g < p.pgs.size(); ++g) {
+                pg_buffer_cfg& pg = p.pgs[g];
+                if (!pg.configured || !pg.xoff_auto) {
+                    continue;
+                }
+                if (!p.speed) {
+                    return cfg.source + ": PORT|" + p.name + "|speed: priority group " + std::to_string(g) +
+                           " has xoff: auto, which computes the headroom from the port speed, but neither PORT nor "
+                           "the driver gives a speed; set PORT|" + p.name + "|speed (such as 100Gbps)";
+                }
+                const std::string problem = apply_auto_headroom(pg, p, cfg.asic);
+                if (!problem.empty()) {
+                    return cfg.source + ": BUFFER_PG|" + p.name + "|" + std::to_string(g) + ": " + problem;
+                }
+            }
+        }
+        const std::string problem = pool_fit_problem(cfg);
+        if (!problem.empty()) {
+            return cfg.source + ": BUFFER_POOL|" + cfg.pool.name + "|size: " + std::to_string(cfg.pool.size.v) +
+                   problem;
+        }
+        return {};
+    } catch (const std::exception& e) {
+        return cfg.source + ": resolve_port_speeds: " + e.what();
+    }
 }
 
 port_cfg probed_port_cfg(const switch_cfg& cfg, int port_id) {

@@ -58,6 +58,41 @@ void expect_same_port(const port_cfg& a, const port_cfg& b) {
     EXPECT_EQ(a.pfc_enable, b.pfc_enable);
     EXPECT_EQ(a.addresses.size(), b.addresses.size());
     EXPECT_EQ(a.tx_ring_size, b.tx_ring_size);
+    for (std::size_t g = 0; g < 8; ++g) {
+        const pg_buffer_cfg& x = a.pgs[g];
+        const pg_buffer_cfg& y = b.pgs[g];
+        EXPECT_EQ(x.configured, y.configured) << "pg " << g;
+        EXPECT_EQ(x.reserved, y.reserved) << "pg " << g;
+        EXPECT_EQ(x.mode, y.mode) << "pg " << g;
+        EXPECT_EQ(x.dynamic_th, y.dynamic_th) << "pg " << g;
+        EXPECT_EQ(x.static_th, y.static_th) << "pg " << g;
+        EXPECT_EQ(x.xoff, y.xoff) << "pg " << g;
+        EXPECT_EQ(x.xon, y.xon) << "pg " << g;
+        EXPECT_EQ(x.xon_offset, y.xon_offset) << "pg " << g;
+        EXPECT_EQ(x.xoff_auto, y.xoff_auto) << "pg " << g;
+        EXPECT_EQ(x.reserved_auto, y.reserved_auto) << "pg " << g;
+    }
+    for (std::size_t q = 0; q < 8; ++q) {
+        const wred_cfg& x = a.wred[q];
+        const wred_cfg& y = b.wred[q];
+        EXPECT_EQ(x.enabled, y.enabled) << "queue " << q;
+        EXPECT_EQ(x.mark_ect, y.mark_ect) << "queue " << q;
+        EXPECT_EQ(x.drop_enable, y.drop_enable) << "queue " << q;
+        EXPECT_EQ(x.kmin, y.kmin) << "queue " << q;
+        EXPECT_EQ(x.kmax, y.kmax) << "queue " << q;
+        EXPECT_EQ(x.pmax, y.pmax) << "queue " << q;
+        EXPECT_EQ(x.lo, y.lo) << "queue " << q;
+        EXPECT_EQ(x.hi, y.hi) << "queue " << q;
+        EXPECT_EQ(x.slope, y.slope) << "queue " << q;
+    }
+}
+
+void expect_same_pool(const buffer_pool_cfg& a, const buffer_pool_cfg& b) {
+    EXPECT_EQ(a.enabled, b.enabled);
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.size, b.size);
+    EXPECT_EQ(a.cell, b.cell);
+    EXPECT_EQ(a.mode, b.mode);
 }
 
 // ------------------------------------------------------------ examples
@@ -108,6 +143,8 @@ TEST(switch_config, default_yaml_equals_built_in_default) {
     EXPECT_EQ(r->switch_mac, d.switch_mac);
     EXPECT_TRUE(r->ports.empty());
     expect_same_port(r->port_defaults, d.port_defaults);
+    expect_same_pool(r->pool, d.pool);
+    EXPECT_EQ(r->wred_at_enqueue, d.wred_at_enqueue);
 }
 
 TEST(switch_config, empty_file_is_the_default) {
@@ -438,10 +475,10 @@ INTERFACE:
   Ethernet0: {port_id: 0}
 )",
          {"unknown table", {"bad.yaml:1:1:", "PROT", "unknown table", "did you mean PORT?"}}},
-        {R"(WRED_PROFILE:
-  AZURE_LOSSLESS: {ecn: ecn_all}
+        {R"(BUFFER_QUEUE:
+  "Ethernet0|3-4": {profile: egress_lossless_profile}
 )",
-         {"unsupported SONiC table", {"bad.yaml:1:1:", "WRED_PROFILE", "not supported"}}},
+         {"unsupported SONiC table", {"bad.yaml:1:1:", "BUFFER_QUEUE", "not supported"}}},
         {R"(PORT:
   Ethernet0: {port_id: 0, speed: [100Gbps]}
 )",
@@ -551,13 +588,31 @@ PFC_WD:
     EXPECT_EQ(c.ports[1].wd.poll_interval, nanos{100'000'000});  // GLOBAL applies to every port
 }
 
+// The built-in default is SONiC's RoCE buffer set-up (docs/config.md): a
+// 12MiB ingress_lossless_pool in 96-byte cells, lossless PGs 3-4 (xoff: auto,
+// dynamic_th 0, resolved from the port speed), lossy PG 0
+// (ingress_lossy_profile: size 0, dynamic_th 3). (Before WRED/ECN defaults
+// were added the default had no pool; this test asserted that.)
 TEST(switch_config, lossless_defaults) {
     const switch_cfg d = default_switch_cfg();
-    EXPECT_FALSE(d.pool.enabled);
-    for (const auto& pg : d.port_defaults.pgs) {
-        EXPECT_FALSE(pg.configured);
-        EXPECT_FALSE(pg.lossless());
+    EXPECT_TRUE(d.pool.enabled);
+    EXPECT_EQ(d.pool.name, "ingress_lossless_pool");
+    EXPECT_EQ(d.pool.size, bytes{12 * 1024 * 1024});
+    EXPECT_EQ(d.pool.cell, bytes{96});
+    EXPECT_EQ(d.pool.mode, threshold_mode::dynamic_th);
+    for (std::size_t g = 0; g < 8; ++g) {
+        const pg_buffer_cfg& pg = d.port_defaults.pgs[g];
+        EXPECT_EQ(pg.configured, g == 0 || g == 3 || g == 4) << "pg " << g;
+        EXPECT_EQ(pg.lossless(), g == 3 || g == 4) << "pg " << g;
+        EXPECT_EQ(pg.xoff_auto, g == 3 || g == 4) << "pg " << g;
+        EXPECT_EQ(pg.headroom_pending(), g == 3 || g == 4) << "pg " << g;  // speed not known yet
+        EXPECT_EQ(pg.xoff, bytes{0}) << "pg " << g;
+        EXPECT_EQ(pg.reserved, bytes{0}) << "pg " << g;
+        EXPECT_EQ(pg.mode, threshold_mode::dynamic_th);
     }
+    EXPECT_EQ(d.port_defaults.pgs[0].dynamic_th, 3);
+    EXPECT_EQ(d.port_defaults.pgs[3].dynamic_th, 0);
+    EXPECT_TRUE(d.port_defaults.pgs[3].reserved_auto);
     EXPECT_EQ(d.port_defaults.pfcwd_queues, (1u << 3) | (1u << 4));
     EXPECT_EQ(d.port_defaults.fc_mode, flow_ctrl_mode::pfc);
     EXPECT_EQ(d.port_defaults.pfc_quanta, 0xFFFF);
@@ -745,26 +800,6 @@ BUFFER_PROFILE:
 )",
          {"pool too small to be a pool", {"bad.yaml:2:", "BUFFER_POOL|p|size", "\"12\"", "1024.."}}},
         {R"(PORT:
-  Ethernet0: {port_id: 0}
-BUFFER_POOL:
-  ingress_lossless_pool: {size: 12766208, type: ingress}
-BUFFER_PROFILE:
-  a: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
-BUFFER_PG:
-  "Ethernet0|3": {profile: a}
-)",
-         {"xoff auto without speed",
-          {"bad.yaml:8:", "BUFFER_PG|Ethernet0|3|profile", "xoff: auto", "port Ethernet0 has no speed",
-           "set PORT|Ethernet0|speed"}}},
-        {R"(BUFFER_POOL:
-  ingress_lossless_pool: {size: 12766208, type: ingress}
-BUFFER_PROFILE:
-  a: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
-BUFFER_PG:
-  "global|3": {profile: a}
-)",
-         {"xoff auto on probed ports", {"bad.yaml:6:", "BUFFER_PG|global|3|profile", "PORT table is empty"}}},
-        {R"(PORT:
   Ethernet0: {port_id: 0, speed: 100Gbps}
   Ethernet4: {port_id: 1, speed: 100Gbps}
 BUFFER_POOL:
@@ -908,6 +943,379 @@ TEST(switch_config, lossless_examples) {
             EXPECT_TRUE(p.wd.enabled);
         }
     }
+}
+
+// ------------------------------------------------------- start-up speeds
+
+constexpr bits_per_sec g100{100'000'000'000};
+constexpr bits_per_sec g400{400'000'000'000};
+
+void expect_default_lossless_100g_5m(const port_cfg& p) {
+    // Reference 2.3, 100G / 5 m: xoff 72704, xon 18432, size 91136.
+    for (const std::size_t g : {std::size_t{3}, std::size_t{4}}) {
+        EXPECT_FALSE(p.pgs[g].headroom_pending()) << p.name << " pg " << g;
+        EXPECT_TRUE(p.pgs[g].lossless());
+        EXPECT_EQ(p.pgs[g].xoff, bytes{72704}) << p.name << " pg " << g;
+        EXPECT_EQ(p.pgs[g].xon, std::optional<bytes>{bytes{18432}});
+        EXPECT_EQ(p.pgs[g].reserved, bytes{18432});
+        EXPECT_EQ(p.pgs[g].reserved + p.pgs[g].xoff, bytes{91136});
+        EXPECT_EQ(p.pgs[g].dynamic_th, 0);
+    }
+    EXPECT_TRUE(p.pgs[0].configured);
+    EXPECT_FALSE(p.pgs[0].lossless());
+    EXPECT_EQ(p.pgs[0].reserved, bytes{0});
+    EXPECT_EQ(p.pgs[0].dynamic_th, 3);
+}
+
+TEST(switch_config, default_config_resolved_at_100g) {
+    switch_cfg c = default_switch_cfg();
+    for (const int id : {0, 1}) {
+        c.ports.push_back(probed_port_cfg(c, id));  // what the app does with probed ports
+    }
+    EXPECT_TRUE(c.ports[0].pgs[3].headroom_pending());
+    EXPECT_EQ(resolve_port_speeds(c, {{0, g100}, {1, g100}}), "");
+    for (const auto& p : c.ports) {
+        EXPECT_EQ(p.speed, std::optional<bits_per_sec>{g100});
+        expect_default_lossless_100g_5m(p);
+    }
+    // Idempotent.
+    EXPECT_EQ(resolve_port_speeds(c, {{0, g100}, {1, g100}}), "");
+    expect_default_lossless_100g_5m(c.ports[1]);
+}
+
+TEST(switch_config, resolve_port_speeds_errors) {
+    {
+        switch_cfg c = default_switch_cfg();
+        c.ports.push_back(probed_port_cfg(c, 0));
+        c.ports.push_back(probed_port_cfg(c, 1));
+        const std::string e = resolve_port_speeds(c, {{0, g100}, {1, bits_per_sec{0}}});  // driver: unknown
+        EXPECT_NE(e.find("<built-in defaults>: PORT|Ethernet1|speed:"), std::string::npos) << e;
+        EXPECT_NE(e.find("xoff: auto"), std::string::npos) << e;
+        EXPECT_NE(e.find("set PORT|Ethernet1|speed"), std::string::npos) << e;
+        EXPECT_EQ(e.find('\n'), std::string::npos);
+    }
+    {
+        switch_cfg c = default_switch_cfg();
+        c.ports.push_back(probed_port_cfg(c, 0));
+        const std::string e = resolve_port_speeds(c, {{1, g100}});
+        EXPECT_NE(e.find("port index 1"), std::string::npos) << e;
+    }
+    {
+        // 60 x 400G ports: 60 x 2 x 194560 reserved bytes do not fit 12MiB.
+        switch_cfg c = default_switch_cfg();
+        std::vector<std::pair<int, bits_per_sec>> speeds;
+        for (int i = 0; i < 60; ++i) {
+            c.ports.push_back(probed_port_cfg(c, i));
+            c.ports.back().cable_length_m = 40;
+            speeds.emplace_back(i, g400);
+        }
+        const std::string e = resolve_port_speeds(c, speeds);
+        EXPECT_NE(e.find("BUFFER_POOL|ingress_lossless_pool|size: 12582912 is too small"), std::string::npos) << e;
+        EXPECT_NE(e.find("add up to 23347200 bytes"), std::string::npos) << e;
+    }
+}
+
+// xoff: auto with no PORT speed is no longer a load error: the PG waits for
+// the driver's speed (resolve_port_speeds), which reports the missing speed.
+// (These were load errors before the built-in default needed xoff: auto on
+// probed ports; conf/default.yaml writes that default out and must load.)
+TEST(switch_config, xoff_auto_without_speed_waits_for_the_driver) {
+    {
+        switch_cfg c = load_ok(R"(PORT:
+  Ethernet0: {port_id: 0}
+BUFFER_POOL:
+  ingress_lossless_pool: {size: 12766208, type: ingress}
+BUFFER_PROFILE:
+  a: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
+BUFFER_PG:
+  "Ethernet0|3": {profile: a}
+)");
+        ASSERT_EQ(c.ports.size(), 1u);
+        EXPECT_TRUE(c.ports[0].pgs[3].headroom_pending());
+        EXPECT_FALSE(c.ports[0].pgs[4].configured);  // the file's buffers replace the built-in ones
+        const std::string e = resolve_port_speeds(c, {});
+        EXPECT_NE(e.find("test.yaml: PORT|Ethernet0|speed: priority group 3 has xoff: auto"), std::string::npos)
+            << e;
+        EXPECT_EQ(resolve_port_speeds(c, {{0, g400}}), "");
+        EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{141312});  // 400G / 5 m: 1500 + (9100 + 2525.25 + 819.2 + 57920) x 2 x 96 / 97, up to 1KiB
+        EXPECT_EQ(c.ports[0].pgs[3].reserved + c.ports[0].pgs[3].xoff, bytes{141312 + 18432});
+    }
+    {
+        const switch_cfg d = load_ok(R"(BUFFER_POOL:
+  ingress_lossless_pool: {size: 12766208, type: ingress}
+BUFFER_PROFILE:
+  a: {pool: ingress_lossless_pool, size: 1024, dynamic_th: 0, xoff: auto}
+BUFFER_PG:
+  "global|3": {profile: a}
+)");
+        switch_cfg c = d;
+        c.ports.push_back(probed_port_cfg(c, 5));
+        EXPECT_TRUE(c.ports[0].pgs[3].headroom_pending());
+        EXPECT_EQ(resolve_port_speeds(c, {{0, g100}}), "");
+        EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{72704});
+        EXPECT_EQ(c.ports[0].pgs[3].reserved, bytes{1024});  // size given: kept
+    }
+    {
+        // A PORT speed wins over the driver's.
+        switch_cfg c = load_ok(R"(PORT:
+  Ethernet0: {port_id: 0, speed: 400Gbps}
+CABLE_LENGTH:
+  AZURE: {Ethernet0: 40m}
+)");
+        EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{176128});  // resolved at load (reference 2.3, 400G / 40 m)
+        EXPECT_EQ(resolve_port_speeds(c, {{0, g100}}), "");
+        EXPECT_EQ(c.ports[0].speed, std::optional<bits_per_sec>{g400});
+        EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{176128});
+        EXPECT_EQ(c.ports[0].pgs[4].reserved + c.ports[0].pgs[4].xoff, bytes{194560});
+    }
+}
+
+// ------------------------------------------------------------------ WRED
+
+void expect_azure_lossless(const wred_cfg& w) {
+    EXPECT_TRUE(w.enabled);
+    EXPECT_TRUE(w.mark_ect);
+    EXPECT_TRUE(w.drop_enable);
+    EXPECT_EQ(w.kmin, bytes{1048576});
+    EXPECT_EQ(w.kmax, bytes{2097152});
+    EXPECT_DOUBLE_EQ(w.pmax, 0.05);
+}
+
+TEST(switch_config, wred_default_is_azure_lossless_on_queues_3_and_4) {
+    const switch_cfg d = default_switch_cfg();
+    EXPECT_FALSE(d.wred_at_enqueue);
+    for (std::size_t q = 0; q < 8; ++q) {
+        if (q == 3 || q == 4) {
+            expect_azure_lossless(d.port_defaults.wred[q]);
+        } else {
+            EXPECT_FALSE(d.port_defaults.wred[q].enabled) << q;
+        }
+    }
+    const wred_profile_cfg a = azure_lossless_wred_profile();
+    EXPECT_EQ(a.name, "AZURE_LOSSLESS");
+    EXPECT_EQ(a.ecn, ecn_mode::ecn_all);
+    EXPECT_EQ(a.green_drop_probability, 5);
+    EXPECT_TRUE(a.wred_green_enable);
+}
+
+// A file with only PORT entries keeps every QoS, buffer and WRED default.
+TEST(switch_config, ports_only_config_keeps_the_defaults) {
+    switch_cfg c = load_ok(R"(PORT:
+  Ethernet0: {device: net_ring0, speed: 100Gbps}
+  Ethernet1: {device: net_ring1}
+)");
+    const switch_cfg d = default_switch_cfg();
+    expect_same_pool(c.pool, d.pool);
+    ASSERT_EQ(c.ports.size(), 2u);
+    for (const auto& p : c.ports) {
+        expect_same_maps(p.maps, azure_roce_maps());
+        expect_same_sched(p.sched, azure_roce_scheduler());
+        EXPECT_EQ(p.pfc_enable, (1u << 3) | (1u << 4));
+        expect_azure_lossless(p.wred[3]);
+        expect_azure_lossless(p.wred[4]);
+        EXPECT_FALSE(p.wred[0].enabled);
+    }
+    expect_default_lossless_100g_5m(c.ports[0]);  // speed given: resolved at load
+    EXPECT_TRUE(c.ports[1].pgs[3].headroom_pending());
+    EXPECT_EQ(resolve_port_speeds(c, {{0, g100}, {1, g100}}), "");
+    expect_default_lossless_100g_5m(c.ports[1]);
+}
+
+TEST(switch_config, wred_profiles_and_queue_bindings) {
+    const switch_cfg c = load_ok(R"(ROCELAB: {ecn_at: enqueue}
+PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+  Ethernet4: {port_id: 1, speed: 100Gbps}
+WRED_PROFILE:
+  AZURE_LOSSLESS:
+    wred_green_enable: "true"
+    wred_yellow_enable: "true"
+    wred_red_enable: "true"
+    ecn: ecn_all
+    green_min_threshold: "1048576"
+    green_max_threshold: "2097152"
+    yellow_min_threshold: "1048576"
+    yellow_max_threshold: "2097152"
+    red_min_threshold: "1048576"
+    red_max_threshold: "2097152"
+    green_drop_probability: "5"
+    yellow_drop_probability: "5"
+    red_drop_probability: "5"
+  HPCC_100G: {ecn: ecn_green, green_min_threshold: 400KB, green_max_threshold: 1600KB, green_drop_probability: 20}
+  DCTCP: {ecn: ecn_green, green_min_threshold: 300KB, green_max_threshold: 300KB}
+  DROP_ONLY: {wred_green_enable: true, green_min_threshold: 1MiB, green_max_threshold: 2MiB}
+QUEUE:
+  "global|3-4": {wred_profile: AZURE_LOSSLESS}
+  "Ethernet4|3": {wred_profile: "[WRED_PROFILE|HPCC_100G]"}
+  "Ethernet0|5": {wred_profile: DCTCP}
+  "Ethernet0,Ethernet4|1": {wred_profile: DROP_ONLY, scheduler: scheduler.0}
+)");
+    EXPECT_TRUE(c.wred_at_enqueue);
+    expect_azure_lossless(c.ports[0].wred[3]);
+    expect_azure_lossless(c.ports[0].wred[4]);
+    expect_azure_lossless(c.ports[1].wred[4]);
+    expect_azure_lossless(c.port_defaults.wred[3]);
+    const wred_cfg& h = c.ports[1].wred[3];  // per-port entry on top of global
+    EXPECT_TRUE(h.enabled);
+    EXPECT_TRUE(h.mark_ect);
+    EXPECT_FALSE(h.drop_enable);
+    EXPECT_EQ(h.kmin, bytes{400000});
+    EXPECT_EQ(h.kmax, bytes{1600000});
+    EXPECT_DOUBLE_EQ(h.pmax, 0.20);
+    EXPECT_NEAR(h.probability(1000000), 0.10, 1e-12);
+    const wred_cfg& s = c.ports[0].wred[5];
+    EXPECT_EQ(s.kmin, s.kmax);
+    EXPECT_DOUBLE_EQ(s.pmax, 1.0);  // SONiC's default drop probability 100
+    EXPECT_FALSE(c.ports[1].wred[5].enabled);
+    for (const auto& p : c.ports) {
+        const wred_cfg& d = p.wred[1];
+        EXPECT_TRUE(d.enabled);
+        EXPECT_FALSE(d.mark_ect);  // ecn_none
+        EXPECT_TRUE(d.drop_enable);
+        EXPECT_EQ(d.kmin, bytes{1 << 20});
+        EXPECT_EQ(d.kmax, bytes{2 << 20});
+        EXPECT_FALSE(p.wred[0].enabled);
+        EXPECT_FALSE(p.wred[2].enabled);
+    }
+}
+
+// WRED_PROFILE in the file: only the file's QUEUE bindings apply.
+TEST(switch_config, wred_profile_table_replaces_the_default_bindings) {
+    const switch_cfg c = load_ok(R"(PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+WRED_PROFILE:
+  HPCC_100G: {ecn: ecn_green, green_min_threshold: 400KB, green_max_threshold: 1600KB, green_drop_probability: 20}
+QUEUE:
+  "Ethernet0|3": {wred_profile: HPCC_100G}
+)");
+    EXPECT_EQ(c.ports[0].wred[3].kmin, bytes{400000});
+    EXPECT_FALSE(c.ports[0].wred[4].enabled);
+    EXPECT_FALSE(c.port_defaults.wred[4].enabled);
+    // A QUEUE wred_profile alone (built-in AZURE_LOSSLESS) also replaces them.
+    const switch_cfg q = load_ok(R"(QUEUE:
+  "global|5": {wred_profile: AZURE_LOSSLESS}
+)");
+    expect_azure_lossless(q.port_defaults.wred[5]);
+    EXPECT_FALSE(q.port_defaults.wred[3].enabled);
+    EXPECT_FALSE(q.port_defaults.wred[4].enabled);
+    // A QUEUE table without wred_profile keeps them.
+    const switch_cfg k = load_ok(R"(QUEUE:
+  "global|3": {max_packets: 100}
+)");
+    expect_azure_lossless(k.port_defaults.wred[3]);
+    expect_azure_lossless(k.port_defaults.wred[4]);
+}
+
+TEST(switch_config, switching_the_defaults_off) {
+    const switch_cfg c = load_ok(R"(PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+WRED_PROFILE: {}
+BUFFER_POOL: {}
+)");
+    EXPECT_FALSE(c.pool.enabled);
+    for (const port_cfg* p : {&c.ports[0], &c.port_defaults}) {
+        for (std::size_t q = 0; q < 8; ++q) {
+            EXPECT_FALSE(p->wred[q].enabled) << q;
+            EXPECT_FALSE(p->pgs[q].configured) << q;
+            EXPECT_FALSE(p->pgs[q].lossless()) << q;
+        }
+        EXPECT_EQ(p->pfc_enable, (1u << 3) | (1u << 4));  // other defaults stay
+    }
+    // An empty value (WRED_PROFILE:) is the same as {}.
+    const switch_cfg n = load_ok("WRED_PROFILE:\n");
+    EXPECT_FALSE(n.port_defaults.wred[3].enabled);
+    EXPECT_TRUE(n.pool.enabled);
+}
+
+TEST(switch_config, wred_errors_give_one_clear_error) {
+    const std::vector<std::pair<std::string, bad_case>> cases = {
+        {R"(PORT:
+  Ethernet0: {port_id: 0}
+QUEUE:
+  "Ethernet0|3": {wred_profile: AZURE_LOSLESS}
+)",
+         {"unknown profile",
+          {"bad.yaml:4:", "QUEUE|Ethernet0|3|wred_profile", "unknown WRED_PROFILE \"AZURE_LOSLESS\"",
+           "did you mean AZURE_LOSSLESS?"}}},
+        {R"(WRED_PROFILE:
+  P: {wred_green_enable: "true", green_min_threshold: "2097152", green_max_threshold: "1048576"}
+)",
+         {"max below min",
+          {"bad.yaml:2:", "WRED_PROFILE|P|green_max_threshold", "\"1048576\"", "below green_min_threshold 2097152",
+           "2097152..4294967296 bytes"}}},
+        {R"(WRED_PROFILE:
+  P:
+    wred_green_enable: "true"
+    green_min_threshold: 1MiB
+    green_max_threshold: 2MiB
+    green_drop_probability: "120"
+)",
+         {"probability 120", {"bad.yaml:6:", "WRED_PROFILE|P|green_drop_probability", "\"120\"", "0..100"}}},
+        {R"(WRED_PROFILE:
+  P: {ecn: bogus, green_min_threshold: 1MiB, green_max_threshold: 2MiB}
+)",
+         {"ecn bogus", {"bad.yaml:2:", "WRED_PROFILE|P|ecn", "\"bogus\"", "ecn_none", "ecn_all"}}},
+        {R"(WRED_PROFILE:
+  P: {ecn: ecn_gren, green_min_threshold: 1MiB, green_max_threshold: 2MiB}
+)",
+         {"ecn typo", {"bad.yaml:2:", "WRED_PROFILE|P|ecn", "did you mean ecn_green?"}}},
+        {R"(WRED_PROFILE:
+  AZURE_LOSSLESS: {ecn: ecn_all}
+)",
+         {"thresholds missing",
+          {"bad.yaml:2:3:", "WRED_PROFILE|AZURE_LOSSLESS", "green_min_threshold and green_max_threshold",
+           "required when ecn marks green"}}},
+        {R"(WRED_PROFILE:
+  P: {wred_green_enable: yes please, green_min_threshold: 1MiB, green_max_threshold: 2MiB}
+)",
+         {"bad bool", {"bad.yaml:2:", "WRED_PROFILE|P|wred_green_enable", "true, false"}}},
+        {R"(WRED_PROFILE:
+  P: {green_min_threshold: 1PiB, green_max_threshold: 2MiB}
+)",
+         {"bad size", {"bad.yaml:2:", "WRED_PROFILE|P|green_min_threshold", "\"1PiB\""}}},
+        {R"(WRED_PROFILE:
+  P: {green_min_threshold: 1MiB, green_max_threshold: 5GiB}
+)",
+         {"threshold out of range",
+          {"bad.yaml:2:", "WRED_PROFILE|P|green_max_threshold", "out of range", "0..4294967296 bytes"}}},
+        {R"(WRED_PROFILE:
+  P: {green_min: 1MiB}
+)",
+         {"unknown field", {"bad.yaml:2:", "WRED_PROFILE|P|green_min", "unknown field"}}},
+        {R"(WRED_PROFILE:
+  P: {wred_weight: 2}
+)",
+         {"SONiC field not read", {"bad.yaml:2:", "WRED_PROFILE|P|wred_weight", "not supported"}}},
+        {R"(ROCELAB: {ecn_at: egress}
+)",
+         {"ecn_at", {"bad.yaml:1:", "ROCELAB|ecn_at", "\"egress\"", "dequeue, enqueue"}}},
+        {R"(QUEUE:
+  "global|3": {wred_profile: [A]}
+)",
+         {"profile not a name", {"bad.yaml:2:", "QUEUE|global|3|wred_profile", "got a list"}}},
+    };
+    expect_errors(cases);
+}
+
+// The file's buffer tables replace the built-in buffers as a whole.
+TEST(switch_config, buffer_tables_replace_the_default_buffers) {
+    const switch_cfg c = load_ok(R"(PORT:
+  Ethernet0: {port_id: 0, speed: 100Gbps}
+BUFFER_POOL:
+  p: {size: 2MiB, type: ingress, mode: dynamic}
+BUFFER_PROFILE:
+  l: {pool: p, size: 0, dynamic_th: -2, xoff: 64KiB}
+BUFFER_PG:
+  "Ethernet0|3": {profile: l}
+)");
+    EXPECT_EQ(c.pool.name, "p");
+    EXPECT_EQ(c.pool.size, bytes{2 << 20});
+    EXPECT_EQ(c.pool.cell, bytes{0});
+    EXPECT_EQ(c.ports[0].pgs[3].xoff, bytes{64 * 1024});
+    EXPECT_FALSE(c.ports[0].pgs[3].xoff_auto);
+    EXPECT_FALSE(c.ports[0].pgs[4].configured);
+    EXPECT_FALSE(c.ports[0].pgs[0].configured);
+    expect_azure_lossless(c.ports[0].wred[3]);  // WRED defaults are separate
 }
 
 }  // namespace
