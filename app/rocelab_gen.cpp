@@ -112,6 +112,26 @@ Workload and transport (also YAML keys; dashes or underscores):
       --mbufs N             mbuf pool size (default 16384)
       --pfc-tx SPEC         PFC source: port=P,prio=N,quanta=Q,interval=T,count=N,start=T
 
+DCQCN (on by default, as on an NVIDIA NIC; docs/generator.md "DCQCN"):
+      --dcqcn PROFILE       nvidia_cx (default) | dcqcn_paper | hpcc_ns3 | off.
+                            Each QP starts at its line rate (--rate / --flow-rate,
+                            else the driver's speed) and its reaction point cuts
+                            and recovers the pacing rate on CNPs; the receiver
+                            turns CE-marked data into CNPs (DSCP 48, PCP 6).
+      --rpg-time-reset T, --rpg-byte-reset B, --rpg-threshold N,
+      --rpg-ai-rate R, --rpg-hai-rate R, --rpg-min-rate R, --rpg-max-rate R,
+      --rpg-gd N, --rpg-min-dec-fac PCT, --dce-tcp-g G (0..1023),
+      --dce-tcp-rtt T, --initial-alpha-value A (0..1023),
+      --rate-reduce-monitor-period T, --rate-to-set-on-first-cnp R,
+      --clamp-tgt-rate B, --clamp-tgt-rate-after-time-inc B
+                            NVIDIA's parameter names, units written out
+                            (e.g. --rpg-ai-rate 5Mbps --rpg-time-reset 300us);
+                            each overrides the profile's value
+      --cnp-mode per_qp|per_port, --cnp-interval T (50us),
+      --min-time-between-cnps T (0us), --cnp-dscp N (48), --cnp-802p-prio N (6)
+      --dcqcn-trace FILE    CSV of every reaction-point event per QP:
+                            time_s,flow,event,rc_bps,rt_bps,alpha
+
 Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab_gen/ports,
 /rocelab_gen/port,<name>, /rocelab_gen/flows, /rocelab_gen/flow,<index>,
@@ -268,10 +288,38 @@ std::uint64_t percentile(const std::vector<std::uint64_t>& sorted, double q) {
     return sorted[k - 1];
 }
 
+// --dcqcn-trace: every reaction-point event of every QP, in time order per
+// QP (written after the run from the preallocated per-flow buffers).
+std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& p) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) {
+        return "--dcqcn-trace " + path + ": " + std::strerror(errno);
+    }
+    std::fprintf(f, "time_s,flow,event,rc_bps,rt_bps,alpha\n");
+    std::uint64_t dropped = 0;
+    for (std::size_t i = 0; i < p.flow_count(); ++i) {
+        const auto& fl = p.flow(i);
+        if (!fl.trace) {
+            continue;
+        }
+        for (const auto& r : fl.trace->records()) {
+            std::fprintf(f, "%.9f,%s,%s,%.0f,%.0f,%.6f\n", double(r.t.v) / 1e9, fl.cfg.name.c_str(),
+                         dcqcn_event_name(r.ev), r.rc_bps, r.rt_bps, r.alpha);
+        }
+        dropped += fl.trace->dropped();
+    }
+    std::fclose(f);
+    if (dropped != 0) {
+        return "--dcqcn-trace " + path + ": " + std::to_string(dropped) +
+               " events did not fit the per-QP trace buffer (262144 events) and are missing at the end";
+    }
+    return "";
+}
+
 void write_report(const std::string& path, const gen::gen_pipeline& p, const gen_cfg& cfg, double elapsed,
                   const std::vector<dpdk::port_info>& infos, const std::vector<rte_eth_stats>& es,
                   std::uint64_t mbufs_total, std::uint64_t in_use, const dpdk::capture* cap, std::uint64_t tsc_hz,
-                  const std::string& cmdline) {
+                  const std::string& cmdline, nanos end_now) {
     std::string out;
     json_writer j(out);
     j.begin_object();
@@ -289,6 +337,61 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
     j.kv("tx_only", p.tx_opts().tx_only);
     j.kv("tx_payload", gen::tx_payload_name(p.tx_opts().payload));
     j.end_object();
+    // DCQCN as resolved (every flow shares it but for its line rate).
+    j.key("dcqcn");
+    j.begin_object();
+    j.kv("profile", dcqcn_profile_name(cfg.dcqcn));
+    if (p.flow_count() != 0) {
+        const dcqcn_cfg& d = p.flow(0).rp.cfg();
+        j.kv("line_rate_bps", d.line_rate.v);
+        j.kv("rpg_time_reset_ns", d.rpg_time_reset.v);
+        j.kv("rpg_byte_reset_bytes", d.rpg_byte_reset.v);
+        j.kv("rpg_threshold", static_cast<std::uint64_t>(d.rpg_threshold));
+        j.kv("rpg_ai_rate_bps", d.rpg_ai_rate.v);
+        j.kv("rpg_hai_rate_bps", d.rpg_hai_rate.v);
+        j.kv("rpg_min_rate_bps", d.rpg_min_rate.v);
+        j.kv("rpg_max_rate_bps", d.rpg_max_rate.v);
+        j.kv("rpg_gd", static_cast<std::uint64_t>(d.rpg_gd));
+        j.kv("rpg_min_dec_fac_percent", static_cast<std::uint64_t>(d.rpg_min_dec_fac));
+        j.kv("dce_tcp_g", d.dce_tcp_g);
+        j.kv("dce_tcp_rtt_ns", d.dce_tcp_rtt.v);
+        j.kv("initial_alpha_value", d.initial_alpha_value);
+        j.kv("rate_reduce_monitor_period_ns", d.rate_reduce_monitor_period.v);
+        j.kv("rate_to_set_on_first_cnp_bps", d.rate_to_set_on_first_cnp.v);
+        j.kv("clamp_tgt_rate", d.clamp_tgt_rate);
+        j.kv("clamp_tgt_rate_after_time_inc", d.clamp_tgt_rate_after_time_inc);
+    }
+    const dcqcn_np_cfg& np = p.np_cfg();
+    j.kv("cnp_enabled", np.enabled);
+    j.kv("cnp_mode", np.mode == dcqcn_np_mode::per_qp ? "per_qp" : "per_port");
+    j.kv("cnp_interval_ns", np.cnp_interval.v);
+    j.kv("min_time_between_cnps_ns", np.min_time_between_cnps.v);
+    j.kv("cnp_dscp", static_cast<std::uint64_t>(np.cnp_dscp));
+    j.kv("cnp_802p_prio", static_cast<std::uint64_t>(np.cnp_802p_prio));
+    j.end_object();
+    {
+        std::uint64_t ctx = 0, crx = 0, ce = 0, cuts = 0;
+        double rmin = 0, rmean = 0;
+        for (std::size_t i = 0; i < p.flow_count(); ++i) {
+            const auto& f = p.flow(i);
+            ctx += f.cnp_tx;
+            crx += f.cnp_rx;
+            ce += f.np.counters().ce_rx;
+            cuts += f.rp.counters().cuts;
+            const double m = f.dcqcn ? f.rp.counters().min_rate_seen_bps : double(f.pacer.rate().v);
+            rmin = i == 0 ? m : std::min(rmin, m);
+            rmean += gen::mean_pacing_rate(f, cfg, end_now) / double(p.flow_count());
+        }
+        j.key("totals");
+        j.begin_object();
+        j.kv("cnp_tx", ctx);
+        j.kv("cnp_rx", crx);
+        j.kv("ce_rx", ce);
+        j.kv("rate_cuts", cuts);
+        j.kv("rate_min_bps", rmin);
+        j.kv("rate_mean_bps", rmean);
+        j.end_object();
+    }
     j.kv("elapsed_s", elapsed);
     j.kv("busy_cycles", gen::read_counter(p.busy_cycles));
     j.kv("loops", gen::read_counter(p.loops));
@@ -389,8 +492,18 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
         j.kv("out_of_sequence", sc.out_of_sequence);
         j.kv("duplicates", sc.duplicates);
         j.kv("invalid_requests", sc.invalid_requests);
-        j.kv("cnps_rx", 0);
-        j.kv("cnps_tx", 0);
+        // DCQCN (OTG result names: CNPs sent and received).
+        const auto& rk = f.rp.counters();
+        j.kv("dcqcn", f.dcqcn ? dcqcn_profile_name(cfg.dcqcn) : "off");
+        j.kv("cnp_tx", f.cnp_tx);
+        j.kv("cnp_tx_failed", f.cnp_tx_fail);
+        j.kv("cnp_rx", f.cnp_rx);
+        j.kv("ce_rx", f.np.counters().ce_rx);
+        j.kv("rate_cuts", rk.cuts);
+        j.kv("rate_increases", rk.fast_recovery + rk.additive_increase + rk.hyper_increase);
+        j.kv("rate_min_bps", f.dcqcn ? rk.min_rate_seen_bps : double(f.pacer.rate().v));
+        j.kv("rate_mean_bps", gen::mean_pacing_rate(f, cfg, end_now));
+        j.kv("rate_end_bps", f.pacer.rate().v);
         j.end_object();
     }
     j.end_array();
@@ -425,6 +538,9 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
         j.kv("rx_not_local", c.rx_not_local);
         j.kv("rx_non_roce", c.rx_non_roce);
         j.kv("rx_cnp", c.rx_cnp);
+        j.kv("rx_ce", c.rx_ce);
+        j.kv("tx_cnp", c.tx_cnp);
+        j.kv("drop_cnp_full", c.drop_cnp_full);
         j.kv("rx_unsupported_opcode", c.rx_unsupported_opcode);
         j.kv("rx_multiseg", c.rx_multiseg);
         j.kv("rx_malformed", c.rx_malformed_total);
@@ -662,7 +778,8 @@ int main(int argc, char** argv) {
         if (ts == nullptr) {
             fail(2, "--timeseries " + opt.timeseries + ": " + std::strerror(errno));
         }
-        std::fprintf(ts, "time_s,flow,tx_bps,goodput_bps,tx_bytes,rx_bytes,messages_completed,retransmissions,naks\n");
+        std::fprintf(ts, "time_s,flow,tx_bps,goodput_bps,tx_bytes,rx_bytes,messages_completed,retransmissions,naks,"
+                         "rate_bps,cnp_rx,cnp_tx\n");
     }
 
     std::printf("rocelab-gen %s: %zu ports, %zu flows, pattern %s, config %s, seed %llu\n", ROCELAB_VERSION,
@@ -671,6 +788,18 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < bindings.size(); ++i) {
         std::printf("  port %zu: %s (%s) line rate %s\n", i, bindings[i].name.c_str(), infos[i].driver.c_str(),
                     bindings[i].rate.v ? format_rate(bindings[i].rate).c_str() : "unknown (unshaped)");
+    }
+    if (pipe->flow_count() != 0) {
+        const dcqcn_np_cfg& np = pipe->np_cfg();
+        std::printf("  dcqcn %s: %s; notification point %s\n", dcqcn_profile_name(cfg.dcqcn),
+                    cfg.dcqcn == dcqcn_profile::off ? "QPs paced at their line rate, CNPs counted only"
+                                                    : "each QP's reaction point sets its pacing rate on CNPs",
+                    !np.enabled ? "off"
+                    : np.mode == dcqcn_np_mode::per_qp
+                        ? ("per QP, at most one CNP per " + format_time(np.cnp_interval) + ", DSCP " +
+                           std::to_string(np.cnp_dscp) + " PCP " + std::to_string(np.cnp_802p_prio)).c_str()
+                        : ("per port, CNPs at least " + format_time(np.min_time_between_cnps) + " apart, DSCP " +
+                           std::to_string(np.cnp_dscp) + " PCP " + std::to_string(np.cnp_802p_prio)).c_str());
     }
     for (const auto& h : cfg.hosts) {
         std::printf("  host %s: port %d mac %s ip %s\n", h.name.c_str(), h.port, mac_str(h.mac).c_str(),
@@ -705,12 +834,15 @@ int main(int argc, char** argv) {
             const auto& fl = pipe->flow(f);
             const std::uint64_t tx = gen::read_counter(fl.rq.counters().tx_bytes);
             const std::uint64_t rx = gen::read_counter(fl.rs.counters().rx_bytes);
-            std::fprintf(ts, "%.6f,%s,%.0f,%.0f,%llu,%llu,%llu,%llu,%llu\n", el, fl.cfg.name.c_str(),
+            std::fprintf(ts, "%.6f,%s,%.0f,%.0f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", el, fl.cfg.name.c_str(),
                          double(tx - ts_prev[f].first) * 8 / dt, double(rx - ts_prev[f].second) * 8 / dt,
                          (unsigned long long)tx, (unsigned long long)rx,
                          (unsigned long long)gen::read_counter(fl.rq.counters().messages_completed),
                          (unsigned long long)gen::read_counter(fl.rq.counters().retx_packets),
-                         (unsigned long long)gen::read_counter(fl.rq.counters().naks_rx));
+                         (unsigned long long)gen::read_counter(fl.rq.counters().naks_rx),
+                         (unsigned long long)fl.pacer.rate_relaxed().v,
+                         (unsigned long long)gen::read_counter(fl.cnp_rx),
+                         (unsigned long long)gen::read_counter(fl.cnp_tx));
             ts_prev[f] = {tx, rx};
         }
         last_ts = el;
@@ -742,6 +874,7 @@ int main(int argc, char** argv) {
     ctl.stop.store(true);
     worker.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const nanos end_now = clock.now();
     gen::telemetry_detach();
     if (ts != nullptr) {
         sample_ts(elapsed);
@@ -781,10 +914,36 @@ int main(int argc, char** argv) {
                     (unsigned long long)rc.naks_rx, (unsigned long long)rc.retx_packets,
                     (unsigned long long)rc.timeouts, (unsigned long long)sc.out_of_sequence);
     }
+    if (cfg.dcqcn != dcqcn_profile::off) {
+        std::uint64_t ctx = 0, crx = 0, ce = 0, cuts = 0;
+        for (std::size_t f = 0; f < pipe->flow_count(); ++f) {
+            const auto& fl = pipe->flow(f);
+            ctx += fl.cnp_tx;
+            crx += fl.cnp_rx;
+            ce += fl.np.counters().ce_rx;
+            cuts += fl.rp.counters().cuts;
+            std::printf("%s: dcqcn %s: cnp_rx %llu, rate_cuts %llu, rate min %s mean %s now %s; ce_rx %llu, cnp_tx %llu\n",
+                        fl.cfg.name.c_str(), dcqcn_profile_name(cfg.dcqcn), (unsigned long long)fl.cnp_rx,
+                        (unsigned long long)fl.rp.counters().cuts,
+                        rate_str(fl.dcqcn ? fl.rp.counters().min_rate_seen_bps : double(fl.pacer.rate().v)).c_str(),
+                        rate_str(gen::mean_pacing_rate(fl, cfg, end_now)).c_str(),
+                        rate_str(double(fl.pacer.rate().v)).c_str(), (unsigned long long)fl.np.counters().ce_rx,
+                        (unsigned long long)fl.cnp_tx);
+        }
+        std::printf("dcqcn total: ce_rx %llu, cnp_tx %llu, cnp_rx %llu, rate_cuts %llu\n", (unsigned long long)ce,
+                    (unsigned long long)ctx, (unsigned long long)crx, (unsigned long long)cuts);
+    }
+    if (!cfg.dcqcn_trace.empty()) {
+        if (auto e = write_dcqcn_trace(cfg.dcqcn_trace, *pipe); !e.empty()) {
+            std::fprintf(stderr, "rocelab-gen: %s\n", e.c_str());
+        } else {
+            std::printf("dcqcn trace: %s\n", cfg.dcqcn_trace.c_str());
+        }
+    }
     std::printf("mbufs in use at exit: %llu of %u\n", static_cast<unsigned long long>(in_use), cfg.mbufs);
     if (!opt.report.empty()) {
         write_report(opt.report, *pipe, cfg, elapsed, infos, ethstats, cfg.mbufs, in_use, cap.get(), clock.hz(),
-                     cmdline);
+                     cmdline, end_now);
         std::printf("report: %s\n", opt.report.c_str());
     }
     std::fflush(stdout);

@@ -144,8 +144,14 @@ using app::mac_str;
 using app::rate_str;
 
 struct port_prev {
-    std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0, drops = 0;
+    std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0, drops = 0, ecn_marked = 0;
 };
+
+std::uint64_t total_ecn_marked(const sw::port_counters& c) {
+    std::uint64_t n = 0;
+    for (int q = 0; q < 8; ++q) { n += sw::read_counter(c.ecn_marked[q]); }
+    return n;
+}
 
 std::uint64_t total_drops(const sw::port_counters& c) {
     std::uint64_t d = 0;
@@ -163,7 +169,8 @@ void print_status(const sw::switch_pipeline& p, std::vector<port_prev>& prev, do
     for (std::size_t i = 0; i < p.port_count(); ++i) {
         const auto& c = p.counters(i);
         const port_prev now{sw::read_counter(c.rx_packets), sw::read_counter(c.tx_packets),
-                            sw::read_counter(c.rx_bytes), sw::read_counter(c.tx_bytes), total_drops(c)};
+                            sw::read_counter(c.rx_bytes), sw::read_counter(c.tx_bytes), total_drops(c),
+                            total_ecn_marked(c)};
         std::uint64_t qb = 0;
         for (int q = 0; q < 8; ++q) { qb += p.queue(i, q).depth_bytes; }
         const double rx_bps = double(now.rx_bytes - prev[i].rx_bytes) * 8 / dt;
@@ -173,11 +180,12 @@ void print_status(const sw::switch_pipeline& p, std::vector<port_prev>& prev, do
         const double line_bps = double(p.binding(i).line_rate.v);
         char util[32] = "";
         if (line_bps > 0) { std::snprintf(util, sizeof util, " (line %.1f%%)", 100.0 * wire_bps / line_bps); }
-        std::snprintf(b, sizeof b, " | %s rx %.3fMpps %s tx %.3fMpps %s%s q %lluB pfc %llu drop %llu",
+        std::snprintf(b, sizeof b, " | %s rx %.3fMpps %s tx %.3fMpps %s%s q %lluB pfc %llu ecn %llu drop %llu",
                       p.binding(i).name.c_str(), double(now.rx_packets - prev[i].rx_packets) / dt / 1e6,
                       rate_str(rx_bps).c_str(), double(now.tx_packets - prev[i].tx_packets) / dt / 1e6,
                       rate_str(tx_bps).c_str(), util, static_cast<unsigned long long>(qb),
                       static_cast<unsigned long long>(sw::read_counter(c.rx_pfc)),
+                      static_cast<unsigned long long>(now.ecn_marked - prev[i].ecn_marked),
                       static_cast<unsigned long long>(now.drops - prev[i].drops));
         line += b;
         prev[i] = now;
@@ -328,6 +336,12 @@ void write_report(const std::string& path, const sw::switch_pipeline& p, const s
             j.kv("drop_packets", s.drop_packets);
             j.kv("drop_bytes", s.drop_bytes);
             j.kv("flushed_packets", s.flushed_packets);
+            j.kv("ecn_marked", s.ecn_marked);
+            j.kv("wred_dropped", s.wred_dropped);
+            if (s.wred) {
+                j.kv("wred_kmin_bytes", s.wred_kmin);
+                j.kv("wred_kmax_bytes", s.wred_kmax);
+            }
             j.kv("depth_bytes", s.depth_bytes);
             j.kv("max_depth_bytes", s.max_depth_bytes);
             j.kv("max_depth_packets", static_cast<std::uint64_t>(s.max_depth_packets));
@@ -374,14 +388,15 @@ void print_final(const sw::switch_pipeline& p, double elapsed) {
                         static_cast<unsigned long long>(c.rx_mac_control), static_cast<unsigned long long>(c.rx_pfc),
                         static_cast<unsigned long long>(c.rx_pause));
         }
-        std::printf("  %-6s %12s %12s %12s %12s %10s\n", "queue", "tx_pkts", "tx_bytes", "drop_pkts", "max_depth_B",
-                    "Mbps");
+        std::printf("  %-6s %12s %12s %12s %12s %12s %12s %10s\n", "queue", "tx_pkts", "tx_bytes", "drop_pkts",
+                    "ecn_marked", "wred_drop", "max_depth_B", "Mbps");
         for (int q = 0; q < 8; ++q) {
             const auto s = p.queue(i, q);
             if (s.enq_packets == 0 && s.drop_packets == 0) { continue; }
-            std::printf("  q%-5d %12llu %12llu %12llu %12llu %10.1f\n", q,
+            std::printf("  q%-5d %12llu %12llu %12llu %12llu %12llu %12llu %10.1f\n", q,
                         static_cast<unsigned long long>(s.deq_packets), static_cast<unsigned long long>(s.deq_bytes),
                         static_cast<unsigned long long>(s.drop_packets),
+                        static_cast<unsigned long long>(s.ecn_marked), static_cast<unsigned long long>(s.wred_dropped),
                         static_cast<unsigned long long>(s.max_depth_bytes),
                         elapsed > 0 ? double(s.deq_bytes) * 8 / elapsed / 1e6 : 0.0);
         }
@@ -496,6 +511,20 @@ int main(int argc, char** argv) {
         b.shaped = pc.speed.has_value();
         b.line_rate = pc.speed ? *pc.speed : infos[i].driver_speed;
         bindings.push_back(b);
+    }
+    // Speeds the config left to the driver complete the buffer model:
+    // `xoff: auto` headroom (the built-in RoCE default) needs each port's speed.
+    {
+        std::vector<std::pair<int, bits_per_sec>> speeds;
+        for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+            speeds.emplace_back(static_cast<int>(i), infos[i].driver_speed);
+        }
+        if (auto e = resolve_port_speeds(cfg, speeds); !e.empty()) {
+            std::fprintf(stderr, "rocelab-switch: %s\n", e.c_str());
+            for (const auto& b : bindings) { dpdk::port_close(b.port_id); }
+            dpdk::eal_cleanup();
+            return 2;
+        }
     }
 
     auto pipe_r = sw::switch_pipeline::create(cfg, bindings, pool);

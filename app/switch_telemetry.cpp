@@ -107,6 +107,12 @@ int cmd_queues(const char*, const char* params, rte_tel_data* d) {
         rte_tel_data_add_dict_u64(qd, "deq_bytes", s.deq_bytes);
         rte_tel_data_add_dict_u64(qd, "drop_packets", s.drop_packets);
         rte_tel_data_add_dict_u64(qd, "drop_bytes", s.drop_bytes);
+        rte_tel_data_add_dict_u64(qd, "ecn_marked", s.ecn_marked);
+        rte_tel_data_add_dict_u64(qd, "wred_dropped", s.wred_dropped);
+        if (s.wred) {
+            rte_tel_data_add_dict_u64(qd, "wred_kmin_bytes", s.wred_kmin);
+            rte_tel_data_add_dict_u64(qd, "wred_kmax_bytes", s.wred_kmax);
+        }
         const std::string k = "q" + std::to_string(q);
         rte_tel_data_add_dict_container(d, k.c_str(), qd, 0);
     }

@@ -82,6 +82,8 @@ public:
     nanos finish_time() const noexcept { return nanos{_tat_ns}; }
 
     bits_per_sec rate() const noexcept { return bits_per_sec{_rate}; }
+    // The rate as another thread reads it (telemetry, time series): a relaxed load.
+    bits_per_sec rate_relaxed() const noexcept { return bits_per_sec{__atomic_load_n(&_rate, __ATOMIC_RELAXED)}; }
     bytes burst() const noexcept { return bytes{_burst}; }
 
     // Change the rate (control path or DCQCN). The backlog already committed

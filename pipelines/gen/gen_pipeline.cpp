@@ -184,10 +184,14 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         p->_payload[i] = static_cast<std::byte>(i & 0xFF);
     }
     p->_ports.reserve(ports.size());
+    p->_np_cfg = resolve_dcqcn_np(cfg);
     for (std::size_t i = 0; i < ports.size(); ++i) {
         p->_ports.emplace_back();
         port_state& ps = p->_ports.back();
         ps.b = ports[i];
+        if (p->_np_cfg.mode == dcqcn_np_mode::per_port) {
+            ps.cnp_limiter = std::make_unique<dcqcn_cnp_limiter>(p->_np_cfg.min_time_between_cnps);
+        }
         ps.line = shaper(ps.b.rate, bytes{4 * 1100});
         ps.loss_rng.reseed(cfg.seed * 1000003u + i);
         ps.data_loss = loss_injector(cfg.data_loss);
@@ -232,14 +236,30 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         std::swap(rs_cfg.src_qpn, rs_cfg.dst_qpn);
         const std::size_t fct_cap = f.arrivals.count != 0 ? std::min<std::uint64_t>(f.arrivals.count, 1u << 22)
                                                           : std::size_t{1} << 18;
-        auto fs = std::make_unique<flow_state>(f, f.qp, rs_cfg, sizes, fct_cap);
         const gen_host& sh = cfg.hosts[static_cast<std::size_t>(f.src_host)];
         const gen_host& dh = cfg.hosts[static_cast<std::size_t>(f.dst_host)];
+        const bits_per_sec port_rate = p->_ports[static_cast<std::size_t>(sh.port)].b.rate;
+        const bits_per_sec flow_line = f.rate.v != 0 ? f.rate : port_rate;
+        // DCQCN's reaction point paces the QP below its line rate, so it
+        // needs one (--rate or the driver's speed). Benchmark mode (tx-only,
+        // nothing to react to) runs it on an unpaced QP to measure its cost.
+        const dcqcn_cfg rp_cfg = resolve_dcqcn(cfg, flow_line);
+        if (rp_cfg.enabled && flow_line.v == 0 && !opts.tx_only) {
+            return "flow " + f.name + ": DCQCN (" + dcqcn_profile_name(cfg.dcqcn) +
+                   ") needs a line rate to pace the QP, and the port's driver reports none: give --rate "
+                   "(e.g. --rate 10Gbps), or --dcqcn off";
+        }
+        auto fs = std::make_unique<flow_state>(f, f.qp, rs_cfg, sizes, fct_cap, rp_cfg, p->_np_cfg,
+                                               p->_ports[static_cast<std::size_t>(dh.port)].cnp_limiter.get());
         fs->src_port = static_cast<std::uint16_t>(sh.port);
         fs->dst_port = static_cast<std::uint16_t>(dh.port);
         fs->prio_bit = static_cast<std::uint8_t>(1u << (f.priority & 7u));
-        const bits_per_sec port_rate = p->_ports[fs->src_port].b.rate;
-        fs->pacer = shaper(f.rate.v != 0 ? f.rate : port_rate, bytes{2 * 1100});
+        fs->pacer = shaper(flow_line, bytes{2 * 1100});
+        if (fs->dcqcn && !cfg.dcqcn_trace.empty()) {
+            fs->trace_store.resize(std::size_t{1} << 18);
+            fs->trace = std::make_unique<dcqcn_trace_buf>(std::span<dcqcn_trace_rec>(fs->trace_store));
+            fs->rp.set_trace(fs->trace.get());
+        }
         // Addresses of both directions (data: source -> destination host;
         // reply: back), for the host's family.
         auto ends = [&](auto& data, auto& reply, const auto& sip, const auto& dip) {
@@ -258,6 +278,14 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         } else {
             ends(fs->data, fs->reply, sh.ip, dh.ip);
         }
+        // The CNP goes from the responder's host to the requester's QP
+        // (reference 1.4): DSCP cnp_dscp, Not-ECT, BECN, 16 reserved bytes.
+        fs->cnp4 = make_cnp_v4(fs->reply.dst_mac, fs->reply.src_mac, fs->reply.src_ip, fs->reply.dst_ip,
+                               rs_cfg.dst_qpn, p->_np_cfg.cnp_dscp);
+        fs->cnp6 = make_cnp_v6(fs->reply6.dst_mac, fs->reply6.src_mac, fs->reply6.src_ip, fs->reply6.dst_ip,
+                               rs_cfg.dst_qpn, p->_np_cfg.cnp_dscp);
+        fs->cnp4.sport = fs->cnp6.sport = qp_udp_sport(rs_cfg);
+        fs->cnp4.pcp = fs->cnp6.pcp = p->_np_cfg.cnp_802p_prio;
         p->_ports[fs->src_port].qpn_table[f.qp.src_qpn] = static_cast<std::int32_t>(i * 2);
         p->_ports[fs->dst_port].qpn_table[f.qp.dst_qpn] = static_cast<std::int32_t>(i * 2 + 1);
         p->_ports[fs->src_port].qps.push_back(static_cast<std::uint32_t>(i));
@@ -626,6 +654,13 @@ void gen_pipeline::release_all() noexcept {
             rte_pktmbuf_free(ps.pend[i]);
         }
         ps.npend = 0;
+        for (std::uint16_t i = 0; i < ps.n_cnp_pend; ++i) {
+            rte_pktmbuf_free(ps.cnp_pend[i]);
+        }
+        ps.n_cnp_pend = 0;
+        for (rte_mbuf* c = nullptr; ps.cnps.pop(c);) {
+            rte_pktmbuf_free(c);
+        }
         rte_mbuf* m = nullptr;
         while (ps.replies.pop(m)) {
             rte_pktmbuf_free(m);
@@ -636,6 +671,13 @@ void gen_pipeline::release_all() noexcept {
     }
 }
 
+namespace {
+template <typename P>
+inline bool ps_has_cnps(const P& ps) noexcept {
+    return ps.n_cnp_pend != 0 || !ps.cnps.empty();
+}
+}  // namespace
+
 std::uint32_t gen_pipeline::poll(nanos now) noexcept {
     std::uint32_t moved = 0;
     for (std::size_t i = 0; !_opts.tx_only && i < _ports.size(); ++i) {
@@ -643,6 +685,9 @@ std::uint32_t gen_pipeline::poll(nanos now) noexcept {
     }
     service_flows(now);
     for (std::size_t i = 0; i < _ports.size(); ++i) {
+        if (ps_has_cnps(_ports[i])) [[unlikely]] {
+            moved += tx_cnps(i, now);
+        }
         moved += tx_port(i, now);
     }
     return moved;
@@ -781,8 +826,10 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         return;
     }
     const bool is_ack = pf.opcode == roce_op::rc_ack;
-    // Loss injection: what the wire lost never reaches any check.
-    if (is_ack ? ps.ack_loss.drop(ps.loss_rng) : ps.data_loss.drop(ps.loss_rng)) {
+    const bool is_cnp = pf.opcode == roce_op::cnp;
+    // Loss injection: what the wire lost never reaches any check. (It
+    // models data and ACK loss; CNPs are not subject to it.)
+    if (!is_cnp && (is_ack ? ps.ack_loss.drop(ps.loss_rng) : ps.data_loss.drop(ps.loss_rng))) {
         bump(is_ack ? ps.c.loss_ack : ps.c.loss_data);
         rte_pktmbuf_free(m);
         return;
@@ -792,18 +839,31 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         rte_pktmbuf_free(m);
         return;
     }
-    if (pf.opcode == roce_op::cnp) {
-        bump(ps.c.rx_cnp);
-        rte_pktmbuf_free(m);
-        return;
-    }
     const std::int32_t ep = pf.dest_qpn < ps.qpn_table.size() ? ps.qpn_table[pf.dest_qpn] : -1;
     if (ep < 0) {
-        bump(ps.c.rx_unknown_qpn);
+        bump(is_cnp ? ps.c.rx_cnp : ps.c.rx_unknown_qpn);
+        if (is_cnp) {
+            bump(ps.c.rx_unknown_qpn);
+        }
         rte_pktmbuf_free(m);
         return;
     }
     flow_state& f = *_flows[static_cast<std::size_t>(ep >> 1)];
+    if (is_cnp) {  // reaction point: only a requester's QP takes CNPs
+        bump(ps.c.rx_cnp);
+        if ((ep & 1) == 0) {
+            bump(f.cnp_rx);
+            if (f.dcqcn) {
+                f.rp.on_cnp(now);
+                f.rp_next = f.rp.next_deadline();
+                apply_rate(f, now);
+            }
+        } else {
+            bump(ps.c.rx_unsupported_opcode);
+        }
+        rte_pktmbuf_free(m);
+        return;
+    }
     if ((ep & 1) == 0) {  // requester: ACK/NAK
         if (!is_ack) {
             bump(ps.c.rx_unsupported_opcode);
@@ -813,6 +873,13 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         }
         rte_pktmbuf_free(m);
         return;
+    }
+    // Notification point: a CE-marked data packet may trigger a CNP.
+    if (pf.ecn == ecn_ce) [[unlikely]] {
+        bump(ps.c.rx_ce);
+        if (f.np.on_ce(now)) {
+            send_cnp(f, ps);
+        }
     }
     const rx_verdict v = f.rs.on_packet(now, pf.psn, pf.opcode, pf.ack_req, pf.roce_payload_len);
     if (v.status == rx_status::unsupported) {
@@ -853,6 +920,13 @@ void gen_pipeline::service_flows(nanos now) noexcept {
     for (auto& fp : _flows) {
         flow_state& f = *fp;
         f.rq.poll_timeout(now);
+        if (f.dcqcn && now >= f.rp_next) [[unlikely]] {
+            f.rp_next = f.rp.advance(now);
+            apply_rate(f, now);
+        }
+        if (f.np.pending() && f.np.poll(now)) [[unlikely]] {
+            send_cnp(f, _ports[f.dst_port]);
+        }
         msg_completion c;
         while (f.rq.pop_completion(c)) {
             if (f.fct_ns.size() < f.fct_ns.capacity()) {
@@ -933,6 +1007,85 @@ void gen_pipeline::ring_account(nanos now) noexcept {
     }
 }
 
+// The reaction point changed the QP's rate: re-set the pacer (keeping the
+// committed backlog) and account the old rate's time for the mean.
+void gen_pipeline::apply_rate(flow_state& f, nanos now) noexcept {
+    if (!f.rp.take_rate_changed()) {
+        return;
+    }
+    if (f.rate_t0.v < 0) {
+        f.rate_t0 = f.rate_t = now;
+    }
+    f.rate_area_bits += double(f.pacer.rate().v) * double((now - f.rate_t).v) / 1e9;
+    f.rate_t = now;
+    if (f.rp.rate().v != 0) {
+        f.pacer.set_rate(f.rp.rate());
+    }
+}
+
+// A CNP for flow f's requester QP, in its own mbuf, onto the responder
+// port's CNP ring (sent ahead of everything else by tx_cnps).
+void gen_pipeline::send_cnp(flow_state& f, port_state& ps) noexcept {
+    rte_mbuf* m = rte_pktmbuf_alloc(_pool);
+    if (m == nullptr) {
+        bump(ps.c.tx_alloc_fail);
+        bump(f.cnp_tx_fail);
+        return;
+    }
+    const std::span<std::byte> room(mdata(m), static_cast<std::size_t>(m->buf_len - m->data_off));
+    const std::uint32_t l = f.v6 ? build_roce_v6(room, f.cnp6) : build_roce_v4(room, f.cnp4);
+    m->data_len = static_cast<std::uint16_t>(l);
+    m->pkt_len = l;
+    if (l == 0 || !ps.cnps.push(m)) {
+        bump(ps.c.drop_cnp_full);
+        bump(f.cnp_tx_fail);
+        rte_pktmbuf_free(m);
+        return;
+    }
+    bump(f.cnp_tx);
+}
+
+// CNPs of port pi: their own staging and tx_burst call, before any data or
+// reply, held only by a pause of their own priority (cnp_802p_prio).
+std::uint32_t gen_pipeline::tx_cnps(std::size_t pi, nanos now) noexcept {
+    port_state& ps = _ports[pi];
+    if ((ps.pt.paused_mask(now) >> (_np_cfg.cnp_802p_prio & 7u) & 1u) != 0) {
+        return 0;
+    }
+    const std::uint16_t old = ps.n_cnp_pend;
+    std::uint16_t n = old;
+    while (n < max_burst && !ps.cnps.empty()) {
+        ps.cnps.pop(ps.cnp_pend[n]);
+        ps.line.on_send(now, ps.cnp_pend[n]->pkt_len);
+        ++n;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    std::uint64_t bytes_out = 0;
+    for (std::uint16_t k = 0; k < n; ++k) {
+        bytes_out += ps.cnp_pend[k]->pkt_len;
+    }
+    if (_cap != nullptr) {
+        for (std::uint16_t k = old; k < n; ++k) {
+            _cap->tap(static_cast<std::uint16_t>(pi), true, ps.cnp_pend[k], now);
+        }
+    }
+    const std::uint16_t sent = rte_eth_tx_burst(ps.b.port_id, 0, ps.cnp_pend.data(), n);
+    for (std::uint16_t k = sent; k < n; ++k) {
+        bytes_out -= ps.cnp_pend[k]->pkt_len;
+    }
+    bump(ps.c.tx_cnp, std::uint64_t{sent});
+    bump(ps.c.tx_packets, std::uint64_t{sent});
+    bump(ps.c.tx_bytes, bytes_out);
+    if (sent < n) {
+        bump(ps.c.tx_retry);
+        std::memmove(ps.cnp_pend.data(), ps.cnp_pend.data() + sent, sizeof(rte_mbuf*) * (n - sent));
+    }
+    ps.n_cnp_pend = static_cast<std::uint16_t>(n - sent);
+    return sent;
+}
+
 void gen_pipeline::self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept {
     // No receiver (--tx-only): acknowledge cumulatively up to psn with the MSN
     // a responder would return after it.
@@ -996,7 +1149,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                     if ((paused & f.prio_bit) != 0 || !f.rq.can_send(now)) {
                         continue;
                     }
-                    const bool paced = f.pacer.rate().v != 0;
+                    bool paced = f.pacer.rate().v != 0;
                     std::uint32_t q = 0;
                     // --tx-only: the burst is acknowledged once, cumulatively,
                     // at its end (or when the window fills): MSN = messages
@@ -1039,6 +1192,14 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                             if (line_shaped) {
                                 ps.line.on_send(now, l);
                             }
+                        }
+                        if (f.dcqcn) {  // the RP's byte counter
+                            f.rp.on_sent(now, bytes{m->pkt_len});
+                            if (f.rp.next_deadline() < f.rp_next) {
+                                f.rp_next = f.rp.next_deadline();
+                            }
+                            apply_rate(f, now);
+                            paced = f.pacer.rate().v != 0;
                         }
                         out[n++] = m;
                         ++q;

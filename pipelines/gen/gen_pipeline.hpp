@@ -97,6 +97,7 @@
 #include "qos/pause_timer.hpp"
 #include "qos/shaper.hpp"
 #include "roce/arrivals.hpp"
+#include "roce/dcqcn.hpp"
 #include "roce/loss.hpp"
 #include "roce/requester.hpp"
 #include "roce/responder.hpp"
@@ -141,6 +142,7 @@ struct alignas(64) gen_port_counters {
     std::uint64_t loss_data = 0, loss_ack = 0;
     std::uint64_t drop_delay_full = 0, drop_reply_full = 0, tx_alloc_fail = 0, tx_retry = 0;
     std::uint64_t tx_acks = 0, tx_naks = 0;
+    std::uint64_t rx_ce = 0, tx_cnp = 0, drop_cnp_full = 0;  // DCQCN: CE-marked data in, CNPs out
     std::uint64_t tx_prefilled = 0, tx_copied = 0, tx_built = 0;  // data frames by payload path
     std::uint64_t malformed[parse_status_count]{};
     std::uint64_t rx_malformed_total = 0;
@@ -170,8 +172,10 @@ struct frame_tpl {
 
 struct flow_state {
     flow_state(const gen_flow& f, const qp_cfg& rq_cfg, const qp_cfg& rs_cfg, size_dist sizes,
-               std::size_t fct_capacity)
-        : cfg(f), rq(rq_cfg, 1024, 1024), rs(rs_cfg), src(f.arrivals, sizes) {
+               std::size_t fct_capacity, const dcqcn_cfg& rp_cfg, const dcqcn_np_cfg& np_cfg,
+               dcqcn_cnp_limiter* port_limiter)
+        : cfg(f), rq(rq_cfg, 1024, 1024), rs(rs_cfg), src(f.arrivals, sizes), rp(rp_cfg), np(np_cfg, port_limiter),
+          dcqcn(rp_cfg.enabled) {
         fct_ns.reserve(fct_capacity);
         rs_cfg_ = rs_cfg;
     }
@@ -195,7 +199,42 @@ struct flow_state {
     std::uint64_t posted = 0;
     std::uint32_t ring_pred = 0;  // ring-allreduce: the flow into this flow's source host
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
+    // DCQCN (roce/dcqcn.hpp). Reaction point: this flow's requester; it sets
+    // the pacer's rate. Notification point: this flow's responder; CE-marked
+    // data arriving for it become CNPs to the requester's QP.
+    dcqcn_rp rp;
+    dcqcn_np np;
+    bool dcqcn = false;             // the RP is active (profile not off)
+    nanos rp_next = nanos::max();   // when rp.advance() next has work
+    roce_v4_params cnp4{};          // this flow's CNP (responder -> requester), built per CNP
+    roce_v6_params cnp6{};
+    std::uint64_t cnp_rx = 0;       // CNPs received for the requester's QP
+    std::uint64_t cnp_tx = 0;       // CNPs sent by the responder
+    std::uint64_t cnp_tx_fail = 0;  // CNPs decided but not sent (no mbuf, CNP ring full)
+    // Pacing-rate statistics: integral of rate over time since rate_t0, for
+    // the time-weighted mean in the report (rate_area_bits + rate x (end - rate_t)).
+    double rate_area_bits = 0;
+    nanos rate_t0{-1};
+    nanos rate_t{0};
+    std::vector<dcqcn_trace_rec> trace_store;  // --dcqcn-trace: preallocated, never grows
+    std::unique_ptr<dcqcn_trace_buf> trace;
 };
+
+// Time-weighted mean of flow f's pacing rate from its start to end_now (the
+// worker clock's epoch is the run's start): the line rate until the first
+// DCQCN change, then the recorded rate x time.
+inline double mean_pacing_rate(const flow_state& f, const gen_cfg& cfg, nanos end_now) noexcept {
+    (void)cfg;
+    const double cur = double(f.pacer.rate().v);
+    const nanos start = f.cfg.start;
+    if (f.rate_t0.v < 0 || end_now <= start) {
+        return cur;
+    }
+    const double span_s = double((end_now - start).v) / 1e9;
+    const double before = double(f.rp.cfg().line_rate.v) * double((f.rate_t0 - start).v) / 1e9;
+    const double after = cur * double((end_now - f.rate_t).v) / 1e9;
+    return (before + f.rate_area_bits + after) / span_s;
+}
 
 class gen_pipeline {
 public:
@@ -235,6 +274,10 @@ public:
     const std::vector<std::uint64_t>& step_count() const noexcept { return _step_n; }
     // mbufs of the pipeline's own (prefilled) pool still in use; 0 after release_all at exit.
     std::uint64_t own_mbufs_in_use() const noexcept;
+    // DCQCN: the reaction point's resolved parameters (same for every flow
+    // but the line rate) and the notification point's.
+    const dcqcn_np_cfg& np_cfg() const noexcept { return _np_cfg; }
+    std::uint8_t cnp_prio() const noexcept { return _np_cfg.cnp_802p_prio; }
 
     std::uint64_t busy_cycles = 0;
     std::uint64_t loops = 0;
@@ -260,6 +303,13 @@ private:
         shaper line;
         pause_timer pt{0xff};
         fixed_ring<rte_mbuf*, 4096> replies;
+        // CNPs: their own ring, staging and tx_burst call, ahead of data and
+        // replies, in their own class (cnp_802p_prio): a PFC pause on the
+        // RoCE priority or a refused data burst never holds them.
+        fixed_ring<rte_mbuf*, 1024> cnps;
+        std::array<rte_mbuf*, max_burst> cnp_pend{};
+        std::uint16_t n_cnp_pend = 0;
+        std::unique_ptr<dcqcn_cnp_limiter> cnp_limiter;  // per_port NP spacing
         // Delay line (link_delay): sized at create() to every mbuf the
         // pipeline can hold (both pools), so it can never overflow.
         std::vector<delayed> delay;
@@ -283,6 +333,9 @@ private:
     void service_flows(nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
     void self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept;
+    void send_cnp(flow_state& f, port_state& ps) noexcept;
+    std::uint32_t tx_cnps(std::size_t pi, nanos now) noexcept;
+    static void apply_rate(flow_state& f, nanos now) noexcept;
 
     gen_cfg _cfg;
     rte_mempool* _pool = nullptr;
@@ -295,6 +348,7 @@ private:
     bool _all_finished = false;
     bool _has_limit = false;
     gen_tx_opts _opts;
+    dcqcn_np_cfg _np_cfg{};
     // ring-allreduce state (control path sizes it; the data path only indexes).
     bool _ring = false;
     std::uint32_t _ring_steps = 0;

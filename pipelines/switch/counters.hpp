@@ -36,6 +36,7 @@ enum class drop_reason : std::uint8_t {
     lossy_pg_limit,     // ingress buffer: a lossy PG reached its shared threshold (or the pool is full)
     headroom_overflow,  // ingress buffer: a lossless PG's headroom overflowed (misconfiguration!)
     pfcwd,              // PFC watchdog (action drop): frames to or in a stormed queue
+    wred,               // WRED_PROFILE drop (Not-ECT frame, or ECN off, with wred_green_enable); per queue too
     count
 };
 
@@ -59,6 +60,7 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::lossy_pg_limit: return "drop_lossy_pg_limit";
         case drop_reason::headroom_overflow: return "drop_headroom_overflow";
         case drop_reason::pfcwd: return "drop_pfcwd";
+        case drop_reason::wred: return "drop_wred";
         case drop_reason::count: break;
     }
     return "?";
@@ -83,6 +85,8 @@ struct alignas(64) port_counters {
     std::array<std::uint64_t, parse_status_count> malformed{};
     std::array<std::uint64_t, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)
     std::array<std::uint64_t, 8> paused_ns{};     // time each priority spent paused (PFC reaction)
+    std::array<std::uint64_t, 8> ecn_marked{};    // per egress queue: ECT frames marked CE (WRED_PROFILE ecn)
+    std::array<std::uint64_t, 8> wred_dropped{};  // per egress queue: WRED drops (also in drops[wred])
 
     void drop(drop_reason r) noexcept { ++drops[static_cast<std::size_t>(r)]; }
 };

@@ -18,6 +18,7 @@
 #include "fwd/fdb.hpp"
 #include "proto/ipv4.hpp"
 #include "proto/mac_control.hpp"
+#include "proto/ecn.hpp"
 #include "proto/parse.hpp"
 #include "qos/egress_queues.hpp"
 #include "qos/mmu.hpp"
@@ -26,6 +27,7 @@
 #include "qos/pause_timer.hpp"
 #include "qos/scheduler.hpp"
 #include "qos/shaper.hpp"
+#include "qos/wred.hpp"
 
 namespace rocelab::sw {
 
@@ -94,6 +96,10 @@ struct port_rt {
     std::uint8_t wd_ignore_mask = 0;             // queues whose pauses are ignored (drop/forward)
     nanos wd_next{0};
     nanos wd_interval{0};
+    // Congestion point (WRED_PROFILE bound by QUEUE): per egress queue.
+    std::array<wred_cfg, 8> wred{};
+    std::uint8_t wred_mask = 0;  // queues with a profile (marking and/or dropping)
+    rng wred_rng;                // seeded from ROCELAB seed and the port index
     port_counters c{};
 
     port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
@@ -108,7 +114,12 @@ struct port_rt {
           shp(pb.shaped ? pb.line_rate : bits_per_sec{0}, bytes{16 * 1024}),
           pause(pc.pfc_enable),
           eq(pc.limits),
-          pfc_gen(pc.fc_mode, pb.line_rate, pc.pfc_quanta) {
+          pfc_gen(pc.fc_mode, pb.line_rate, pc.pfc_quanta),
+          wred(pc.wred),
+          wred_rng(0x5EED0000u + i) {
+        for (int q = 0; q < 8; ++q) {
+            if (wred[q].enabled) { wred_mask |= static_cast<std::uint8_t>(1u << q); }
+        }
         for (unsigned x = 0; x < 256; ++x) {
             std::uint8_t prios = 0;
             for (int pr = 0; pr < 8; ++pr) {
@@ -135,6 +146,7 @@ struct port_rt {
 
 struct switch_pipeline::impl {
     fwd_mode mode = fwd_mode::l2;
+    bool wred_at_enqueue = false;  // ROCELAB ecn_at: enqueue (default: dequeue)
     std::uint16_t burst = 32;
     std::uint32_t max_frame = 9216;
     rte_mempool* pool = nullptr;
@@ -169,6 +181,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
     p->max_frame = cfg.max_frame;
     p->pool = pool;
     p->ecmp_seed = static_cast<std::uint32_t>(cfg.seed * 0x9E3779B1u);
+    p->wred_at_enqueue = cfg.wred_at_enqueue;
     for (std::size_t i = 0; i < ports.size(); ++i) {
         for (int q = 0; q < 8; ++q) {
             if (cfg.ports[i].limits[q].max_packets > queue_slots) {
@@ -178,6 +191,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
             }
         }
         p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
+        p->ports.back()->wred_rng.reseed(cfg.seed * 0x9E3779B97F4A7C15ULL + i);
         p->all_ports_mask |= 1ULL << i;
     }
     if (cfg.pool.enabled) {
@@ -235,6 +249,11 @@ queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
     s.drop_bytes = read_counter(st.drop_tail_bytes);
     s.flushed_packets = read_counter(st.drop_flush_packets);
     s.flushed_bytes = read_counter(st.drop_flush_bytes);
+    s.ecn_marked = read_counter(pr.c.ecn_marked[q]);
+    s.wred_dropped = read_counter(pr.c.wred_dropped[q]);
+    s.wred = (pr.wred_mask >> q & 1u) != 0;
+    s.wred_kmin = pr.wred[q].kmin.v;
+    s.wred_kmax = pr.wred[q].kmax.v;
     return s;
 }
 
@@ -508,11 +527,54 @@ void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
 
 namespace {
 
+// ---- Congestion point: the WRED/ECN stage (qos/wred.hpp, proto/ecn.hpp) ----
+// Called for a frame leaving egress queue q of eg (default; HPCC ns-3 and
+// ns3-rdma evaluate at dequeue, so the mark is not delayed by the queue it
+// describes) or, with ROCELAB ecn_at: enqueue, for a frame about to join it.
+// `depth` is the queue's instantaneous depth in bytes: what is left behind
+// the frame at dequeue, what it finds at enqueue. Callers only call it above
+// Kmin (the common case never touches the frame). It reads the frame's ECN
+// field (behind up to 3 VLAN tags), draws from the port's seeded rng, and
+// marks ECT(0)/ECT(1) as CE (IPv4 checksum updated incrementally, IPv6
+// traffic class), or tells the caller to drop: Not-ECT frames (and non-IP
+// frames) only when the profile enables WRED drop. Counters per queue:
+// ecn_marked, wred_dropped (the latter also as drops[drop_wred]).
+// Returns false when the caller must free the frame.
+[[gnu::noinline]] bool wred_stage(port_rt& eg, int q, rte_mbuf* m, std::uint64_t depth) noexcept {
+    std::byte* d = data(m);
+    const std::uint32_t len = rte_pktmbuf_data_len(m);
+    const std::uint8_t ecn = frame_ecn(d, len);
+    const bool ect = ecn != 0xFF && ecn_capable(ecn);
+    switch (eg.wred[q].decide(depth, ect, eg.wred_rng)) {
+        case wred_verdict::pass:
+            return true;
+        case wred_verdict::mark:
+            if (mark_ce(d, len) == ce_mark_result::marked) { ++eg.c.ecn_marked[q]; }
+            return true;
+        case wred_verdict::drop:
+            break;
+    }
+    ++eg.c.wred_dropped[q];
+    eg.c.drop(drop_reason::wred);
+    return false;
+}
+
+// ecn_at: enqueue. True when the frame was dropped (freed and counted).
+[[gnu::always_inline]] inline bool wred_enqueue_drop(switch_pipeline::impl& p, port_rt& eg, int q,
+                                                     rte_mbuf* x) noexcept {
+    if (!p.wred_at_enqueue || (eg.wred_mask >> q & 1u) == 0) [[likely]] { return false; }
+    const std::uint64_t depth = eg.eq.depth_bytes(q).v;
+    if (depth <= eg.wred[q].kmin.v || wred_stage(eg, q, x, depth)) { return false; }
+    rte_pktmbuf_free(x);
+    return true;
+}
+
 // Enqueue to queue q of eg with ingress buffer accounting: charged now,
 // released at dequeue (acct_tag). Frees and counts what is refused.
 [[gnu::always_inline]] inline void enqueue_accounted(switch_pipeline::impl& p, port_rt& in, port_rt& eg,
                                                      rte_mbuf* x, std::uint8_t tc, int q,
                                                      std::uint32_t xlen) noexcept {
+    if (wred_enqueue_drop(p, eg, q, x)) [[unlikely]] { return; }
     const std::uint8_t pg = in.maps.tc_to_pg[tc];
     const admit_result r = p.buf->admit(in.idx, pg, xlen);
     if (!r.ok()) [[unlikely]] {
@@ -553,6 +615,7 @@ namespace {
         enqueue_accounted(p, in, eg, x, tc, q, xlen);
         return;
     }
+    if (wred_enqueue_drop(p, eg, q, x)) { return; }
     if (!eg.eq.enqueue(q, x, xlen)) {
         eg.c.drop(drop_reason::tail_drop);
         rte_pktmbuf_free(x);
@@ -570,6 +633,7 @@ namespace {
             enqueue_accounted(p, in, eg, x, tc, q, xlen);
             return;
         }
+        if (wred_enqueue_drop(p, eg, q, x)) [[unlikely]] { return; }
         if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
             eg.c.drop(drop_reason::tail_drop);
             rte_pktmbuf_free(x);
@@ -778,10 +842,12 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             // so no higher strict queue can appear), a DWRR queue while its
             // deficit covers the head frame. Same order as a pick per frame.
             const bool strict = (eg.sched.strict_mask() >> q & 1u) != 0;
+            // The WRED/ECN stage hook at dequeue (queues with a profile only).
+            const bool wred_q = (eg.wred_mask >> q & 1u) != 0 && !p.wred_at_enqueue;
+            const std::uint64_t kmin = eg.wred[q].kmin.v;
             do {
                 auto e = eg.eq.dequeue(q);
                 eg.sched.charge(q, e.len);
-                if (shaped) { eg.shp.on_send(now, e.len); }
                 if (acct) [[unlikely]] {
                     if (e.tag != rel_tag) {
                         release_run();
@@ -789,6 +855,14 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                     }
                     rel_bytes += p.buf->charge_for(e.len);
                 }
+                if (wred_q) [[unlikely]] {
+                    const std::uint64_t depth = eg.eq.depth_bytes(q).v;
+                    if (depth > kmin && !wred_stage(eg, q, e.item, depth)) {
+                        rte_pktmbuf_free(e.item);
+                        continue;
+                    }
+                }
+                if (shaped) { eg.shp.on_send(now, e.len); }
                 if (cap != nullptr) [[unlikely]] { cap->tap(eg.idx, true, e.item, now); }
                 eg.staged_len[eg.n_staged] = e.len;
                 eg.staged[eg.n_staged++] = e.item;

@@ -56,6 +56,9 @@ struct queue_snapshot {
     std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0;
     std::uint64_t drop_packets = 0, drop_bytes = 0;        // tail drops
     std::uint64_t flushed_packets = 0, flushed_bytes = 0;  // discarded from the queue (shutdown, watchdog)
+    std::uint64_t ecn_marked = 0, wred_dropped = 0;        // WRED_PROFILE: CE marks and WRED drops
+    bool wred = false;                                     // a WRED/ECN profile is bound to this queue
+    std::uint64_t wred_kmin = 0, wred_kmax = 0;            // its thresholds (bytes)
 };
 
 // Something the control thread should print as one event line.
