@@ -81,6 +81,9 @@ Application options:
                             | copy (memcpy per frame) | build (reference: whole
                             frame built and hashed) | no-icrc (benchmark only:
                             ICRC left 0, frames invalid)
+      --linger TIME         after the run, keep the ports open (unpolled) until
+                            every link is down or TIME has passed: lets a
+                            memif peer (rocelab-switch) stop first
   -q, --quiet               no status lines
       --check-config        validate the configuration and exit
   -V, --version             print the version
@@ -143,6 +146,7 @@ struct app_opts {
     std::string report;
     std::string timeseries;
     nanos ts_interval{100'000'000};
+    nanos linger{0};
     std::string pcap_out;
     std::uint32_t snaplen = 9216;
     nanos status_interval{1'000'000'000};
@@ -184,6 +188,13 @@ app_opts parse_app_opts(int argc, char** argv) {
                 die(2, a + " " + v + ": expected a time with units, e.g. 100ms (timeseries: >= 1ms)");
             }
             (a == "--timeseries-interval" ? o.ts_interval : o.status_interval) = *t;
+        } else if (a == "--linger") {
+            const std::string v = need(i, a);
+            auto t = parse_time(v);
+            if (!t || t->v < 0) {
+                die(2, "--linger " + v + ": expected a time with units, e.g. 10s");
+            }
+            o.linger = *t;
         } else if (a == "--pcap-out") {
             o.pcap_out = need(i, a);
         } else if (a == "--snaplen") {
@@ -879,6 +890,25 @@ int main(int argc, char** argv) {
     if (ts != nullptr) {
         sample_ts(elapsed);
         std::fclose(ts);
+    }
+    // --linger: the worker has stopped; keep the ports open (not polled)
+    // until every link is down (the peer exited) or the time is up. A memif
+    // server unmaps a departing client's rings while its own worker may be
+    // inside rx_burst (a DPDK 22.11 memif race): letting the peer leave
+    // first, while nothing here polls, avoids it on both sides.
+    if (opt.linger.v > 0) {
+        const auto l0 = std::chrono::steady_clock::now();
+        while (std::chrono::steady_clock::now() - l0 < std::chrono::nanoseconds(opt.linger.v)) {
+            bool any_up = false;
+            for (const auto& b : bindings) {
+                rte_eth_link link{};
+                any_up = any_up || (rte_eth_link_get_nowait(b.port_id, &link) == 0 && link.link_status != 0);
+            }
+            if (!any_up) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
     }
     pipe->release_all();
     std::vector<rte_eth_stats> ethstats(bindings.size());

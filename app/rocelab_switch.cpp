@@ -52,7 +52,15 @@ hugepages, for example:
 Options:
   -c, --config FILE        YAML configuration (SONiC table names, units written
                            out). Without it: an L2 learning bridge over all
-                           probed ports, AZURE+RoCE QoS maps, ports unshaped.
+                           probed ports, AZURE+RoCE QoS maps, ports unshaped,
+                           and SONiC's RoCE default: PFC on priorities 3 and 4
+                           (lossless PGs 3-4, headroom from each port's speed,
+                           12MiB ingress_lossless_pool) and WRED/ECN
+                           AZURE_LOSSLESS (1MiB..2MiB, 5 %, ecn_all) on queues
+                           3 and 4. A config with only PORT entries keeps these;
+                           a BUFFER_* table replaces the buffer defaults, a
+                           WRED_PROFILE table or QUEUE wred_profile the ECN
+                           ones. Off: BUFFER_POOL: {} and WRED_PROFILE: {}.
   -d, --duration TIME      stop after TIME (e.g. 5s, 500ms); default: run until
                            SIGINT/SIGTERM
   -r, --report FILE        write final counters as JSON (with version, config, seed)
@@ -75,6 +83,9 @@ Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
 
 Lossless classes: BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / PFC_WD in the
 config (docs/config.md); conf/incast-lossless-1g.yaml is a worked example.
+ECN (DCQCN's congestion point): WRED_PROFILE bound by QUEUE|<port>|<q>
+wred_profile, evaluated at dequeue (ROCELAB ecn_at: enqueue to change);
+counters ecn_marked / wred_dropped per queue (docs/dcqcn.md).
 )";
 
 struct app_opts {

@@ -41,7 +41,7 @@ echo "== rocelab-gen: 4:1 incast, 1MiB RDMA WRITEs at 1Gbps per sender, 5 second
 build/app/rocelab-gen --no-huge -m 1024 --no-pci --lcores '0@1,1@0' --file-prefix "rl-demo-gen-$$" \
     --log-level lib.eal:error "${gen_vdev[@]}" -- \
     --pattern incast --senders 4 --rate 1Gbps --msg-size 1MiB --window 1024 --duration 5s \
-    --report "$out/gen.json" --timeseries "$out/flows.csv" --status-interval 1s
+    --report "$out/gen.json" --timeseries "$out/flows.csv" --status-interval 1s --linger 30s
 wait "$sw_pid" || true
 trap - EXIT
 /usr/bin/python3 - "$out/gen.json" "$out/switch.json" <<'PY'

@@ -95,6 +95,11 @@ public:
             h.mac = {0x02, 0x48, 0, 0, 0, static_cast<std::uint8_t>(i + 1)};
             hosts.push_back(h);
         }
+        // As the app does: speeds the config leaves open complete the buffer
+        // model (xoff: auto, e.g. the built-in RoCE defaults).
+        std::vector<std::pair<int, bits_per_sec>> speeds;
+        for (std::size_t i = 0; i < n; ++i) { speeds.emplace_back(static_cast<int>(i), _bindings[i].line_rate); }
+        if (const std::string e = resolve_port_speeds(_cfg, speeds); !e.empty()) { ADD_FAILURE() << e; return; }
         auto r = sw::switch_pipeline::create(_cfg, _bindings, _pool);
         if (auto* e = std::get_if<std::string>(&r)) { ADD_FAILURE() << *e; return; }
         pipe = std::move(std::get<0>(r));

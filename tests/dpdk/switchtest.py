@@ -24,7 +24,7 @@ _seq = [0]
 def eal_args(vdevs, lcores="0-1"):
     _seq[0] += 1
     prefix = f"rlt{os.getpid()}_{_seq[0]}"
-    args = ["--no-huge", "-m", "512", "--no-pci", "-l", lcores, "--file-prefix", prefix,
+    args = ["--no-huge", "-m", "1024", "--no-pci", "-l", lcores, "--file-prefix", prefix,
             "--log-level", "lib.eal:error"]
     for v in vdevs:
         args.append(f"--vdev={v}")

@@ -43,8 +43,8 @@ def run_fabric(test, tmp, nports, sw_args, gen_args, tag):
         gen = subprocess.run(
             [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
              f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
-            ["--", "--quiet", "--report", os.path.join(tmp, "gen.json")] + gen_args,
-            capture_output=True, text=True, timeout=60)
+            ["--", "--quiet", "--report", os.path.join(tmp, "gen.json"), "--linger", "30s"] + gen_args,
+            capture_output=True, text=True, timeout=90)
         if gen.returncode != 0:
             sw.kill()
             out, err = sw.communicate()
