@@ -52,7 +52,15 @@ from telemetry import measure_sink_mpps  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAME = 14 + 20 + 8 + 12 + 1024 + 4  # WRITE MIDDLE with 1024 B payload, no FCS
-MODES = {"rocelab": "prefilled", "rocelab-copy": "copy", "rocelab-build": "build", "rocelab-noicrc": "no-icrc"}
+MODES = {"rocelab": "prefilled", "rocelab-copy": "copy", "rocelab-build": "build", "rocelab-noicrc": "no-icrc",
+         "rocelab-dcqcn-off": "prefilled", "rocelab-paced": "prefilled", "rocelab-paced-dcqcn": "prefilled"}
+# DCQCN is on by default (nvidia_cx): `rocelab` runs it on unpaced QPs (the
+# RP's byte counter per packet). The paced pair sets a 100Gbps line rate, so
+# every packet also goes through the QP pacer and the line shaper, with the
+# reaction point on or off.
+EXTRA = {"rocelab-dcqcn-off": ["--dcqcn", "off"],
+         "rocelab-paced": ["--rate", "100Gbps", "--dcqcn", "off"],
+         "rocelab-paced-dcqcn": ["--rate", "100Gbps"]}
 
 
 def tsc_hz():
@@ -79,7 +87,7 @@ def eal(prefix, sink):
 def command(tool, prefix, sink, gen_bin):
     if tool in MODES:
         return [gen_bin] + eal(prefix, sink) + ["--", "--tx-only", "--quiet", "--tx-payload", MODES[tool],
-                                                "--mbufs", "16384"]
+                                                "--mbufs", "16384"] + EXTRA.get(tool, [])
     return ["dpdk-testpmd"] + eal(prefix, sink) + [
         "--", "--forward-mode=txonly", f"--txpkts={FRAME}", "--txonly-multi-flow", "--stats-period", "60",
         "--nb-cores=1", "--rxq=1", "--txq=1", "--burst=32", "--total-num-mbufs=16384", "--auto-start"]

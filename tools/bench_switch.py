@@ -15,6 +15,8 @@ packet = TSC Hz / pps (the forwarding lcore polls at 100 %).
   tools/bench_switch.py --runs 2 --windows 3  # quicker
   tools/bench_switch.py --tools rocelab,rocelab-pfc   # PFC accounting off vs on
   tools/bench_switch.py --tools rocelab,rocelab-l3    # L2 bridge vs L3 leaf (routing every frame)
+  tools/bench_switch.py --tools rocelab-plain,rocelab,rocelab-ecn,testpmd-5tswap
+                        # no buffers/WRED vs the RoCE defaults vs CE-marking every frame
 """
 import argparse
 import os
@@ -63,6 +65,10 @@ def command(tool, prefix, pcap, switch_bin, switch_args):
     if tool == "rocelab-pfc":  # ingress buffer accounting + PFC on (conf/bench-pfc.yaml)
         return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet", "--config",
                                                    os.path.join(ROOT, "conf", "bench-pfc.yaml")] + switch_args
+    if tool in ("rocelab-ecn", "rocelab-plain"):  # WRED/ECN marking every frame / no buffers, no WRED
+        conf = {"rocelab-ecn": "bench-ecn.yaml", "rocelab-plain": "bench-plain.yaml"}[tool]
+        return [switch_bin] + eal(prefix, pcap) + ["--", "--quiet", "--config",
+                                                   os.path.join(ROOT, "conf", conf)] + switch_args
     mode = {"testpmd-5tswap": "5tswap", "testpmd-io": "io", "testpmd-mac": "mac"}[tool]
     return ["dpdk-testpmd"] + eal(prefix, pcap) + [
         "--", f"--forward-mode={mode}", "--stats-period", "60", "--no-flush-rx", "--nb-cores=1",

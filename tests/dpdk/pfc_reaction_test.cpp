@@ -42,6 +42,7 @@ TEST(switch_dpdk, pfc_xoff_pauses_one_class_for_its_quanta_and_xon_resumes) {
     // about the reaction; buffering is the incast tests' subject.
     p1.limits[3] = queue_limits{bytes{4 * 1024 * 1024}, 8192};
     cfg.ports = {p0, p1};
+    test::without_buffers_and_wred(cfg);  // this test is about PFC/scheduling, not the buffer model
     test::ring_testbed tb(cfg, "pr");
     ASSERT_TRUE(tb.pipe);
     tb.start();

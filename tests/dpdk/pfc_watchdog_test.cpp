@@ -31,6 +31,7 @@ wd_bed make_bed(const std::string& tag) {
     p1.wd.poll_interval = 5_ms;
     p1.limits[3] = queue_limits{bytes{8 * 1024 * 1024}, 16384};
     cfg.ports = {p0, p1};
+    test::without_buffers_and_wred(cfg);  // this test is about PFC/scheduling, not the buffer model
     wd_bed b;
     b.tb = std::make_unique<test::ring_testbed>(cfg, tag);
     roce_v4_params r;

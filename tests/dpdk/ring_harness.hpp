@@ -57,6 +57,20 @@ struct host_port {
     mac_addr mac{};
 };
 
+// The built-in defaults without their buffer model and WRED (what
+// BUFFER_POOL: {} and WRED_PROFILE: {} do in a file): for tests of PFC
+// reaction, the watchdog and the scheduler, which must not see the switch's
+// own XOFF or ECN. Apply to cfg.ports after they are filled.
+inline void without_buffers_and_wred(switch_cfg& cfg) {
+    cfg.pool = buffer_pool_cfg{};
+    for (auto& pc : cfg.ports) {
+        pc.pgs = {};
+        pc.wred = {};
+    }
+    cfg.port_defaults.pgs = {};
+    cfg.port_defaults.wred = {};
+}
+
 class ring_testbed {
 public:
     // n ports; cfg.ports must have n entries (names, speeds, maps).

@@ -23,6 +23,7 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
     p1.name = "Ethernet1";
     p1.speed = 1_Gbps;
     cfg.ports = {p0, p1};
+    test::without_buffers_and_wred(cfg);  // this test is about PFC/scheduling, not the buffer model
     {
         test::ring_testbed tb(cfg, "sp");
         ASSERT_TRUE(tb.pipe);
@@ -130,6 +131,7 @@ TEST(switch_dpdk, mempool_returns_to_start) {
     p1.name = "Ethernet1";
     p1.speed = 1_Gbps;
     cfg.ports = {p0, p1};
+    test::without_buffers_and_wred(cfg);  // this test is about PFC/scheduling, not the buffer model
     test::ring_testbed tb(cfg, "leak");
     ASSERT_TRUE(tb.pipe);
     tb.start();
