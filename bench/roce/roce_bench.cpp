@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/rng.hpp"
+#include "roce/dcqcn.hpp"
 #include "roce/loss.hpp"
 #include "roce/requester.hpp"
 #include "roce/responder.hpp"
@@ -122,6 +123,37 @@ void bm_loss_bernoulli(benchmark::State& st) {
     }
 }
 BENCHMARK(bm_loss_bernoulli);
+
+// DCQCN reaction point, per sent packet as the generator calls it: the byte
+// counter (on_sent), the rate-change check and the deadline check; a CNP
+// every `range(0)` packets (0 = never: a QP at line rate).
+void bm_dcqcn_rp_per_packet(benchmark::State& st) {
+    dcqcn_rp rp{dcqcn_defaults(dcqcn_profile::nvidia_cx, bits_per_sec{100'000'000'000ULL})};
+    const std::int64_t cnp_every = st.range(0);
+    std::int64_t t = 0;
+    std::int64_t n = 0;
+    nanos next = nanos::max();
+    std::uint64_t changes = 0;
+    for (auto _ : st) {
+        const nanos now{t += 84};  // 1 KB frames at 100Gbps
+        if (cnp_every != 0 && ++n % cnp_every == 0) {
+            rp.on_cnp(now);
+            next = rp.next_deadline();
+        }
+        rp.on_sent(now, bytes{1086});
+        if (now >= next) {
+            next = rp.advance(now);
+        }
+        if (rp.next_deadline() < next) {
+            next = rp.next_deadline();
+        }
+        changes += rp.take_rate_changed() ? 1u : 0u;
+        benchmark::DoNotOptimize(changes);
+    }
+    st.counters["rate_changes"] = static_cast<double>(changes);
+    st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(bm_dcqcn_rp_per_packet)->Arg(0)->Arg(64)->Arg(4096);
 
 }  // namespace
 }  // namespace rocelab

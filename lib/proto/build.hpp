@@ -103,10 +103,13 @@ inline std::uint32_t build_roce_v6(std::byte* out, const roce_v6_params& p) noex
 }
 
 // CNP (reference sec. 1.4) for the reaction point's QP: BTH 0x81, BECN=1,
-// 16 zero bytes. Typical marking: dscp 48, ecn not-ECT.
-inline roce_v4_params make_cnp_v4(const mac_addr& dst_mac, const mac_addr& src_mac, std::uint32_t src_ip,
-                                  std::uint32_t dst_ip, std::uint32_t dest_qpn, std::uint8_t dscp = 48) noexcept {
-    roce_v4_params p{};
+// 16 zero bytes. Typical marking: dscp 48, ecn not-ECT. Params is
+// roce_v4_params (addresses host order) or roce_v6_params (Traffic Class =
+// dscp<<2 | not-ECT, flow label 0).
+template <typename Params, typename Addr>
+inline Params make_cnp(const mac_addr& dst_mac, const mac_addr& src_mac, const Addr& src_ip, const Addr& dst_ip,
+                       std::uint32_t dest_qpn, std::uint8_t dscp = 48) noexcept {
+    Params p{};
     p.dst_mac = dst_mac;
     p.src_mac = src_mac;
     p.src_ip = src_ip;
@@ -116,19 +119,13 @@ inline roce_v4_params make_cnp_v4(const mac_addr& dst_mac, const mac_addr& src_m
     p.bth = cnp_bth(dest_qpn);
     return p;
 }
-
-// The same CNP over IPv6 (Traffic Class = dscp<<2 | not-ECT, flow label 0).
+inline roce_v4_params make_cnp_v4(const mac_addr& dst_mac, const mac_addr& src_mac, std::uint32_t src_ip,
+                                  std::uint32_t dst_ip, std::uint32_t dest_qpn, std::uint8_t dscp = 48) noexcept {
+    return make_cnp<roce_v4_params>(dst_mac, src_mac, src_ip, dst_ip, dest_qpn, dscp);
+}
 inline roce_v6_params make_cnp_v6(const mac_addr& dst_mac, const mac_addr& src_mac, const ipv6_addr& src_ip,
                                   const ipv6_addr& dst_ip, std::uint32_t dest_qpn, std::uint8_t dscp = 48) noexcept {
-    roce_v6_params p{};
-    p.dst_mac = dst_mac;
-    p.src_mac = src_mac;
-    p.src_ip = src_ip;
-    p.dst_ip = dst_ip;
-    p.dscp = dscp;
-    p.ecn = ecn_not_ect;
-    p.bth = cnp_bth(dest_qpn);
-    return p;
+    return make_cnp<roce_v6_params>(dst_mac, src_mac, src_ip, dst_ip, dest_qpn, dscp);
 }
 
 }  // namespace rocelab
