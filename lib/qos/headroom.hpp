@@ -5,7 +5,7 @@
 // What: how many bytes can still arrive on an ingress PG after the switch
 // decides to send XOFF, and therefore how much headroom to reserve.
 //
-// Parameters (headroom_asic_cfg, config/switch_cfg.hpp; ROCELAB.headroom):
+// Parameters (headroom_asic_cfg, qos/buffer_cfg.hpp; ROCELAB.headroom):
 //   cell                   accounting cell of the buffer (96 B example ASIC)
 //   pipeline_latency       XON level (18 KiB)
 //   mac_phy_delay_bytes    bytes in our own egress MAC/PHY when XOFF goes out
@@ -58,7 +58,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "config/switch_cfg.hpp"
+#include "qos/buffer_cfg.hpp"
 #include "core/units.hpp"
 
 namespace rocelab {

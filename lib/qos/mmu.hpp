@@ -76,7 +76,7 @@
 #include <string>
 #include <vector>
 
-#include "config/switch_cfg.hpp"
+#include "qos/buffer_cfg.hpp"
 #include "core/units.hpp"
 #include "qos/qos_maps.hpp"
 

@@ -43,7 +43,7 @@
 #include <array>
 #include <cstdint>
 
-#include "config/switch_cfg.hpp"
+#include "qos/buffer_cfg.hpp"
 #include "core/bitops.hpp"
 #include "core/units.hpp"
 #include "qos/pause_timer.hpp"

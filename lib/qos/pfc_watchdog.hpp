@@ -51,7 +51,7 @@
 
 #include <cstdint>
 
-#include "config/switch_cfg.hpp"
+#include "qos/buffer_cfg.hpp"
 #include "core/units.hpp"
 
 namespace rocelab {

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Layering check: fails when a layer includes one above it, or when DPDK
+headers (rte_*.h) appear outside the layers allowed to see them.
+
+The layers (docs/architecture.md, "Layers"), lowest first. A directory may
+include itself and the layers listed for it, nothing else:
+
+  lib/core     -
+  lib/proto    core
+  lib/qos      core (pure state machines; their config structs live here)
+  lib/fwd      core, proto
+  lib/roce     core, proto, qos
+  lib/config   core, proto, qos, fwd, roce (YAML -> the structs above)
+  lib/dpdk     core, proto, qos, fwd, roce, config       (+ rte_*.h)
+  pipelines    lib/*, pipelines                          (+ rte_*.h)
+  app          lib/*, pipelines, app                     (+ rte_*.h)
+
+rte_*.h is allowed only in lib/dpdk, pipelines/ and app/ (and in tests/dpdk,
+bench/ and tests/fuzz, which drive real ports). Run:
+  /usr/bin/python3 tests/layering.py [ROOT]
+"""
+import os
+import re
+import sys
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LIB = ["core", "proto", "qos", "fwd", "roce", "config", "dpdk"]
+ALLOWED = {
+    "lib/core": {"core"},
+    "lib/proto": {"core", "proto"},
+    "lib/qos": {"core", "qos"},
+    "lib/fwd": {"core", "proto", "fwd"},
+    "lib/roce": {"core", "proto", "qos", "roce"},
+    "lib/config": {"core", "proto", "qos", "fwd", "roce", "config"},
+    "lib/dpdk": {"core", "proto", "qos", "fwd", "roce", "config", "dpdk"},
+    "pipelines": set(LIB) | {"switch", "gen"},
+    "app": set(LIB) | {"switch", "gen", "app"},
+}
+RTE_OK = ("lib/dpdk", "pipelines", "app")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def layer_of(rel):
+    for layer in ALLOWED:
+        if rel == layer or rel.startswith(layer + "/"):
+            return layer
+    return None
+
+
+def main():
+    errors = []
+    checked = 0
+    for top in ("lib", "pipelines", "app"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for fn in sorted(files):
+                if not fn.endswith((".hpp", ".cpp", ".h")):
+                    continue
+                path = os.path.join(dirpath, fn)
+                rel = os.path.relpath(path, ROOT)
+                layer = layer_of(os.path.dirname(rel))
+                if layer is None:
+                    continue
+                checked += 1
+                with open(path, encoding="utf-8") as f:
+                    for n, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        kind, inc = m.groups()
+                        if os.path.basename(inc).startswith("rte_"):
+                            if not layer.startswith(RTE_OK):
+                                errors.append(f"{rel}:{n}: includes DPDK header {inc}; only lib/dpdk, "
+                                              "pipelines/ and app/ may (pass DPDK types through lib/dpdk)")
+                            continue
+                        if kind != '"' or "/" not in inc:
+                            continue  # system or same-directory header
+                        first = inc.split("/")[0]
+                        if first in LIB or first in ("switch", "gen"):
+                            if first not in ALLOWED[layer]:
+                                errors.append(f"{rel}:{n}: {layer} includes {inc}: {first} is not below "
+                                              f"{layer} (allowed: {', '.join(sorted(ALLOWED[layer]))})")
+    for e in errors:
+        print(e)
+    print(f"layering: {checked} files checked, {len(errors)} violations")
+    return 1 if errors or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
