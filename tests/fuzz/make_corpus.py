@@ -251,6 +251,8 @@ def main():
         "key_size_dist": b"\x00size_dist=uniform:4KiB-1MiB", "key_arrivals": b"\x00arrivals=poisson:10us",
         "key_ack_timeout": b"\x00ack_timeout=14", "key_ack_timeout_t": b"\x00ack_timeout=1ms",
         "key_loss": b"\x00loss=1%", "key_pattern": b"\x00pattern=ring-allreduce", "key_pmtu": b"\x00pmtu=4096",
+        # Regressions (units_parse_test): 130 decimals divided by zero; 20-digit sizes did not round-trip.
+        "crash_many_decimals": b"\x000." + b"0" * 130 + b"Gbps", "crash_20_digit_bytes": b"010260000001021MB",
     }
     for k, v in units.items():
         write("fuzz_units", k, v)
