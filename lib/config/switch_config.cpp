@@ -676,7 +676,7 @@ private:
         }
         std::map<std::string, YAML::Mark> seen;
         for (auto it = map.begin(); it != map.end(); ++it) {
-            const YAML::Node& k = it->first;
+            const YAML::Node k = it->first;  // a copy: it->first lives in a temporary proxy
             const std::string sub = path.empty() ? "" : std::string(path) + "|";
             if (!k.IsScalar()) {
                 fail(k.Mark(), path, "a key must be a plain name or number, not " + show(k));

@@ -86,7 +86,8 @@ std::optional<decimal> split_number(std::string_view s) {
     for (; i < s.size(); ++i) {
         const char c = s[i];
         if (c >= '0' && c <= '9') {
-            if (digits >= 19) {
+            // 20 significant digits hold any 64-bit value (format_* prints up to 20).
+            if (digits >= 20) {
                 return std::nullopt;
             }
             // Leading zeros do not count towards the digit limit.
@@ -94,8 +95,9 @@ std::optional<decimal> split_number(std::string_view s) {
                 ++digits;
             }
             d.mantissa = d.mantissa * 10 + static_cast<unsigned>(c - '0');
-            if (dot) {
-                ++d.frac_digits;
+            // At most 30 decimals (leading zeros included): 10^frac_digits must fit 128 bits.
+            if (dot && ++d.frac_digits > 30) {
+                return std::nullopt;
             }
         } else if (c == '.' && !dot) {
             dot = true;

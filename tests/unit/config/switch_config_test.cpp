@@ -1318,5 +1318,25 @@ BUFFER_PG:
     expect_azure_lossless(c.ports[0].wred[3]);  // WRED defaults are separate
 }
 
+// Regression (found by fuzz_switch_path under ASan): entries() kept a
+// reference to `it->first`, a node inside the temporary proxy that a
+// yaml-cpp iterator's operator-> returns, and read it after the proxy died
+// (stack-use-after-scope). Only visible under a sanitizer: the unit suite
+// runs under ASan in tools/sanitize.sh. Keys, their checks and duplicate
+// detection all read that node.
+TEST(switch_config, mapping_keys_read_after_the_iterator_moves) {
+    const switch_cfg c = load_ok(R"(
+PORT:
+  Ethernet0: {port_id: 0}
+  Ethernet1: {port_id: 1}
+  Ethernet2: {port_id: 2}
+)");
+    ASSERT_EQ(c.ports.size(), 3u);
+    EXPECT_EQ(c.ports[2].name, "Ethernet2");
+    const auto dup = load_switch_cfg_from_string("PORT:\n  Ethernet0: {port_id: 0}\n  Ethernet0: {port_id: 1}\n", "d.yaml");
+    ASSERT_FALSE(dup);
+    EXPECT_NE(dup.error().message.find("duplicate key"), std::string::npos) << dup.error().message;
+}
+
 }  // namespace
 }  // namespace rocelab

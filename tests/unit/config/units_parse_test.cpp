@@ -144,5 +144,33 @@ TEST(units_parse, round_trips) {
     }
 }
 
+// Regressions found by fuzz_units. (1) A fraction with 128 or more decimals
+// made 10^decimals wrap to 0 in 128 bits and the exactness check divided by
+// zero (SIGFPE, e.g. rocelab-gen --rate 0.000...0Gbps). (2) Values of 10^19 or
+// more (reachable through a unit: 10260000001021MB) were formatted with 20
+// digits, which the parser refused: parse(format(x)) failed.
+TEST(units_parse, many_decimals_are_an_error_not_a_crash) {
+    const std::string zeros(130, '0');
+    EXPECT_FALSE(parse_rate("0." + zeros + "Gbps"));
+    EXPECT_FALSE(parse_time("0." + zeros + "1s"));
+    EXPECT_FALSE(parse_bytes("1." + zeros + "KiB"));
+    EXPECT_FALSE(parse_percent("0." + zeros + "%"));
+    EXPECT_EQ(parse_time("0.000000000000000000000000000000s")->v, 0);  // 30 decimals still parse
+}
+
+TEST(units_parse, round_trips_up_to_the_largest_value) {
+    for (const std::uint64_t v : {10'260'000'001'021'000'000ULL, ~0ULL, ~0ULL - 1023}) {
+        const auto b = parse_bytes(format_bytes(bytes{v}));
+        ASSERT_TRUE(b) << format_bytes(bytes{v});
+        EXPECT_EQ(b->v, v);
+        const auto r = parse_rate(format_rate(bits_per_sec{v}));
+        ASSERT_TRUE(r) << format_rate(bits_per_sec{v});
+        EXPECT_EQ(r->v, v);
+    }
+    EXPECT_EQ(parse_bytes("10260000001021MB")->v, 10'260'000'001'021'000'000ULL);
+    EXPECT_FALSE(parse_bytes("18446744073709551616B"));  // 2^64: too large, not wrapped
+    EXPECT_FALSE(parse_bytes("100000000000000000000B"));  // 21 digits
+}
+
 }  // namespace
 }  // namespace rocelab

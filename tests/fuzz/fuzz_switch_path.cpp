@@ -1,0 +1,188 @@
+// fuzz_switch_path - the real switch_pipeline fed from memory.
+//
+// Two switches live in one process, each on its own net_ring ports, built
+// once in LLVMFuzzerInitialize (EAL: --no-huge -m 512 --no-pci, one lcore):
+//   bed 0  L2 bridge, 3 ports at 1Gbps: lossless PG 3 with buffer
+//          accounting, PFC XOFF/XON, the PFC watchdog; Ethernet1 tagged
+//          (VLAN 100, trusts PCP), Ethernet2 sends 802.3x PAUSE.
+//   bed 1  L3 leaf, 4 ports: conf/l3-leaf-ecmp.yaml (IPv4/IPv6 LPM, ECMP,
+//          static neighbours, ARP/ND for its own addresses).
+// Input: byte 0 picks the bed; then frames, each a control byte (port =
+// (ctl & 15) % ports, time step = ctl >> 5: 0, 1us, 10us, 100us, 1ms, 10ms, 100ms,
+// 1s added to the fake clock) and a 2-byte length-prefixed body. Each frame
+// is copied into an mbuf, put on that port's RX ring, and poll(now) runs;
+// the TX rings are drained (and the frames freed) after every poll.
+// At the end of the input the switch polls with time moving on (1ms steps,
+// up to 32) until idle (queues drain, pauses expire), then release_all().
+// Invariants (trap): the mempool's in-use count is back to 0 (no mbuf leaked
+// by any path: forwarding, flooding copies, drops, PFC frames, ARP/ND
+// replies), and with buffer accounting every PG's use and the shared pool
+// use are back to 0 (no byte leaked in the MMU).
+// State (FDB, pause timers, watchdog) persists between inputs, as in a
+// running switch; the clock only moves forward.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/switch_config.hpp"
+#include "fuzz_common.hpp"
+#include "rocelab_version.h"
+#include "switch/switch_pipeline.hpp"
+
+using namespace rocelab;
+using namespace rocelab::fuzz;
+
+namespace {
+
+const char* const l2_yaml = R"(
+ROCELAB: {mode: l2, seed: 3}
+PORT:
+  Ethernet0: {port_id: 0, speed: 1Gbps, mtu: 1500}
+  Ethernet1: {port_id: 1, speed: 1Gbps, mtu: 1500, vlan_mode: tagged, vlan: 100, trust: pcp}
+  Ethernet2: {port_id: 2, speed: 1Gbps, mtu: 1500}
+PORT_QOS_MAP:
+  global: {pfc_enable: "3", pfcwd_sw_enable: "3", pfc_quanta: 4000}
+  Ethernet2: {pfc_mode: pause}
+CABLE_LENGTH:
+  AZURE: {global: 1m}
+BUFFER_POOL:
+  ingress_lossless_pool: {size: 1MiB, type: ingress, mode: dynamic}
+BUFFER_PROFILE:
+  pg_lossless: {pool: ingress_lossless_pool, size: 4KiB, dynamic_th: -6, xoff: 64KiB, xon: 8KiB}
+  lossy: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0}
+BUFFER_PG:
+  "global|3": {profile: pg_lossless}
+  "global|0": {profile: lossy}
+PFC_WD:
+  global: {detection_time: 20ms, restoration_time: 100ms, action: drop}
+  GLOBAL: {POLL_INTERVAL: 5ms}
+)";
+
+struct bed {
+    std::unique_ptr<sw::switch_pipeline> pipe;
+    std::vector<ring_port> ports;
+};
+
+rte_mempool* g_pool = nullptr;
+bed g_beds[2];
+std::int64_t g_now = 1'000'000'000;
+
+bed make_bed(switch_cfg cfg, const std::string& tag) {
+    bed b;
+    std::vector<sw::port_binding> bindings;
+    for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+        ring_port rp = make_ring_port(tag + std::to_string(i), g_pool);
+        cfg.ports[i].port_id = rp.port_id;
+        sw::port_binding pb;
+        pb.port_id = rp.port_id;
+        pb.name = cfg.ports[i].name;
+        // As rocelab-switch does: the port's MAC, else (L3) the switch MAC, else the device's.
+        const mac_addr dev{0x02, 0x5a, 0, 0, static_cast<std::uint8_t>(tag[0]), static_cast<std::uint8_t>(i + 1)};
+        pb.mac = cfg.ports[i].mac ? *cfg.ports[i].mac
+                                  : (cfg.switch_mac && cfg.mode == fwd_mode::l3 ? *cfg.switch_mac : dev);
+        pb.shaped = cfg.ports[i].speed.has_value();
+        pb.line_rate = cfg.ports[i].speed.value_or(bits_per_sec{10'000'000'000ULL});
+        bindings.push_back(pb);
+        b.ports.push_back(rp);
+    }
+    auto r = sw::switch_pipeline::create(cfg, bindings, g_pool);
+    if (auto* e = std::get_if<std::string>(&r)) {
+        std::fprintf(stderr, "fuzz_switch_path: %s: %s\n", tag.c_str(), e->c_str());
+        std::abort();
+    }
+    b.pipe = std::move(std::get<0>(r));
+    return b;
+}
+
+switch_cfg must_load(result<switch_cfg> r) {
+    if (!r) {
+        std::fprintf(stderr, "fuzz_switch_path: %s\n", r.error().message.c_str());
+        std::abort();
+    }
+    return *r;
+}
+
+void drain_all(bed& b) {
+    for (const auto& p : b.ports) { drain(p); }
+}
+
+constexpr std::int64_t steps_ns[8] = {0, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000,
+                                      1'000'000'000};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    init_eal("fuzz_sw_");
+    // Cache 0: the in-use count is exact at any time.
+    g_pool = rte_pktmbuf_pool_create("fuzz_sw", 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+    FUZZ_CHECK(g_pool != nullptr);
+    g_beds[0] = make_bed(must_load(load_switch_cfg_from_string(l2_yaml, "fuzz-l2.yaml")), "l2_");
+    g_beds[1] = make_bed(must_load(load_switch_cfg(std::string(ROCELAB_SOURCE_DIR) + "/conf/l3-leaf-ecmp.yaml")),
+                         "l3_");
+    std::atexit([] {
+        for (auto& b : g_beds) {
+            if (b.pipe) { b.pipe->release_all(); }
+            drain_all(b);
+            b.pipe.reset();
+            for (const auto& p : b.ports) { dpdk::port_close(p.port_id); }
+        }
+    });
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    input_reader in(data, size);
+    bed& b = g_beds[in.u8() & 1u];
+    const std::size_t np = b.ports.size();
+    int frames = 0;
+    while (!in.empty() && frames < 64) {
+        const std::uint8_t ctl = in.u8();
+        const auto body = in.frame();
+        g_now += steps_ns[ctl >> 5];
+        rte_mbuf* m = frame_mbuf(g_pool, body);
+        FUZZ_CHECK(m != nullptr);  // nothing else holds mbufs between inputs: the pool cannot run dry
+        inject(b.ports[(ctl & 0x0Fu) % np], m);
+        ++frames;
+        b.pipe->poll(nanos{g_now});
+        drain_all(b);
+    }
+    // Let queues drain and pauses expire, then flush what is left.
+    for (int i = 0; i < 32; ++i) {
+        g_now += i < 2 ? 10'000 : 1'000'000;
+        const std::uint32_t moved = b.pipe->poll(nanos{g_now});
+        drain_all(b);
+        if (moved == 0 && i >= 2) { break; }
+    }
+    static const bool verbose = std::getenv("FUZZ_VERBOSE") != nullptr;
+    if (verbose) {  // what the input reached, per port (cumulative)
+        for (std::size_t i = 0; i < np; ++i) {
+            const auto& c = b.pipe->counters(i);
+            std::fprintf(stderr, "port %zu: rx %lu tx %lu pfc_rx %lu pause_rx %lu pfc_tx %lu flood %lu arp %lu nd %lu",
+                         i, c.rx_packets, c.tx_packets, c.rx_pfc, c.rx_pause, c.tx_pfc_frames, c.flood_copies,
+                         c.arp_replies, c.nd_replies);
+            for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {
+                if (c.drops[r] != 0) {
+                    std::fprintf(stderr, " %s %lu", sw::drop_reason_name(static_cast<sw::drop_reason>(r)), c.drops[r]);
+                }
+            }
+            if (b.pipe->buffer_accounting()) {
+                const sw::pg_status g = b.pipe->pg(i, 3);
+                std::fprintf(stderr, " pg3 peak %lu threshold %lu xoff_transitions %lu", g.peak_use, g.threshold,
+                             g.xoff_transitions);
+            }
+            std::fprintf(stderr, "\n");
+        }
+    }
+    b.pipe->release_all();
+    drain_all(b);
+    FUZZ_CHECK(rte_mempool_in_use_count(g_pool) == 0);
+    if (b.pipe->buffer_accounting()) {
+        for (std::size_t p = 0; p < np; ++p) {
+            for (int pg = 0; pg < 8; ++pg) { FUZZ_CHECK(b.pipe->pg(p, pg).use == 0); }
+        }
+        FUZZ_CHECK(b.pipe->pool_shared_used() == 0);
+    }
+    return 0;
+}

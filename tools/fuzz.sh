@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# fuzz.sh [SECONDS_PER_TARGET] - build the libFuzzer targets (tests/fuzz) into
+# ./build-fuzz (clang, -Dfuzz=true: ASan + UBSan; configured once) and run
+# each for a bounded time, one after another, at nice 10.
+#
+# Each target starts from a copy of its seed corpus (tests/fuzz/corpus/<t>)
+# in a temporary directory, so the repository's corpus never grows. Per
+# target it prints the inputs executed and exec/s (libFuzzer's final stats),
+# and ok or FAILED with the crashing input, which is kept in
+# build-fuzz/artifacts/<target>/. The last line is
+#   fuzz: N passed, M failed
+# and the exit status is non-zero when any target crashed, leaked, timed
+# out or hit the RSS limit. FUZZ_TARGETS="a b" runs only those targets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-20}"
+if ! [[ "$secs" =~ ^[0-9]+$ ]] || ((secs < 1)); then
+  echo "usage: tools/fuzz.sh [SECONDS_PER_TARGET]" >&2
+  exit 2
+fi
+targets=(${FUZZ_TARGETS:-fuzz_parse_frame fuzz_switch_path fuzz_gen_rx fuzz_switch_config fuzz_gen_config fuzz_units})
+
+if [[ ! -f build-fuzz/build.ninja ]]; then
+  CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false -Dbenchmarks=false \
+    --buildtype=debugoptimized >/dev/null
+fi
+nice -n 10 ninja -C build-fuzz fuzz >/dev/null
+
+work="$(mktemp -d /tmp/rocelab-fuzz.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+  bin="build-fuzz/tests/fuzz/$t"
+  art="build-fuzz/artifacts/$t"
+  mkdir -p "$work/$t" "$art"
+  cp -r "tests/fuzz/corpus/$t/." "$work/$t/"
+  extra=()
+  case "$t" in
+    fuzz_switch_config | fuzz_gen_config) extra+=(-dict=tests/fuzz/yaml.dict) ;;
+  esac
+  log="$work/$t.log"
+  rc=0
+  # -timeout: one input taking longer than 25 s is a hang; the outer timeout
+  # only guards against libFuzzer itself not stopping.
+  timeout $((secs + 120)) nice -n 10 "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=25 \
+    -print_final_stats=1 -artifact_prefix="$art/" "${extra[@]}" "$work/$t" >"$log" 2>&1 || rc=$?
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+  eps="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
+  crash="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)"
+  if ((rc == 0)) && [[ -z "$crash" ]]; then
+    passed=$((passed + 1))
+    line="$t: ok, ${runs:-?} inputs in ${secs}s (${eps:-?} exec/s)"
+  else
+    failed=$((failed + 1))
+    line="$t: FAILED (exit $rc) after ${runs:-?} inputs; input: ${crash:-none saved}"
+    echo "---- $t: last lines of the libFuzzer log ----"
+    grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse)' "$log" | tail -40
+    [[ -n "$crash" ]] && echo "reproduce: $bin $crash"
+  fi
+  echo "$line"
+  summary+=("$line")
+  # A crashed DPDK target cannot run its EAL cleanup: remove the runtime
+  # directories of fuzz processes that are gone (only our own prefixes).
+  for d in /var/run/dpdk/fuzz_sw_* /var/run/dpdk/fuzz_gen_*; do
+    [[ -d "$d" ]] || continue
+    pid="${d##*_}"
+    [[ "$pid" =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null && rm -rf "$d"
+  done
+done
+echo "---- fuzz summary (${secs}s per target) ----"
+printf '%s\n' "${summary[@]}"
+echo "fuzz: $passed passed, $failed failed"
+((failed == 0))
