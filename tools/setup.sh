@@ -3,7 +3,8 @@
 # Installs only missing packages; does nothing when everything is present.
 set -euo pipefail
 pkgs=(g++ meson ninja-build pkg-config libdpdk-dev dpdk dpdk-dev libpcap-dev libyaml-cpp-dev
-      googletest libgtest-dev zlib1g-dev libbenchmark-dev tshark python3-scapy python3-matplotlib iproute2)
+      googletest libgtest-dev zlib1g-dev libbenchmark-dev tshark python3-scapy python3-matplotlib iproute2
+      ethtool iputils-ping)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
