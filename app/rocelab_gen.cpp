@@ -105,6 +105,8 @@ Workload and transport (also YAML keys; dashes or underscores):
       --window N            packets outstanding per QP (default 128)
       --ack-timeout X       code 0..31 or a time (rounded up to 4.096us x 2^code)
       --retry-cnt N, --op write|send, --dscp N, --priority N (PFC priority, 3)
+      --start-psn N         first PSN of every QP, 0..16777215 (default 0; e.g.
+                            16777000 to cross the 24-bit wrap early)
       --ack-every N, --ack-coalesce N
       --loss PCT            data packet loss, e.g. 1% (seeded, at the receiver)
       --ack-loss PCT        ACK/NAK loss

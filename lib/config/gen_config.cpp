@@ -113,6 +113,14 @@ std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nan
             return bad(k, v, "0..7");
         }
         qp.retry_cnt = static_cast<std::uint8_t>(*n);
+    } else if (k == "start_psn") {
+        // The QP's first PSN: the requester's first packet and the
+        // responder's expected PSN (both ends of a flow read qp.start_psn).
+        auto n = parse_uint(v, 0, psn_mask);
+        if (!n) {
+            return bad(k, v, "0..16777215 (a 24-bit PSN; 0x prefix for hex)");
+        }
+        qp.start_psn = static_cast<std::uint32_t>(*n);
     } else if (k == "retry_infinite") {
         auto b = parse_bool(v);
         if (!b) {
@@ -488,8 +496,8 @@ std::string gen_flow_set(gen_flow& f, const std::string& key, const std::string&
     auto e = set_flow_key(f.qp, f.rate, f.priority, &f.start, f.arrivals, f.sizes, k, value, handled);
     if (!handled) {
         return k + ": not a per-flow key (accepted: src, dst, rate, start, msg_size, size_dist, arrivals, "
-                   "outstanding, messages, pmtu, window, ack_timeout, retry_cnt, op, dscp, priority, ack_every, "
-                   "ack_coalesce)";
+                   "outstanding, messages, pmtu, window, ack_timeout, retry_cnt, retry_infinite, start_psn, op, dscp, "
+                   "priority, ack_every, ack_coalesce)";
     }
     return e;
 }

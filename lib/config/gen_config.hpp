@@ -43,7 +43,10 @@
 //                         i x stagger to flow i
 //   pmtu 256..4096 (1024), window N (128 packets), ack_timeout CODE|TIME (14
 //   = 67ms; a time is rounded up to the next 4.096us x 2^code), retry_cnt
-//   0..7 (7), retry_infinite bool (true), op write|send (write),
+//   0..7 (7), retry_infinite bool (false: retry_cnt 7 is 7 retries, as
+//   the IBTA says), start_psn 0..16777215 (0: the QP's first PSN, for the
+//   requester's first packet and the responder's expected PSN; near 2^24 it
+//   exercises the wrap), op write|send (write),
 //   dscp 0..63 (26), priority 0..7 (3, the PFC priority the QP's class uses),
 //   ack_every N (0: AckReq only on the last packet of a message),
 //   ack_coalesce N (1)

@@ -588,5 +588,74 @@ class GenTxOnly(Base):
                 self.assertIn(14 + 20 + 8 + 12 + 5000 % 1024 + 4, {len(raw) for _, raw in fr})
 
 
+class GenDeadPeer(Base):
+    def test_qp_whose_responder_never_answers_ends_in_error(self):
+        """The QP's destination host is on a net_null port (no-rx): its frames
+        go nowhere and no ACK ever comes back. ACK timeout code 12 (16.8 ms;
+        the 128-packet window leaves in 0.12 ms at 10Gbps, so only a stall of
+        the worker longer than the timeout could cut a round short),
+        retry_cnt 2, retry_infinite false: the requester times out, resends
+        the window twice (one retry each), and the third timeout moves the
+        QP to error (RETRY_EXC_ERR: timeouts = retry_cnt + 1, retry_exceeded
+        1; lib/roce/requester.hpp poll_timeout). Nothing completes, so the run
+        ends at --duration by itself, exit 0, no mbuf left in use."""
+        run = run_gen(self.tmp, ["--rate", "10Gbps", "--ack-timeout", "12", "--retry-cnt", "2",
+                                 "--retry-infinite", "false", "--messages", "5", "--duration", "1s"],
+                      vdevs=["net_null0,no-rx=1", "net_null1,no-rx=1"], loopback=0, timeout=60)
+        self.assertClean(run)
+        self.assertFalse(run.report["all_finished"])
+        self.assertLess(run.report["elapsed_s"], 5)
+        f = run.flow()
+        self.assertEqual(f["state"], "error")
+        self.assertEqual(f["retry_exceeded"], 1)
+        self.assertEqual(f["timeouts"], 2 + 1)
+        self.assertEqual((f["messages_completed"], f["acks_rx"], f["naks_rx"]), (0, 0, 0))
+        # The window (128 packets; 4 x 64 packets posted) went out once and was
+        # resent once per retry; nothing after the error.
+        self.assertEqual(f["tx_packets"], 3 * 128)
+        self.assertEqual(f["retransmissions"], 2 * 128)
+        self.assertEqual(run.port(0)["tx_packets"], 3 * 128)
+        self.assertEqual(run.port(1)["rx_packets"], 0)
+
+
+class GenPsnWrap(Base):
+    START = 16777000  # 216 packets before the 24-bit wrap
+
+    def test_start_psn_near_2_pow_24_wraps_without_nak(self):
+        """--start-psn 16777000, 20 x 64KiB WRITEs = 1280 packets: the PSN
+        wraps after 216 of them. Both ends start there (requester's first PSN,
+        responder's expected PSN), so nothing is out of sequence: 0 NAKs, 0
+        retransmissions, every message completes. On the wire (scapy BTH psn)
+        the data PSNs run 16777000 .. 16777215, 0 .. 1063, each one more than
+        the last, and the ACKs follow them."""
+        cap = self.path("cap")
+        run = run_gen(self.tmp, ["--rate", "1Gbps", "--messages", "20", "--start-psn", str(self.START),
+                                 "--duration", "20s", "--pcap-out", cap])
+        self.assertClean(run)
+        self.assertTrue(run.report["all_finished"], run.out)
+        f = run.flow()
+        self.assertEqual((f["messages_completed"], f["messages_rx"]), (20, 20))
+        self.assertEqual(f["rx_bytes"], 20 * 65536)
+        self.assertEqual((f["naks_rx"], f["naks_tx"], f["retransmissions"], f["timeouts"]), (0, 0, 0, 0))
+        self.assertEqual((f["out_of_sequence"], f["duplicates"]), (0, 0))
+        data = self.check_capture(os.path.join(cap, "net_ring_lb0a-tx.pcap"), 1280)
+        psns = [Ether(raw)[BTH].psn for _, raw in data]
+        self.assertEqual(len(psns), 1280)
+        self.assertEqual(psns[0], self.START)
+        self.assertEqual(psns, [(self.START + i) % (1 << 24) for i in range(1280)])
+        k = psns.index(16777215)
+        self.assertEqual(psns[k + 1], 0)
+        acks = self.check_capture(os.path.join(cap, "net_ring_lb0b-tx.pcap"), 20)
+        ack_psns = [Ether(raw)[BTH].psn for _, raw in acks]
+        self.assertEqual(ack_psns[-1], (self.START + 1279) % (1 << 24))
+        self.assertTrue(any(p < 1024 for p in ack_psns) and any(p >= self.START for p in ack_psns), ack_psns[:5])
+        # Bad values are refused with the range.
+        r = subprocess.run([GEN] + eal_args() + ["--", "--loopback-pairs", "1", "--start-psn", "16777216"],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("start_psn", r.stderr)
+        self.assertIn("0..16777215", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

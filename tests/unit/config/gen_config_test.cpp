@@ -85,6 +85,52 @@ TEST(gen_config, patterns_expand) {
     EXPECT_NE(expand_gen_cfg(one, 1).find("2 ports"), std::string::npos);
 }
 
+TEST(gen_config, start_psn_sets_both_ends_of_every_flow) {
+    gen_cfg d;
+    EXPECT_EQ(d.qp.start_psn, 0u);  // default
+    gen_cfg c;
+    ASSERT_EQ(gen_cfg_set(c, "start-psn", "16777000"), "");
+    EXPECT_EQ(c.qp.start_psn, 16777000u);
+    ASSERT_EQ(gen_cfg_set(c, "start_psn", "0xFFFFFF"), "");
+    EXPECT_EQ(c.qp.start_psn, 0xFFFFFFu);
+    ASSERT_EQ(gen_cfg_set(c, "pattern", "incast"), "");
+    ASSERT_EQ(gen_cfg_set(c, "senders", "3"), "");
+    ASSERT_EQ(expand_gen_cfg(c, 3), "");
+    ASSERT_EQ(c.flows.size(), 3u);
+    // The pipeline builds a flow's requester from f.qp and its responder
+    // from a copy of f.qp with the QPNs swapped: both start at start_psn.
+    for (const auto& f : c.flows) {
+        EXPECT_EQ(f.qp.start_psn, 0xFFFFFFu) << f.name;
+    }
+    // Out of range or not a number: one line naming the key, the text and the range.
+    for (const char* v : {"16777216", "-1", "0x1000000", "1e6", ""}) {
+        gen_cfg b;
+        const std::string e = gen_cfg_set(b, "start_psn", v);
+        EXPECT_NE(e.find("start_psn"), std::string::npos) << v;
+        EXPECT_NE(e.find(std::string("\"") + v + "\""), std::string::npos) << e;
+        EXPECT_NE(e.find("0..16777215"), std::string::npos) << e;
+        EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+        EXPECT_EQ(b.qp.start_psn, 0u);
+    }
+    // YAML, globally and per flow.
+    auto r = load_gen_cfg_from_string(R"(
+start_psn: 100
+flows:
+  - {src: h0, dst: h1}
+  - {src: h1, dst: h0, start_psn: 16777215}
+)",
+                                      "p.yaml");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(expand_gen_cfg(*r, 2), "");
+    ASSERT_EQ(r->flows.size(), 2u);
+    EXPECT_EQ(r->flows[0].qp.start_psn, 100u);
+    EXPECT_EQ(r->flows[1].qp.start_psn, 16777215u);
+    auto y = load_gen_cfg_from_string("start_psn: 99999999\n", "q.yaml");
+    ASSERT_FALSE(y);
+    EXPECT_NE(y.error().message.find("q.yaml:1"), std::string::npos) << y.error().message;
+    EXPECT_NE(y.error().message.find("start_psn"), std::string::npos) << y.error().message;
+}
+
 TEST(gen_config, yaml_hosts_flows_and_errors) {
     auto r = load_gen_cfg_from_string(R"(
 seed: 7

@@ -1,0 +1,265 @@
+// gen_capture_tx_test.cpp - rocelab-gen's --pcap-out must copy a transmitted
+// frame before the driver owns it.
+//
+// After rte_eth_tx_burst() the mbufs belong to the PMD: memif and pcap copy
+// and free them at once, net_ring hands them to whoever dequeues the ring,
+// and a freed mbuf can be reallocated and rewritten. A capture tap placed
+// after tx_burst reads memory it no longer owns (the defect fixed in
+// gen_pipeline::tx_port: frames are now tapped before rte_eth_tx_burst).
+//
+// The test makes that race visible: the generator (tx-only, unshaped, one
+// net_ring port, --pcap-out) runs on the main lcore; a "wire" on the worker
+// lcore dequeues the port's TX ring as fast as it can, overwrites each
+// frame (poison) and frees it. Every frame in the capture must then still be
+// an intact RoCEv2 frame: parse_frame ok and the ICRC verifies. With the tap
+// after tx_burst, captured frames carry the poison.
+//
+// Two payload modes: `copy` (every byte of a frame is written per frame, so
+// the wire poisons the whole frame) and `prefilled` (the payload sits in a
+// second pool written once at start-up and never again, as a NIC never
+// writes a TX buffer; the wire poisons only what the generator writes per
+// frame: the headers before the payload and the ICRC after it).
+#include <pcap/pcap.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/gen_config.hpp"
+#include "dpdk/capture.hpp"
+#include "dpdk/eal.hpp"
+#include "dpdk/port.hpp"
+#include "gen/gen_pipeline.hpp"
+#include "proto/parse.hpp"
+
+namespace rocelab {
+namespace {
+
+struct wire_ctl {
+    rte_ring* ring = nullptr;
+    bool whole_frame = true;  // poison every byte, or only what the generator writes per frame
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> frames{0};
+};
+
+// Worker lcore: the far end of the TX ring. Takes every frame as soon as it
+// is there, poisons it and frees it.
+int wire_main(void* arg) {
+    auto* w = static_cast<wire_ctl*>(arg);
+    void* objs[64];
+    std::uint64_t n_total = 0;
+    for (;;) {
+        const unsigned n = rte_ring_dequeue_burst(w->ring, objs, 64, nullptr);
+        for (unsigned i = 0; i < n; ++i) {
+            auto* m = static_cast<rte_mbuf*>(objs[i]);
+            auto* p = rte_pktmbuf_mtod(m, std::byte*);
+            if (w->whole_frame) {
+                std::memset(p, 0xA5, m->data_len);
+            } else {
+                // Prefilled payloads are shared state written once; the
+                // generator writes the headers and the ICRC of every frame.
+                const parsed_frame pf = parse_frame(p, m->data_len);
+                if (pf.ok() && pf.is_roce && m->data_len >= 4) {
+                    std::memset(p, 0xA5, pf.roce_payload_off);
+                    std::memset(p + m->data_len - 4, 0xA5, 4);
+                } else {
+                    std::memset(p, 0xA5, m->data_len);
+                }
+            }
+            rte_pktmbuf_free(m);
+        }
+        n_total += n;
+        if (n == 0 && w->stop.load(std::memory_order_acquire)) {
+            break;
+        }
+    }
+    w->frames.store(n_total, std::memory_order_release);
+    return 0;
+}
+
+struct capture_check {
+    std::uint64_t frames = 0;
+    std::uint64_t not_roce = 0;
+    std::uint64_t bad_icrc = 0;
+    std::uint64_t truncated = 0;
+};
+
+capture_check read_back(const std::string& path) {
+    capture_check r;
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t* p = pcap_open_offline(path.c_str(), err);
+    EXPECT_NE(p, nullptr) << err;
+    if (p == nullptr) {
+        return r;
+    }
+    pcap_pkthdr* h = nullptr;
+    const u_char* data = nullptr;
+    while (pcap_next_ex(p, &h, &data) == 1) {
+        ++r.frames;
+        if (h->caplen != h->len) {
+            ++r.truncated;
+            continue;
+        }
+        const auto* f = reinterpret_cast<const std::byte*>(data);
+        const parsed_frame pf = parse_frame(f, h->caplen);
+        if (!pf.ok() || !pf.is_roce) {
+            ++r.not_roce;
+        } else if (!roce_frame_icrc_ok(f, pf)) {
+            ++r.bad_icrc;
+        }
+    }
+    pcap_close(p);
+    return r;
+}
+
+void run_case(gen::tx_payload mode, bool whole_frame, const std::string& tag) {
+    rte_mempool* pool = rte_pktmbuf_pool_create(("ctx_" + tag).c_str(), 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                                static_cast<int>(rte_socket_id()));
+    ASSERT_NE(pool, nullptr);
+    rte_ring* rx = rte_ring_create(("ctx_rx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    rte_ring* tx = rte_ring_create(("ctx_tx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    ASSERT_NE(rx, nullptr);
+    ASSERT_NE(tx, nullptr);
+    const int port = rte_eth_from_rings(("ctx_" + tag).c_str(), &rx, 1, &tx, 1, 0);
+    ASSERT_GE(port, 0);
+    dpdk::port_params pp;
+    pp.port_id = static_cast<std::uint16_t>(port);
+    pp.pool = pool;
+    pp.max_frame = 1518;
+    dpdk::port_info info;
+    ASSERT_EQ(dpdk::port_open(pp, info), "");
+
+    // As rocelab-gen --tx-only --dcqcn off --tx-payload MODE: the default
+    // one-to-one QP, both hosts on the one port, 64KiB RC WRITEs, unshaped.
+    gen_cfg cfg;
+    ASSERT_EQ(gen_cfg_set(cfg, "dcqcn", "off"), "");
+    ASSERT_EQ(expand_gen_cfg(cfg, 2), "");
+    for (auto& h : cfg.hosts) {
+        h.port = 0;
+    }
+    gen::gen_tx_opts opts;
+    opts.tx_only = true;
+    opts.payload = mode;
+    gen::port_binding b;
+    b.port_id = static_cast<std::uint16_t>(port);
+    b.name = "ctx0";
+    auto pr = gen::gen_pipeline::create(cfg, {b}, pool, opts);
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) << std::get<std::string>(pr);
+    auto pipe = std::move(std::get<0>(pr));
+
+    const std::string dir = ::testing::TempDir() + "rocelab-captx-" + tag + "-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+    dpdk::tsc_clock clk;
+    const std::int64_t wall0 = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count() -
+                               clk.now().v;
+    auto cr = dpdk::capture::open(dir, {"ctx0"}, 2048, wall0, "t" + tag);
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<dpdk::capture>>(cr)) << std::get<std::string>(cr);
+    auto cap = std::move(std::get<0>(cr));
+    pipe->set_capture(cap.get());
+
+    wire_ctl w;
+    w.ring = tx;
+    w.whole_frame = whole_frame;
+    const unsigned worker = rte_get_next_lcore(-1, 1, 0);
+    ASSERT_LT(worker, RTE_MAX_LCORE) << "needs two lcores (-l 0-1)";
+    ASSERT_EQ(rte_eal_remote_launch(wire_main, &w, worker), 0);
+
+    // 1.5 s of generator polls on this lcore; the capture is drained here too
+    // (between polls, as rocelab-gen's control thread would).
+    const nanos end = clk.now() + nanos{1'500'000'000};
+    std::uint64_t polls = 0;
+    while (clk.now() < end) {
+        pipe->poll(clk.now());
+        if ((++polls & 63) == 0) {
+            cap->drain();
+        }
+    }
+    w.stop.store(true, std::memory_order_release);
+    rte_eal_wait_lcore(worker);
+    pipe->set_capture(nullptr);
+    while (cap->drain() != 0) {
+    }
+    cap->flush();
+    const std::uint64_t captured = cap->captured();
+    const std::uint64_t dropped = cap->dropped();
+    cap.reset();  // closes the pcap files
+
+    const capture_check c = read_back(dir + "/ctx0-tx.pcap");
+    std::printf("[%s] the wire took %llu frames; captured %llu (%llu not, capture ring or pool full); read back "
+                "%llu: not RoCE %llu, bad ICRC %llu, truncated %llu\n",
+                tag.c_str(), static_cast<unsigned long long>(w.frames.load()),
+                static_cast<unsigned long long>(captured), static_cast<unsigned long long>(dropped),
+                static_cast<unsigned long long>(c.frames), static_cast<unsigned long long>(c.not_roce),
+                static_cast<unsigned long long>(c.bad_icrc), static_cast<unsigned long long>(c.truncated));
+    EXPECT_GT(w.frames.load(), 100000u) << "the wire did not run";
+    EXPECT_EQ(c.frames, captured);
+    EXPECT_GT(c.frames, 10000u);
+    EXPECT_EQ(c.truncated, 0u);
+    EXPECT_EQ(c.not_roce, 0u) << "captured frames carry the wire's poison: tapped after the driver owned them";
+    EXPECT_EQ(c.bad_icrc, 0u) << "captured frames carry the wire's poison: tapped after the driver owned them";
+
+    pipe->release_all();
+    pipe.reset();
+    dpdk::port_close(static_cast<std::uint16_t>(port));
+    void* m = nullptr;
+    while (rte_ring_dequeue(tx, &m) == 0) {
+        rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+    }
+    while (rte_ring_dequeue(rx, &m) == 0) {
+        rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+    }
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+    rte_ring_free(rx);
+    rte_ring_free(tx);
+    rte_mempool_free(pool);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(gen_capture, tx_frames_are_captured_before_the_driver_owns_them_copy) {
+    run_case(gen::tx_payload::copy, true, "copy");
+}
+
+TEST(gen_capture, tx_frames_are_captured_before_the_driver_owns_them_prefilled) {
+    run_case(gen::tx_payload::prefilled, false, "pf");
+}
+
+}  // namespace
+}  // namespace rocelab
+
+int main(int argc, char** argv) {
+    ::testing::InitGoogleTest(&argc, argv);
+    std::string prefix = "--file-prefix=captx" + std::to_string(::getpid());
+    std::vector<std::string> args = {"gen_capture_tx_test", "--no-huge", "-m",          "512",
+                                     "--no-pci",            "-l",        "0-1",         prefix,
+                                     "--log-level=lib.eal:error", "--no-telemetry"};
+    std::vector<char*> eal_argv;
+    for (auto& a : args) {
+        eal_argv.push_back(a.data());
+    }
+    auto r = rocelab::dpdk::eal_init(static_cast<int>(eal_argv.size()), eal_argv.data());
+    if (!std::holds_alternative<int>(r)) {
+        std::fprintf(stderr, "EAL: %s\n", std::get<std::string>(r).c_str());
+        return 1;
+    }
+    const int rc = RUN_ALL_TESTS();
+    rocelab::dpdk::eal_cleanup();
+    return rc;
+}
