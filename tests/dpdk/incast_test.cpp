@@ -8,9 +8,13 @@
 //     XON, the egress stays >= 95 % busy, PG use stays within trigger + headroom,
 //     and the PFC frames decode in tshark as Class Based Flow Control;
 //   lossy (DSCP 8): counted drops and no PFC at all.
+#include <dirent.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "qos/mmu.hpp"
@@ -22,6 +26,58 @@ using namespace rocelab::literals;
 
 namespace {
 
+// The kernel's own account of how long the switch's worker thread waited,
+// runnable, for a CPU (/proc/self/task/<tid>/schedstat, field 2: run_delay,
+// ns). The kernel adds a whole wait at once when the thread runs again, so
+// the largest increase between two samples is at least the longest single
+// stall of the worker. This is measured outside the switch, and unlike the
+// switch's own max_poll_gap_ns it does not grow when the data path itself
+// gets slower (a slow data path is running, not waiting).
+class worker_stall_probe {
+public:
+    worker_stall_probe() {
+        DIR* d = ::opendir("/proc/self/task");
+        if (d == nullptr) { return; }
+        while (dirent* e = ::readdir(d)) {
+            if (e->d_name[0] == '.') { continue; }
+            const std::string dir = std::string("/proc/self/task/") + e->d_name;
+            char comm[64] = {};
+            const int cf = ::open((dir + "/comm").c_str(), O_RDONLY);
+            if (cf < 0) { continue; }
+            const ssize_t n = ::read(cf, comm, sizeof comm - 1);
+            ::close(cf);
+            if (n > 0 && (std::strncmp(comm, "rte-worker-1\n", 13) == 0 || std::strncmp(comm, "lcore-worker-1\n", 15) == 0)) {
+                _fd = ::open((dir + "/schedstat").c_str(), O_RDONLY);
+            }
+        }
+        ::closedir(d);
+        _last = read();
+    }
+    ~worker_stall_probe() {
+        if (_fd >= 0) { ::close(_fd); }
+    }
+    bool ok() const { return _fd >= 0 && _last >= 0; }
+    void sample() {
+        const std::int64_t v = read();
+        if (v < 0) { return; }
+        max_stall_ns = std::max(max_stall_ns, v - _last);
+        _last = v;
+    }
+    std::int64_t max_stall_ns = 0;
+
+private:
+    std::int64_t read() const {
+        if (_fd < 0) { return -1; }
+        char buf[128] = {};
+        if (::pread(_fd, buf, sizeof buf - 1, 0) <= 0) { return -1; }
+        unsigned long long run = 0, wait = 0;
+        if (std::sscanf(buf, "%llu %llu", &run, &wait) != 2) { return -1; }
+        return static_cast<std::int64_t>(wait);
+    }
+    int _fd = -1;
+    std::int64_t _last = -1;
+};
+
 struct incast_result {
     std::uint64_t sent = 0, received = 0, tx_fail = 0;
     double busy = 0;
@@ -30,7 +86,8 @@ struct incast_result {
     std::uint64_t peak_use = 0, peak_headroom = 0, use_bound = 0;
     std::vector<std::vector<std::byte>> pfc_frames;
     std::uint64_t pfc_sent = 0;
-    double max_stall_us = 0;    // the worker lcore's longest gap between polls
+    double max_stall_us = 0;    // the worker thread's longest wait for a CPU (kernel schedstat), -1 if unknown
+    double switch_gap_us = 0;   // the switch's own max_poll_gap_ns (printed only, not used to judge)
     double stall_budget_us = 0; // how long a stall the headroom absorbs at line rate
 };
 
@@ -44,6 +101,8 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     if (!tb.pipe) { return res; }
     EXPECT_TRUE(tb.pipe->buffer_accounting());
     tb.start();
+    worker_stall_probe probe;
+    EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
 
     // The receiver speaks once so the switch learns where it is.
     roce_v4_params hello;
@@ -76,7 +135,13 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     const nanos w0 = t0 + 500_ms, w1 = t0 + 2500_ms;
     std::uint64_t win_bytes = 0;
     rte_mbuf* b[64];
+    probe.sample();
+    nanos next_sample = clk.now() + 1_ms;
     for (nanos now = clk.now(); now < w1; now = clk.now()) {
+        if (now >= next_sample) {
+            probe.sample();
+            next_sample = now + 1_ms;
+        }
         for (auto& s : senders) { s->poll(now); }
         const std::uint16_t n = rte_eth_rx_burst(tb.hosts[0].port_id, 0, b, 64);
         for (std::uint16_t k = 0; k < n; ++k) {
@@ -85,6 +150,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
         }
         rte_pktmbuf_free_bulk(b, n);
     }
+    probe.sample();
     for (auto& s : senders) { s->sending = false; }
     // Drain: the switch empties its queues (senders keep reading PFC/XON).
     for (nanos end = clk.now() + 200_ms, now = clk.now(); now < end; now = clk.now()) {
@@ -136,7 +202,12 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     res.use_bound = pgc.reserved.v + max_th + pgc.xoff.v;
     // While the worker does not poll, a line-rate sender keeps filling the RX
     // ring; the headroom (less two RX bursts) covers this long a stall.
-    res.max_stall_us = double(tb.pipe->max_poll_gap_ns) / 1e3;
+    res.max_stall_us = probe.ok() ? double(probe.max_stall_ns) / 1e3 : -1;
+    res.switch_gap_us = double(tb.pipe->max_poll_gap_ns) / 1e3;
+    std::printf("[%s] worker thread's longest wait for a CPU (kernel schedstat, sampled every 1 ms) %.1f us; "
+                "headroom absorbs %.1f us at 1Gbps; switch's own max_poll_gap %.1f us (not used to judge)\n",
+                tag.c_str(), res.max_stall_us, double(pgc.xoff.v - 2 * 32 * 1518) / 125e6 * 1e6,
+                res.switch_gap_us);
     res.stall_budget_us = (double(pgc.xoff.v) - 2.0 * 32 * 1518) / 125e6 * 1e6;
     std::printf("[%s] sent %llu received %llu, egress busy %.1f%%, XOFF/XON per sender %llu/%llu %llu/%llu "
                 "%llu/%llu %llu/%llu, PFC frames sent %llu, peak PG use %llu B (bound %llu, xoff %llu, peak "
@@ -162,10 +233,17 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
 TEST(incast, lossless_4_to_1_drops_nothing_and_pauses_every_sender) {
     test::init_eal_once("incast");
     const incast_result r = run_incast(26, "ll");
+    // Judged only where judging is sound: while the worker thread waits for a
+    // CPU, line-rate senders keep filling its RX rings with frames no PG has
+    // been charged for; beyond what the headroom absorbs a drop is the
+    // machine's, not the switch's. The decision uses the kernel's measure
+    // of the worker's stalls, never the switch's own counters.
+    ASSERT_GE(r.max_stall_us, 0) << "no independent stall measurement";
     if (r.max_stall_us > r.stall_budget_us) {
-        GTEST_SKIP() << "the worker lcore stalled for " << r.max_stall_us << " us, longer than the "
-                     << r.stall_budget_us << " us the configured headroom absorbs at 1Gbps: the machine is "
-                     << "too busy for a lossless result (frames waited unaccounted in the RX rings)";
+        GTEST_SKIP() << "the kernel kept the worker thread off the CPU for " << r.max_stall_us
+                     << " us (schedstat run_delay), longer than the " << r.stall_budget_us
+                     << " us the configured headroom absorbs at 1Gbps: the machine is too busy to judge a "
+                     << "lossless result (drops " << r.switch_drops << ")";
     }
     EXPECT_GT(r.sent, 200000u);
     EXPECT_EQ(r.tx_fail, 0u);
