@@ -33,6 +33,7 @@ Examples:
   tools/mkhostile.py out.pcap
   tools/mkhostile.py out.pcap --seed 7 --fuzz 3000 --dst-mac 02:00:00:00:01:00 --dst-ip 10.1.0.2
   tools/mkhostile.py out.pcap --summary      # print frames per category on stdout
+  tools/mkhostile.py out.pcap --only vlan,v6ext,macctl
 
 Needs Debian's python3-scapy (run with /usr/bin/python3).
 """
@@ -264,9 +265,12 @@ class Corpus:
                     del b[i:i + rnd.randint(1, 8)]
             self.add("fuzz", b)
 
-    def build(self):
-        for cat in ("trunc", "lies", "vlan", "v6ext", "runt", "big", "macctl", "fuzz"):
-            getattr(self, cat)()
+    CATEGORIES = ("trunc", "lies", "vlan", "v6ext", "runt", "big", "macctl", "fuzz")
+
+    def build(self, only=None):
+        for cat in self.CATEGORIES:
+            if only is None or cat in only:
+                getattr(self, cat)()
         return self.frames
 
 
@@ -283,8 +287,12 @@ def main():
     ap.add_argument("--dst-ip6", default="fc00::a")
     ap.add_argument("--qpn", type=lambda s: int(s, 0), default=0x777)
     ap.add_argument("--summary", action="store_true", help="print frames per category")
+    ap.add_argument("--only", help="comma list of categories (default: all): " + ",".join(Corpus.CATEGORIES))
     a = ap.parse_args()
-    frames = Corpus(a).build()
+    only = None if a.only is None else set(a.only.split(","))
+    if only is not None and not only <= set(Corpus.CATEGORIES):
+        ap.error(f"--only: unknown category in {a.only}")
+    frames = Corpus(a).build(only)
     w = PcapWriter(a.out, linktype=1, sync=False)
     for _, raw in frames:
         w.write(raw)  # raw bytes: nothing is rebuilt or fixed up by scapy

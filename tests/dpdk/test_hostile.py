@@ -106,7 +106,7 @@ class Base(unittest.TestCase):
                            text=True, check=True)
         print(f"corpus {name}: {r.stdout.strip()}", file=sys.stderr)
         fr = frames(path)
-        self.assertGreater(len(fr), 2000)
+        self.assertGreater(len(fr), 2000 if "--only" not in args else 10)
         return path, fr
 
     def check_ethdev(self, port, n_in=None):
@@ -200,6 +200,40 @@ class HostileSwitch(Base):
         m = rep["ports"][0]["malformed"]
         for k in ("bad_ipv4_checksum", "bad_udp_length"):  # a router also checks these
             self.assertGreater(m[k], 0, k)
+
+
+    def test_named_cases_l2(self):
+        """The hostile categories the review named, alone, with exact counts
+        from the documented parse depth of an L2 bridge (docs/architecture.md:
+        Ethernet, up to 2 VLAN tags, the IPv4/IPv6 header, MAC Control)."""
+        inp, fin = self.corpus_only("named.pcap", "vlan,v6ext,macctl")
+        rep, out0, out1 = self.run_switch(inp)
+        self.check_accounting(rep, len(fin), out0, out1)
+        p0 = rep["ports"][0]
+        m = {k: v for k, v in p0["malformed"].items() if v}
+        # 13 frames with 3, 4 or 8 tags (0x8100 / 0x88a8, IPv4 / IPv6) or a
+        # stack to the end of the frame: too many tags, each of them.
+        self.assertEqual(m.pop("too_many_vlan_tags"), 13)
+        # IPv6 extension headers are beyond an L2 bridge's depth: forwarded,
+        # except the chain cut short, whose payload length runs past the frame.
+        self.assertEqual(m.pop("truncated_ipv6_payload"), 1)
+        v6ext = [f for f in fin if f[12:14] == b"\x86\xdd"]
+        self.assertEqual(len(v6ext), 9)
+        self.assertEqual(sorted(f for f in out1 if f[12:14] == b"\x86\xdd"), sorted(v6ext[:7] + v6ext[8:]))
+        # MAC Control: 4 unknown opcodes, 2 bodies too short, all named; PFC
+        # acted on per enabled priority (3 and 4 by default); PAUSE counted.
+        self.assertEqual(m.pop("mac_control_unknown_opcode"), 4)
+        self.assertEqual(m.pop("truncated_mac_control"), 2)
+        self.assertEqual(m, {})
+        self.assertEqual(p0["rx_pfc"], 10)
+        self.assertEqual(p0["pfc"]["rx_frames"][3], 7)  # 0x08 x3, 0xFF x3, 0xFF08 (reserved bits set)
+        self.assertEqual(p0["pfc"]["rx_frames"][4], 3)  # 0xFF x3
+        self.assertGreaterEqual(p0["rx_pause"], 3)      # quanta 0, 1, 0xFFFF to 01:80:C2:00:00:01
+        # Nothing addressed to 01:80:C2:00:00:0x left the switch.
+        self.assertEqual([f for f in out0 + out1 if f[:5] == bytes.fromhex("0180c20000")], [])
+
+    def corpus_only(self, name, cats):
+        return self.corpus(name, "--only", cats)
 
 
 class HostileGen(Base):

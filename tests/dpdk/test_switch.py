@@ -177,6 +177,27 @@ PORT:
         self.assertEqual(run.port("Ethernet2")["flood_copies"], 0)
 
     @unittest.expectedFailure
+    def test_mac_control_to_unicast_or_tagged_is_not_relayed(self):
+        """BUG (parser/forwarding, found by tools/mkhostile.py): IEEE 802.3
+        clause 31 never passes a MAC Control frame (Length/Type 0x8808) to the
+        MAC client, whatever its destination, so a bridge never relays one.
+        rocelab-switch forwards an untagged 802.3x PAUSE addressed to a unicast
+        MAC as data to the other ports. (Related: a VLAN-tagged frame whose
+        inner type is 0x8808 is not a MAC Control frame - its Length/Type is
+        0x8100 - yet it is consumed as a PAUSE and pauses the port.)"""
+        inp = self.path("in.pcap")
+        body = bytes.fromhex("0001ffff") + bytes(42)
+        uni = bytes.fromhex("020000000099") + bytes.fromhex("02000000000a") + b"\x88\x08" + body
+        tagged = bytes.fromhex("0180c2000001") + bytes.fromhex("02000000000a") + bytes.fromhex("81000005") + \
+            b"\x88\x08" + body
+        write_pcap(inp, [uni, tagged])
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"],
+                         ["--duration", "1s"])
+        self.assertClean(run)
+        self.assertEqual(frames(self.path("o1.pcap")), [], "a MAC Control frame was relayed")
+        self.assertEqual(run.port("Ethernet0")["rx_pause"], 0, "a tagged frame was taken for a PAUSE")
+
+    @unittest.expectedFailure
     def test_single_port_flood_is_counted(self):
         """BUG (pipelines/switch/switch_pipeline.cpp, flood()): on a bridge
         with one port, a frame to an unknown or broadcast destination has no
