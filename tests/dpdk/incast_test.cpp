@@ -24,6 +24,7 @@ namespace {
 
 struct incast_result {
     std::uint64_t sent = 0, received = 0, tx_fail = 0;
+    std::uint64_t sent_after_xoff = 0;  // sent while an XOFF was outstanding (its pause may have expired)
     double busy = 0;
     std::array<std::uint64_t, 4> xoff{}, xon{};
     std::uint64_t switch_drops = 0, lossy_drops = 0, tail_drops = 0, headroom_overflow = 0, ethdev_missed = 0;
@@ -109,7 +110,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
                 double((clk.now() - t0).v) / 1e3 / double(tb.pipe->loops + 1), double(tb.pipe->max_poll_gap_ns) / 1e3);
     res.busy = double(win_bytes) * 8 / 2.0 / 1e9;
     for (int i = 0; i < 4; ++i) {
-        EXPECT_EQ(senders[i]->sent_after_xoff, 0u) << "the test sender must honour XOFF";
+        res.sent_after_xoff += senders[i]->sent_after_xoff;
         res.sent += senders[i]->sent;
         res.tx_fail += senders[i]->tx_fail + senders[i]->alloc_fail;
         res.xoff[i] = senders[i]->xoff_rx[3];
@@ -189,6 +190,11 @@ TEST(incast, lossless_4_to_1_drops_nothing_and_pauses_every_sender) {
                      << " us the configured headroom absorbs at 1Gbps: the machine is too busy to judge a "
                      << "lossless result (drops " << r.switch_drops << ")";
     }
+    // The test senders honour XOFF. (Checked only here: when the worker
+    // stalls longer than half the pause time its refresh comes late, the
+    // senders' 65535-quanta pause legitimately expires and they send while
+    // the XOFF is still outstanding.)
+    EXPECT_EQ(r.sent_after_xoff, 0u) << "the test sender must honour XOFF";
     EXPECT_GT(r.sent, 200000u);
     EXPECT_EQ(r.tx_fail, 0u);
     EXPECT_EQ(r.switch_drops, 0u);
