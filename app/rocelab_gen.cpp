@@ -594,6 +594,7 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
         j.kv("ipackets", es[i].ipackets);
         j.kv("opackets", es[i].opackets);
         j.kv("imissed", es[i].imissed);
+        j.kv("ierrors", es[i].ierrors);
         j.kv("oerrors", es[i].oerrors);
         j.kv("rx_nombuf", es[i].rx_nombuf);
         j.end_object();

@@ -24,13 +24,15 @@ namespace {
 
 struct incast_result {
     std::uint64_t sent = 0, received = 0, tx_fail = 0;
+    std::uint64_t sent_after_xoff = 0;  // sent while an XOFF was outstanding (its pause may have expired)
     double busy = 0;
     std::array<std::uint64_t, 4> xoff{}, xon{};
     std::uint64_t switch_drops = 0, lossy_drops = 0, tail_drops = 0, headroom_overflow = 0, ethdev_missed = 0;
     std::uint64_t peak_use = 0, peak_headroom = 0, use_bound = 0;
     std::vector<std::vector<std::byte>> pfc_frames;
     std::uint64_t pfc_sent = 0;
-    double max_stall_us = 0;    // the worker lcore's longest gap between polls
+    double max_stall_us = 0;    // the worker thread's longest wait for a CPU (kernel schedstat), -1 if unknown
+    double switch_gap_us = 0;   // the switch's own max_poll_gap_ns (printed only, not used to judge)
     double stall_budget_us = 0; // how long a stall the headroom absorbs at line rate
 };
 
@@ -44,6 +46,8 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     if (!tb.pipe) { return res; }
     EXPECT_TRUE(tb.pipe->buffer_accounting());
     tb.start();
+    test::worker_stall_probe probe;
+    EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
 
     // The receiver speaks once so the switch learns where it is.
     roce_v4_params hello;
@@ -76,7 +80,13 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     const nanos w0 = t0 + 500_ms, w1 = t0 + 2500_ms;
     std::uint64_t win_bytes = 0;
     rte_mbuf* b[64];
+    probe.sample();
+    nanos next_sample = clk.now() + 1_ms;
     for (nanos now = clk.now(); now < w1; now = clk.now()) {
+        if (now >= next_sample) {
+            probe.sample();
+            next_sample = now + 1_ms;
+        }
         for (auto& s : senders) { s->poll(now); }
         const std::uint16_t n = rte_eth_rx_burst(tb.hosts[0].port_id, 0, b, 64);
         for (std::uint16_t k = 0; k < n; ++k) {
@@ -85,6 +95,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
         }
         rte_pktmbuf_free_bulk(b, n);
     }
+    probe.sample();
     for (auto& s : senders) { s->sending = false; }
     // Drain: the switch empties its queues (senders keep reading PFC/XON).
     for (nanos end = clk.now() + 200_ms, now = clk.now(); now < end; now = clk.now()) {
@@ -99,7 +110,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
                 double((clk.now() - t0).v) / 1e3 / double(tb.pipe->loops + 1), double(tb.pipe->max_poll_gap_ns) / 1e3);
     res.busy = double(win_bytes) * 8 / 2.0 / 1e9;
     for (int i = 0; i < 4; ++i) {
-        EXPECT_EQ(senders[i]->sent_after_xoff, 0u) << "the test sender must honour XOFF";
+        res.sent_after_xoff += senders[i]->sent_after_xoff;
         res.sent += senders[i]->sent;
         res.tx_fail += senders[i]->tx_fail + senders[i]->alloc_fail;
         res.xoff[i] = senders[i]->xoff_rx[3];
@@ -136,7 +147,12 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     res.use_bound = pgc.reserved.v + max_th + pgc.xoff.v;
     // While the worker does not poll, a line-rate sender keeps filling the RX
     // ring; the headroom (less two RX bursts) covers this long a stall.
-    res.max_stall_us = double(tb.pipe->max_poll_gap_ns) / 1e3;
+    res.max_stall_us = probe.ok() ? double(probe.max_stall_ns) / 1e3 : -1;
+    res.switch_gap_us = double(tb.pipe->max_poll_gap_ns) / 1e3;
+    std::printf("[%s] worker thread's longest wait for a CPU (kernel schedstat, sampled every 1 ms) %.1f us; "
+                "headroom absorbs %.1f us at 1Gbps; switch's own max_poll_gap %.1f us (not used to judge)\n",
+                tag.c_str(), res.max_stall_us, double(pgc.xoff.v - 2 * 32 * 1518) / 125e6 * 1e6,
+                res.switch_gap_us);
     res.stall_budget_us = (double(pgc.xoff.v) - 2.0 * 32 * 1518) / 125e6 * 1e6;
     std::printf("[%s] sent %llu received %llu, egress busy %.1f%%, XOFF/XON per sender %llu/%llu %llu/%llu "
                 "%llu/%llu %llu/%llu, PFC frames sent %llu, peak PG use %llu B (bound %llu, xoff %llu, peak "
@@ -162,11 +178,23 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
 TEST(incast, lossless_4_to_1_drops_nothing_and_pauses_every_sender) {
     test::init_eal_once("incast");
     const incast_result r = run_incast(26, "ll");
+    // Judged only where judging is sound: while the worker thread waits for a
+    // CPU, line-rate senders keep filling its RX rings with frames no PG has
+    // been charged for; beyond what the headroom absorbs a drop is the
+    // machine's, not the switch's. The decision uses the kernel's measure
+    // of the worker's stalls, never the switch's own counters.
+    ASSERT_GE(r.max_stall_us, 0) << "no independent stall measurement";
     if (r.max_stall_us > r.stall_budget_us) {
-        GTEST_SKIP() << "the worker lcore stalled for " << r.max_stall_us << " us, longer than the "
-                     << r.stall_budget_us << " us the configured headroom absorbs at 1Gbps: the machine is "
-                     << "too busy for a lossless result (frames waited unaccounted in the RX rings)";
+        GTEST_SKIP() << "the kernel kept the worker thread off the CPU for " << r.max_stall_us
+                     << " us (schedstat run_delay), longer than the " << r.stall_budget_us
+                     << " us the configured headroom absorbs at 1Gbps: the machine is too busy to judge a "
+                     << "lossless result (drops " << r.switch_drops << ")";
     }
+    // The test senders honour XOFF. (Checked only here: when the worker
+    // stalls longer than half the pause time its refresh comes late, the
+    // senders' 65535-quanta pause legitimately expires and they send while
+    // the XOFF is still outstanding.)
+    EXPECT_EQ(r.sent_after_xoff, 0u) << "the test sender must honour XOFF";
     EXPECT_GT(r.sent, 200000u);
     EXPECT_EQ(r.tx_fail, 0u);
     EXPECT_EQ(r.switch_drops, 0u);

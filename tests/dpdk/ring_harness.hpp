@@ -18,9 +18,15 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -306,6 +312,66 @@ private:
     int _prio;
     pause_timer _pause{0xFF};
     bool _xoff_outstanding = false;
+};
+
+// The kernel's own account of how long the switch's worker thread waited,
+// runnable, for a CPU (/proc/self/task/<tid>/schedstat, field 2: run_delay,
+// ns). The kernel adds a whole wait at once when the thread runs again, so
+// the largest increase between two samples is at least the longest single
+// stall of the worker. This is measured outside the switch, and unlike the
+// switch's own max_poll_gap_ns it does not grow when the data path itself
+// gets slower (a slow data path is running, not waiting). Construct it after
+// ring_testbed::start(); sample() from the host thread (e.g. every 1 ms).
+class worker_stall_probe {
+public:
+    worker_stall_probe() {
+        DIR* d = ::opendir("/proc/self/task");
+        if (d == nullptr) { return; }
+        while (dirent* e = ::readdir(d)) {
+            if (e->d_name[0] == '.') { continue; }
+            const std::string dir = std::string("/proc/self/task/") + e->d_name;
+            char comm[64] = {};
+            const int cf = ::open((dir + "/comm").c_str(), O_RDONLY);
+            if (cf < 0) { continue; }
+            const ssize_t n = ::read(cf, comm, sizeof comm - 1);
+            ::close(cf);
+            if (n > 0 && (std::strncmp(comm, "rte-worker-1\n", 13) == 0 || std::strncmp(comm, "lcore-worker-1\n", 15) == 0)) {
+                _fd = ::open((dir + "/schedstat").c_str(), O_RDONLY);
+            }
+        }
+        ::closedir(d);
+        _last = read();
+    }
+    ~worker_stall_probe() {
+        if (_fd >= 0) { ::close(_fd); }
+    }
+    bool ok() const { return _fd >= 0 && _last >= 0; }
+    void sample() {
+        const std::int64_t v = read();
+        if (v < 0) { return; }
+        max_stall_ns = std::max(max_stall_ns, v - _last);
+        total_ns += v - _last;
+        _last = v;
+    }
+    void reset() {
+        sample();
+        max_stall_ns = 0;
+        total_ns = 0;
+    }
+    std::int64_t max_stall_ns = 0;  // the largest wait added between two samples (>= the longest stall)
+    std::int64_t total_ns = 0;      // all waiting between the first and the last sample
+
+private:
+    std::int64_t read() const {
+        if (_fd < 0) { return -1; }
+        char buf[128] = {};
+        if (::pread(_fd, buf, sizeof buf - 1, 0) <= 0) { return -1; }
+        unsigned long long run = 0, wait = 0;
+        if (std::sscanf(buf, "%llu %llu", &run, &wait) != 2) { return -1; }
+        return static_cast<std::int64_t>(wait);
+    }
+    int _fd = -1;
+    std::int64_t _last = -1;
 };
 
 // Send one PFC frame (class_enable, same quanta for each enabled priority).

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 import unittest
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import (SWITCH, Ether, BTH, eal_args, frames, icrc_ok, mkpcap, run_switch,  # noqa: E402
@@ -146,23 +147,70 @@ PORT:
         self.assertEqual(run.port("Ethernet0")["drops"]["drop_oversize"], 1)
 
     def test_learning_and_flooding(self):
-        """Unknown unicast floods to every other port; once the destination is
-        learned, frames go to its port only."""
+        """Unknown unicast floods to every other port; once both MACs are
+        learned, a frame to a known MAC leaves on its port ONLY (no flood copy
+        on the third port) and flood_copies stops growing.
+
+        Port 0 sends 64 frames A->C (C never speaks: flooded to ports 1 and 2),
+        then 100 frames A->B. Port 2 sends one frame B->A. The worker polls
+        port 0 (a burst of at most 32), then ports 1 and 2, so B->A is
+        processed after A's first burst (A learned: unicast to port 0) and
+        before any A->B frame (B learned: unicast to port 2)."""
         inp0 = self.path("in0.pcap")
         inp2 = self.path("in2.pcap")
-        # host B (02:..:0b) speaks first on port 2, then A on port 0 sends to B and to unknown C.
-        write_pcap(inp2, [roce(src_mac="02:00:00:00:00:0b", dst_mac="02:00:00:00:00:0a")])
-        write_pcap(inp0, [roce(src_mac="02:00:00:00:00:0a", dst_mac="02:00:00:00:00:0c", psn=1)])
+        A, B, C = "02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c"
+        write_pcap(inp2, [roce(src_mac=B, dst_mac=A, psn=1000)])
+        write_pcap(inp0, [roce(src_mac=A, dst_mac=C, psn=i) for i in range(64)] +
+                   [roce(src_mac=A, dst_mac=B, psn=100 + i) for i in range(100)])
         run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp0},tx_pcap={self.path('o0.pcap')}",
                                     f"net_pcap1,tx_pcap={self.path('o1.pcap')}",
                                     f"net_pcap2,rx_pcap={inp2},tx_pcap={self.path('o2.pcap')}"],
                          ["--duration", "1s"])
         self.assertClean(run)
-        # A->C (unknown) floods to ports 1 and 2; B->A floods (A unknown when B spoke) or goes to 0.
-        o1 = frames(self.path("o1.pcap"))
-        self.assertTrue(any(Ether(f).dst == "02:00:00:00:00:0c" for f in o1))
-        self.assertTrue(any(Ether(f).dst == "02:00:00:00:00:0c" for f in frames(self.path("o2.pcap"))))
-        self.assertGreaterEqual(run.port("Ethernet0")["flood_copies"] + run.port("Ethernet2")["flood_copies"], 1)
+        dsts = lambda name: Counter(Ether(f).dst for f in frames(self.path(name)))
+        o0, o1, o2 = dsts("o0.pcap"), dsts("o1.pcap"), dsts("o2.pcap")
+        self.assertEqual(o1, Counter({C: 64}), "port 1 must see only the flooded unknown unicast")
+        self.assertEqual(o2, Counter({C: 64, B: 100}))
+        self.assertEqual(o0, Counter({A: 1}), "B->A goes to port 0 only (A was learned there)")
+        # One extra copy per flooded frame (two targets), none once B is known.
+        self.assertEqual(run.port("Ethernet0")["flood_copies"], 64)
+        self.assertEqual(run.port("Ethernet2")["flood_copies"], 0)
+
+    @unittest.expectedFailure
+    def test_mac_control_to_unicast_or_tagged_is_not_relayed(self):
+        """BUG (parser/forwarding, found by tools/mkhostile.py): IEEE 802.3
+        clause 31 never passes a MAC Control frame (Length/Type 0x8808) to the
+        MAC client, whatever its destination, so a bridge never relays one.
+        rocelab-switch forwards an untagged 802.3x PAUSE addressed to a unicast
+        MAC as data to the other ports. (Related: a VLAN-tagged frame whose
+        inner type is 0x8808 is not a MAC Control frame - its Length/Type is
+        0x8100 - yet it is consumed as a PAUSE and pauses the port.)"""
+        inp = self.path("in.pcap")
+        body = bytes.fromhex("0001ffff") + bytes(42)
+        uni = bytes.fromhex("020000000099") + bytes.fromhex("02000000000a") + b"\x88\x08" + body
+        tagged = bytes.fromhex("0180c2000001") + bytes.fromhex("02000000000a") + bytes.fromhex("81000005") + \
+            b"\x88\x08" + body
+        write_pcap(inp, [uni, tagged])
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"],
+                         ["--duration", "1s"])
+        self.assertClean(run)
+        self.assertEqual(frames(self.path("o1.pcap")), [], "a MAC Control frame was relayed")
+        self.assertEqual(run.port("Ethernet0")["rx_pause"], 0, "a tagged frame was taken for a PAUSE")
+
+    @unittest.expectedFailure
+    def test_single_port_flood_is_counted(self):
+        """BUG (pipelines/switch/switch_pipeline.cpp, flood()): on a bridge
+        with one port, a frame to an unknown or broadcast destination has no
+        flood target and is freed with no counter: received != forwarded +
+        named drops. Every drop should have a named counter."""
+        inp = self.path("in.pcap")
+        write_pcap(inp, [roce(src_mac="02:00:00:00:00:0a", dst_mac="02:00:00:00:00:0c", psn=i) for i in range(5)])
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp},tx_pcap={self.path('o0.pcap')}"], ["--duration", "1s"])
+        self.assertClean(run)
+        p0 = run.port("Ethernet0")
+        self.assertEqual(p0["rx_packets"], 5)
+        self.assertEqual(p0["tx_packets"] + sum(p0["drops"].values()) + p0["rx_mac_control"], 5,
+                         f"drops {p0['drops']}")
 
 
 L3_CFG = """
