@@ -841,17 +841,14 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
     }
     const std::int32_t ep = pf.dest_qpn < ps.qpn_table.size() ? ps.qpn_table[pf.dest_qpn] : -1;
     if (ep < 0) {
-        bump(is_cnp ? ps.c.rx_cnp : ps.c.rx_unknown_qpn);
-        if (is_cnp) {
-            bump(ps.c.rx_unknown_qpn);
-        }
+        bump(ps.c.rx_unknown_qpn);
         rte_pktmbuf_free(m);
         return;
     }
     flow_state& f = *_flows[static_cast<std::size_t>(ep >> 1)];
-    if (is_cnp) {  // reaction point: only a requester's QP takes CNPs
-        bump(ps.c.rx_cnp);
+    if (is_cnp) {  // reaction point: only a requester's QP takes CNPs (rx_cnp)
         if ((ep & 1) == 0) {
+            bump(ps.c.rx_cnp);
             bump(f.cnp_rx);
             if (f.dcqcn) {
                 f.rp.on_cnp(now);

@@ -37,6 +37,8 @@ enum class drop_reason : std::uint8_t {
     headroom_overflow,  // ingress buffer: a lossless PG's headroom overflowed (misconfiguration!)
     pfcwd,              // PFC watchdog (action drop): frames to or in a stormed queue
     wred,               // WRED_PROFILE drop (Not-ECT frame, or ECN off, with wred_green_enable); per queue too
+    flood_no_port,      // L2: a frame to flood, and no port but the ingress one (a one-port bridge)
+    mac_control_other,  // MAC Control (0x8808) not addressed to this port (never relayed, 802.3 clause 31)
     count
 };
 
@@ -61,6 +63,8 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::headroom_overflow: return "drop_headroom_overflow";
         case drop_reason::pfcwd: return "drop_pfcwd";
         case drop_reason::wred: return "drop_wred";
+        case drop_reason::flood_no_port: return "drop_flood_no_port";
+        case drop_reason::mac_control_other: return "drop_mac_control_other";
         case drop_reason::count: break;
     }
     return "?";

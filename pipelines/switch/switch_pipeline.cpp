@@ -648,6 +648,7 @@ namespace {
                              bool tagged) noexcept {
     std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
     if (targets == 0) {
+        in.c.drop(drop_reason::flood_no_port);
         rte_pktmbuf_free(m);
         return;
     }
@@ -717,13 +718,20 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
                 in.c.drop(drop_reason::malformed);
                 break;
             }
-            // Link-local group addresses 01:80:C2:00:00:00..0F are never forwarded.
-            if (is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d))) [[unlikely]] {
-                if (f.kind == frame_kind::mac_control) {
+            // Link-local group addresses 01:80:C2:00:00:00..0F are never
+            // forwarded. A MAC Control frame (Length/Type 0x8808 right after
+            // the source address: untagged) is never passed to the bridge
+            // (IEEE 802.3 clause 31): it acts when addressed to the reserved
+            // group or to this port, and is dropped by name otherwise. A
+            // tagged frame is not MAC Control, whatever its inner type.
+            const bool mac_ctl = f.kind == frame_kind::mac_control && f.vlan_count == 0;
+            if (mac_ctl || is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d))) [[unlikely]] {
+                if (mac_ctl && (is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d)) ||
+                                std::memcmp(d, in.b.mac.data(), 6) == 0)) {
                     on_mac_control(in, f, d, now);
                     o = out_consumed;
                 } else {
-                    in.c.drop(drop_reason::link_local);
+                    in.c.drop(mac_ctl ? drop_reason::mac_control_other : drop_reason::link_local);
                 }
                 break;
             }

@@ -176,15 +176,14 @@ PORT:
         self.assertEqual(run.port("Ethernet0")["flood_copies"], 64)
         self.assertEqual(run.port("Ethernet2")["flood_copies"], 0)
 
-    @unittest.expectedFailure
     def test_mac_control_to_unicast_or_tagged_is_not_relayed(self):
-        """BUG (parser/forwarding, found by tools/mkhostile.py): IEEE 802.3
-        clause 31 never passes a MAC Control frame (Length/Type 0x8808) to the
-        MAC client, whatever its destination, so a bridge never relays one.
-        rocelab-switch forwards an untagged 802.3x PAUSE addressed to a unicast
-        MAC as data to the other ports. (Related: a VLAN-tagged frame whose
-        inner type is 0x8808 is not a MAC Control frame - its Length/Type is
-        0x8100 - yet it is consumed as a PAUSE and pauses the port.)"""
+        """Found by tools/mkhostile.py: IEEE 802.3 clause 31 never passes a MAC
+        Control frame (Length/Type 0x8808) to the MAC client, whatever its
+        destination, so a bridge never relays one: an untagged PAUSE to
+        another station's unicast MAC is dropped by name
+        (drop_mac_control_other). A VLAN-tagged frame whose inner type is
+        0x8808 is not a MAC Control frame (its Length/Type is 0x8100): to the
+        link-local group it is a link-local drop, and it pauses nothing."""
         inp = self.path("in.pcap")
         body = bytes.fromhex("0001ffff") + bytes(42)
         uni = bytes.fromhex("020000000099") + bytes.fromhex("02000000000a") + b"\x88\x08" + body
@@ -196,13 +195,14 @@ PORT:
         self.assertClean(run)
         self.assertEqual(frames(self.path("o1.pcap")), [], "a MAC Control frame was relayed")
         self.assertEqual(run.port("Ethernet0")["rx_pause"], 0, "a tagged frame was taken for a PAUSE")
+        self.assertEqual(run.port("Ethernet0")["drops"]["drop_mac_control_other"], 1)
+        self.assertEqual(run.port("Ethernet0")["drops"]["drop_link_local"], 1)
 
-    @unittest.expectedFailure
     def test_single_port_flood_is_counted(self):
-        """BUG (pipelines/switch/switch_pipeline.cpp, flood()): on a bridge
-        with one port, a frame to an unknown or broadcast destination has no
-        flood target and is freed with no counter: received != forwarded +
-        named drops. Every drop should have a named counter."""
+        """Found by the hostile-frame review: on a bridge with one port, a
+        frame to an unknown or broadcast destination has no flood target; it
+        is dropped by name (drop_flood_no_port): received = forwarded +
+        named drops."""
         inp = self.path("in.pcap")
         write_pcap(inp, [roce(src_mac="02:00:00:00:00:0a", dst_mac="02:00:00:00:00:0c", psn=i) for i in range(5)])
         run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp},tx_pcap={self.path('o0.pcap')}"], ["--duration", "1s"])
@@ -211,6 +211,7 @@ PORT:
         self.assertEqual(p0["rx_packets"], 5)
         self.assertEqual(p0["tx_packets"] + sum(p0["drops"].values()) + p0["rx_mac_control"], 5,
                          f"drops {p0['drops']}")
+        self.assertEqual(p0["drops"]["drop_flood_no_port"], 5)
 
 
 L3_CFG = """
