@@ -41,7 +41,10 @@ std::vector<received> pump(sim_link<frame>& l, const std::vector<frame>& in, nan
         while (l.rx_ring_used() > 0) {
             const nanos a = l.next_arrival();
             frame f;
-            EXPECT_EQ(l.rx_burst(now, &f, 1), 1u);
+            if (l.rx_burst(now, &f, 1) != 1) {
+                ADD_FAILURE() << "a delivered frame was not handed out at " << now.v;
+                return out;
+            }
             out.push_back(received{f.id, a.v});
         }
         const nanos next_tx = sent < in.size() ? l.tx_free_time(now) : nanos::max();
@@ -49,7 +52,10 @@ std::vector<received> pump(sim_link<frame>& l, const std::vector<frame>& in, nan
         if (next == nanos::max()) {
             break;
         }
-        EXPECT_GT(next, now);
+        if (next <= now) {
+            ADD_FAILURE() << "no progress at " << now.v;
+            return out;
+        }
         now = next;
     }
     return out;
