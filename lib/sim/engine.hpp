@@ -211,10 +211,10 @@ private:
         ++_c.instants;
         // 3. every event at t
         while (!_q.empty() && _q.next_time() == t) {
-            const event e = _q.pop();
             ++_c.events;
-            const slot_rec s = _slots[e.slot];
+            const slot_rec s = _slots[_q.top().slot];
             if (s.kind == slot_kind::node) {
+                _q.pop();
                 mark_due(s.index);
             } else {
                 ++_c.link_events;
@@ -222,6 +222,8 @@ private:
                 if (lr.l->deliver(t) > 0) {
                     mark_due(lr.to);
                 }
+                // Every frame due by t is delivered, so the next arrival is
+                // later: the event moves in place (one sift) or goes.
                 sync_link(lr);
             }
         }
