@@ -11,6 +11,7 @@ include itself and the layers listed for it, nothing else:
   lib/fwd      core, proto
   lib/roce     core, proto, qos
   lib/config   core, proto, qos, fwd, roce (YAML -> the structs above)
+  lib/sim      core (virtual clock, event queue, modelled links; pure)
   lib/dpdk     core, proto, qos, fwd, roce, config       (+ rte_*.h)
   pipelines    lib/*, pipelines                          (+ rte_*.h)
   app          lib/*, pipelines, app                     (+ rte_*.h)
@@ -25,7 +26,7 @@ import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-LIB = ["core", "proto", "qos", "fwd", "roce", "config", "dpdk"]
+LIB = ["core", "proto", "qos", "fwd", "roce", "config", "sim", "dpdk"]
 ALLOWED = {
     "lib/core": {"core"},
     "lib/proto": {"core", "proto"},
@@ -33,6 +34,7 @@ ALLOWED = {
     "lib/fwd": {"core", "proto", "fwd"},
     "lib/roce": {"core", "proto", "qos", "roce"},
     "lib/config": {"core", "proto", "qos", "fwd", "roce", "config"},
+    "lib/sim": {"core", "sim"},
     "lib/dpdk": {"core", "proto", "qos", "fwd", "roce", "config", "dpdk"},
     "pipelines": set(LIB) | {"switch", "gen"},
     "app": set(LIB) | {"switch", "gen", "app"},

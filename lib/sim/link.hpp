@@ -1,0 +1,333 @@
+// link.hpp - one direction of a modelled Ethernet link: TX descriptor ring,
+// serialisation at line rate, propagation delay, optional i.i.d. loss, and
+// the receiver's RX descriptor ring.
+//
+// What: the sender puts frames on the TX ring (tx_burst); the link drains it
+// back to back at `rate`; each frame arrives at the peer `prop_delay` after
+// its last bit left; on arrival it is lost (i.i.d. with probability `loss`)
+// or pushed into the RX ring, or dropped when the RX ring is full (like a
+// NIC's imissed); the receiver takes frames with rx_burst.
+//
+//   tx_burst(now)  -> [ TX ring: tx_ring_size ] -> wire -> [ RX ring: rx_ring_size ] -> rx_burst(now)
+//                     accepted or refused          loss     rx_ring_full drop
+//
+// Timing, exact (the arithmetic of qos/shaper.hpp). Frame i of len_i bytes
+// costs w_i = (len_i + overhead) x 8 x 1e9 / rate ns of wire time (overhead
+// 24 B: preamble+SFD+IFG 20, FCS 4; DPDK frames carry neither). The time the
+// line frees up is held as
+//   free = _free_ns + _free_rem / R,   0 <= _free_rem < R   (R = rate, bit/s)
+// and a frame accepted at `now` departs (its last bit leaves) at
+//   depart_exact = max(now, free) + w_i,  free := depart_exact
+// where w_i is added as q = floor(bits x 1e9 / R) ns plus the remainder
+// r = (bits x 1e9) mod R carried into _free_rem, so after any number of
+// frames `free` equals the exact rational sum: no drift. Events happen at
+// integer ns: a frame has departed at depart = ceil(depart_exact) (the first
+// ns at which all of it is on the wire) and arrives at
+//   arrive = depart + prop_delay.
+// Departures are in TX order and prop_delay is fixed, so arrivals are too.
+//
+// TX ring: a frame holds its TX slot until it departs, as a NIC descriptor
+// is held until the frame is sent; tx_burst refuses frames when all
+// tx_ring_size slots are held (the caller keeps them, as with
+// rte_eth_tx_burst). tx_free_time(now, k) says when k slots will be free.
+//
+// Lazy and exact: the link does its bookkeeping when called. Each call
+// (tx_burst, rx_burst, deliver) first retires departures and moves every
+// frame with arrive <= now into the RX ring in arrival order. Since nothing
+// reads the RX ring between two calls, the RX occupancy each frame finds is
+// the same as if it had been moved at its exact arrival time; the loss draws
+// are taken in arrival order. The engine calls deliver(t) at each arrival
+// time t to wake the receiver. Calls must come with non-decreasing `now`.
+//
+// Storage is allocated in the constructor and never again: the TX ring plus
+// the frames on the wire (at most prop_delay / wire time of a
+// min_frame_len frame, + 2) share one FIFO; the RX ring is another. A frame
+// shorter than min_frame_len can exhaust the wire storage on a long link;
+// it is then refused like a full TX ring and counted (tx_refused_wire_full).
+//
+// Items: a frame handle (plain struct with `len`, or rte_mbuf*). Traits
+// gives length(item) and drop(item) (called on a frame the link drops, so
+// the DPDK layer can free the mbuf); the default reads `item.len` and does
+// nothing on drop. Frames still held when the link is destroyed are not
+// dropped: drain them first (rx_burst) if they own memory.
+//
+// Parameters (link_cfg): rate, prop_delay, loss (probability, 0 = none),
+// loss_seed, tx_ring_size, rx_ring_size, overhead (24 B), min_frame_len (60,
+// storage sizing only). link_cfg_error() checks them (control path).
+//
+// Counters (link_counters): tx_accepted, tx_bytes, tx_refused (TX ring
+// full), tx_refused_wire_full, lost, rx_ring_full, delivered (moved into
+// the RX ring: the link's item-hops), rx_taken.
+//
+// Config example:
+//   link_cfg c{.rate = 100_Gbps, .prop_delay = 1_us, .loss = 1e-4, .loss_seed = 7,
+//              .tx_ring_size = 256, .rx_ring_size = 1024};
+//   sim_link<frame> l{c};
+//   n = l.tx_burst(now, frames, 32);       // frames[n..] are still the caller's
+//   m = l.rx_burst(now, out, 32);          // only frames with arrive <= now
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "core/rng.hpp"
+#include "core/units.hpp"
+#include "sim/fifo.hpp"
+
+namespace rocelab::sim {
+
+struct link_cfg {
+    bits_per_sec rate{0};
+    nanos prop_delay{0};
+    double loss = 0.0;                 // i.i.d. loss probability per frame, [0, 1]
+    std::uint64_t loss_seed = 1;       // seeds this link's own rng stream
+    std::uint32_t tx_ring_size = 256;  // TX descriptors (frames not yet departed)
+    std::uint32_t rx_ring_size = 1024; // RX descriptors (arrived, not yet taken)
+    bytes overhead{24};                // wire bytes per frame not in the item
+    std::uint32_t min_frame_len = 60;  // sizes the wire storage only
+};
+
+// Empty when the config is usable, else what is wrong (control path).
+inline std::string link_cfg_error(const link_cfg& c) {
+    if (c.rate.v == 0) {
+        return "link rate must be > 0 bit/s";
+    }
+    if (c.rate.v > (std::uint64_t{1} << 57)) {
+        return "link rate must be <= 2^57 bit/s";
+    }
+    if (c.prop_delay.v < 0) {
+        return "link prop_delay must be >= 0";
+    }
+    if (!(c.loss >= 0.0 && c.loss <= 1.0)) {
+        return "link loss must be a probability in [0, 1]";
+    }
+    if (c.tx_ring_size == 0 || c.rx_ring_size == 0) {
+        return "link tx_ring_size and rx_ring_size must be >= 1";
+    }
+    if (c.overhead.v + c.min_frame_len == 0) {
+        return "link overhead + min_frame_len must be >= 1 byte";
+    }
+    return {};
+}
+
+// How the link sees an item. Specialise (or pass another Traits) for
+// rte_mbuf*: length = pkt_len, drop = rte_pktmbuf_free.
+template <typename Item>
+struct item_traits {
+    std::uint32_t length(const Item& it) const noexcept { return static_cast<std::uint32_t>(it.len); }
+    void drop(Item&) const noexcept {}
+};
+
+struct link_counters {
+    std::uint64_t tx_accepted = 0;           // frames put on the TX ring
+    std::uint64_t tx_bytes = 0;              // their bytes (without overhead)
+    std::uint64_t tx_refused = 0;            // refused: TX ring full (still the caller's)
+    std::uint64_t tx_refused_wire_full = 0;  // refused: wire storage full (runts on a long link)
+    std::uint64_t lost = 0;                  // dropped by the i.i.d. loss model
+    std::uint64_t rx_ring_full = 0;          // dropped at arrival: RX ring full
+    std::uint64_t delivered = 0;             // moved into the RX ring
+    std::uint64_t rx_taken = 0;              // returned by rx_burst
+};
+
+template <typename Item, typename Traits = item_traits<Item>>
+class sim_link {
+public:
+    using item_type = Item;
+
+    // Set-up: allocates the rings. Throws std::invalid_argument on a bad cfg.
+    explicit sim_link(const link_cfg& cfg, Traits traits = {})
+        : _cfg(checked(cfg)),
+          _traits(traits),
+          _wire(cfg.tx_ring_size + wire_slots(cfg)),
+          _rx(cfg.rx_ring_size),
+          _rng(cfg.loss_seed),
+          _loss_threshold(threshold(cfg.loss)) {}
+
+    sim_link(const sim_link&) = delete;
+    sim_link& operator=(const sim_link&) = delete;
+
+    // Puts in[0..n) on the TX ring in order until it is full; returns how
+    // many were taken. The caller still owns in[ret..n).
+    std::size_t tx_burst(nanos now, const Item* in, std::size_t n) noexcept {
+        advance(now);
+        std::size_t i = 0;
+        for (; i < n; ++i) {
+            if (_wire.size() - _departed >= _cfg.tx_ring_size) {
+                _c.tx_refused += n - i;
+                break;
+            }
+            if (_wire.full()) {
+                _c.tx_refused_wire_full += n - i;
+                break;
+            }
+            const std::uint32_t len = _traits.length(in[i]);
+            if (now.v > _free_ns) {  // line idle since `free`: start now
+                _free_ns = now.v;
+                _free_rem = 0;
+            }
+            add_wire_time(len + _cfg.overhead.v);
+            const std::int64_t depart = _free_ns + (_free_rem != 0 ? 1 : 0);
+            _wire.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
+            ++_c.tx_accepted;
+            _c.tx_bytes += len;
+        }
+        return i;
+    }
+
+    // Takes up to n frames that have arrived by `now`, in arrival order.
+    std::size_t rx_burst(nanos now, Item* out, std::size_t n) noexcept {
+        advance(now);
+        std::size_t i = 0;
+        while (i < n && !_rx.empty() && _rx.front().arrive <= now.v) {
+            out[i++] = _rx.front().item;
+            _rx.pop();
+        }
+        _c.rx_taken += i;
+        return i;
+    }
+
+    // Moves the frames that have arrived by `now` into the RX ring (loss and
+    // RX-full drops counted); returns how many went into the RX ring.
+    std::size_t deliver(nanos now) noexcept {
+        const std::uint64_t before = _c.delivered;
+        advance(now);
+        return static_cast<std::size_t>(_c.delivered - before);
+    }
+
+    // Arrival time of the next frame still on the link (TX ring or wire),
+    // not yet delivered; nanos::max() when none. The engine's link event.
+    nanos next_wire_arrival() const noexcept {
+        return _wire.empty() ? nanos::max() : nanos{_wire.front().arrive};
+    }
+    // Arrival time of the oldest frame not yet taken by rx_burst (in the RX
+    // ring, else on the link); nanos::max() when none.
+    nanos next_arrival() const noexcept { return _rx.empty() ? next_wire_arrival() : nanos{_rx.front().arrive}; }
+
+    // When at least k TX slots are free: `now` if they already are,
+    // nanos::max() if k > tx_ring_size.
+    nanos tx_free_time(nanos now, std::size_t k = 1) noexcept {
+        if (k > _cfg.tx_ring_size) {
+            return nanos::max();
+        }
+        advance(now);
+        const std::size_t held = _wire.size() - _departed;
+        const std::size_t free = _cfg.tx_ring_size - held;
+        if (free >= k) {
+            return now;
+        }
+        return nanos{_wire[_departed + (k - free) - 1].depart};
+    }
+    // Frames holding TX slots at `now`.
+    std::size_t tx_ring_used(nanos now) noexcept {
+        advance(now);
+        return _wire.size() - _departed;
+    }
+    std::size_t rx_ring_used() const noexcept { return _rx.size(); }
+    // Frames accepted but not yet delivered (TX ring + wire).
+    std::size_t on_link() const noexcept { return _wire.size(); }
+
+    // The exact time the line frees up: free_ns + free_rem / rate.
+    std::int64_t line_free_ns() const noexcept { return _free_ns; }
+    std::uint64_t line_free_rem() const noexcept { return _free_rem; }
+
+    const link_cfg& cfg() const noexcept { return _cfg; }
+    const link_counters& counters() const noexcept { return _c; }
+
+private:
+    struct wire_entry {
+        Item item{};
+        std::int64_t depart = 0;  // ceil of the exact departure, ns
+        std::int64_t arrive = 0;  // depart + prop_delay
+    };
+    struct rx_entry {
+        Item item{};
+        std::int64_t arrive = 0;
+    };
+    static constexpr std::uint64_t ns_per_s = 1'000'000'000ULL;
+
+    static const link_cfg& checked(const link_cfg& c) {
+        const std::string err = link_cfg_error(c);
+        if (!err.empty()) {
+            throw std::invalid_argument(err);
+        }
+        return c;
+    }
+    // Most frames that can be on the wire at once (departed, not arrived):
+    // their exact departures lie in (now - prop_delay - 1, now] and are at
+    // least one min_frame_len wire time apart.
+    static std::size_t wire_slots(const link_cfg& c) {
+        const unsigned __int128 min_bits_ns =
+            static_cast<unsigned __int128>(c.min_frame_len + c.overhead.v) * 8u * ns_per_s;
+        const unsigned __int128 n =
+            static_cast<unsigned __int128>(c.prop_delay.v + 1) * c.rate.v / min_bits_ns;
+        return static_cast<std::size_t>(n) + 2;
+    }
+    // Loss probability as a 33-bit threshold for a u32 draw (as roce/loss.hpp).
+    static std::uint64_t threshold(double p) noexcept {
+        if (!(p > 0.0)) {
+            return 0;
+        }
+        if (p >= 1.0) {
+            return std::uint64_t{1} << 32;
+        }
+        return static_cast<std::uint64_t>(p * 4294967296.0 + 0.5);
+    }
+
+    void add_wire_time(std::uint64_t wire_bytes) noexcept {
+        const std::uint64_t rate = _cfg.rate.v;
+        std::uint64_t q;
+        std::uint64_t r;
+        if (wire_bytes <= UINT64_MAX / (8 * ns_per_s)) {
+            const std::uint64_t num = wire_bytes * 8 * ns_per_s;
+            q = num / rate;
+            r = num % rate;
+        } else {
+            const unsigned __int128 num = static_cast<unsigned __int128>(wire_bytes) * 8 * ns_per_s;
+            q = static_cast<std::uint64_t>(num / rate);
+            r = static_cast<std::uint64_t>(num % rate);
+        }
+        _free_ns += static_cast<std::int64_t>(q);
+        _free_rem += r;
+        if (_free_rem >= rate) {
+            _free_rem -= rate;
+            ++_free_ns;
+        }
+    }
+
+    // Retires departures and delivers arrivals up to `now`, in order.
+    void advance(nanos now) noexcept {
+        while (_departed < _wire.size() && _wire[_departed].depart <= now.v) {
+            ++_departed;
+        }
+        while (!_wire.empty() && _wire.front().arrive <= now.v) {
+            wire_entry& e = _wire.front();
+            if (_loss_threshold != 0 && _rng.next_u32() < _loss_threshold) {
+                ++_c.lost;
+                _traits.drop(e.item);
+            } else if (_rx.full()) {
+                ++_c.rx_ring_full;
+                _traits.drop(e.item);
+            } else {
+                _rx.push(rx_entry{e.item, e.arrive});
+                ++_c.delivered;
+            }
+            _wire.pop();
+            --_departed;  // arrive >= depart: the front had departed
+        }
+    }
+
+    link_cfg _cfg;
+    [[no_unique_address]] Traits _traits;
+    fifo<wire_entry> _wire;  // [0, _departed): on the wire; [_departed, size): TX ring
+    std::size_t _departed = 0;
+    fifo<rx_entry> _rx;
+    std::int64_t _free_ns = INT64_MIN / 4;
+    std::uint64_t _free_rem = 0;
+    rng _rng;
+    std::uint64_t _loss_threshold;
+    link_counters _c;
+};
+
+}  // namespace rocelab::sim
