@@ -55,12 +55,13 @@ FRAME = 14 + 20 + 8 + 12 + 1024 + 4  # WRITE MIDDLE with 1024 B payload, no FCS
 MODES = {"rocelab": "prefilled", "rocelab-copy": "copy", "rocelab-build": "build", "rocelab-noicrc": "no-icrc",
          "rocelab-dcqcn-off": "prefilled", "rocelab-paced": "prefilled", "rocelab-paced-dcqcn": "prefilled"}
 # DCQCN is on by default (nvidia_cx): `rocelab` runs it on unpaced QPs (the
-# RP's byte counter per packet). The paced pair sets a 100Gbps line rate, so
+# RP's byte counter per packet). The paced pair sets a 400Gbps line rate, so
 # every packet also goes through the QP pacer and the line shaper, with the
-# reaction point on or off.
+# reaction point on or off (400Gbps: above what one lcore sends, so the
+# figure is the cost of pacing and DCQCN, not the pacing rate).
 EXTRA = {"rocelab-dcqcn-off": ["--dcqcn", "off"],
-         "rocelab-paced": ["--rate", "100Gbps", "--dcqcn", "off"],
-         "rocelab-paced-dcqcn": ["--rate", "100Gbps"]}
+         "rocelab-paced": ["--rate", "400Gbps", "--dcqcn", "off"],
+         "rocelab-paced-dcqcn": ["--rate", "400Gbps"]}
 
 
 def tsc_hz():
