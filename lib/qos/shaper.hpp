@@ -45,6 +45,7 @@
 #include <cstdint>
 
 #include "core/units.hpp"
+#include "core/wire_time.hpp"
 
 namespace rocelab {
 
@@ -122,25 +123,7 @@ public:
 private:
     static constexpr std::uint64_t ns_per_s = 1'000'000'000ULL;
 
-    void add_bytes(std::uint64_t wire) noexcept {
-        std::uint64_t q;
-        std::uint64_t r;
-        if (wire <= (UINT64_MAX / (8 * ns_per_s))) {  // 2.3e9 B: always for real frames
-            const std::uint64_t num = wire * 8 * ns_per_s;
-            q = num / _rate;
-            r = num % _rate;
-        } else {
-            const unsigned __int128 num = static_cast<unsigned __int128>(wire) * 8 * ns_per_s;
-            q = static_cast<std::uint64_t>(num / _rate);
-            r = static_cast<std::uint64_t>(num % _rate);
-        }
-        _tat_ns += static_cast<std::int64_t>(q);
-        _tat_rem += r;
-        if (_tat_rem >= _rate) {
-            _tat_rem -= _rate;
-            ++_tat_ns;
-        }
-    }
+    void add_bytes(std::uint64_t wire) noexcept { add_wire_time(_tat_ns, _tat_rem, wire, _rate); }
 
     std::int64_t _next = INT64_MIN / 4;  // ceil(TAT - tau): hot, read by conforms()
     std::int64_t _tat_ns = INT64_MIN / 4;

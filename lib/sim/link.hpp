@@ -74,6 +74,7 @@
 
 #include "core/rng.hpp"
 #include "core/units.hpp"
+#include "core/wire_time.hpp"
 #include "sim/fifo.hpp"
 
 namespace rocelab::sim {
@@ -276,24 +277,7 @@ private:
     }
 
     void add_wire_time(std::uint64_t wire_bytes) noexcept {
-        const std::uint64_t rate = _cfg.rate.v;
-        std::uint64_t q;
-        std::uint64_t r;
-        if (wire_bytes <= UINT64_MAX / (8 * ns_per_s)) {
-            const std::uint64_t num = wire_bytes * 8 * ns_per_s;
-            q = num / rate;
-            r = num % rate;
-        } else {
-            const unsigned __int128 num = static_cast<unsigned __int128>(wire_bytes) * 8 * ns_per_s;
-            q = static_cast<std::uint64_t>(num / rate);
-            r = static_cast<std::uint64_t>(num % rate);
-        }
-        _free_ns += static_cast<std::int64_t>(q);
-        _free_rem += r;
-        if (_free_rem >= rate) {
-            _free_rem -= rate;
-            ++_free_ns;
-        }
+        rocelab::add_wire_time(_free_ns, _free_rem, wire_bytes, _cfg.rate.v);
     }
 
     // Retires departures and delivers arrivals up to `now`, in order.
