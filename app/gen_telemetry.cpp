@@ -89,7 +89,7 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_start_dict(d);
     rte_tel_data_add_dict_string(d, "name", p.binding(pi).name.c_str());
     rte_tel_data_add_dict_u64(d, "port_id", p.binding(pi).port_id);
-    rte_tel_data_add_dict_u64(d, "line_rate_bps", p.binding(pi).rate.v);
+    rte_tel_data_add_dict_u64(d, "line_rate_bps", p.binding(pi).line_rate.v);
     // Field name = report key (the report calls rx_malformed_total "rx_malformed").
 #define ROCELAB_TEL_PORT(field) rte_tel_data_add_dict_u64(d, #field, read_counter(c.field))
     ROCELAB_TEL_PORT(rx_packets);

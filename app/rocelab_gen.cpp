@@ -530,8 +530,8 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
         j.kv("name", b.name);
         j.kv("port_id", static_cast<unsigned>(b.port_id));
         j.kv("device", infos[i].device);
-        j.kv("line_rate", b.rate.v ? format_rate(b.rate) : std::string("unknown"));
-        j.kv("line_rate_bps", b.rate.v);
+        j.kv("line_rate", b.line_rate.v ? format_rate(b.line_rate) : std::string("unknown"));
+        j.kv("line_rate_bps", b.line_rate.v);
         j.kv("rx_packets", c.rx_packets);
         j.kv("rx_bytes", c.rx_bytes);
         j.kv("tx_packets", c.tx_packets);
@@ -759,7 +759,7 @@ int main(int argc, char** argv) {
         gen::port_binding b;
         b.port_id = port_ids[i];
         b.name = infos[i].device;
-        b.rate = cfg.rate.v != 0 ? cfg.rate : opt.tx.tx_only ? bits_per_sec{0} : infos[i].driver_speed;
+        b.line_rate = cfg.rate.v != 0 ? cfg.rate : opt.tx.tx_only ? bits_per_sec{0} : infos[i].driver_speed;
         bindings.push_back(b);
     }
     auto pipe_r = gen::gen_pipeline::create(cfg, bindings, pool, opt.tx);
@@ -801,7 +801,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(cfg.seed));
     for (std::size_t i = 0; i < bindings.size(); ++i) {
         std::printf("  port %zu: %s (%s) line rate %s\n", i, bindings[i].name.c_str(), infos[i].driver.c_str(),
-                    bindings[i].rate.v ? format_rate(bindings[i].rate).c_str() : "unknown (unshaped)");
+                    bindings[i].line_rate.v ? format_rate(bindings[i].line_rate).c_str() : "unknown (unshaped)");
     }
     if (pipe->flow_count() != 0) {
         const dcqcn_np_cfg& np = pipe->np_cfg();

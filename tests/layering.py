@@ -36,8 +36,8 @@ ALLOWED = {
     "lib/config": {"core", "proto", "qos", "fwd", "roce", "config"},
     "lib/sim": {"core", "sim"},
     "lib/dpdk": {"core", "proto", "qos", "fwd", "roce", "config", "dpdk"},
-    "pipelines": set(LIB) | {"switch", "gen"},
-    "app": set(LIB) | {"switch", "gen", "app"},
+    "pipelines": set(LIB) | {"switch", "gen", "vt"},
+    "app": set(LIB) | {"switch", "gen", "vt", "app"},
 }
 RTE_OK = ("lib/dpdk", "pipelines", "app")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -78,7 +78,7 @@ def main():
                         if kind != '"' or "/" not in inc:
                             continue  # system or same-directory header
                         first = inc.split("/")[0]
-                        if first in LIB or first in ("switch", "gen"):
+                        if first in LIB or first in ("switch", "gen", "vt"):
                             if first not in ALLOWED[layer]:
                                 errors.append(f"{rel}:{n}: {layer} includes {inc}: {first} is not below "
                                               f"{layer} (allowed: {', '.join(sorted(ALLOWED[layer]))})")

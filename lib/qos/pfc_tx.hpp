@@ -126,6 +126,14 @@ public:
     // When poll() must run next (a refresh is due); nanos::max() when nothing
     // is asserted. A change of `want` needs a poll whatever this says.
     nanos next_deadline() const noexcept { return _asserted != 0 ? _next_refresh : nanos::max(); }
+    // When poll(now, want) would next send a frame: `now` if `want` differs
+    // from what is asserted, else the refresh (nanos::max() when none).
+    nanos due(nanos now, std::uint8_t want) const noexcept {
+        if (_mode == flow_ctrl_mode::pause) {
+            want = want != 0 ? 0xFF : 0;
+        }
+        return want != _asserted ? now : next_deadline();
+    }
 
     // Priorities we currently hold in XOFF at the peer.
     std::uint8_t asserted() const noexcept { return _asserted; }

@@ -115,10 +115,18 @@ inline std::string link_cfg_error(const link_cfg& c) {
 
 // How the link sees an item. Specialise (or pass another Traits) for
 // rte_mbuf*: length = pkt_len, drop = rte_pktmbuf_free.
+//
+// on_wire(item, depart, arrive, fate) is called once per frame as it leaves
+// the wire, in arrival order, before it is delivered, lost or dropped (so
+// the item is still whole): a capture point in fabric time (depart = its
+// last bit left the sender, arrive = its last bit reached the receiver).
+enum class wire_fate : std::uint8_t { delivered, lost, rx_ring_full };
+
 template <typename Item>
 struct item_traits {
     std::uint32_t length(const Item& it) const noexcept { return static_cast<std::uint32_t>(it.len); }
     void drop(Item&) const noexcept {}
+    void on_wire(const Item&, std::int64_t, std::int64_t, wire_fate) const noexcept {}
 };
 
 struct link_counters {
@@ -236,6 +244,21 @@ public:
     const link_cfg& cfg() const noexcept { return _cfg; }
     const link_counters& counters() const noexcept { return _c; }
 
+    // Teardown: hands every item the link still holds (TX ring, wire, RX
+    // ring) to f, uncounted, and empties the link.
+    template <typename F>
+    void drain(F&& f) {
+        while (!_wire.empty()) {
+            f(_wire.front().item);
+            _wire.pop();
+        }
+        _departed = 0;
+        while (!_rx.empty()) {
+            f(_rx.front().item);
+            _rx.pop();
+        }
+    }
+
 private:
     struct wire_entry {
         Item item{};
@@ -289,11 +312,14 @@ private:
             wire_entry& e = _wire.front();
             if (_loss_threshold != 0 && _rng.next_u32() < _loss_threshold) {
                 ++_c.lost;
+                _traits.on_wire(e.item, e.depart, e.arrive, wire_fate::lost);
                 _traits.drop(e.item);
             } else if (_rx.full()) {
                 ++_c.rx_ring_full;
+                _traits.on_wire(e.item, e.depart, e.arrive, wire_fate::rx_ring_full);
                 _traits.drop(e.item);
             } else {
+                _traits.on_wire(e.item, e.depart, e.arrive, wire_fate::delivered);
                 _rx.push(rx_entry{e.item, e.arrive});
                 ++_c.delivered;
             }

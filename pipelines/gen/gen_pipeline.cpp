@@ -12,6 +12,7 @@
 
 #include "config/units_parse.hpp"
 #include "dpdk/capture.hpp"
+#include "port_burst.hpp"
 #include "fwd/arp_nd.hpp"
 #include "proto/arp.hpp"
 #include "proto/icrc.hpp"
@@ -192,7 +193,7 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         if (p->_np_cfg.mode == dcqcn_np_mode::per_port) {
             ps.cnp_limiter = std::make_unique<dcqcn_cnp_limiter>(p->_np_cfg.min_time_between_cnps);
         }
-        ps.line = shaper(ps.b.rate, bytes{4 * 1100});
+        ps.line = shaper(ps.b.line_rate, bytes{4 * 1100});
         ps.loss_rng.reseed(cfg.seed * 1000003u + i);
         ps.data_loss = loss_injector(cfg.data_loss);
         ps.ack_loss = loss_injector(cfg.ack_loss);
@@ -238,7 +239,7 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
                                                           : std::size_t{1} << 18;
         const gen_host& sh = cfg.hosts[static_cast<std::size_t>(f.src_host)];
         const gen_host& dh = cfg.hosts[static_cast<std::size_t>(f.dst_host)];
-        const bits_per_sec port_rate = p->_ports[static_cast<std::size_t>(sh.port)].b.rate;
+        const bits_per_sec port_rate = p->_ports[static_cast<std::size_t>(sh.port)].b.line_rate;
         const bits_per_sec flow_line = f.rate.v != 0 ? f.rate : port_rate;
         // DCQCN's reaction point paces the QP below its line rate, so it
         // needs one (--rate or the driver's speed). Benchmark mode (tx-only,
@@ -354,7 +355,7 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
     const std::uint32_t pf_n = prefilled ? std::max<std::uint32_t>(cfg.mbufs, 2048) : 0;
     std::vector<bits_per_sec> rates;
     for (const auto& ps : p->_ports) {
-        rates.push_back(ps.b.rate);
+        rates.push_back(ps.b.line_rate);
     }
     if (auto e = check_in_flight(cfg, rates, pool->size, pf_n, opts); !e.empty()) {
         return e;
@@ -375,7 +376,11 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         // Frames of max_pmtu payload bytes: payload at pf_payload_off, ICRC after it.
         const std::uint32_t room = pf_payload_off + max_pmtu + icrc_len;
         const std::uint32_t n = pf_n;
-        p->_pf_pool = rte_pktmbuf_pool_create("rocelab_gen_pf", n, 256, 0, static_cast<std::uint16_t>(room),
+        // Several generators may share a process (virtual time): unique names.
+        static std::atomic<unsigned> pools{0};
+        std::string pool_name = "rocelab_gen_pf";
+        pool_name += std::to_string(pools.fetch_add(1));
+        p->_pf_pool = rte_pktmbuf_pool_create(pool_name.c_str(), n, 256, 0, static_cast<std::uint16_t>(room),
                                               static_cast<int>(rte_socket_id()));
         if (p->_pf_pool == nullptr) {
             return "cannot create the prefilled mbuf pool (" + std::to_string(n) + " mbufs): raise -m, lower "
@@ -693,10 +698,51 @@ std::uint32_t gen_pipeline::poll(nanos now) noexcept {
     return moved;
 }
 
+// The earliest time at which poll() has work of its own (see the header).
+nanos gen_pipeline::next_deadline(nanos now) noexcept {
+    nanos d = nanos::max();
+    for (auto& fp : _flows) {
+        flow_state& f = *fp;
+        d = std::min(d, f.rq.next_deadline());
+        if (f.dcqcn) { d = std::min(d, f.rp_next); }
+        if (f.np.pending()) { d = std::min(d, f.np.next_due()); }
+        if (now < f.cfg.start) {
+            d = std::min(d, f.cfg.start);
+            continue;
+        }
+        if (!_ring) { d = std::min(d, f.src.next_deadline()); }
+        port_state& ps = _ports[f.src_port];
+        if (ps.npend != 0 || !f.rq.can_send(now)) { continue; }
+        if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
+            d = std::min(d, ps.pt.next_deadline(now));
+            continue;
+        }
+        nanos t = now;
+        if (f.pacer.rate().v != 0) { t = std::max(t, f.pacer.next_send_time()); }
+        if (ps.line.rate().v != 0) { t = std::max(t, ps.line.next_send_time()); }
+        d = std::min(d, t);
+    }
+    for (auto& ps : _ports) {
+        if (!ps.cnps.empty()) { d = now; }
+        if (ps.delay_head != ps.delay_tail) {
+            d = std::min(d, nanos{ps.delay[ps.delay_head & ps.delay_mask].due});
+        }
+        if (ps.npend != 0) { continue; }
+        for (const auto& src : ps.pfc) {
+            if (src.cfg.count == 0 || src.sent < src.cfg.count) { d = std::min(d, nanos{src.next}); }
+        }
+        if (!ps.replies.empty()) {
+            const bool paused = (ps.pt.paused_mask(now) & (1u << (_cfg.priority & 7u))) != 0;
+            d = std::min(d, paused ? ps.pt.next_deadline(now) : now);
+        }
+    }
+    return std::max(d, now);
+}
+
 std::uint32_t gen_pipeline::rx_port(std::size_t pi, nanos now) noexcept {
     port_state& ps = _ports[pi];
     rte_mbuf* pkts[max_burst];
-    const std::uint16_t n = rte_eth_rx_burst(ps.b.port_id, 0, pkts, max_burst);
+    const std::uint16_t n = dpdk::port_rx(ps.b, now, pkts, max_burst);
     for (std::uint16_t k = 0; k < n; ++k) {
         bump(ps.c.rx_packets);
         bump(ps.c.rx_bytes, static_cast<std::uint64_t>(rte_pktmbuf_pkt_len(pkts[k])));
@@ -766,10 +812,10 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         const mac_control_cview mc(p + pf.l3_off);
         if (pf.mac_control_opcode == mac_control_op_pfc) {
             bump(ps.c.rx_pfc);
-            ps.pt.on_pfc(now, mc.class_enable(), mc.pfc_times(), ps.b.rate);
+            ps.pt.on_pfc(now, mc.class_enable(), mc.pfc_times(), ps.b.line_rate);
         } else if (pf.mac_control_opcode == mac_control_op_pause) {
             bump(ps.c.rx_pause);
-            ps.pt.on_pause(now, mc.pause_time(), ps.b.rate);
+            ps.pt.on_pause(now, mc.pause_time(), ps.b.line_rate);
         }
         rte_pktmbuf_free(m);
         return;
@@ -1068,7 +1114,7 @@ std::uint32_t gen_pipeline::tx_cnps(std::size_t pi, nanos now) noexcept {
             _cap->tap(static_cast<std::uint16_t>(pi), true, ps.cnp_pend[k], now);
         }
     }
-    const std::uint16_t sent = rte_eth_tx_burst(ps.b.port_id, 0, ps.cnp_pend.data(), n);
+    const std::uint16_t sent = dpdk::port_tx(ps.b, now, ps.cnp_pend.data(), n);
     for (std::uint16_t k = sent; k < n; ++k) {
         bytes_out -= ps.cnp_pend[k]->pkt_len;
     }
@@ -1229,7 +1275,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
             _cap->tap(static_cast<std::uint16_t>(pi), true, out[k], now);
         }
     }
-    const std::uint16_t sent = rte_eth_tx_burst(ps.b.port_id, 0, out, n);
+    const std::uint16_t sent = dpdk::port_tx(ps.b, now, out, n);
     if (sent < n) {
         for (std::uint16_t k = sent; k < n; ++k) {
             bytes_out -= out[k]->pkt_len;

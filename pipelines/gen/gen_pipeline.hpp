@@ -92,6 +92,7 @@
 #include "core/fixed_ring.hpp"
 #include "core/rng.hpp"
 #include "core/units.hpp"
+#include "dpdk/port_io.hpp"
 #include "proto/build.hpp"
 #include "proto/parse.hpp"
 #include "qos/pause_timer.hpp"
@@ -127,11 +128,9 @@ struct gen_tx_opts {
     tx_payload payload = tx_payload::prefilled;
 };
 
-struct port_binding {
-    std::uint16_t port_id = 0;
-    std::string name;
-    bits_per_sec rate{0};  // line rate (cap and pause quanta); 0 = unknown, unshaped
-};
+// A port as the pipeline sees it (dpdk/port_io.hpp); the generator uses
+// line_rate (cap and pause quanta; 0 = unknown, unshaped), not `shaped`.
+using port_binding = dpdk::port_binding;
 
 struct alignas(64) gen_port_counters {
     std::uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
@@ -246,6 +245,17 @@ public:
 
     // One poll of every port; returns frames moved.
     std::uint32_t poll(nanos now) noexcept;
+
+    // After poll(now): the earliest time at which the pipeline has work of
+    // its own (>= now), so a virtual-time engine can jump over idle time: a
+    // requester's ACK timeout or RNR wait, a DCQCN timer, a deferred CNP, a
+    // flow's start or next open-loop arrival, a QP that may send (when its
+    // pacer and the port's line cap conform, or its pause expires), CNPs or
+    // replies waiting, a PFC source's next frame, the delay line's head.
+    // nanos::max() when only an arriving frame can give it work. Not
+    // included: frames waiting in an RX ring and ports whose TX refused
+    // frames (the port I/O knows when its ring frees up).
+    nanos next_deadline(nanos now) noexcept;
 
     // Free every mbuf the pipeline holds (pending, replies, delay line).
     void release_all() noexcept;

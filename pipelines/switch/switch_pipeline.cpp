@@ -12,6 +12,7 @@
 #include "core/endian.hpp"
 #include "core/spsc_ring.hpp"
 #include "dpdk/capture.hpp"
+#include "port_burst.hpp"
 #include "dpdk/route_table.hpp"
 #include "fwd/arp_nd.hpp"
 #include "fwd/ecmp.hpp"
@@ -479,7 +480,7 @@ void send_pfc(switch_pipeline::impl& p, port_rt& eg, nanos now, dpdk::capture* c
         if (cap != nullptr) { cap->tap(eg.idx, true, m, now); }
         eg.pfc_pending = m;
     }
-    if (rte_eth_tx_burst(eg.b.port_id, 0, &eg.pfc_pending, 1) == 1) {
+    if (dpdk::port_tx(eg.b, now, &eg.pfc_pending, 1) == 1) {
         eg.pfc_pending = nullptr;
         ++eg.c.tx_pfc_frames;
     }
@@ -679,7 +680,7 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
     const bool acct = p.buf != nullptr;
     const std::uint32_t max_frame = p.max_frame;
     rte_mbuf* pkts[max_burst];
-    const std::uint16_t n = rte_eth_rx_burst(in.b.port_id, 0, pkts, p.burst);
+    const std::uint16_t n = dpdk::port_rx(in.b, now, pkts, p.burst);
     if (n == 0) { return 0; }
     for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
 
@@ -798,6 +799,30 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
 
 }  // namespace
 
+// The earliest time at which poll() has work of its own (see the header).
+// Ports whose TX refused frames are left to the caller (their retry time is
+// the TX ring's, which only the port I/O knows).
+nanos switch_pipeline::next_deadline(nanos now) noexcept {
+    impl& p = *_p;
+    nanos d = nanos::max();
+    for (auto& pp : p.ports) {
+        port_rt& eg = *pp;
+        if (p.buf != nullptr && eg.pfc_pending == nullptr) {
+            d = std::min(d, eg.pfc_gen.due(now, eg.xoff_pg_to_prio[p.buf->xoff_pgs(eg.idx)]));
+        }
+        if (eg.wd_interval.v > 0) { d = std::min(d, eg.wd_next); }
+        const std::uint8_t nonempty = eg.eq.nonempty_mask();
+        if (eg.n_staged != 0 || nonempty == 0) { continue; }
+        const std::uint8_t paused = static_cast<std::uint8_t>(
+            pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
+        if ((nonempty & static_cast<std::uint8_t>(~paused)) != 0) {
+            d = std::min(d, eg.b.shaped ? std::max(now, eg.shp.next_send_time()) : now);
+        }
+        if ((nonempty & paused) != 0) { d = std::min(d, eg.pause.next_deadline(now)); }
+    }
+    return d;
+}
+
 std::uint32_t switch_pipeline::poll(nanos now) noexcept {
     impl& p = *_p;
     const std::size_t nports = p.ports.size();
@@ -880,7 +905,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         release_run();
         eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;
         if (eg.n_staged == 0) { continue; }
-        const std::uint16_t sent = rte_eth_tx_burst(eg.b.port_id, 0, eg.staged.data(), eg.n_staged);
+        const std::uint16_t sent = dpdk::port_tx(eg.b, now, eg.staged.data(), eg.n_staged);
         std::uint64_t txb = 0;
         for (std::uint16_t i = 0; i < sent; ++i) { txb += eg.staged_len[i]; }
         eg.c.tx_packets += sent;

@@ -29,6 +29,7 @@
 
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
+#include "dpdk/port_io.hpp"
 #include "switch/counters.hpp"
 
 struct rte_mbuf;
@@ -40,13 +41,8 @@ class capture;
 
 namespace rocelab::sw {
 
-struct port_binding {
-    std::uint16_t port_id = 0;
-    std::string name;
-    mac_addr mac{};            // the port's own MAC
-    bits_per_sec line_rate{};  // configured speed, else the driver's
-    bool shaped = false;       // true when the speed came from config
-};
+// A port as the pipeline sees it (id, name, MAC, rate, port I/O): dpdk/port_io.hpp.
+using port_binding = dpdk::port_binding;
 
 struct queue_snapshot {
     std::uint64_t depth_bytes = 0;
@@ -104,6 +100,18 @@ public:
     // One iteration: receive a burst on every port, process, transmit.
     // Returns the number of frames received + transmitted (0 = idle loop).
     std::uint32_t poll(nanos now) noexcept;
+
+    // After poll(now): the earliest time at which the pipeline has work of
+    // its own, so a virtual-time engine can jump over idle time:
+    //   - a PFC/PAUSE frame to send (XOFF/XON now, or the next refresh);
+    //   - the PFC watchdog's next poll;
+    //   - a non-empty egress queue: now (unshaped) or when the port's
+    //     shaper conforms; a paused one: when its pause expires.
+    // nanos::max() when only an arriving frame can give it work. Not
+    // included: frames waiting in an RX ring and ports whose TX refused
+    // frames (the port I/O knows when its ring frees up). O(ports); the
+    // real-time worker never calls it (it polls continuously).
+    nanos next_deadline(nanos now) noexcept;
 
     // Optional capture (pcap-out); the pipeline only calls capture::tap().
     void set_capture(dpdk::capture* c) noexcept { _capture = c; }

@@ -76,7 +76,7 @@ bed make_bed(const std::vector<std::pair<std::string, std::string>>& keys, int n
         gen::port_binding pb;
         pb.port_id = rp.port_id;
         pb.name = tag + std::to_string(i);
-        pb.rate = c.rate;
+        pb.line_rate = c.rate;
         bindings.push_back(pb);
         b.ports.push_back(rp);
     }

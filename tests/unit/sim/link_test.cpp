@@ -186,17 +186,27 @@ TEST(sim_link, full_tx_ring_refuses_and_frees_at_departure) {
     EXPECT_EQ(l.line_free_ns(), 6000);
 }
 
+struct wire_rec {
+    std::uint64_t id;
+    std::int64_t depart, arrive;
+    wire_fate fate;
+};
 struct counting_traits {
     std::uint64_t* dropped;
+    std::vector<wire_rec>* seen = nullptr;
     std::uint32_t length(const frame& f) const noexcept { return f.len; }
     void drop(frame&) const noexcept { ++*dropped; }
+    void on_wire(const frame& f, std::int64_t d, std::int64_t a, wire_fate w) const noexcept {
+        if (seen != nullptr) { seen->push_back(wire_rec{f.id, d, a, w}); }
+    }
 };
 
 TEST(sim_link, full_rx_ring_counts_drops_and_hands_them_back) {
     std::uint64_t dropped = 0;
+    std::vector<wire_rec> seen;
     sim_link<frame, counting_traits> l{
         link_cfg{.rate = 10_Gbps, .prop_delay = 100_ns, .tx_ring_size = 16, .rx_ring_size = 4},
-        counting_traits{&dropped}};
+        counting_traits{&dropped, &seen}};
     std::vector<frame> in(10);
     for (std::size_t i = 0; i < in.size(); ++i) {
         in[i] = frame{i, 1226};
@@ -206,6 +216,15 @@ TEST(sim_link, full_rx_ring_counts_drops_and_hands_them_back) {
     EXPECT_EQ(l.deliver(nanos{20'000}), 4u);
     EXPECT_EQ(l.counters().rx_ring_full, 6u);
     EXPECT_EQ(dropped, 6u);
+    // The capture hook saw every frame leave the wire, in order, with its
+    // fate: 1250 B on the wire = 1000 ns each at 10 Gb/s, + 100 ns.
+    ASSERT_EQ(seen.size(), 10u);
+    for (std::uint64_t i = 0; i < 10; ++i) {
+        EXPECT_EQ(seen[i].id, i);
+        EXPECT_EQ(seen[i].depart, static_cast<std::int64_t>(1000 * (i + 1)));
+        EXPECT_EQ(seen[i].arrive, seen[i].depart + 100);
+        EXPECT_EQ(seen[i].fate, i < 4 ? wire_fate::delivered : wire_fate::rx_ring_full);
+    }
     frame out[8];
     ASSERT_EQ(l.rx_burst(nanos{20'000}, out, 8), 4u);
     for (std::uint64_t i = 0; i < 4; ++i) {

@@ -1,0 +1,51 @@
+// port_io.hpp - the port-I/O seam: how a pipeline reaches one of its ports.
+//
+// A pipeline never calls rte_eth_rx_burst/rte_eth_tx_burst itself. Each of
+// its ports is a port_binding whose `io` says where bursts go:
+//   - ethdev (production, the default: ops == nullptr): queue 0 of DPDK
+//     port `port_id` (a NIC or a vdev);
+//   - anything else (ops != nullptr): ops->rx / ops->tx with ctx, e.g. a
+//     simulated port in virtual time (pipelines/vt), whose RX hands out only
+//     the frames that have arrived by `now` and whose TX is a bounded ring
+//     drained by a modelled link.
+// Both calls behave like the ethdev ones: rx returns up to n frames, tx
+// takes the first k <= n frames and the caller keeps (and retries) the rest.
+// The ethdev case is one predictable branch and the inline DPDK call
+// (pipelines/port_burst.hpp), so production pays nothing for the seam.
+//
+// port_binding is what both pipelines know of a port: its DPDK port id,
+// its name (reports, captures), its MAC (the switch's own MAC for PFC/ARP
+// sources), its line rate (shaping, pause quanta, the generator's cap) and
+// whether that rate came from config (the switch shapes only then).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/units.hpp"
+
+struct rte_mbuf;
+
+namespace rocelab::dpdk {
+
+struct port_io_ops {
+    std::uint16_t (*rx)(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept;
+    std::uint16_t (*tx)(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept;
+};
+
+struct port_io {
+    const port_io_ops* ops = nullptr;  // nullptr: ethdev queue 0 of port_binding::port_id
+    void* ctx = nullptr;
+};
+
+struct port_binding {
+    std::uint16_t port_id = 0;
+    std::string name;
+    std::array<std::uint8_t, 6> mac{};  // the port's own MAC
+    bits_per_sec line_rate{};           // configured speed, else the driver's (0 = unknown)
+    bool shaped = false;                // the speed came from config (the switch shapes to it)
+    port_io io{};
+};
+
+}  // namespace rocelab::dpdk

@@ -1,0 +1,28 @@
+// port_burst.hpp - rx/tx bursts through a port_binding's I/O (dpdk/port_io.hpp).
+//
+// Included by the pipelines' .cpp files only (it pulls in rte_ethdev.h).
+// With no ops (production) these are the inline ethdev calls on queue 0;
+// otherwise one indirect call per burst.
+#pragma once
+
+#include <rte_ethdev.h>
+
+#include "dpdk/port_io.hpp"
+
+namespace rocelab::dpdk {
+
+inline std::uint16_t port_rx(const port_binding& b, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
+    if (b.io.ops == nullptr) [[likely]] {
+        return rte_eth_rx_burst(b.port_id, 0, pkts, n);
+    }
+    return b.io.ops->rx(b.io.ctx, now, pkts, n);
+}
+
+inline std::uint16_t port_tx(const port_binding& b, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
+    if (b.io.ops == nullptr) [[likely]] {
+        return rte_eth_tx_burst(b.port_id, 0, pkts, n);
+    }
+    return b.io.ops->tx(b.io.ctx, now, pkts, n);
+}
+
+}  // namespace rocelab::dpdk

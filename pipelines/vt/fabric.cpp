@@ -1,0 +1,384 @@
+// fabric.cpp - see fabric.hpp.
+#include "vt/fabric.hpp"
+
+#include <pcap/pcap.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+
+#include "config/gen_config.hpp"
+#include "config/switch_config.hpp"
+
+namespace rocelab::vt {
+
+// ---- links and captures ----
+
+struct wire_tap {
+    pcap_t* dead = nullptr;
+    pcap_dumper_t* tx = nullptr;  // the sender port's -tx.pcap
+    pcap_dumper_t* rx = nullptr;  // the receiver port's -rx.pcap
+    std::uint32_t snaplen = 256;
+    std::uint64_t written = 0;
+    std::array<std::uint8_t, 16384> buf{};
+};
+
+std::uint32_t mbuf_traits::length(rte_mbuf* const& m) const noexcept { return rte_pktmbuf_pkt_len(m); }
+void mbuf_traits::drop(rte_mbuf*& m) const noexcept { rte_pktmbuf_free(m); }
+
+namespace {
+void dump(pcap_dumper_t* d, wire_tap& t, const rte_mbuf* m, std::int64_t ns) noexcept {
+    const std::uint32_t len = rte_pktmbuf_pkt_len(m);
+    const std::uint32_t cap = std::min({len, t.snaplen, static_cast<std::uint32_t>(t.buf.size())});
+    const void* data = rte_pktmbuf_read(m, 0, cap, t.buf.data());
+    pcap_pkthdr h{};
+    h.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+    h.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000);  // nanosecond pcap
+    h.caplen = cap;
+    h.len = len;
+    pcap_dump(reinterpret_cast<u_char*>(d), &h, static_cast<const u_char*>(data));
+    ++t.written;
+}
+}  // namespace
+
+void mbuf_traits::on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t arrive,
+                          sim::wire_fate f) const noexcept {
+    if (tap == nullptr) { return; }
+    if (tap->tx != nullptr) { dump(tap->tx, *tap, m, depart); }
+    if (tap->rx != nullptr && f == sim::wire_fate::delivered) { dump(tap->rx, *tap, m, arrive); }
+}
+
+// ---- ports ----
+
+namespace {
+
+struct vt_port {
+    mbuf_engine::port_type sp;
+    bool refused = false;  // TX refused frames in the last poll
+    bool cabled = false;
+};
+
+std::uint16_t vt_rx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
+    return static_cast<vt_port*>(ctx)->sp.rx_burst(now, pkts, n);
+}
+std::uint16_t vt_tx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
+    auto* p = static_cast<vt_port*>(ctx);
+    const std::uint16_t k = p->sp.tx_burst(now, pkts, n);
+    if (k < n) { p->refused = true; }
+    return k;
+}
+const dpdk::port_io_ops vt_ops{&vt_rx, &vt_tx};
+
+// A pipeline as an engine node.
+template <typename Pipe>
+class pipe_node final : public sim::sim_node {
+public:
+    Pipe* pipe = nullptr;
+    std::vector<vt_port*> ports;
+    node_stats st;
+
+    nanos poll(nanos now) noexcept override {
+        for (vt_port* p : ports) { p->refused = false; }
+        const std::uint32_t work = pipe->poll(now);
+        ++st.polls;
+        nanos d = pipe->next_deadline(now);
+        for (vt_port* p : ports) {
+            if (p->refused) { d = std::min(d, p->sp.tx_free_time(now)); }
+            const auto* rx = p->sp.rx_link();
+            if (rx != nullptr && rx->rx_ring_used() != 0) { d = now; }
+        }
+        if (d <= now && work == 0) {
+            ++st.spins;
+            d = now + nanos{1};
+        }
+        return d;
+    }
+};
+
+}  // namespace
+
+// ---- the fabric ----
+
+struct fabric::impl {
+    struct node_rec {
+        std::string name;
+        node_kind kind{};
+        switch_cfg scfg;
+        gen_cfg gcfg;
+        gen::gen_tx_opts opts;
+        std::unique_ptr<sw::switch_pipeline> sw;
+        std::unique_ptr<gen::gen_pipeline> gen;
+        std::vector<std::unique_ptr<vt_port>> ports;
+        std::unique_ptr<pipe_node<sw::switch_pipeline>> sw_node;
+        std::unique_ptr<pipe_node<gen::gen_pipeline>> gen_node;
+        std::vector<std::int32_t> port_cable;  // cable index per port, -1 none
+        std::vector<std::int32_t> port_txlink;  // engine link leaving the port, -1 none
+    };
+    struct cable {
+        std::size_t a = 0, b = 0;
+        int pa = 0, pb = 0;
+        cable_cfg cfg;
+    };
+    std::vector<node_rec> nodes;
+    std::vector<cable> cables;
+    std::unique_ptr<mbuf_engine> eng;
+    std::vector<std::unique_ptr<wire_tap>> taps;  // per engine link
+    bool built = false;
+    bool released = false;
+
+    std::string port_label(std::size_t n, int p) const {
+        const node_rec& r = nodes[n];
+        if (r.kind == node_kind::switch_node && p >= 0 && static_cast<std::size_t>(p) < r.scfg.ports.size()) {
+            return r.scfg.ports[static_cast<std::size_t>(p)].name;
+        }
+        return "port" + std::to_string(p);
+    }
+};
+
+fabric::fabric() : _p(std::make_unique<impl>()) {}
+fabric::~fabric() { release_all(); }
+
+std::size_t fabric::add_switch(const std::string& name, const switch_cfg& cfg) {
+    impl::node_rec r;
+    r.name = name;
+    r.kind = node_kind::switch_node;
+    r.scfg = cfg;
+    _p->nodes.push_back(std::move(r));
+    return _p->nodes.size() - 1;
+}
+
+std::size_t fabric::add_gen(const std::string& name, const gen_cfg& cfg, gen::gen_tx_opts opts) {
+    impl::node_rec r;
+    r.name = name;
+    r.kind = node_kind::gen_node;
+    r.gcfg = cfg;
+    r.opts = opts;
+    _p->nodes.push_back(std::move(r));
+    return _p->nodes.size() - 1;
+}
+
+void fabric::connect(std::size_t a, int pa, std::size_t b, int pb, const cable_cfg& c) {
+    _p->cables.push_back(impl::cable{a, b, pa, pb, c});
+}
+
+std::string fabric::build(rte_mempool* pool) {
+    impl& p = *_p;
+    if (p.built) { return "fabric: build() called twice"; }
+    if (p.nodes.empty()) { return "fabric: no nodes"; }
+    // Port counts and the cable on each port.
+    for (auto& n : p.nodes) {
+        std::size_t np = n.kind == node_kind::switch_node ? n.scfg.ports.size() : 1;
+        if (n.kind == node_kind::gen_node) {
+            for (const auto& c : p.cables) {
+                if (&p.nodes[c.a] == &n) { np = std::max(np, static_cast<std::size_t>(std::max(c.pa, 0)) + 1); }
+                if (&p.nodes[c.b] == &n) { np = std::max(np, static_cast<std::size_t>(std::max(c.pb, 0)) + 1); }
+            }
+        }
+        n.port_cable.assign(np, -1);
+        n.port_txlink.assign(np, -1);
+    }
+    for (std::size_t ci = 0; ci < p.cables.size(); ++ci) {
+        const auto& c = p.cables[ci];
+        const std::string what = "cable " + std::to_string(ci + 1);
+        for (auto [n, port] : {std::pair{c.a, c.pa}, std::pair{c.b, c.pb}}) {
+            if (n >= p.nodes.size()) { return what + ": no such node"; }
+            auto& nr = p.nodes[n];
+            if (port < 0 || static_cast<std::size_t>(port) >= nr.port_cable.size()) {
+                return what + ": node " + nr.name + " has no port " + std::to_string(port) + " (it has " +
+                       std::to_string(nr.port_cable.size()) + ")";
+            }
+            if (nr.port_cable[static_cast<std::size_t>(port)] >= 0) {
+                return what + ": " + nr.name + " port " + p.port_label(n, port) + " already has a cable";
+            }
+            nr.port_cable[static_cast<std::size_t>(port)] = static_cast<std::int32_t>(ci);
+        }
+        sim::link_cfg lc;
+        lc.rate = c.cfg.rate;
+        lc.prop_delay = c.cfg.prop_delay;
+        lc.loss = c.cfg.loss;
+        lc.tx_ring_size = c.cfg.tx_ring_size;
+        lc.rx_ring_size = c.cfg.rx_ring_size;
+        if (const std::string e = sim::link_cfg_error(lc); !e.empty()) { return what + ": " + e; }
+    }
+    auto cable_rate = [&](const impl::node_rec& n, std::size_t port) {
+        const std::int32_t ci = n.port_cable[port];
+        return ci < 0 ? bits_per_sec{0} : p.cables[static_cast<std::size_t>(ci)].cfg.rate;
+    };
+
+    // Pipelines, their ports' I/O pointing at (not yet wired) simulated ports.
+    for (std::size_t ni = 0; ni < p.nodes.size(); ++ni) {
+        auto& n = p.nodes[ni];
+        const std::size_t np = n.port_cable.size();
+        for (std::size_t i = 0; i < np; ++i) {
+            n.ports.push_back(std::make_unique<vt_port>());
+            n.ports.back()->cabled = n.port_cable[i] >= 0;
+        }
+        std::vector<dpdk::port_binding> bindings(np);
+        for (std::size_t i = 0; i < np; ++i) {
+            auto& b = bindings[i];
+            b.port_id = UINT16_MAX;  // no ethdev behind it
+            b.name = p.port_label(ni, static_cast<int>(i));
+            b.io = dpdk::port_io{&vt_ops, n.ports[i].get()};
+            b.mac = {0x02, 0x56, static_cast<std::uint8_t>(ni >> 8), static_cast<std::uint8_t>(ni),
+                     static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)};
+        }
+        if (n.kind == node_kind::switch_node) {
+            std::vector<std::pair<int, bits_per_sec>> speeds;
+            for (std::size_t i = 0; i < np; ++i) {
+                const auto& pc = n.scfg.ports[i];
+                auto& b = bindings[i];
+                if (pc.mac) {
+                    b.mac = *pc.mac;
+                } else if (n.scfg.switch_mac && n.scfg.mode == fwd_mode::l3) {
+                    b.mac = *n.scfg.switch_mac;
+                }
+                b.shaped = pc.speed.has_value();
+                b.line_rate = pc.speed ? *pc.speed : cable_rate(n, i);
+                speeds.emplace_back(static_cast<int>(i), cable_rate(n, i));
+            }
+            if (auto e = resolve_port_speeds(n.scfg, speeds); !e.empty()) { return n.name + ": " + e; }
+            auto r = sw::switch_pipeline::create(n.scfg, bindings, pool);
+            if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
+            n.sw = std::move(std::get<0>(r));
+            n.sw_node = std::make_unique<pipe_node<sw::switch_pipeline>>();
+            n.sw_node->pipe = n.sw.get();
+            for (auto& vp : n.ports) { n.sw_node->ports.push_back(vp.get()); }
+        } else {
+            if (auto e = expand_gen_cfg(n.gcfg, static_cast<int>(np)); !e.empty()) { return n.name + ": " + e; }
+            for (std::size_t i = 0; i < np; ++i) {
+                bindings[i].line_rate = n.gcfg.rate.v != 0 ? n.gcfg.rate : cable_rate(n, i);
+            }
+            auto r = gen::gen_pipeline::create(n.gcfg, bindings, pool, n.opts);
+            if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
+            n.gen = std::move(std::get<0>(r));
+            n.gen_node = std::make_unique<pipe_node<gen::gen_pipeline>>();
+            n.gen_node->pipe = n.gen.get();
+            for (auto& vp : n.ports) { n.gen_node->ports.push_back(vp.get()); }
+        }
+    }
+
+    // The engine: nodes in declaration order (the poll order at an instant),
+    // then two links per cable.
+    p.eng = std::make_unique<mbuf_engine>();
+    for (auto& n : p.nodes) {
+        if (n.sw_node) {
+            p.eng->add_node(*n.sw_node);
+        } else {
+            p.eng->add_node(*n.gen_node);
+        }
+    }
+    for (const auto& c : p.cables) {
+        sim::link_cfg lc;
+        lc.rate = c.cfg.rate;
+        lc.prop_delay = c.cfg.prop_delay;
+        lc.loss = c.cfg.loss;
+        lc.tx_ring_size = c.cfg.tx_ring_size;
+        lc.rx_ring_size = c.cfg.rx_ring_size;
+        lc.loss_seed = c.cfg.loss_seed;
+        p.taps.push_back(std::make_unique<wire_tap>());
+        const auto ab = p.eng->add_link(static_cast<std::uint32_t>(c.a), static_cast<std::uint32_t>(c.b), lc,
+                                        mbuf_traits{p.taps.back().get()});
+        lc.loss_seed = c.cfg.loss_seed + 1;
+        p.taps.push_back(std::make_unique<wire_tap>());
+        const auto ba = p.eng->add_link(static_cast<std::uint32_t>(c.b), static_cast<std::uint32_t>(c.a), lc,
+                                        mbuf_traits{p.taps.back().get()});
+        p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->sp = p.eng->port(ab, ba);
+        p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->sp = p.eng->port(ba, ab);
+        p.nodes[c.a].port_txlink[static_cast<std::size_t>(c.pa)] = static_cast<std::int32_t>(ab);
+        p.nodes[c.b].port_txlink[static_cast<std::size_t>(c.pb)] = static_cast<std::int32_t>(ba);
+    }
+    p.built = true;
+    return {};
+}
+
+std::string fabric::capture_to(const std::string& dir, std::uint32_t snaplen) {
+    impl& p = *_p;
+    if (!p.built) { return "fabric: capture_to() before build()"; }
+    for (std::size_t ni = 0; ni < p.nodes.size(); ++ni) {
+        auto& n = p.nodes[ni];
+        for (std::size_t i = 0; i < n.ports.size(); ++i) {
+            const std::int32_t tx = n.port_txlink[i];
+            if (tx < 0) { continue; }
+            // The port's RX link is the other direction of its cable.
+            const std::int32_t rx = (tx % 2 == 0) ? tx + 1 : tx - 1;
+            const std::string base = dir + "/" + n.name + "-" + p.port_label(ni, static_cast<int>(i));
+            for (auto [li, sfx] : {std::pair{tx, "-tx.pcap"}, std::pair{rx, "-rx.pcap"}}) {
+                wire_tap& t = *p.taps[static_cast<std::size_t>(li)];
+                t.snaplen = snaplen;
+                if (t.dead == nullptr) {
+                    t.dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, static_cast<int>(snaplen),
+                                                                  PCAP_TSTAMP_PRECISION_NANO);
+                    if (t.dead == nullptr) { return "cannot open a pcap handle"; }
+                }
+                const std::string path = base + sfx;
+                pcap_dumper_t* d = pcap_dump_open(t.dead, path.c_str());
+                if (d == nullptr) { return path + ": " + pcap_geterr(t.dead); }
+                (std::strcmp(sfx, "-tx.pcap") == 0 ? t.tx : t.rx) = d;
+            }
+        }
+    }
+    return {};
+}
+
+void fabric::run_until(nanos end) noexcept {
+    if (_p->built && !_p->released) { _p->eng->run_until(end); }
+}
+
+nanos fabric::now() const noexcept { return _p->eng ? _p->eng->now() : nanos{0}; }
+
+void fabric::release_all() noexcept {
+    impl& p = *_p;
+    if (!p.built || p.released) { return; }
+    p.released = true;
+    for (std::size_t li = 0; li < p.eng->link_count(); ++li) {
+        p.eng->link(static_cast<std::uint32_t>(li)).drain([](rte_mbuf* m) { rte_pktmbuf_free(m); });
+    }
+    for (auto& n : p.nodes) {
+        if (n.sw) { n.sw->release_all(); }
+        if (n.gen) { n.gen->release_all(); }
+    }
+    for (auto& t : p.taps) {
+        for (pcap_dumper_t** d : {&t->tx, &t->rx}) {
+            if (*d != nullptr) {
+                pcap_dump_close(*d);
+                *d = nullptr;
+            }
+        }
+        if (t->dead != nullptr) {
+            pcap_close(t->dead);
+            t->dead = nullptr;
+        }
+    }
+}
+
+std::size_t fabric::node_count() const noexcept { return _p->nodes.size(); }
+const std::string& fabric::node_name(std::size_t n) const noexcept { return _p->nodes[n].name; }
+node_kind fabric::kind(std::size_t n) const noexcept { return _p->nodes[n].kind; }
+sw::switch_pipeline& fabric::switch_at(std::size_t n) noexcept { return *_p->nodes[n].sw; }
+gen::gen_pipeline& fabric::gen_at(std::size_t n) noexcept { return *_p->nodes[n].gen; }
+const switch_cfg& fabric::switch_config(std::size_t n) const noexcept { return _p->nodes[n].scfg; }
+const gen_cfg& fabric::gen_config(std::size_t n) const noexcept { return _p->nodes[n].gcfg; }
+node_stats fabric::stats(std::size_t n) const noexcept {
+    const auto& r = _p->nodes[n];
+    return r.sw_node ? r.sw_node->st : r.gen_node ? r.gen_node->st : node_stats{};
+}
+std::size_t fabric::port_count(std::size_t n) const noexcept { return _p->nodes[n].port_cable.size(); }
+std::string fabric::port_name(std::size_t n, int port) const { return _p->port_label(n, port); }
+const mbuf_engine::link_type* fabric::tx_link(std::size_t n, int port) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (port < 0 || static_cast<std::size_t>(port) >= r.port_txlink.size() || r.port_txlink[static_cast<std::size_t>(port)] < 0) {
+        return nullptr;
+    }
+    return &_p->eng->link(static_cast<std::uint32_t>(r.port_txlink[static_cast<std::size_t>(port)]));
+}
+const sim::engine_counters& fabric::engine_counters() const noexcept { return _p->eng->counters(); }
+std::uint64_t fabric::packet_hops() const noexcept { return _p->eng ? _p->eng->items_delivered() : 0; }
+std::uint64_t fabric::spins() const noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < _p->nodes.size(); ++i) { s += stats(i).spins; }
+    return s;
+}
+
+}  // namespace rocelab::vt

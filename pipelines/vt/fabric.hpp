@@ -1,0 +1,144 @@
+// fabric.hpp - switch and generator pipelines joined by modelled links,
+// run in deterministic virtual time (lib/sim).
+//
+// What: the very pipeline classes the apps run on DPDK ports in real time
+// (sw::switch_pipeline, gen::gen_pipeline), each a node of a sim::engine.
+// Their ports' I/O (dpdk/port_io.hpp) goes to simulated ports instead of
+// ethdev queues: RX hands out the frames that have arrived by `now`, TX is a
+// bounded descriptor ring that a modelled link drains at line rate (24 B of
+// preamble, IFG and FCS per frame, as the shaper counts), then propagation
+// delay, optional seeded i.i.d. loss, and the peer's RX ring (sim/link.hpp).
+// All nodes share one mbuf pool; frames travel as the same rte_mbuf*.
+//
+// Time: the engine owns `now`. A node is polled when a frame arrives for it
+// or at the deadline it returned: after poll(now) the adapter asks the
+// pipeline for next_deadline(now), and adds its ports' own: `now` while
+// frames wait in an RX ring, the TX ring's next free slot for a port whose
+// TX refused frames. Nothing reads the TSC or the wall clock, so the same
+// fabric and seeds give the same run, byte for byte.
+//
+// A node whose poll moved nothing yet asked to run again at once would spin
+// at one instant; the adapter then moves its deadline 1 ns on and counts it
+// (spins(), expected 0: a non-zero count is a pipeline deadline bug).
+//
+// Captures: capture_to(dir) writes, per node port, <node>-<port>-tx.pcap
+// (each frame when its last bit left, including frames the link then lost)
+// and <node>-<port>-rx.pcap (when its last bit arrived, delivered frames
+// only), nanosecond pcap with fabric-time timestamps (t = 0 at the start).
+// They are taken on the wire by the links, not by the pipelines.
+//
+// Use (control path; set-up errors are returned as one line):
+//   vt::fabric f;
+//   auto sw = f.add_switch("leaf0", sw_cfg);
+//   auto g  = f.add_gen("hosts", gen_cfg);
+//   f.connect(g, 0, sw, 0, {.rate = 100_Gbps, .prop_delay = 1_us});
+//   if (auto e = f.build(pool); !e.empty()) ...
+//   f.capture_to("out");
+//   f.run_until(10_ms);
+//   f.release_all();   // every mbuf back to the pool
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/gen_config.hpp"
+#include "config/switch_cfg.hpp"
+#include "core/units.hpp"
+#include "gen/gen_pipeline.hpp"
+#include "sim/engine.hpp"
+#include "switch/switch_pipeline.hpp"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace rocelab::vt {
+
+// One cable: both directions get the same parameters (each its own loss stream).
+struct cable_cfg {
+    bits_per_sec rate{0};
+    nanos prop_delay{0};
+    double loss = 0.0;                  // per direction, i.i.d.
+    std::uint64_t loss_seed = 1;        // a->b uses it, b->a uses it + 1
+    std::uint32_t tx_ring_size = 256;   // like port_params / ROCELAB tx_ring_size
+    std::uint32_t rx_ring_size = 1024;
+};
+
+struct wire_tap;  // per link: the pcap writers (fabric.cpp)
+
+// How a link sees an mbuf: pkt_len, rte_pktmbuf_free on a drop, and the
+// capture hook.
+struct mbuf_traits {
+    wire_tap* tap = nullptr;
+    std::uint32_t length(rte_mbuf* const& m) const noexcept;
+    void drop(rte_mbuf*& m) const noexcept;
+    void on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t arrive, sim::wire_fate f) const noexcept;
+};
+
+using mbuf_engine = sim::engine<rte_mbuf*, mbuf_traits>;
+
+enum class node_kind : std::uint8_t { switch_node, gen_node };
+
+struct node_stats {
+    std::uint64_t polls = 0;
+    std::uint64_t spins = 0;  // deadline moved on by 1 ns (see above); 0 expected
+};
+
+class fabric {
+public:
+    fabric();
+    ~fabric();
+    fabric(const fabric&) = delete;
+    fabric& operator=(const fabric&) = delete;
+
+    // ---- description (before build) ----
+    // A switch: its ports are cfg.ports, in order. A port without a speed
+    // takes its cable's rate (as a NIC's driver speed).
+    std::size_t add_switch(const std::string& name, const switch_cfg& cfg);
+    // A generator: its ports are 0..N-1, N = the highest port any cable
+    // names + 1 (at least 1). The line rate is cfg.rate, else the cable's.
+    std::size_t add_gen(const std::string& name, const gen_cfg& cfg, gen::gen_tx_opts opts = {});
+    // A cable between (node a, port pa) and (node b, port pb). A port takes
+    // one cable. Errors are reported by build().
+    void connect(std::size_t a, int pa, std::size_t b, int pb, const cable_cfg& c);
+
+    // Checks the description and creates pipelines, nodes and links. One
+    // error line (naming the node, port or cable) or "".
+    std::string build(rte_mempool* pool);
+
+    // Wire captures (see above); call after build(), before running.
+    std::string capture_to(const std::string& dir, std::uint32_t snaplen = 256);
+
+    // ---- run ----
+    void run_until(nanos end) noexcept;
+    nanos now() const noexcept;
+
+    // Teardown: frees every mbuf held by links and pipelines, flushes and
+    // closes captures. Idempotent; the destructor calls it.
+    void release_all() noexcept;
+
+    // ---- inspection ----
+    std::size_t node_count() const noexcept;
+    const std::string& node_name(std::size_t n) const noexcept;
+    node_kind kind(std::size_t n) const noexcept;
+    sw::switch_pipeline& switch_at(std::size_t n) noexcept;  // kind == switch_node
+    gen::gen_pipeline& gen_at(std::size_t n) noexcept;       // kind == gen_node
+    const switch_cfg& switch_config(std::size_t n) const noexcept;
+    const gen_cfg& gen_config(std::size_t n) const noexcept;  // as expanded
+    node_stats stats(std::size_t n) const noexcept;
+    std::size_t port_count(std::size_t n) const noexcept;
+    std::string port_name(std::size_t n, int port) const;
+    // The link leaving (node, port), or nullptr when the port has no cable.
+    const mbuf_engine::link_type* tx_link(std::size_t n, int port) const noexcept;
+    const sim::engine_counters& engine_counters() const noexcept;
+    std::uint64_t packet_hops() const noexcept;  // frames delivered by all links
+    std::uint64_t spins() const noexcept;        // summed over nodes
+
+    struct impl;
+
+private:
+    std::unique_ptr<impl> _p;
+};
+
+}  // namespace rocelab::vt
