@@ -1,0 +1,382 @@
+// rocelab-fabric - switches and traffic generators together in deterministic
+// virtual time (pipelines/vt/fabric.hpp, docs/fabric.md).
+//
+// Loads a topology file (lib/config/topology.hpp), builds every node from
+// its own rocelab-switch / rocelab-gen configuration, joins them with
+// modelled cables and runs the fabric for the given fabric time. Writes the
+// usual per-node reports plus fabric.json (deterministic: the same topology
+// gives the same bytes) and speed.json (wall-clock figures), and with
+// --pcap wire captures in fabric time.
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "app_common.hpp"
+#include "config/topology.hpp"
+#include "config/units_parse.hpp"
+#include "core/json.hpp"
+#include "dpdk/eal.hpp"
+#include "rocelab_version.h"
+#include "vt/fabric.hpp"
+
+using namespace rocelab;
+
+namespace {
+
+constexpr const char* usage_text = R"(rocelab-fabric - switches and RoCEv2 generators together in virtual time
+
+Usage:
+  rocelab-fabric [EAL options --] run TOPOLOGY.yaml [options]
+  rocelab-fabric [EAL options --] check TOPOLOGY.yaml
+
+The topology file names the nodes (each a rocelab-switch or rocelab-gen
+configuration, a file or inline), the cables between their ports (rate,
+propagation delay, optional seeded loss, TX/RX descriptor rings) and the
+fabric time to run (docs/fabric.md; examples in conf/fabric/). The very
+pipelines of rocelab-switch and rocelab-gen run as nodes of a discrete-event
+engine: time jumps from one event to the next, nothing reads the wall clock,
+and the same topology gives the same run, byte for byte.
+
+Options:
+  --duration TIME   fabric time to run (default: the file's, else 10ms)
+  --out DIR         write reports there (default: fabric-out):
+                      fabric.json   links, nodes, engine counters (deterministic)
+                      <node>.json   each switch's and generator's own report
+                      speed.json    wall time and packet-hops per wall second
+  --pcap            wire captures DIR/<node>-<port>-{tx,rx}.pcap, nanosecond
+                    timestamps in fabric time (t = 0 at the start)
+  --snaplen BYTES   captured bytes per frame (default 128B)
+  --mbufs N         the shared mbuf pool (default: the nodes' own mbufs summed)
+  --quiet           no status line
+  --help, --version
+
+EAL: without EAL options rocelab-fabric runs as
+  --no-huge -m <sized to the pool> --no-pci -l 0 --file-prefix rocelab-fabric-<pid>
+  --no-telemetry --log-level=lib.eal:error
+It needs no device: every port is a modelled cable.
+
+Status line (each wall second): fabric time reached, packet-hops per wall
+second, frames on the wire, drops (switches, links).
+Exit status: 0 done, 1 run-time failure, 2 bad command line or topology.
+)";
+
+struct opts {
+    std::string cmd;
+    std::string topology;
+    std::optional<nanos> duration;
+    std::string out = "fabric-out";
+    bool pcap = false;
+    std::uint32_t snaplen = 128;
+    std::uint32_t mbufs = 0;
+    bool quiet = false;
+};
+
+[[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-fabric", code, msg); }
+
+opts parse(int argc, char** argv) {
+    opts o;
+    int i = 0;
+    auto need = [&](const char* what) -> std::string {
+        if (i + 1 >= argc) { die(2, std::string(argv[i]) + " needs " + what); }
+        return argv[++i];
+    };
+    for (; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(usage_text, stdout);
+            std::exit(0);
+        } else if (a == "--version") {
+            std::printf("rocelab-fabric %s\n", ROCELAB_VERSION);
+            std::exit(0);
+        } else if (a == "--duration") {
+            const std::string v = need("a fabric time, e.g. 10ms");
+            auto d = parse_time(v);
+            if (!d || d->v <= 0) { die(2, "--duration '" + v + "': a fabric time > 0 with units, e.g. 10ms"); }
+            o.duration = *d;
+        } else if (a == "--out") {
+            o.out = need("a directory");
+        } else if (a == "--pcap") {
+            o.pcap = true;
+        } else if (a == "--snaplen") {
+            const std::string v = need("bytes, e.g. 128B");
+            auto b = parse_bytes(v, bare_number::accepted);
+            if (!b || b->v < 14 || b->v > 16384) { die(2, "--snaplen '" + v + "': 14B..16KiB"); }
+            o.snaplen = static_cast<std::uint32_t>(b->v);
+        } else if (a == "--mbufs") {
+            const std::string v = need("a count");
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (end == v.c_str() || *end != '\0' || n < 1024 || n > 16'000'000) { die(2, "--mbufs '" + v + "': 1024..16000000"); }
+            o.mbufs = static_cast<std::uint32_t>(n);
+        } else if (a == "--quiet") {
+            o.quiet = true;
+        } else if (!a.empty() && a[0] == '-') {
+            die(2, "unknown option " + a + " (see --help)");
+        } else if (o.cmd.empty()) {
+            if (a != "run" && a != "check") { die(2, "unknown command '" + a + "': run or check (see --help)"); }
+            o.cmd = a;
+        } else if (o.topology.empty()) {
+            o.topology = a;
+        } else {
+            die(2, "unexpected argument '" + a + "'");
+        }
+    }
+    if (o.cmd.empty() || o.topology.empty()) { die(2, "usage: rocelab-fabric run TOPOLOGY.yaml [options] (see --help)"); }
+    return o;
+}
+
+std::uint64_t switch_drops(sw::switch_pipeline& s) {
+    std::uint64_t n = 0;
+    for (std::size_t p = 0; p < s.port_count(); ++p) {
+        for (std::size_t r = 0; r < static_cast<std::size_t>(sw::drop_reason::count); ++r) { n += s.counters(p).drops[r]; }
+    }
+    return n;
+}
+
+struct link_totals {
+    std::uint64_t frames = 0, on_wire = 0, lost = 0, rx_full = 0;
+};
+link_totals totals(vt::fabric& f) {
+    link_totals t;
+    for (std::size_t i = 0; i < f.node_count(); ++i) {
+        for (std::size_t p = 0; p < f.port_count(i); ++p) {
+            if (const auto* l = f.tx_link(i, static_cast<int>(p))) {
+                t.frames += l->counters().tx_accepted;
+                t.on_wire += l->on_link();
+                t.lost += l->counters().lost;
+                t.rx_full += l->counters().rx_ring_full;
+            }
+        }
+    }
+    return t;
+}
+
+// fabric.json: the topology as run, every link's counters and busy share,
+// every node's poll counts, the engine's counters. No wall-clock figure.
+std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
+    std::string s;
+    json_writer j(s);
+    j.begin_object();
+    j.kv("tool", "rocelab-fabric");
+    j.kv("version", ROCELAB_VERSION);
+    j.kv("topology", t.source);
+    j.kv("fabric_time_ns", ran.v);
+    j.kv("packet_hops", f.packet_hops());
+    j.key("engine");
+    j.begin_object();
+    j.kv("events", f.engine_counters().events);
+    j.kv("link_events", f.engine_counters().link_events);
+    j.kv("node_polls", f.engine_counters().node_polls);
+    j.kv("instants", f.engine_counters().instants);
+    j.end_object();
+    j.key("nodes");
+    j.begin_array();
+    for (std::size_t i = 0; i < f.node_count(); ++i) {
+        j.begin_object();
+        j.kv("name", f.node_name(i));
+        j.kv("kind", f.kind(i) == vt::node_kind::switch_node ? "switch" : "gen");
+        j.kv("config", t.nodes[i].config_source);
+        j.kv("ports", static_cast<std::uint64_t>(f.port_count(i)));
+        j.kv("polls", f.stats(i).polls);
+        j.kv("spins", f.stats(i).spins);
+        if (f.kind(i) == vt::node_kind::switch_node) { j.kv("drops", switch_drops(f.switch_at(i))); }
+        j.end_object();
+    }
+    j.end_array();
+    j.key("links");
+    j.begin_array();
+    for (std::size_t i = 0; i < f.node_count(); ++i) {
+        for (std::size_t p = 0; p < f.port_count(i); ++p) {
+            const auto* l = f.tx_link(i, static_cast<int>(p));
+            if (l == nullptr) { continue; }
+            const auto& c = l->counters();
+            j.begin_object();
+            j.kv("from", f.node_name(i) + ":" + f.port_name(i, static_cast<int>(p)));
+            j.kv("rate_bps", l->cfg().rate.v);
+            j.kv("delay_ns", l->cfg().prop_delay.v);
+            j.kv("loss", l->cfg().loss);
+            j.kv("tx_frames", c.tx_accepted);
+            j.kv("tx_bytes", c.tx_bytes);
+            j.kv("tx_refused", c.tx_refused);
+            j.kv("delivered", c.delivered);
+            j.kv("lost", c.lost);
+            j.kv("rx_ring_full", c.rx_ring_full);
+            const double busy = ran.v > 0 ? double(c.tx_bytes + 24 * c.tx_accepted) * 8 /
+                                                (double(l->cfg().rate.v) * double(ran.v) / 1e9)
+                                          : 0.0;
+            j.kv("busy", busy);
+            j.end_object();
+        }
+    }
+    j.end_array();
+    j.end_object();
+    s += "\n";
+    return s;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path);
+    f << text;
+    if (!f) { die(1, path + ": cannot write"); }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // EAL options, if any, come before "--"; ours after it (or all of argv).
+    int eal_n = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0) {
+            eal_n = i;
+            break;
+        }
+    }
+    opts o = parse(argc - (eal_n ? eal_n + 1 : 1), argv + (eal_n ? eal_n + 1 : 1));
+
+    auto topo_r = load_topology(o.topology);
+    if (!topo_r) { die(2, topo_r.error().message); }
+    topology_cfg topo = std::move(*topo_r);
+    const nanos duration = o.duration.value_or(topo.duration);
+    if (o.cmd == "check") {
+        std::printf("%s: valid (%zu nodes, %zu cables, %s of fabric time)\n", topo.source.c_str(), topo.nodes.size(),
+                    topo.links.size(), format_time(duration).c_str());
+        return 0;
+    }
+
+    std::uint64_t mbufs = o.mbufs;
+    if (mbufs == 0) {
+        for (const auto& n : topo.nodes) { mbufs += n.kind == topo_node::kind_t::switch_node ? n.sw.mbufs : n.gen.mbufs; }
+    }
+    std::vector<std::string> eal_args;
+    if (eal_n > 0) {
+        for (int i = 0; i < eal_n; ++i) { eal_args.emplace_back(argv[i]); }
+    } else {
+        const std::uint64_t mem_mb = mbufs * (RTE_MBUF_DEFAULT_BUF_SIZE + 256) / (1024 * 1024) + 512;
+        eal_args = {argv[0], "--no-huge", "-m", std::to_string(mem_mb), "--no-pci", "-l", "0",
+                    "--file-prefix=rocelab-fabric-" + std::to_string(::getpid()), "--no-telemetry",
+                    "--log-level=lib.eal:error"};
+    }
+    std::vector<char*> eal_argv;
+    for (auto& a : eal_args) { eal_argv.push_back(a.data()); }
+    auto eal = dpdk::eal_init(static_cast<int>(eal_argv.size()), eal_argv.data());
+    if (auto* e = std::get_if<std::string>(&eal)) { die(2, *e); }
+    app::install_stop_signals();
+
+    int rc = 0;
+    rte_mempool* pool = rte_pktmbuf_pool_create("rocelab_fabric", static_cast<unsigned>(mbufs), 256, 0,
+                                                RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+    if (pool == nullptr) {
+        dpdk::eal_cleanup();
+        die(1, "cannot create the mbuf pool of " + std::to_string(mbufs) + " mbufs: " + rte_strerror(rte_errno) +
+                   " (give --mbufs, or EAL -m)");
+    }
+    {
+        vt::fabric f;
+        for (const auto& n : topo.nodes) {
+            if (n.kind == topo_node::kind_t::switch_node) {
+                f.add_switch(n.name, n.sw);
+            } else {
+                f.add_gen(n.name, n.gen);
+            }
+        }
+        for (const auto& l : topo.links) {
+            f.connect(l.a, l.pa, l.b, l.pb,
+                      vt::cable_cfg{.rate = l.cable.rate, .prop_delay = l.cable.delay, .loss = l.cable.loss,
+                                    .loss_seed = l.cable.loss_seed, .tx_ring_size = l.cable.tx_ring_size,
+                                    .rx_ring_size = l.cable.rx_ring_size});
+        }
+        if (const std::string e = f.build(pool); !e.empty()) {
+            std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
+            rc = 2;
+        }
+        std::error_code ec;
+        if (rc == 0) {
+            std::filesystem::create_directories(o.out, ec);
+            if (ec) {
+                std::fprintf(stderr, "rocelab-fabric: %s: %s\n", o.out.c_str(), ec.message().c_str());
+                rc = 1;
+            }
+        }
+        if (rc == 0 && o.pcap) {
+            if (const std::string e = f.capture_to(o.out, o.snaplen); !e.empty()) {
+                std::fprintf(stderr, "rocelab-fabric: %s\n", e.c_str());
+                rc = 1;
+            }
+        }
+        if (rc == 0) {
+            std::printf("rocelab-fabric: %s: %zu nodes, %zu cables, %s of fabric time\n", topo.source.c_str(),
+                        topo.nodes.size(), topo.links.size(), format_time(duration).c_str());
+            std::fflush(stdout);
+            using clk = std::chrono::steady_clock;
+            const auto t0 = clk::now();
+            auto last = t0;
+            std::uint64_t last_hops = 0;
+            const nanos step{100'000};  // fabric time between wall-clock checks (does not change the run)
+            nanos t{0};
+            while (t < duration && !app::stop_requested().load()) {
+                t = std::min(duration, t + step);
+                f.run_until(t);
+                const auto now = clk::now();
+                if (!o.quiet && now - last >= std::chrono::seconds(1)) {
+                    const double dt = std::chrono::duration<double>(now - last).count();
+                    const std::uint64_t hops = f.packet_hops();
+                    std::uint64_t drops = 0;
+                    for (std::size_t i = 0; i < f.node_count(); ++i) {
+                        if (f.kind(i) == vt::node_kind::switch_node) { drops += switch_drops(f.switch_at(i)); }
+                    }
+                    const link_totals lt = totals(f);
+                    std::printf("fabric %s of %s | %.2f M packet-hops/s | on the wire %" PRIu64
+                                " | drops: switches %" PRIu64 ", links %" PRIu64 "\n",
+                                format_time(t).c_str(), format_time(duration).c_str(),
+                                double(hops - last_hops) / dt / 1e6, lt.on_wire, drops, lt.lost + lt.rx_full);
+                    std::fflush(stdout);
+                    last = now;
+                    last_hops = hops;
+                }
+            }
+            const double wall = std::chrono::duration<double>(clk::now() - t0).count();
+            const nanos ran = f.now();
+            write_file(o.out + "/fabric.json", fabric_json(f, topo, ran));
+            {
+                std::string s;
+                json_writer j(s);
+                j.begin_object();
+                j.kv("fabric_time_ns", ran.v);
+                j.kv("wall_s", wall);
+                j.kv("packet_hops", f.packet_hops());
+                j.kv("packet_hops_per_wall_s", wall > 0 ? double(f.packet_hops()) / wall : 0.0);
+                j.kv("node_polls", f.engine_counters().node_polls);
+                j.kv("slowdown", double(ran.v) > 0 ? wall / (double(ran.v) / 1e9) : 0.0);
+                j.end_object();
+                s += "\n";
+                write_file(o.out + "/speed.json", s);
+            }
+            const link_totals lt = totals(f);
+            std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall: %" PRIu64
+                        " packet-hops, %.2f M packet-hops per wall second; link drops %" PRIu64 ", spins %" PRIu64
+                        "\n",
+                        format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
+                        lt.lost + lt.rx_full, f.spins());
+            std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
+        }
+        f.release_all();
+    }
+    const unsigned in_use = rte_mempool_in_use_count(pool);
+    if (in_use != 0) {
+        std::fprintf(stderr, "rocelab-fabric: %u mbufs still in use after the run (a leak)\n", in_use);
+        rc = rc == 0 ? 1 : rc;
+    }
+    rte_mempool_free(pool);
+    dpdk::eal_cleanup();
+    return rc;
+}
