@@ -18,6 +18,11 @@ inline std::uint16_t port_rx(const port_binding& b, nanos now, rte_mbuf** pkts, 
     return b.io.ops->rx(b.io.ctx, now, pkts, n);
 }
 
+// False when the port I/O knows that no frame waits on RX (rx would return 0).
+inline bool port_rx_maybe(const port_binding& b) noexcept {
+    return b.io.rx_waiting == nullptr || *b.io.rx_waiting != 0;
+}
+
 inline std::uint16_t port_tx(const port_binding& b, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
     if (b.io.ops == nullptr) [[likely]] {
         return rte_eth_tx_burst(b.port_id, 0, pkts, n);

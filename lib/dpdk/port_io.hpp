@@ -37,6 +37,10 @@ struct port_io_ops {
 struct port_io {
     const port_io_ops* ops = nullptr;  // nullptr: ethdev queue 0 of port_binding::port_id
     void* ctx = nullptr;
+    // Optional: frames waiting on RX, kept by the port I/O (virtual time).
+    // A pipeline skips rx of a port whose count is 0; nullptr = unknown
+    // (ethdev: always poll).
+    const std::uint32_t* rx_waiting = nullptr;
 };
 
 struct port_binding {

@@ -686,7 +686,9 @@ inline bool ps_has_cnps(const P& ps) noexcept {
 std::uint32_t gen_pipeline::poll(nanos now) noexcept {
     std::uint32_t moved = 0;
     for (std::size_t i = 0; !_opts.tx_only && i < _ports.size(); ++i) {
-        moved += rx_port(i, now);
+        if (dpdk::port_rx_maybe(_ports[i].b) || _ports[i].delay_head != _ports[i].delay_tail) {
+            moved += rx_port(i, now);
+        }
     }
     service_flows(now);
     for (std::size_t i = 0; i < _ports.size(); ++i) {

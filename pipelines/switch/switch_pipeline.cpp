@@ -832,6 +832,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
 
     for (std::size_t pi = 0; pi < nports; ++pi) {
         port_rt& in = *p.ports[pi];
+        if (!dpdk::port_rx_maybe(in.b)) { continue; }
         work += p.mode == fwd_mode::l2 ? rx_port<true>(p, in, now, cap) : rx_port<false>(p, in, now, cap);
     }
 

@@ -17,6 +17,7 @@ namespace rocelab::vt {
 // ---- links and captures ----
 
 struct wire_tap {
+    std::uint32_t* rx_waiting = nullptr;  // the receiving port's count of frames in its RX ring
     pcap_t* dead = nullptr;
     pcap_dumper_t* tx = nullptr;  // the sender port's -tx.pcap
     pcap_dumper_t* rx = nullptr;  // the receiver port's -rx.pcap
@@ -46,6 +47,7 @@ void dump(pcap_dumper_t* d, wire_tap& t, const rte_mbuf* m, std::int64_t ns) noe
 void mbuf_traits::on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t arrive,
                           sim::wire_fate f) const noexcept {
     if (tap == nullptr) { return; }
+    if (f == sim::wire_fate::delivered) { ++*tap->rx_waiting; }
     if (tap->tx != nullptr) { dump(tap->tx, *tap, m, depart); }
     if (tap->rx != nullptr && f == sim::wire_fate::delivered) { dump(tap->rx, *tap, m, arrive); }
 }
@@ -56,12 +58,16 @@ namespace {
 
 struct vt_port {
     mbuf_engine::port_type sp;
-    bool refused = false;  // TX refused frames in the last poll
+    std::uint32_t rx_waiting = 0;  // frames in the RX ring (port_io::rx_waiting)
+    bool refused = false;          // TX refused frames in the last poll
     bool cabled = false;
 };
 
 std::uint16_t vt_rx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
-    return static_cast<vt_port*>(ctx)->sp.rx_burst(now, pkts, n);
+    auto* p = static_cast<vt_port*>(ctx);
+    const std::uint16_t k = p->sp.rx_burst(now, pkts, n);
+    p->rx_waiting -= k;
+    return k;
 }
 std::uint16_t vt_tx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
     auto* p = static_cast<vt_port*>(ctx);
@@ -86,8 +92,7 @@ public:
         nanos d = pipe->next_deadline(now);
         for (vt_port* p : ports) {
             if (p->refused) { d = std::min(d, p->sp.tx_free_time(now)); }
-            const auto* rx = p->sp.rx_link();
-            if (rx != nullptr && rx->rx_ring_used() != 0) { d = now; }
+            if (p->rx_waiting != 0) { d = now; }
         }
         if (d <= now && work == 0) {
             ++st.spins;
@@ -220,7 +225,7 @@ std::string fabric::build(rte_mempool* pool) {
             auto& b = bindings[i];
             b.port_id = UINT16_MAX;  // no ethdev behind it
             b.name = p.port_label(ni, static_cast<int>(i));
-            b.io = dpdk::port_io{&vt_ops, n.ports[i].get()};
+            b.io = dpdk::port_io{&vt_ops, n.ports[i].get(), &n.ports[i]->rx_waiting};
             b.mac = {0x02, 0x56, static_cast<std::uint8_t>(ni >> 8), static_cast<std::uint8_t>(ni),
                      static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)};
         }
@@ -278,10 +283,12 @@ std::string fabric::build(rte_mempool* pool) {
         lc.rx_ring_size = c.cfg.rx_ring_size;
         lc.loss_seed = c.cfg.loss_seed;
         p.taps.push_back(std::make_unique<wire_tap>());
+        p.taps.back()->rx_waiting = &p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->rx_waiting;
         const auto ab = p.eng->add_link(static_cast<std::uint32_t>(c.a), static_cast<std::uint32_t>(c.b), lc,
                                         mbuf_traits{p.taps.back().get()});
         lc.loss_seed = c.cfg.loss_seed + 1;
         p.taps.push_back(std::make_unique<wire_tap>());
+        p.taps.back()->rx_waiting = &p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->rx_waiting;
         const auto ba = p.eng->add_link(static_cast<std::uint32_t>(c.b), static_cast<std::uint32_t>(c.a), lc,
                                         mbuf_traits{p.taps.back().get()});
         p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->sp = p.eng->port(ab, ba);
