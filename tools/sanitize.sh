@@ -16,7 +16,7 @@
 # overrides the list ("" = unit suite only). See docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dpdk_tests="${SANITIZE_DPDK_TESTS-dpdk_pfc_watchdog}"
+dpdk_tests="${SANITIZE_DPDK_TESTS-dpdk_pfc_watchdog dpdk_route_table}"
 
 if [[ ! -f build-asan/build.ninja ]]; then
   meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \

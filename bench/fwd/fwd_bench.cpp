@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "dpdk/route_table.hpp"
+#include "route_lookup.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/fdb.hpp"
 

@@ -1,6 +1,12 @@
 // route_table.cpp - building the LPM tables from switch_cfg (control path).
 #include "dpdk/route_table.hpp"
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wvolatile"  // DPDK 22.11 headers use volatile++
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+#pragma GCC diagnostic pop
+
 #include <arpa/inet.h>
 #include <rte_errno.h>
 #include <rte_memory.h>

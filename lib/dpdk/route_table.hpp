@@ -41,15 +41,14 @@
 //   INTERFACE: { "Ethernet0|10.0.0.1/31": {} }
 //   NEIGH:     { "Ethernet0|10.0.0.0": { neigh: "52:54:00:00:00:10" } }
 //   ROUTE:     { "0.0.0.0/0": { nexthop: "10.0.0.0,10.0.0.2", ifname: "Ethernet0,Ethernet4" } }
+//
+// Headers: this one declares the table and needs no DPDK header. The
+// lookups are inline (a call per packet would cost the L3 path) and use
+// rte_lpm's inline lookups, so their bodies live in
+// pipelines/route_lookup.hpp, which only the data path's .cpp files (and
+// the DPDK tests and benchmarks) include. A caller that forgets it gets a
+// link error, never a slower lookup.
 #pragma once
-
-// DPDK 22.11 headers use `volatile++` (deprecated in C++20): keep our
-// -Wvolatile clean without hiding it for our own code.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wvolatile"
-#include <rte_lpm.h>
-#include <rte_lpm6.h>
-#pragma GCC diagnostic pop
 
 #include <cstddef>
 #include <cstdint>
@@ -62,6 +61,9 @@
 #include "config/switch_cfg.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/local_addr.hpp"
+
+struct rte_lpm;
+struct rte_lpm6;
 
 namespace rocelab::dpdk {
 
@@ -118,53 +120,25 @@ public:
     route_table& operator=(const route_table&) = delete;
     ~route_table();
 
-    // dst in host order.
-    int lookup_v4(std::uint32_t dst, std::uint32_t flow_hash, const nexthop** out) const noexcept {
-        return lookup_v4(dst, [flow_hash] { return flow_hash; }, out);
-    }
+    // dst in host order. (Bodies: pipelines/route_lookup.hpp.)
+    inline int lookup_v4(std::uint32_t dst, std::uint32_t flow_hash, const nexthop** out) const noexcept;
     // Same, with the flow hash computed by hash_fn() only when the route is
     // an ECMP group of more than one next hop.
     template <typename HashFn>
         requires std::is_invocable_r_v<std::uint32_t, HashFn>
-    int lookup_v4(std::uint32_t dst, HashFn&& hash_fn, const nexthop** out) const noexcept {
-        std::uint32_t v;
-        if (rte_lpm_lookup(_lpm4, dst, &v) != 0) {
-            return route_no_route;
-        }
-        return resolve(v, hash_fn, out);
-    }
+    int lookup_v4(std::uint32_t dst, HashFn&& hash_fn, const nexthop** out) const noexcept;
 
     // dst16: 16 address bytes, network order.
-    int lookup_v6(const std::uint8_t* dst16, std::uint32_t flow_hash, const nexthop** out) const noexcept {
-        return lookup_v6(dst16, [flow_hash] { return flow_hash; }, out);
-    }
+    inline int lookup_v6(const std::uint8_t* dst16, std::uint32_t flow_hash, const nexthop** out) const noexcept;
     template <typename HashFn>
         requires std::is_invocable_r_v<std::uint32_t, HashFn>
-    int lookup_v6(const std::uint8_t* dst16, HashFn&& hash_fn, const nexthop** out) const noexcept {
-        std::uint32_t v;
-        if (_lpm6 == nullptr || rte_lpm6_lookup(_lpm6, dst16, &v) != 0) {
-            return route_no_route;
-        }
-        return resolve(v, hash_fn, out);
-    }
+    int lookup_v6(const std::uint8_t* dst16, HashFn&& hash_fn, const nexthop** out) const noexcept;
 
     // Burst lookup: for i < n, rc[i] = lookup_v4(dst[i], hash[i], &out[i])
     // (out[i] = nullptr unless rc[i] == ok). Uses rte_lpm_lookup_bulk in
     // chunks of max_bulk.
-    void lookup_v4_bulk(const std::uint32_t* dst, const std::uint32_t* hash, unsigned n, const nexthop** out,
-                        int* rc) const noexcept {
-        std::uint32_t hop[max_bulk];
-        for (unsigned base = 0; base < n; base += max_bulk) {
-            const unsigned m = (n - base) < max_bulk ? (n - base) : max_bulk;
-            rte_lpm_lookup_bulk(_lpm4, dst + base, hop, m);
-            for (unsigned i = 0; i < m; ++i) {
-                out[base + i] = nullptr;
-                rc[base + i] = (hop[i] & RTE_LPM_LOOKUP_SUCCESS) != 0
-                                   ? resolve_hash(hop[i] & 0x00FFFFFFu, hash[base + i], &out[base + i])
-                                   : route_no_route;
-            }
-        }
-    }
+    inline void lookup_v4_bulk(const std::uint32_t* dst, const std::uint32_t* hash, unsigned n, const nexthop** out,
+                               int* rc) const noexcept;
 
     // Is this one of the switch's own interface addresses?
     bool is_local_v4(std::uint32_t addr) const noexcept { return _locals.is_local_v4(addr); }

@@ -13,7 +13,7 @@
 #include "core/spsc_ring.hpp"
 #include "dpdk/capture.hpp"
 #include "port_burst.hpp"
-#include "dpdk/route_table.hpp"
+#include "route_lookup.hpp"
 #include "fwd/arp_nd.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/fdb.hpp"

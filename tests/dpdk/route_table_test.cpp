@@ -1,6 +1,6 @@
 // route_table_test.cpp - LPM routing built from switch_cfg (needs the EAL,
 // see eal_env.cpp).
-#include "dpdk/route_table.hpp"
+#include "route_lookup.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
