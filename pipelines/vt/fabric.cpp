@@ -77,6 +77,18 @@ std::uint16_t vt_tx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noex
 }
 const dpdk::port_io_ops vt_ops{&vt_rx, &vt_tx};
 
+// One direction of a cable.
+sim::link_cfg link_of(const cable_cfg& c) noexcept {
+    sim::link_cfg lc;
+    lc.rate = c.rate;
+    lc.prop_delay = c.prop_delay;
+    lc.loss = c.loss;
+    lc.loss_seed = c.loss_seed;
+    lc.tx_ring_size = c.tx_ring_size;
+    lc.rx_ring_size = c.rx_ring_size;
+    return lc;
+}
+
 // A pipeline as an engine node.
 template <typename Pipe>
 class pipe_node final : public sim::sim_node {
@@ -199,13 +211,7 @@ std::string fabric::build(rte_mempool* pool) {
             }
             nr.port_cable[static_cast<std::size_t>(port)] = static_cast<std::int32_t>(ci);
         }
-        sim::link_cfg lc;
-        lc.rate = c.cfg.rate;
-        lc.prop_delay = c.cfg.prop_delay;
-        lc.loss = c.cfg.loss;
-        lc.tx_ring_size = c.cfg.tx_ring_size;
-        lc.rx_ring_size = c.cfg.rx_ring_size;
-        if (const std::string e = sim::link_cfg_error(lc); !e.empty()) { return what + ": " + e; }
+        if (const std::string e = sim::link_cfg_error(link_of(c.cfg)); !e.empty()) { return what + ": " + e; }
     }
     auto cable_rate = [&](const impl::node_rec& n, std::size_t port) {
         const std::int32_t ci = n.port_cable[port];
@@ -275,13 +281,7 @@ std::string fabric::build(rte_mempool* pool) {
         }
     }
     for (const auto& c : p.cables) {
-        sim::link_cfg lc;
-        lc.rate = c.cfg.rate;
-        lc.prop_delay = c.cfg.prop_delay;
-        lc.loss = c.cfg.loss;
-        lc.tx_ring_size = c.cfg.tx_ring_size;
-        lc.rx_ring_size = c.cfg.rx_ring_size;
-        lc.loss_seed = c.cfg.loss_seed;
+        sim::link_cfg lc = link_of(c.cfg);
         p.taps.push_back(std::make_unique<wire_tap>());
         p.taps.back()->rx_waiting = &p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->rx_waiting;
         const auto ab = p.eng->add_link(static_cast<std::uint32_t>(c.a), static_cast<std::uint32_t>(c.b), lc,
