@@ -685,20 +685,40 @@ transfer_result run_real_time(const switch_cfg& scfg_in, const gen_cfg& gcfg_in,
     gen_cfg gcfg = gcfg_in;
     std::vector<rte_ring*> rings;
     std::vector<std::uint16_t> gen_ids, sw_ids;
-    const std::string tag = "vtt" + std::to_string(::getpid() % 100000);
+    // ethdev and ring names stay taken after close: one set per call (--gtest_repeat).
+    static int calls = 0;
+    const std::string tag = "vtt" + std::to_string(calls++);
+    auto free_rings = [&] {
+        for (rte_ring* r : rings) {
+            void* m = nullptr;
+            while (rte_ring_dequeue(r, &m) == 0) {
+                ++t.link_drops;  // left in flight: a frame nobody received
+                rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+            }
+            rte_ring_free(r);
+        }
+    };
     for (int i = 0; i < 2; ++i) {
         rte_ring* g2s = rte_ring_create((tag + "_g2s" + std::to_string(i)).c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
         rte_ring* s2g = rte_ring_create((tag + "_s2g" + std::to_string(i)).c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
         EXPECT_NE(g2s, nullptr);
         EXPECT_NE(s2g, nullptr);
-        if (g2s == nullptr || s2g == nullptr) { return t; }
-        rings.push_back(g2s);
-        rings.push_back(s2g);
-        const int sp = rte_eth_from_rings((tag + "_sw" + std::to_string(i)).c_str(), &g2s, 1, &s2g, 1, 0);
-        const int gp = rte_eth_from_rings((tag + "_gen" + std::to_string(i)).c_str(), &s2g, 1, &g2s, 1, 0);
+        for (rte_ring* r : {g2s, s2g}) {
+            if (r != nullptr) { rings.push_back(r); }
+        }
+        const int sp = g2s && s2g ? rte_eth_from_rings((tag + "_sw" + std::to_string(i)).c_str(), &g2s, 1, &s2g, 1, 0) : -1;
+        const int gp = g2s && s2g ? rte_eth_from_rings((tag + "_gen" + std::to_string(i)).c_str(), &s2g, 1, &g2s, 1, 0) : -1;
         EXPECT_GE(sp, 0);
         EXPECT_GE(gp, 0);
-        if (sp < 0 || gp < 0) { return t; }
+        for (int id : {sp, gp}) {
+            if (id >= 0) { (id == sp ? sw_ids : gen_ids).push_back(static_cast<std::uint16_t>(id)); }
+        }
+        if (sp < 0 || gp < 0) {
+            for (std::uint16_t id : sw_ids) { dpdk::port_close(id); }
+            for (std::uint16_t id : gen_ids) { dpdk::port_close(id); }
+            free_rings();
+            return t;
+        }
         for (int id : {sp, gp}) {
             dpdk::port_params pp;
             pp.port_id = static_cast<std::uint16_t>(id);
@@ -706,8 +726,6 @@ transfer_result run_real_time(const switch_cfg& scfg_in, const gen_cfg& gcfg_in,
             dpdk::port_info info;
             EXPECT_EQ(dpdk::port_open(pp, info), "");
         }
-        sw_ids.push_back(static_cast<std::uint16_t>(sp));
-        gen_ids.push_back(static_cast<std::uint16_t>(gp));
     }
     // Bindings as the fabric makes them, but on ethdevs (io.ops == nullptr):
     // the line rate the cables have in virtual time.
@@ -756,14 +774,7 @@ transfer_result run_real_time(const switch_cfg& scfg_in, const gen_cfg& gcfg_in,
         dpdk::port_close(sw_ids[i]);
         dpdk::port_close(gen_ids[i]);
     }
-    for (rte_ring* r : rings) {
-        void* m = nullptr;
-        while (rte_ring_dequeue(r, &m) == 0) {
-            ++t.link_drops;  // left in flight: a frame nobody received
-            rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
-        }
-        rte_ring_free(r);
-    }
+    free_rings();
     return t;
 }
 
