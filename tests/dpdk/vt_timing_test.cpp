@@ -13,8 +13,8 @@
 //     storm is detected at the poll the rule names (derived from the XOFF
 //     arrival times on the wire), restored restoration_time after the last
 //     XOFF (poll granularity), and with action drop every TC 3 frame is
-//     either forwarded before the storm or counted as a watchdog drop; none
-//     leaves during it. A storm shorter than detection_time never trips;
+//     either forwarded (before the storm or after the restore) or counted as
+//     a watchdog drop; none leaves during it. A storm shorter than detection_time never trips;
 //   - same code: one transfer with the same configs through the same
 //     pipeline classes, once in real time over DPDK net_ring ports and once
 //     in virtual time: identical packet and byte counts, no drop, no NAK; the
@@ -273,6 +273,14 @@ TEST(vt_timing, strict_priority_takes_its_offered_rate_and_dwrr_classes_share_th
     constexpr std::uint32_t frame = 1082;  // 14 + 20 + 8 + 12 (BTH) + 1024 + 4 (ICRC)
     constexpr std::int64_t slot = (frame + 24) * 8;  // ns per frame at 1 Gb/s: 8848
     const std::int64_t wire10 = wire_ns_ceil(frame, g10);  // 885
+    // Every frame that came in reached its class's queue (by the AZURE DSCP map).
+    std::uint64_t in_by_q[8] = {};
+    for (const auto& r : in) {
+        const int d = r.dscp();
+        in_by_q[d == 48 ? 6 : d == 26 ? 3 : d == 8 ? 0 : 7] += 1;
+    }
+    EXPECT_EQ(in_by_q[7], 0u);
+    for (int q : {6, 3, 0}) { EXPECT_EQ(q_enq[q], in_by_q[q]) << "queue " << q; }
     std::vector<const rec*> win;
     std::uint64_t n6 = 0, n3 = 0, n0 = 0, other = 0;
     for (const auto& r : out) {
