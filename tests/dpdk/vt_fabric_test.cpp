@@ -9,13 +9,9 @@
 //   - an 8:1 lossless incast at 100 Gb/s for 10 ms of fabric time: no drop
 //     anywhere, the receiver's port >= 99 % busy, every PG within its
 //     threshold plus headroom;
-//   - strict priority: a strict class takes the whole shaped port from a
-//     DWRR one, exactly;
-//   - PFC watchdog: a storm is detected and restored at the configured
-//     times, exactly;
-//   - determinism: two runs give byte-identical captures and counters;
-//   - same code: one test runs the same pipeline classes over DPDK ring
-//     ports in real time and in virtual time and gets the same transfer.
+//   - determinism: two runs give byte-identical captures and counters.
+// Strict priority + shaping, the PFC watchdog and the same transfer in real
+// time and virtual time are in vt_timing_test.cpp.
 // Nothing here has a tolerance for machine load: fabric time is exact.
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
