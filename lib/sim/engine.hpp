@@ -241,8 +241,12 @@ private:
                 } else {
                     _q.schedule(nr.slot, d < t ? t : d);
                 }
+                // Only a frame put on a link changes its next arrival here
+                // (arrivals up to t were all delivered above).
                 for (const std::uint32_t li : nr.out_links) {
-                    sync_link(_links[li]);
+                    if (_links[li].l->take_tx_since_sync()) {
+                        sync_link(_links[li]);
+                    }
                 }
             }
         }

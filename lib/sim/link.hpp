@@ -177,6 +177,7 @@ public:
                 _free_rem = 0;
             }
             add_wire_time(len + _cfg.overhead.v);
+            _tx_since_sync = true;
             const std::int64_t depart = _free_ns + (_free_rem != 0 ? 1 : 0);
             _wire.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
             ++_c.tx_accepted;
@@ -203,6 +204,14 @@ public:
         const std::uint64_t before = _c.delivered;
         advance(now);
         return static_cast<std::size_t>(_c.delivered - before);
+    }
+
+    // True once (then false) after tx_burst accepted a frame: the engine
+    // reschedules the link's arrival event only then.
+    bool take_tx_since_sync() noexcept {
+        const bool t = _tx_since_sync;
+        _tx_since_sync = false;
+        return t;
     }
 
     // Arrival time of the next frame still on the link (TX ring or wire),
@@ -337,6 +346,7 @@ private:
     std::uint64_t _free_rem = 0;
     rng _rng;
     std::uint64_t _loss_threshold;
+    bool _tx_since_sync = false;
     link_counters _c;
 };
 
