@@ -28,6 +28,7 @@
 #include "dpdk/eal.hpp"
 #include "rocelab_version.h"
 #include "vt/fabric.hpp"
+#include "vt/metrics.hpp"
 
 using namespace rocelab;
 
@@ -67,7 +68,8 @@ It needs no device: every port is a modelled cable.
 
 Status line (each wall second): fabric time reached, packet-hops per wall
 second, frames on the wire, drops (switches, links).
-Exit status: 0 done, 1 run-time failure, 2 bad command line or topology.
+Exit status: 0 done (every expectation passed), 1 run-time failure, 2 bad
+command line or topology, 3 an expectation failed.
 )";
 
 struct opts {
@@ -211,11 +213,64 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
             j.kv("delivered", c.delivered);
             j.kv("lost", c.lost);
             j.kv("rx_ring_full", c.rx_ring_full);
-            const double busy = ran.v > 0 ? double(c.tx_bytes + 24 * c.tx_accepted) * 8 /
-                                                (double(l->cfg().rate.v) * double(ran.v) / 1e9)
-                                          : 0.0;
+            const double span = double(ran.v - l->cfg().prop_delay.v);
+            const double busy = span > 0 ? double(c.arrived_bytes + 24 * c.arrived) * 8 /
+                                               (double(l->cfg().rate.v) * span / 1e9)
+                                         : 0.0;
             j.kv("busy", busy);
             j.end_object();
+        }
+    }
+    j.end_array();
+    // Egress queues that carried traffic, with their WRED/ECN thresholds
+    // (the plots draw Kmin/Kmax), and lossless priority groups.
+    j.key("queues");
+    j.begin_array();
+    for (std::size_t n = 0; n < f.node_count(); ++n) {
+        if (f.kind(n) != vt::node_kind::switch_node) { continue; }
+        auto& s = f.switch_at(n);
+        for (std::size_t p = 0; p < s.port_count(); ++p) {
+            for (int q = 0; q < 8; ++q) {
+                const auto qs = s.queue(p, q);
+                if (qs.enq_packets == 0) { continue; }
+                j.begin_object();
+                j.kv("node", f.node_name(n));
+                j.kv("port", f.port_name(n, static_cast<int>(p)));
+                j.kv("queue", q);
+                j.kv("enq_packets", qs.enq_packets);
+                j.kv("max_depth_bytes", qs.max_depth_bytes);
+                j.kv("drop_packets", qs.drop_packets);
+                j.kv("ecn_marked", qs.ecn_marked);
+                j.kv("wred_dropped", qs.wred_dropped);
+                j.kv("wred", qs.wred);
+                if (qs.wred) {
+                    j.kv("kmin_bytes", qs.wred_kmin);
+                    j.kv("kmax_bytes", qs.wred_kmax);
+                }
+                j.end_object();
+            }
+        }
+    }
+    j.end_array();
+    j.key("priority_groups");
+    j.begin_array();
+    for (std::size_t n = 0; n < f.node_count(); ++n) {
+        if (f.kind(n) != vt::node_kind::switch_node) { continue; }
+        auto& s = f.switch_at(n);
+        for (std::size_t p = 0; p < s.port_count(); ++p) {
+            for (int g = 0; g < 8; ++g) {
+                const auto pg = s.pg(p, g);
+                if (!pg.lossless || pg.peak_use == 0) { continue; }
+                j.begin_object();
+                j.kv("node", f.node_name(n));
+                j.kv("port", f.port_name(n, static_cast<int>(p)));
+                j.kv("pg", g);
+                j.kv("peak_use_bytes", pg.peak_use);
+                j.kv("peak_headroom_bytes", pg.peak_headroom);
+                j.kv("xoff_transitions", pg.xoff_transitions);
+                j.kv("drop_headroom_overflow", pg.drop_headroom_overflow);
+                j.end_object();
+            }
         }
     }
     j.end_array();
@@ -223,6 +278,86 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
     s += "\n";
     return s;
 }
+
+// Time series in fabric time, sampled by the runner between engine steps
+// (sampling reads counters only: it does not change the run).
+class series {
+public:
+    series(const std::string& dir, vt::fabric& f) : _f(f) {
+        _flows = std::fopen((dir + "/flows.csv").c_str(), "w");
+        _queues = std::fopen((dir + "/queues.csv").c_str(), "w");
+        _pfc = std::fopen((dir + "/pfc.csv").c_str(), "w");
+        if (_flows == nullptr || _queues == nullptr || _pfc == nullptr) { die(1, dir + ": cannot write the time series"); }
+        std::fprintf(_flows, "time_s,flow,tx_bps,goodput_bps,tx_bytes,rx_bytes,messages_completed,retransmissions,naks,"
+                             "rate_bps,cnp_rx,cnp_tx\n");
+        std::fprintf(_queues, "time_s,node,port,queue,depth_bytes,paused\n");
+        std::fprintf(_pfc, "time_s,node,port,pfc_rx,pfc_tx\n");
+    }
+    ~series() {
+        for (std::FILE* x : {_flows, _queues, _pfc}) {
+            if (x != nullptr) { std::fclose(x); }
+        }
+    }
+    series(const series&) = delete;
+    series& operator=(const series&) = delete;
+
+    void sample(nanos now) {
+        const double t = double(now.v) / 1e9;
+        const double dt = double((now - _last).v) / 1e9;
+        std::size_t k = 0;
+        for (std::size_t n = 0; n < _f.node_count(); ++n) {
+            if (_f.kind(n) == vt::node_kind::gen_node) {
+                auto& g = _f.gen_at(n);
+                for (std::size_t i = 0; i < g.flow_count(); ++i, ++k) {
+                    const auto& fl = g.flow(i);
+                    const std::uint64_t tx = fl.rq.counters().tx_bytes, rx = fl.rs.counters().rx_bytes;
+                    if (_prev.size() <= k) { _prev.emplace_back(0, 0); }
+                    std::fprintf(_flows, "%.9f,%s,%.0f,%.0f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", t,
+                                 fl.cfg.name.c_str(), dt > 0 ? double(tx - _prev[k].first) * 8 / dt : 0.0,
+                                 dt > 0 ? double(rx - _prev[k].second) * 8 / dt : 0.0, (unsigned long long)tx,
+                                 (unsigned long long)rx, (unsigned long long)fl.rq.counters().messages_completed,
+                                 (unsigned long long)fl.rq.counters().retx_packets,
+                                 (unsigned long long)fl.rq.counters().naks_rx, (unsigned long long)fl.pacer.rate().v,
+                                 (unsigned long long)fl.cnp_rx, (unsigned long long)fl.cnp_tx);
+                    _prev[k] = {tx, rx};
+                }
+                for (std::size_t p = 0; p < g.port_count(); ++p) {
+                    const auto& c = g.counters(p);
+                    std::fprintf(_pfc, "%.9f,%s,%s,%llu,%llu\n", t, _f.node_name(n).c_str(),
+                                 _f.port_name(n, static_cast<int>(p)).c_str(),
+                                 (unsigned long long)(c.rx_pfc + c.rx_pause), (unsigned long long)c.tx_pfc);
+                }
+            } else {
+                auto& s = _f.switch_at(n);
+                for (std::size_t p = 0; p < s.port_count(); ++p) {
+                    const auto st = s.pfc(p, now);
+                    std::uint64_t rxp = 0;
+                    for (int i = 0; i < 8; ++i) { rxp += st.rx_frames[i]; }
+                    std::fprintf(_pfc, "%.9f,%s,%s,%llu,%llu\n", t, _f.node_name(n).c_str(),
+                                 _f.port_name(n, static_cast<int>(p)).c_str(), (unsigned long long)rxp,
+                                 (unsigned long long)st.frames_sent);
+                    const std::uint8_t paused = s.paused_queues(p, now);
+                    for (int q = 0; q < 8; ++q) {
+                        const auto qs = s.queue(p, q);
+                        if (qs.enq_packets == 0 && qs.depth_bytes == 0) { continue; }
+                        std::fprintf(_queues, "%.9f,%s,%s,%d,%llu,%d\n", t, _f.node_name(n).c_str(),
+                                     _f.port_name(n, static_cast<int>(p)).c_str(), q,
+                                     (unsigned long long)qs.depth_bytes, (paused >> q) & 1);
+                    }
+                }
+            }
+        }
+        _last = now;
+    }
+
+private:
+    vt::fabric& _f;
+    std::FILE* _flows = nullptr;
+    std::FILE* _queues = nullptr;
+    std::FILE* _pfc = nullptr;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> _prev;
+    nanos _last{0};
+};
 
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream f(path);
@@ -299,6 +434,18 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
             rc = 2;
         }
+        // Expectations name flows, hosts and ports: check them before anything runs.
+        vt::metrics mx(f, topo);
+        for (std::size_t i = 0; rc == 0 && i < topo.expect.size(); ++i) {
+            for (const auto& m : metrics_of(topo.expect[i])) {
+                if (const std::string e = mx.validate(m); !e.empty()) {
+                    std::fprintf(stderr, "rocelab-fabric: %s: expect[%zu] '%s': %s\n", topo.source.c_str(), i,
+                                 topo.expect[i].text.c_str(), e.c_str());
+                    rc = 2;
+                    break;
+                }
+            }
+        }
         std::error_code ec;
         if (rc == 0) {
             std::filesystem::create_directories(o.out, ec);
@@ -314,18 +461,24 @@ int main(int argc, char** argv) {
             }
         }
         if (rc == 0) {
-            std::printf("rocelab-fabric: %s: %zu nodes, %zu cables, %s of fabric time\n", topo.source.c_str(),
-                        topo.nodes.size(), topo.links.size(), format_time(duration).c_str());
+            std::printf("rocelab-fabric: %s (%s): %zu nodes, %zu cables, %s of fabric time%s\n", topo.name.c_str(),
+                        topo.source.c_str(), topo.nodes.size(), topo.links.size(), format_time(duration).c_str(),
+                        topo.expect.empty() ? "" : (", " + std::to_string(topo.expect.size()) + " expectations").c_str());
+            if (!topo.description.empty()) { std::printf("  %s\n", topo.description.c_str()); }
             std::fflush(stdout);
+            series ts(o.out, f);
             using clk = std::chrono::steady_clock;
             const auto t0 = clk::now();
             auto last = t0;
             std::uint64_t last_hops = 0;
-            const nanos step{100'000};  // fabric time between wall-clock checks (does not change the run)
+            const nanos step = topo.sample_interval.v > 0 ? topo.sample_interval
+                                                          : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
             nanos t{0};
+            ts.sample(t);
             while (t < duration && !app::stop_requested().load()) {
                 t = std::min(duration, t + step);
                 f.run_until(t);
+                ts.sample(t);
                 const auto now = clk::now();
                 if (!o.quiet && now - last >= std::chrono::seconds(1)) {
                     const double dt = std::chrono::duration<double>(now - last).count();
@@ -367,7 +520,70 @@ int main(int argc, char** argv) {
                         "\n",
                         format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
                         lt.lost + lt.rx_full, f.spins());
+            // Expectations, then summary.json (deterministic, like fabric.json).
+            std::string sum;
+            json_writer j(sum);
+            j.begin_object();
+            j.kv("scenario", topo.name);
+            j.kv("description", topo.description);
+            j.kv("file", topo.source);
+            j.kv("fabric_time_ns", ran.v);
+            std::size_t failed = 0;
+            j.key("expectations");
+            j.begin_array();
+            for (const auto& e : topo.expect) {
+                const expect_result r = evaluate(e, [&](const expect_metric& m, std::string& err) { return mx.value(m, err); });
+                failed += r.passed ? 0 : 1;
+                std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
+                j.begin_object();
+                j.kv("expect", e.text);
+                j.kv("passed", r.passed);
+                j.kv("lhs", r.lhs);
+                j.kv("rhs", r.rhs);
+                j.kv("detail", r.detail);
+                j.end_object();
+            }
+            j.end_array();
+            j.kv("passed", failed == 0);
+            j.key("flows");
+            j.begin_array();
+            for (std::size_t n = 0; n < f.node_count(); ++n) {
+                if (f.kind(n) != vt::node_kind::gen_node) { continue; }
+                for (std::size_t i = 0; i < f.gen_at(n).flow_count(); ++i) {
+                    const std::string fn = f.gen_at(n).flow(i).cfg.name;
+                    j.begin_object();
+                    j.kv("flow", fn);
+                    for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
+                                          "timeouts", "cnp_rx", "rate_min", "rate_mean"}) {
+                        std::string err;
+                        const auto v = mx.value(expect_metric{m, {fn}}, err);
+                        j.kv(m, v.value_or(0.0));
+                    }
+                    j.end_object();
+                }
+            }
+            j.end_array();
+            j.key("totals");
+            j.begin_object();
+            for (const char* m : {"drops", "lossless_drops", "link_drops", "pfc_rx", "pfc_tx", "ecn_marked"}) {
+                if ((std::strcmp(m, "pfc_rx") == 0 || std::strcmp(m, "pfc_tx") == 0)) { continue; }
+                std::string err;
+                j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+            }
+            j.kv("packet_hops", f.packet_hops());
+            j.end_object();
+            j.end_object();
+            sum += "\n";
+            write_file(o.out + "/summary.json", sum);
+            if (!topo.expect.empty()) {
+                std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),
+                            topo.expect.size() - failed, topo.expect.size(), failed ? " - FAILED" : "");
+            }
             std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
+            if (failed != 0) { rc = 3; }
+            if (app::stop_requested().load() && ran < duration) {
+                std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
+            }
         }
         f.release_all();
     }

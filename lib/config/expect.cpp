@@ -117,7 +117,7 @@ private:
     }
     static bool name_char(char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' || c == '-' ||
-               c == '|' || c == '>';
+               c == '|' || c == '>' || c == '#';
     }
     node_p factor() {
         skip();

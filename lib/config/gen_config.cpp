@@ -1,5 +1,6 @@
 // gen_config.cpp - see gen_config.hpp.
 #include "config/gen_config.hpp"
+#include "config/yaml_load.hpp"
 
 #include <arpa/inet.h>
 
@@ -609,10 +610,19 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
         }
     }
     const bool v6 = c.ip_version == 6;
-    auto mk_host = [v6](int port, int idx) {
+    auto mk_host = [v6, &c](int port, int idx) {
         gen_host h;
         h.port = port;
-        h.name = "h" + std::to_string(port) + (idx ? "_" + std::to_string(idx) : "");
+        if (static_cast<std::size_t>(port) < c.port_host_names.size()) {
+            h.name = c.port_host_names[static_cast<std::size_t>(port)];
+        } else {
+            h.name = "h";
+            h.name += std::to_string(port);
+        }
+        if (idx != 0) {
+            h.name += '_';
+            h.name += std::to_string(idx);
+        }
         h.mac = {0x02, 0x00, 0x00, static_cast<std::uint8_t>(port >> 8), static_cast<std::uint8_t>(port),
                  static_cast<std::uint8_t>(idx + 1)};
         h.ip = (10u << 24) | (static_cast<std::uint32_t>(port & 0xFF) << 16) |
@@ -688,6 +698,7 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
                 return where + ": unknown host '" + (s < 0 ? fs.src : fs.dst) + "' (hosts are named in hosts:)";
             }
             gen_flow f = base_flow(s, d, i);
+            f.name = fs.name;
             for (const auto& [k, v] : fs.overrides) {
                 if (auto e = gen_flow_set(f, k, v); !e.empty()) {
                     return where + "." + e;
@@ -792,7 +803,14 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
         f.qp.src_qpn = static_cast<std::uint32_t>(0x100 + 2 * i);
         f.qp.dst_qpn = static_cast<std::uint32_t>(0x101 + 2 * i);
         f.qp.msg_size = f.sizes.fixed;
-        f.name = c.hosts[f.src_host].name + "->" + c.hosts[f.dst_host].name + "#" + std::to_string(i);
+        if (f.name.empty()) {
+            f.name = c.hosts[f.src_host].name + "->" + c.hosts[f.dst_host].name + "#" + std::to_string(i);
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (c.flows[j].name == f.name) {
+                return "flows: the name '" + f.name + "' is used twice";
+            }
+        }
         if (auto e = qp_cfg_check(f.qp); !e.empty()) {
             return "flow " + f.name + ": " + e;
         }
@@ -804,13 +822,22 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
 }
 
 result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::string& source) noexcept {
+    try {
+        return detail::gen_cfg_from_yaml(YAML::Load(yaml), source);
+    } catch (const YAML::Exception& e) {
+        return config_error{source + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg};
+    } catch (const std::exception& e) {
+        return config_error{source + ": " + e.what()};
+    }
+}
+
+result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::string& source) noexcept {
     auto where = [&](const YAML::Mark& m) {
         return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
     };
     try {
         gen_cfg c;
         c.source = source;
-        const YAML::Node root = YAML::Load(yaml);
         if (!root.IsMap()) {
             return config_error{source + ": expected a map of keys (seed, rate, pattern, flows, ...)"};
         }
@@ -872,7 +899,9 @@ result<gen_cfg> load_gen_cfg_from_string(const std::string& yaml, const std::str
                     for (const auto& fkv : f) {
                         const std::string fk = norm_key(fkv.first.as<std::string>());
                         const std::string fv = fkv.second.as<std::string>();
-                        if (fk == "src") {
+                        if (fk == "name") {
+                            s.name = fv;
+                        } else if (fk == "src") {
                             s.src = fv;
                         } else if (fk == "dst") {
                             s.dst = fv;

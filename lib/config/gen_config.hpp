@@ -171,6 +171,7 @@ struct dcqcn_overrides {
 
 // Explicit YAML flow entry before host names are resolved.
 struct gen_flow_spec {
+    std::string name;  // optional; default "src->dst#i"
     std::string src;
     std::string dst;
     std::vector<std::pair<std::string, std::string>> overrides;  // key, value (per-flow keys)
@@ -202,6 +203,10 @@ struct gen_cfg {
     std::string dcqcn_trace;          // CSV path; empty = no trace
     std::vector<gen_host> hosts;        // explicit (YAML); empty = one host per port
     std::vector<gen_flow_spec> flow_specs;  // explicit (YAML); empty = pattern
+    // Names of the hosts a pattern puts on each port (index = port; empty =
+    // "h<port>"); a second host on a port gets "_<n>" appended. Set by
+    // rocelab-fabric scenarios, whose hosts have their own names.
+    std::vector<std::string> port_host_names;
     // Filled by expand_gen_cfg once the ports are known.
     std::vector<gen_flow> flows;
     // ring-allreduce (filled by expand_gen_cfg): hosts H (= flows, flow i is

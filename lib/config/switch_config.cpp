@@ -7,6 +7,7 @@
 // functions catch it (and YAML::Exception, and anything else) and turn it
 // into a config_error, so nothing is half-applied and nothing escapes.
 #include "config/switch_config.hpp"
+#include "config/yaml_load.hpp"
 
 #include <arpa/inet.h>
 
@@ -2396,6 +2397,18 @@ result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::strin
         return config_error{source_name + ": cannot load the configuration: " + e.what()};
     } catch (...) {
         return config_error{source_name + ": cannot load the configuration"};
+    }
+}
+
+result<switch_cfg> detail::switch_cfg_from_yaml(const YAML::Node& root, const std::string& source) noexcept {
+    try {
+        return loader(source).load(root);
+    } catch (const load_failure& f) {
+        return config_error{f.message};
+    } catch (const YAML::Exception& e) {
+        return config_error{source + ": " + e.what()};
+    } catch (const std::exception& e) {
+        return config_error{source + ": cannot load the configuration: " + e.what()};
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
+#include "config/yaml_load.hpp"
 
 namespace rocelab {
 
@@ -33,23 +35,37 @@ std::string join_path(const std::string& base, const std::string& p) {
 }
 
 // A switch config in virtual time: PORT entries without port_id/device get
-// port_id = their index (a port is its cable; the id is not used).
-std::string switch_yaml_for_vt(const YAML::Node& root, const std::string& text) {
-    if (!root.IsMap() || !root["PORT"] || !root["PORT"].IsMap()) { return text; }
-    bool missing = false;
-    for (const auto& kv : root["PORT"]) {
-        if (kv.second.IsMap() && !kv.second["port_id"] && !kv.second["device"]) { missing = true; }
-    }
-    if (!missing) { return text; }  // keep the file's own line numbers in messages
+// port_id = their index (a port is its cable; the id is not used). Works on
+// a copy, so the file's own nodes (and their line numbers) stay.
+YAML::Node switch_node_for_vt(const YAML::Node& root) {
+    if (!root.IsMap() || !root["PORT"] || !root["PORT"].IsMap()) { return root; }
     YAML::Node copy = YAML::Clone(root);
     int i = 0;
     for (auto kv : copy["PORT"]) {
         if (kv.second.IsMap() && !kv.second["port_id"] && !kv.second["device"]) { kv.second["port_id"] = i; }
         ++i;
     }
-    YAML::Emitter e;
-    e << copy;
-    return e.c_str();
+    return copy;
+}
+
+// "h0..h7" -> h0, h1, ..., h7; anything else -> itself.
+std::vector<std::string> name_range(const std::string& v) {
+    const auto dots = v.find("..");
+    if (dots == std::string::npos) { return {v}; }
+    const std::string lo = v.substr(0, dots), hi = v.substr(dots + 2);
+    auto split = [](const std::string& x) {
+        std::size_t k = x.size();
+        while (k > 0 && std::isdigit(static_cast<unsigned char>(x[k - 1]))) { --k; }
+        return std::pair{x.substr(0, k), x.substr(k)};
+    };
+    const auto [p1, n1] = split(lo);
+    const auto [p2, n2] = split(hi);
+    if (n1.empty() || n2.empty() || p1 != p2 || p1.empty()) { return {}; }
+    const int a = std::stoi(n1), b = std::stoi(n2);
+    if (b < a || b - a > 100000) { return {}; }
+    std::vector<std::string> out;
+    for (int i = a; i <= b; ++i) { out.push_back(p1 + std::to_string(i)); }
+    return out;
 }
 
 class loader {
@@ -59,30 +75,58 @@ public:
     topology_cfg load(const std::string& yaml) {
         topology_cfg t;
         t.source = _src;
+        {
+            const auto slash = _src.rfind('/');
+            std::string stem = slash == std::string::npos ? _src : _src.substr(slash + 1);
+            if (const auto dot = stem.rfind('.'); dot != std::string::npos) { stem.resize(dot); }
+            t.name = stem;
+        }
         const YAML::Node root = YAML::Load(yaml);
-        if (!root.IsMap()) { fail(root, "", "expected a map with nodes, links and optionally duration and link"); }
-        topo_cable defaults;
+        if (!root.IsMap()) { fail(root, "", "expected a map with nodes (or switches, hosts, traffic) and links"); }
+        const bool scenario = root["switches"] || root["hosts"] || root["traffic"];
         for (const auto& kv : root) {
             const std::string k = kv.first.as<std::string>();
-            if (k != "duration" && k != "link" && k != "nodes" && k != "links") {
-                fail(kv.first, k, "unknown key; accepted: duration, link, nodes, links");
+            static const char* common[] = {"name", "description", "duration", "link", "links", "expect",
+                                           "sample_interval"};
+            bool ok = false;
+            for (const char* c : common) { ok = ok || k == c; }
+            ok = ok || (scenario ? (k == "switches" || k == "hosts" || k == "traffic") : k == "nodes");
+            if (!ok) {
+                fail(kv.first, k,
+                     scenario ? "unknown key; accepted: name, description, duration, sample_interval, link, switches, "
+                                "hosts, traffic, links, expect"
+                              : "unknown key; accepted: name, description, duration, sample_interval, link, nodes, "
+                                "links, expect (or the scenario form: switches, hosts, traffic)");
             }
         }
+        if (root["name"]) { t.name = root["name"].as<std::string>(); }
+        if (root["description"]) { t.description = root["description"].as<std::string>(); }
         if (root["duration"]) {
             auto d = parse_time(root["duration"].as<std::string>());
             if (!d || d->v <= 0) { fail(root["duration"], "duration", "a fabric time > 0 with units, e.g. 10ms"); }
             t.duration = *d;
         }
-        if (root["link"]) { defaults = cable(root["link"], "link", defaults); }
-        const YAML::Node nodes = root["nodes"];
-        if (!nodes || !nodes.IsSequence() || nodes.size() == 0) {
-            fail(nodes ? nodes : root, "nodes", "a list of {name, switch: FILE|{...}} or {name, gen: FILE|{...}}");
+        if (root["sample_interval"]) {
+            auto d = parse_time(root["sample_interval"].as<std::string>());
+            if (!d || d->v < 1000) {
+                fail(root["sample_interval"], "sample_interval", "a time >= 1us with units, e.g. 10us");
+            }
+            t.sample_interval = *d;
         }
+        topo_cable defaults;
+        if (root["link"]) { defaults = cable(root["link"], "link", defaults); }
         std::map<std::string, std::size_t> by_name;
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-            t.nodes.push_back(node(nodes[i], "nodes[" + std::to_string(i) + "]"));
-            if (!by_name.emplace(t.nodes.back().name, i).second) {
-                fail(nodes[i], "nodes[" + std::to_string(i) + "].name", "'" + t.nodes.back().name + "' is used twice");
+        std::map<std::string, int> host_port;  // scenario hosts -> port of the hosts node
+        if (scenario) {
+            load_scenario_nodes(root, t, by_name, host_port);
+        } else {
+            const YAML::Node nodes = root["nodes"];
+            if (!nodes || !nodes.IsSequence() || nodes.size() == 0) {
+                fail(nodes ? nodes : root, "nodes", "a list of {name, switch: FILE|{...}} or {name, gen: FILE|{...}}");
+            }
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                t.nodes.push_back(node(nodes[i], "nodes[" + std::to_string(i) + "]"));
+                add_name(by_name, t.nodes.back().name, i, nodes[i]["name"], "nodes[" + std::to_string(i) + "].name");
             }
         }
         const YAML::Node links = root["links"];
@@ -92,8 +136,8 @@ public:
             const YAML::Node l = links[i];
             if (!l.IsMap() || !l["a"] || !l["b"]) { fail(l, where, "a map with a: NODE:PORT and b: NODE:PORT"); }
             const topo_cable c = cable(l, where, defaults);
-            const auto ea = ends(l["a"], where + ".a", t, by_name);
-            const auto eb = ends(l["b"], where + ".b", t, by_name);
+            const auto ea = ends(l["a"], where + ".a", t, by_name, host_port);
+            const auto eb = ends(l["b"], where + ".b", t, by_name, host_port);
             if (ea.second.size() != eb.second.size()) {
                 fail(l, where, "a names " + std::to_string(ea.second.size()) + " ports and b " +
                                    std::to_string(eb.second.size()) + "; ranges must pair up one by one");
@@ -108,6 +152,25 @@ public:
                 tl.cable.loss_seed = c.loss_seed + 2 * k;  // each cable its own loss streams
                 tl.where = where;
                 t.links.push_back(tl);
+            }
+        }
+        if (scenario && t.hosts_node != SIZE_MAX) {
+            // Every host needs its cable (its port of the hosts node).
+            std::vector<bool> cabled(t.hosts.size(), false);
+            for (const auto& l : t.links) {
+                if (l.a == t.hosts_node) { cabled[static_cast<std::size_t>(l.pa)] = true; }
+                if (l.b == t.hosts_node) { cabled[static_cast<std::size_t>(l.pb)] = true; }
+            }
+            for (std::size_t h = 0; h < cabled.size(); ++h) {
+                if (!cabled[h]) { fail(root["hosts"], "hosts", "host '" + t.hosts[h] + "' has no link (links: {a: " + t.hosts[h] + ", b: SWITCH:PORT})"); }
+            }
+        }
+        if (const YAML::Node ex = root["expect"]) {
+            if (!ex.IsSequence()) { fail(ex, "expect", "a list of expectations, e.g. - lossless_drops == 0"); }
+            for (std::size_t i = 0; i < ex.size(); ++i) {
+                auto e = parse_expectation(ex[i].as<std::string>());
+                if (!e) { fail(ex[i], "expect[" + std::to_string(i) + "]", e.error().message); }
+                t.expect.push_back(std::move(*e));
             }
         }
         return t;
@@ -164,13 +227,38 @@ private:
         return x;
     }
 
+    void add_name(std::map<std::string, std::size_t>& names, const std::string& name, std::size_t v,
+                  const YAML::Node& at, const std::string& field) const {
+        if (name.empty() || name.find_first_of(":/ .") != std::string::npos) {
+            fail(at, field, "'" + name + "': a name without ':', '/', '.' or spaces");
+        }
+        if (!names.emplace(name, v).second) { fail(at, field, "'" + name + "' is used twice"); }
+    }
+
+    // A config given as a file name (relative to this file) or inline.
+    std::pair<YAML::Node, std::string> config_node(const YAML::Node& c, const std::string& field) const {
+        if (c.IsScalar()) {
+            const std::string path = join_path(_base, c.as<std::string>());
+            return {YAML::Load(read_file(path)), path};
+        }
+        if (c.IsMap()) { return {c, _src}; }
+        fail(c, field, "a config file path or an inline map");
+    }
+
+    topo_node switch_of(const std::string& name, const YAML::Node& c, const std::string& field) const {
+        topo_node out;
+        out.kind = topo_node::kind_t::switch_node;
+        out.name = name;
+        auto [doc, source] = config_node(c, field);
+        out.config_source = c.IsMap() ? _src + ":" + field : source;
+        auto r = detail::switch_cfg_from_yaml(switch_node_for_vt(doc), source);
+        if (!r) { throw topo_error{r.error().message}; }
+        out.sw = std::move(*r);
+        return out;
+    }
+
     topo_node node(const YAML::Node& n, const std::string& where) const {
         if (!n.IsMap() || !n["name"]) { fail(n, where, "a map {name: NODE, switch: FILE|{...}} or {name, gen: ...}"); }
-        topo_node out;
-        out.name = n["name"].as<std::string>();
-        if (out.name.empty() || out.name.find_first_of(":/ ") != std::string::npos) {
-            fail(n["name"], where + ".name", "'" + out.name + "': a name without ':', '/' or spaces");
-        }
         const bool is_sw = static_cast<bool>(n["switch"]);
         const bool is_gen = static_cast<bool>(n["gen"]);
         if (is_sw == is_gen) { fail(n, where, "give exactly one of switch: CONFIG or gen: CONFIG"); }
@@ -180,45 +268,116 @@ private:
                 fail(kv.first, where + "." + k, "unknown key; accepted: name, switch, gen");
             }
         }
-        const YAML::Node c = is_sw ? n["switch"] : n["gen"];
-        std::string text;
-        YAML::Node doc;
-        if (c.IsScalar()) {
-            out.config_source = join_path(_base, c.as<std::string>());
-            text = read_file(out.config_source);
-            doc = YAML::Load(text);
-        } else if (c.IsMap()) {
-            out.config_source = _src + ":" + where + (is_sw ? ".switch" : ".gen");
-            doc = c;
-            YAML::Emitter e;
-            e << c;
-            text = e.c_str();
-        } else {
-            fail(c, where + (is_sw ? ".switch" : ".gen"), "a config file path or an inline map");
-        }
-        if (is_sw) {
-            out.kind = topo_node::kind_t::switch_node;
-            auto r = load_switch_cfg_from_string(switch_yaml_for_vt(doc, text), out.config_source);
-            if (!r) { throw topo_error{r.error().message}; }
-            out.sw = std::move(*r);
-        } else {
-            out.kind = topo_node::kind_t::gen_node;
-            auto r = load_gen_cfg_from_string(text, out.config_source);
-            if (!r) { throw topo_error{r.error().message}; }
-            out.gen = std::move(*r);
-        }
+        const std::string name = n["name"].as<std::string>();
+        if (is_sw) { return switch_of(name, n["switch"], where + ".switch"); }
+        topo_node out;
+        out.kind = topo_node::kind_t::gen_node;
+        out.name = name;
+        auto [doc, source] = config_node(n["gen"], where + ".gen");
+        out.config_source = n["gen"].IsMap() ? _src + ":" + where + ".gen" : source;
+        auto r = detail::gen_cfg_from_yaml(doc, source);
+        if (!r) { throw topo_error{r.error().message}; }
+        out.gen = std::move(*r);
         return out;
+    }
+
+    // Scenario form: switches, then one generator node "hosts" holding every host.
+    void load_scenario_nodes(const YAML::Node& root, topology_cfg& t, std::map<std::string, std::size_t>& by_name,
+                             std::map<std::string, int>& host_port) const {
+        const YAML::Node sws = root["switches"];
+        if (!sws || !sws.IsSequence() || sws.size() == 0) {
+            fail(sws ? sws : root, "switches", "a list of {name: SWITCH, config: FILE|{...}}");
+        }
+        for (std::size_t i = 0; i < sws.size(); ++i) {
+            const std::string where = "switches[" + std::to_string(i) + "]";
+            const YAML::Node n = sws[i];
+            if (!n.IsMap() || !n["name"] || !n["config"]) { fail(n, where, "a map {name: SWITCH, config: FILE|{...}}"); }
+            for (const auto& kv : n) {
+                const std::string k = kv.first.as<std::string>();
+                if (k != "name" && k != "config") { fail(kv.first, where + "." + k, "unknown key; accepted: name, config"); }
+            }
+            t.nodes.push_back(switch_of(n["name"].as<std::string>(), n["config"], where + ".config"));
+            add_name(by_name, t.nodes.back().name, t.nodes.size() - 1, n["name"], where + ".name");
+        }
+        const YAML::Node hs = root["hosts"];
+        const YAML::Node tr = root["traffic"];
+        if (!hs) { fail(root, "hosts", "a scenario needs hosts: \"h0..h8\" or a list of names or {name, mac, ip}"); }
+        if (!tr || !tr.IsMap()) { fail(tr ? tr : root, "traffic", "a map of rocelab-gen keys (pattern, flows, msg_size, ...)"); }
+        if (tr["hosts"]) { fail(tr["hosts"], "traffic.hosts", "hosts are declared at the top level of a scenario (hosts:)"); }
+        YAML::Node host_list(YAML::NodeType::Sequence);
+        auto add_host = [&](const std::string& name, const YAML::Node& at, const YAML::Node* details) {
+            add_name(by_name, name, SIZE_MAX, at, "hosts");
+            host_port[name] = static_cast<int>(t.hosts.size());
+            YAML::Node h(YAML::NodeType::Map);
+            h["name"] = name;
+            h["port"] = static_cast<int>(t.hosts.size());
+            if (details != nullptr) {
+                for (const auto& kv : *details) {
+                    const std::string k = kv.first.as<std::string>();
+                    if (k == "mac" || k == "ip") {
+                        h[k] = kv.second;
+                    } else if (k != "name") {
+                        fail(kv.first, "hosts." + name + "." + k, "unknown key; accepted: name, mac, ip");
+                    }
+                }
+            }
+            host_list.push_back(h);
+            t.hosts.push_back(name);
+        };
+        if (hs.IsScalar()) {
+            const auto names = name_range(hs.as<std::string>());
+            if (names.empty()) { fail(hs, "hosts", "'" + hs.as<std::string>() + "': a range such as h0..h8, or a list"); }
+            for (const auto& n : names) { add_host(n, hs, nullptr); }
+        } else if (hs.IsSequence()) {
+            for (const auto& h : hs) {
+                if (h.IsScalar()) {
+                    for (const auto& n : name_range(h.as<std::string>())) { add_host(n, h, nullptr); }
+                } else if (h.IsMap() && h["name"]) {
+                    add_host(h["name"].as<std::string>(), h, &h);
+                } else {
+                    fail(h, "hosts[]", "a host name, a range such as h0..h7, or {name, mac, ip}");
+                }
+            }
+        } else {
+            fail(hs, "hosts", "\"h0..h8\", or a list of names or {name, mac, ip}");
+        }
+        if (t.hosts.size() < 2) { fail(hs, "hosts", "at least 2 hosts (a sender and a receiver)"); }
+        YAML::Node g = YAML::Clone(tr);
+        if (g["flows"]) { g["hosts"] = host_list; }  // explicit flows name the hosts
+        auto r = detail::gen_cfg_from_yaml(g, _src);
+        if (!r) { throw topo_error{r.error().message}; }
+        topo_node out;
+        out.kind = topo_node::kind_t::gen_node;
+        out.name = by_name.count("hosts") ? "hosts-gen" : "hosts";
+        out.config_source = _src + ":traffic";
+        out.gen = std::move(*r);
+        out.gen.port_host_names = t.hosts;  // patterns name their hosts after the scenario's
+        t.nodes.push_back(std::move(out));
+        t.hosts_node = t.nodes.size() - 1;
+        by_name[t.nodes.back().name] = t.hosts_node;
     }
 
     // "node:3", "node:Ethernet3", "node:0..8", "node:Ethernet0..Ethernet8"
     std::pair<std::size_t, std::vector<int>> ends(const YAML::Node& n, const std::string& f, const topology_cfg& t,
-                                                  const std::map<std::string, std::size_t>& by_name) const {
+                                                  const std::map<std::string, std::size_t>& by_name,
+                                                  const std::map<std::string, int>& host_port) const {
         const std::string v = n.IsScalar() ? n.as<std::string>() : std::string();
         const auto colon = v.find(':');
+        if (colon == std::string::npos && t.hosts_node != SIZE_MAX) {  // a host or a range of hosts
+            const auto names = name_range(v);
+            std::vector<int> ports;
+            for (const auto& h : names) {
+                const auto it = host_port.find(h);
+                if (it == host_port.end()) { fail(n, f, "'" + h + "': no host of that name (hosts: " + t.hosts.front() + " .. " + t.hosts.back() + ")"); }
+                ports.push_back(it->second);
+            }
+            if (ports.empty()) { fail(n, f, "'" + v + "': a host, a range of hosts (h0..h7) or SWITCH:PORT"); }
+            return {t.hosts_node, ports};
+        }
         if (colon == std::string::npos) { fail(n, f, "'" + v + "': NODE:PORT, e.g. leaf0:Ethernet4, hosts:0 or hosts:0..7"); }
         const std::string name = v.substr(0, colon);
         const auto it = by_name.find(name);
-        if (it == by_name.end()) { fail(n, f, "'" + name + "': no node of that name"); }
+        if (it == by_name.end() || it->second == SIZE_MAX) { fail(n, f, "'" + name + "': no node of that name"); }
         const topo_node& nd = t.nodes[it->second];
         auto port_of = [&](const std::string& p) -> int {
             if (nd.kind == topo_node::kind_t::switch_node) {

@@ -14,6 +14,14 @@
 //     - {a: hosts:0..8, b: leaf0:0..8}    # ranges pair up one by one
 //     - {a: hosts:9, b: leaf0:Ethernet9, rate: 40Gbps, delay: 1us, loss: 0.1%}
 //
+// Scenario form (docs/scenarios.md): instead of `nodes`, name the
+// `switches` ({name, config: FILE|{...}}), the `hosts` ("h0..h8", or a list
+// of names or of {name, mac, ip}) and the `traffic` (a rocelab-gen config
+// without hosts: its flows name the hosts); a link end may be a host name
+// or range (h3, h0..h7). `expect` (both forms) lists expectations
+// (config/expect.hpp) checked at the end; `name`, `description` and
+// `sample_interval` (time series period) are optional.
+//
 // Ports: a switch port by its PORT name (Ethernet4) or its index in the
 // PORT table (4); a generator port by index (its hosts' `port`). Paths are
 // relative to the topology file. A switch's PORT entries need no port_id
@@ -29,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "config/expect.hpp"
 #include "config/gen_config.hpp"
 #include "config/result.hpp"
 #include "config/switch_cfg.hpp"
@@ -62,9 +71,17 @@ struct topo_link {
 
 struct topology_cfg {
     std::string source;
+    std::string name;         // scenario name (default: the file's stem)
+    std::string description;  // what it shows (free text)
     nanos duration{10'000'000};
+    nanos sample_interval{0};  // time series period; 0 = duration / 200, at least 1us
     std::vector<topo_node> nodes;
     std::vector<topo_link> links;
+    // Scenario form: the hosts (one generator node holds them all; host i
+    // is that node's port i) and the expectations checked at the end.
+    std::vector<std::string> hosts;
+    std::size_t hosts_node = SIZE_MAX;  // index in nodes, SIZE_MAX = none
+    std::vector<expectation> expect;
 };
 
 result<topology_cfg> load_topology(const std::string& path) noexcept;

@@ -57,7 +57,8 @@
 //
 // Counters (link_counters): tx_accepted, tx_bytes, tx_refused (TX ring
 // full), tx_refused_wire_full, lost, rx_ring_full, delivered (moved into
-// the RX ring: the link's item-hops), rx_taken.
+// the RX ring: the link's item-hops), arrived / arrived_bytes (left the
+// wire, whatever their fate: what the line carried), rx_taken.
 //
 // Config example:
 //   link_cfg c{.rate = 100_Gbps, .prop_delay = 1_us, .loss = 1e-4, .loss_seed = 7,
@@ -137,6 +138,8 @@ struct link_counters {
     std::uint64_t lost = 0;                  // dropped by the i.i.d. loss model
     std::uint64_t rx_ring_full = 0;          // dropped at arrival: RX ring full
     std::uint64_t delivered = 0;             // moved into the RX ring
+    std::uint64_t arrived = 0;               // left the wire by now (delivered, lost or dropped)
+    std::uint64_t arrived_bytes = 0;         // their bytes (without overhead)
     std::uint64_t rx_taken = 0;              // returned by rx_burst
 };
 
@@ -319,6 +322,8 @@ private:
         }
         while (!_wire.empty() && _wire.front().arrive <= now.v) {
             wire_entry& e = _wire.front();
+            ++_c.arrived;
+            _c.arrived_bytes += _traits.length(e.item);
             if (_loss_threshold != 0 && _rng.next_u32() < _loss_threshold) {
                 ++_c.lost;
                 _traits.on_wire(e.item, e.depart, e.arrive, wire_fate::lost);

@@ -1,0 +1,58 @@
+// metrics.hpp - the values a scenario's expectations name (config/expect.hpp),
+// read from a fabric after (or during) a run. docs/scenarios.md lists them.
+//
+//   drops [SW | SW:PORT]          every switch drop (all reasons)
+//   lossless_drops                frames lost in a lossless class: headroom
+//                                 overflows, tail/WRED drops on PFC-enabled
+//                                 queues, and RX-ring overflows of cables
+//   link_drops                    cable losses (seeded) + RX-ring overflows
+//   goodput(FLOW)                 payload bits the responder took in / (end - flow start), bit/s
+//   fct_p50|fct_p99|fct_max|fct_mean(FLOW)   message completion times, ns
+//   messages(FLOW)                messages completed
+//   naks(FLOW) retx(FLOW) timeouts(FLOW) cnp_rx(FLOW) cnp_tx(FLOW)
+//   rate_min(FLOW) rate_mean(FLOW)   DCQCN pacing rate, bit/s
+//   pfc_rx(X) pfc_tx(X)           PFC/PAUSE frames: X = HOST, SW, SW:PORT
+//   ecn_marked [SW | SW:PORT | SW:PORT:Q]
+//   busy(X)                       share of the run the cable out of X was
+//                                 sending: X = HOST or NODE:PORT (0..1;
+//                                 frames that arrived by the end, over the
+//                                 run less the propagation delay)
+//   queue_peak(SW:PORT:Q)         deepest the egress queue got, bytes
+//   pg_peak(SW:PORT:PG)           peak use of an ingress priority group, bytes
+//   pfcwd_storms [SW | SW:PORT]   storms the PFC watchdog detected
+//
+// validate() checks names before a run (unknown flow, host, node or port:
+// one line saying what exists); value() reads the number after it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/expect.hpp"
+#include "config/topology.hpp"
+#include "vt/fabric.hpp"
+
+namespace rocelab::vt {
+
+class metrics {
+public:
+    metrics(fabric& f, const topology_cfg& t) noexcept : _f(f), _t(t) {}
+
+    // "" when the metric and its arguments name things that exist.
+    std::string validate(const expect_metric& m) const;
+    std::optional<double> value(const expect_metric& m, std::string& err) const;
+
+    // Resolution helpers (also used for time series and reports).
+    // (generator node, flow index) by flow name; node = SIZE_MAX when unknown.
+    std::pair<std::size_t, std::size_t> flow(const std::string& name) const;
+    // (node, port) of NODE:PORT or of a host; node = SIZE_MAX when unknown.
+    std::pair<std::size_t, int> port_of(const std::string& x) const;
+    std::size_t node(const std::string& name) const;
+
+private:
+    std::string check_args(const expect_metric& m) const;
+    fabric& _f;
+    const topology_cfg& _t;
+};
+
+}  // namespace rocelab::vt
