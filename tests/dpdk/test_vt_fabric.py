@@ -193,7 +193,9 @@ class FabricCli(unittest.TestCase):
         self.bad(base.replace("hosts:0..2", "hosts:0..1"), "links[0]: a names 2 ports and b 3")
         self.bad(base.replace("hosts:0..2", "nobody:0..2"), "links[0].a: 'nobody': no node of that name")
         self.bad(base.replace("link: {rate", "link: {loss: 200%, rate"), "link.loss: '200%': a loss rate 0%..100%")
-        self.bad(base.replace("senders: 2,", "senders: 2, bogus: 1,"), "nodes[1].gen")
+        # An inline generator config's own error, at its line in this file.
+        line = base.splitlines().index([l for l in base.splitlines() if "senders: 2," in l][0]) + 1
+        self.bad(base.replace("senders: 2,", "senders: 2, bogus: 1,"), f".yaml:{line}:", "unknown option or key 'bogus'")
 
 
 if __name__ == "__main__":
