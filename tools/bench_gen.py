@@ -96,8 +96,14 @@ def command(tool, prefix, sink, gen_bin):
 
 def run_once(tool, sink, a):
     prefix = f"bgen{os.getpid()}_{time.monotonic_ns()}"
-    return measure_sink_mpps(command(tool, prefix, sink, a.gen_bin), prefix, tool, 0, a.warmup, a.windows,
-                             a.window)
+    # TOOL@before: the same command with --before-bin (an A/B of two builds, alternating in one session).
+    base, _, which = tool.partition("@")
+    if which and which != "before":
+        sys.exit(f"tool {tool}: only TOOL@before is known")
+    if which and not a.before_bin:
+        sys.exit(f"tool {tool} needs --before-bin")
+    return measure_sink_mpps(command(base, prefix, sink, a.before_bin if which else a.gen_bin), prefix, tool, 0,
+                             a.warmup, a.windows, a.window)
 
 
 def pcap_frames(path):
@@ -171,6 +177,8 @@ def main():
     ap.add_argument("--sample", type=int, default=500, help="frames whose ICRC scapy checks per mode")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--gen-bin", default=os.path.join(ROOT, "build", "app", "rocelab-gen"))
+    ap.add_argument("--before-bin", help="A/B: tools named TOOL@before run this rocelab-gen (e.g. a build of the "
+                                         "commit before a change) with TOOL's arguments")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "rocelab-bench-gen"))
     a = ap.parse_args()
     if a.quick:
@@ -199,13 +207,20 @@ def main():
                 if tool != "testpmd":
                     summary.append((sink, tool, med[tool] / med["testpmd"]))
                     print(f"  ratio {tool} / testpmd txonly: {med[tool] / med['testpmd']:.2f}")
+        for tool in tools:  # A/B: each TOOL against TOOL@before
+            if tool + "@before" in med:
+                summary.append((sink, tool + "(after/before)", med[tool] / med[tool + "@before"]))
+                print(f"  A/B {tool}: after / before = {med[tool] / med[tool + '@before']:.3f}")
         if "rocelab" in med and "rocelab-noicrc" in med:
             icrc = hz / (med["rocelab"] * 1e6) - hz / (med["rocelab-noicrc"] * 1e6)
             print(f"  ICRC cost (rocelab - rocelab-noicrc): {icrc:.0f} TSC cycles/pkt "
                   f"({icrc / (hz / (med['rocelab'] * 1e6)) * 100:.0f} % of the frame)")
         print(flush=True)
     for sink, tool, ratio in summary:
-        print(f"SUMMARY{' QUICK' if a.quick else ''} sink={sink} {tool}/testpmd-txonly={ratio:.2f}")
+        if tool.endswith("(after/before)"):
+            print(f"SUMMARY{' QUICK' if a.quick else ''} sink={sink} A/B {tool[:-14]} after/before={ratio:.3f}")
+        else:
+            print(f"SUMMARY{' QUICK' if a.quick else ''} sink={sink} {tool}/testpmd-txonly={ratio:.2f}")
     if not a.no_verify:
         all_ok = True
         for mode in ("prefilled", "copy"):

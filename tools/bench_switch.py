@@ -17,6 +17,8 @@ packet = TSC Hz / pps (the forwarding lcore polls at 100 %).
   tools/bench_switch.py --tools rocelab,rocelab-l3    # L2 bridge vs L3 leaf (routing every frame)
   tools/bench_switch.py --tools rocelab-plain,rocelab,rocelab-ecn,testpmd-5tswap
                         # no buffers/WRED vs the RoCE defaults vs CE-marking every frame
+  tools/bench_switch.py --tools rocelab@before,rocelab --before-bin ../before/build/app/rocelab-switch
+                        # A/B: the same tool from two builds, alternating in one session
 """
 import argparse
 import os
@@ -76,8 +78,15 @@ def command(tool, prefix, pcap, switch_bin, switch_args):
 
 
 def run_once(tool, pcap, a):
-    prefix = f"bench{os.getpid()}_{tool}_{time.monotonic_ns()}"
-    cmd = command(tool, prefix, pcap, a.switch_bin, a.switch_args.split() if a.switch_args else [])
+    prefix = f"bench{os.getpid()}_{tool.replace('@', '_')}_{time.monotonic_ns()}"
+    # TOOL@before: the same command with --before-bin (an A/B of two builds, alternating in one session).
+    base, _, which = tool.partition("@")
+    if which and which != "before":
+        sys.exit(f"tool {tool}: only TOOL@before is known")
+    if which and not a.before_bin:
+        sys.exit(f"tool {tool} needs --before-bin")
+    cmd = command(base, prefix, pcap, a.before_bin if which else a.switch_bin,
+                  a.switch_args.split() if a.switch_args else [])
     return measure_sink_mpps(cmd, prefix, tool, 1, a.warmup, a.windows, a.window)
 
 
@@ -92,6 +101,8 @@ def main():
     ap.add_argument("--tools", default="rocelab,testpmd-5tswap,testpmd-io")
     ap.add_argument("--switch-bin", default=os.path.join(ROOT, "build", "app", "rocelab-switch"))
     ap.add_argument("--switch-args", default="")
+    ap.add_argument("--before-bin", help="A/B: tools named TOOL@before run this rocelab-switch (e.g. a build of the "
+                                         "commit before a change) with TOOL's arguments")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "rocelab-bench"))
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
@@ -119,9 +130,16 @@ def main():
                 if tool != "rocelab":
                     print(f"  ratio rocelab / {tool}: {med['rocelab'] / med[tool]:.2f}")
                     summary.append((payload, tool, med["rocelab"] / med[tool]))
+        for tool in tools:  # A/B: each TOOL against TOOL@before
+            if tool + "@before" in med:
+                print(f"  A/B {tool}: after / before = {med[tool] / med[tool + '@before']:.3f}")
+                summary.append((payload, "A/B " + tool, med[tool] / med[tool + "@before"]))
         print(flush=True)
     for payload, tool, ratio in summary:
-        print(f"SUMMARY payload={payload}B rocelab/{tool}={ratio:.2f}")
+        if tool.startswith("A/B "):
+            print(f"SUMMARY payload={payload}B {tool} after/before={ratio:.3f}")
+        else:
+            print(f"SUMMARY payload={payload}B rocelab/{tool}={ratio:.2f}")
 
 
 if __name__ == "__main__":
