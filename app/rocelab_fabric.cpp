@@ -396,7 +396,11 @@ int main(int argc, char** argv) {
     if (eal_n > 0) {
         for (int i = 0; i < eal_n; ++i) { eal_args.emplace_back(argv[i]); }
     } else {
-        const std::uint64_t mem_mb = mbufs * (RTE_MBUF_DEFAULT_BUF_SIZE + 256) / (1024 * 1024) + 512;
+        // The shared pool, plus each generator's own pool of prefilled data
+        // mbufs (as many again as its mbufs), with a quarter to spare.
+        std::uint64_t gen_mbufs = 0;
+        for (const auto& n : topo.nodes) { gen_mbufs += n.kind == topo_node::kind_t::gen_node ? n.gen.mbufs : 0; }
+        const std::uint64_t mem_mb = (mbufs + gen_mbufs) * (RTE_MBUF_DEFAULT_BUF_SIZE + 384) * 5 / 4 / (1024 * 1024) + 768;
         eal_args = {argv[0], "--no-huge", "-m", std::to_string(mem_mb), "--no-pci", "-l", "0",
                     "--file-prefix=rocelab-fabric-" + std::to_string(::getpid()), "--no-telemetry",
                     "--log-level=lib.eal:error"};
