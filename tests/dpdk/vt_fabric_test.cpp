@@ -36,47 +36,15 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
 #include "vt/fabric.hpp"
+#include "vt_harness.hpp"
 
 using namespace rocelab;
 using namespace rocelab::literals;
 
 namespace {
 
-void init_eal() {
-    static bool done = false;
-    if (done) { return; }
-    done = true;
-    std::string prefix = "--file-prefix=vtfabric" + std::to_string(::getpid());
-    std::vector<std::string> args = {"vt_fabric_test", "--no-huge", "-m", "1536", "--no-pci", "-l", "0",
-                                     prefix, "--log-level=lib.eal:error", "--no-telemetry"};
-    std::vector<char*> argv;
-    for (auto& a : args) { argv.push_back(a.data()); }
-    auto r = dpdk::eal_init(static_cast<int>(argv.size()), argv.data());
-    ASSERT_TRUE(std::holds_alternative<int>(r)) << std::get<std::string>(r);
-    std::atexit([] { dpdk::eal_cleanup(); });
-}
-
-struct pool_guard {
-    rte_mempool* mp = nullptr;
-    explicit pool_guard(unsigned n, const char* name) {
-        mp = rte_pktmbuf_pool_create(name, n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    }
-    ~pool_guard() {
-        if (mp != nullptr) { rte_mempool_free(mp); }
-    }
-    unsigned in_use() const { return rte_mempool_in_use_count(mp); }
-};
-
-switch_cfg sw_cfg(const std::string& yaml) {
-    auto r = load_switch_cfg_from_string(yaml, "test-switch");
-    EXPECT_TRUE(r) << (r ? "" : r.error().message);
-    return r ? *r : switch_cfg{};
-}
-gen_cfg g_cfg(const std::string& yaml) {
-    auto r = load_gen_cfg_from_string(yaml, "test-gen");
-    EXPECT_TRUE(r) << (r ? "" : r.error().message);
-    return r ? *r : gen_cfg{};
-}
+using namespace rocelab::test;
+void init_eal() { init_vt_eal("vtfabric"); }
 
 std::string ports_yaml(int n, const std::string& speed, const std::string& extra = "") {
     std::string s = "PORT:\n";
@@ -86,70 +54,11 @@ std::string ports_yaml(int n, const std::string& speed, const std::string& extra
     return s + extra;
 }
 
-struct rec {
-    std::int64_t ns = 0;
-    std::uint32_t len = 0;
-    std::vector<std::uint8_t> b;
-    bool pfc() const { return b.size() >= 14 && b[12] == 0x88 && b[13] == 0x08; }
-    int dscp() const { return b.size() > 15 && b[12] == 0x08 && b[13] == 0x00 ? b[15] >> 2 : -1; }
-};
-
-std::vector<rec> read_pcap(const std::string& path) {
-    std::vector<rec> out;
-    char err[PCAP_ERRBUF_SIZE];
-    pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
-    EXPECT_NE(p, nullptr) << path << ": " << err;
-    if (p == nullptr) { return out; }
-    pcap_pkthdr* h = nullptr;
-    const u_char* d = nullptr;
-    while (pcap_next_ex(p, &h, &d) == 1) {
-        rec r;
-        r.ns = std::int64_t(h->ts.tv_sec) * 1'000'000'000 + h->ts.tv_usec;
-        r.len = h->len;
-        r.b.assign(d, d + h->caplen);
-        out.push_back(std::move(r));
-    }
-    pcap_close(p);
-    return out;
-}
-
 std::string tmpdir(const std::string& tag) {
     std::string d = "/tmp/rocelab-vt-" + tag + "-" + std::to_string(::getpid());
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
     return d;
-}
-
-// Exact wire time of a frame of `len` bytes (+24 B) at `rate`, in ns (rational).
-long double wire_ns(std::uint32_t len, bits_per_sec rate) {
-    return (long double)(len + 24) * 8.0L * 1e9L / (long double)rate.v;
-}
-std::int64_t wire_ns_ceil(std::uint32_t len, bits_per_sec rate) {
-    const unsigned __int128 num = (unsigned __int128)(len + 24) * 8u * 1'000'000'000u;
-    return static_cast<std::int64_t>((num + rate.v - 1) / rate.v);
-}
-
-std::uint64_t switch_drops(sw::switch_pipeline& s) {
-    std::uint64_t n = 0;
-    for (std::size_t p = 0; p < s.port_count(); ++p) {
-        for (std::size_t r = 0; r < static_cast<std::size_t>(sw::drop_reason::count); ++r) {
-            n += s.counters(p).drops[r];
-        }
-    }
-    return n;
-}
-
-// Link losses and RX-ring overflows, over every link of the fabric.
-std::uint64_t link_drops(vt::fabric& f) {
-    std::uint64_t n = 0;
-    for (std::size_t i = 0; i < f.node_count(); ++i) {
-        for (std::size_t p = 0; p < f.port_count(i); ++p) {
-            if (const auto* l = f.tx_link(i, static_cast<int>(p))) {
-                n += l->counters().lost + l->counters().rx_ring_full + l->counters().tx_refused_wire_full;
-            }
-        }
-    }
-    return n;
 }
 
 constexpr bits_per_sec g100{100'000'000'000ULL};
