@@ -142,7 +142,8 @@ def load_csv(path, columns):
         missing = [c for c in columns if c not in r.fieldnames]
         if missing:
             raise ValueError(f"{os.path.basename(path)}: no column {', '.join(missing)}")
-        return list(r)
+        # A run cut short may leave a last line half written: skip it.
+        return [row for row in r if all(row.get(c) is not None for c in columns)]
 
 
 def load(d):
@@ -268,7 +269,8 @@ def plot_throughput(plt, path, flows, summary, fabric, t_end):
                         zorder=3)
         ax.set_title("goodput per flow: slowest, median and fastest labelled (dashed: DCQCN pacing rate)")
         axes = [ax0, ax]
-    ax.set_ylabel(f"goodput ({unit})")
+    dashed = any(l.get_linestyle() == "--" for l in ax.get_lines())
+    ax.set_ylabel(f"goodput{', pacing rate' if dashed else ''} ({unit})")
     ax.set_xlabel(f"fabric time ({tname})")
     for a in axes:
         a.set_xlim(0, t_end * tdiv)
