@@ -246,7 +246,7 @@ def plot_throughput(plt, path, flows, summary, fabric, t_end):
         ax0.legend(loc="best")
         # A few flows by their whole-run goodput: slowest, median, fastest.
         gp = {f.get("flow"): f.get("goodput", 0) for f in summary.get("flows", [])}
-        ranked = sorted(names, key=lambda n: (gp.get(n, 0), names.index(n)))
+        ranked = sorted(names, key=lambda n: gp.get(n, 0))  # stable: ties in file order
         picks = []
         for label, n in (("slowest", ranked[0]), ("median", ranked[len(ranked) // 2]), ("fastest", ranked[-1])):
             if n not in [p for _, p in picks]:
@@ -267,7 +267,8 @@ def plot_throughput(plt, path, flows, summary, fabric, t_end):
             if shows_rate(s, line_rate):
                 ax.plot(tt, [v / div for v in s["rate"]], color=c, lw=0.9, ls="--", label=f"{n} pacing rate",
                         zorder=3)
-        ax.set_title("goodput per flow: slowest, median and fastest labelled (dashed: DCQCN pacing rate)")
+        ax.set_title("goodput per flow: slowest, median and fastest labelled" + (
+            " (dashed: DCQCN pacing rate)" if any(shows_rate(flows[n], line_rate) for _, n in picks) else ""))
         axes = [ax0, ax]
     dashed = any(l.get_linestyle() == "--" for l in ax.get_lines())
     ax.set_ylabel(f"goodput{', pacing rate' if dashed else ''} ({unit})")
@@ -297,7 +298,7 @@ def paused_spans(s):
 
 def top_queues(queues):
     keys = list(queues)
-    return sorted(keys, key=lambda k: (-max(queues[k]["depth"]), keys.index(k)))[:MAX_QUEUES]
+    return sorted(keys, key=lambda k: -max(queues[k]["depth"]))[:MAX_QUEUES]  # stable: ties in file order
 
 
 def thresholds(fabric):
@@ -371,7 +372,7 @@ def plot_pfc(plt, path, ports, t_end, interval_s):
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for ax, col, what in ((axes[0], "rx", "received"), (axes[1], "tx", "sent")):
         have = [k for k in keys if ports[k][col + "_total"] > 0]
-        top = sorted(have, key=lambda k: (-ports[k][col + "_total"], keys.index(k)))[:MAX_PFC_PORTS]
+        top = set(sorted(have, key=lambda k: -ports[k][col + "_total"])[:MAX_PFC_PORTS])
         top = [k for k in keys if k in top]   # back in file order
         for i, k in enumerate(top):
             s, c = ports[k], colour(plt, i, len(top))
