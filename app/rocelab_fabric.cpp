@@ -10,11 +10,16 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +59,11 @@ Options:
                       fabric.json   links, nodes, engine counters (deterministic)
                       <node>.json   each switch's and generator's own report
                       speed.json    wall time and packet-hops per wall second
+                      summary.json  expectations, per-flow and total metrics
+                      flows.csv, queues.csv, pfc.csv  time series
+                      index.html    one-page summary with throughput.png,
+                                    queues.png, pfc.png (tools/fabric_report.py)
+  --no-plots        skip index.html and the plots (no Python run)
   --pcap            wire captures DIR/<node>-<port>-{tx,rx}.pcap, nanosecond
                     timestamps in fabric time (t = 0 at the start)
   --snaplen BYTES   captured bytes per frame (default 128B)
@@ -81,6 +91,7 @@ struct opts {
     std::uint32_t snaplen = 128;
     std::uint32_t mbufs = 0;
     bool quiet = false;
+    bool plots = true;
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-fabric", code, msg); }
@@ -122,6 +133,8 @@ opts parse(int argc, char** argv) {
             o.mbufs = static_cast<std::uint32_t>(n);
         } else if (a == "--quiet") {
             o.quiet = true;
+        } else if (a == "--no-plots") {
+            o.plots = false;
         } else if (!a.empty() && a[0] == '-') {
             die(2, "unknown option " + a + " (see --help)");
         } else if (o.cmd.empty()) {
@@ -365,6 +378,53 @@ void write_file(const std::string& path, const std::string& text) {
     if (!f) { die(1, path + ": cannot write"); }
 }
 
+// index.html and the plots: tools/fabric_report.py (ROCELAB_TOOLS overrides
+// the directory), run and waited for. The reports are complete before it
+// runs, so its failure is a warning, not the run's exit status.
+void summary_page(const std::string& out) {
+    const char* env = std::getenv("ROCELAB_TOOLS");
+    std::string script = std::string(env != nullptr && *env != '\0' ? env : ROCELAB_TOOLS_DIR) + "/fabric_report.py";
+    std::string python = "/usr/bin/python3", dir = out;
+    char* args[] = {python.data(), script.data(), dir.data(), nullptr};
+    std::fflush(stdout);
+    std::fflush(stderr);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, dfl;
+    sigemptyset(&none);
+    sigemptyset(&dfl);
+    for (int sig : {SIGINT, SIGTERM, SIGPIPE}) { sigaddset(&dfl, sig); }
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &dfl);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    const int e = posix_spawn(&pid, python.c_str(), nullptr, &attr, args, environ);
+    posix_spawnattr_destroy(&attr);
+    std::string why;
+    if (e != 0) {
+        why = std::string("cannot start ") + python + ": " + std::strerror(e);
+    } else {
+        int st = 0;
+        while (::waitpid(pid, &st, 0) < 0) {
+            if (errno != EINTR) {
+                why = std::string("waitpid: ") + std::strerror(errno);
+                break;
+            }
+        }
+        if (why.empty() && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            why = WIFEXITED(st) ? "exit status " + std::to_string(WEXITSTATUS(st))
+                                : "signal " + std::to_string(WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        }
+    }
+    if (why.empty()) {
+        std::printf("rocelab-fabric: summary %s/index.html\n", out.c_str());
+    } else {
+        std::fprintf(stderr, "rocelab-fabric: warning: %s failed (%s): no summary page; the reports are in %s/\n",
+                     script.c_str(), why.c_str(), out.c_str());
+    }
+    std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -412,6 +472,7 @@ int main(int argc, char** argv) {
     app::install_stop_signals();
 
     int rc = 0;
+    bool wrote_summary = false;
     rte_mempool* pool = rte_pktmbuf_pool_create("rocelab_fabric", static_cast<unsigned>(mbufs), 256, 0,
                                                 RTE_MBUF_DEFAULT_BUF_SIZE, 0);
     if (pool == nullptr) {
@@ -579,6 +640,7 @@ int main(int argc, char** argv) {
             j.end_object();
             sum += "\n";
             write_file(o.out + "/summary.json", sum);
+            wrote_summary = true;
             if (!topo.expect.empty()) {
                 std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),
                             topo.expect.size() - failed, topo.expect.size(), failed ? " - FAILED" : "");
@@ -598,5 +660,6 @@ int main(int argc, char** argv) {
     }
     rte_mempool_free(pool);
     dpdk::eal_cleanup();
+    if (wrote_summary && o.plots) { summary_page(o.out); }  // the time series are closed by now
     return rc;
 }

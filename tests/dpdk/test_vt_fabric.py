@@ -10,13 +10,22 @@
   by tshark), the receiver answers with CNPs (BTH opcode 0x81) and the leaf
   sends PFC XOFF upstream (802.1Qbb, decoded by scapy); timestamps are in
   fabric time (0 .. the duration).
+- After the run, tools/fabric_report.py writes index.html and three plots:
+  the page names every expectation and the verdict of summary.json, the
+  PNGs are valid and carry no text chunk (no version, no time), both runs
+  give the same bytes; the script on its own says when a plot has no data,
+  and refuses a folder that is not a report; --no-plots skips it, and its
+  failure is a warning that keeps the run's exit status.
 - Bad topologies fail with exit 2 and one line naming the file, line, field
   and what is accepted. --help and `check` work without EAL.
 
 Run: /usr/bin/python3 tests/dpdk/test_vt_fabric.py -v
 """
+import html
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -28,6 +37,8 @@ from scapy.all import Ether, rdpcap  # noqa: E402
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl  # noqa: E402
 
 FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
+REPORT = os.path.join(ROOT, "tools", "fabric_report.py")
+PLOTS = ("throughput.png", "queues.png", "pfc.png")
 
 SMALL = """duration: 300us
 link: {rate: 100Gbps, delay: 25ns}
@@ -55,7 +66,31 @@ nodes:
     gen: {seed: 3, pattern: incast, senders: 2, msg_size: 256KiB, pmtu: 1024, window: 4096}
 links:
   - {a: hosts:0..2, b: leaf0:Ethernet0..Ethernet2}
+name: small-2to1
+description: "2:1 incast at 100 Gbps, ECN & PFC <small>"
+expect:
+  - lossless_drops == 0
+  - busy(leaf0:Ethernet2) >= 95%
+  - naks(h0->h2#0) == 0
+  - pfc_tx(leaf0) > 0
 """
+
+
+def png_chunks(data):
+    """[(type, length)] of a PNG, or AssertionError if it is not one."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "no PNG signature"
+    out, i = [], 8
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        out.append((kind.decode("ascii"), n, data[i + 8:i + 8 + n]))
+        i += 12 + n
+    assert out and out[0][0] == "IHDR" and out[-1][0] == "IEND", "chunks out of order"
+    return out
+
+
+def report(d):
+    p = subprocess.run(["/usr/bin/python3", REPORT, d], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
 
 
 def run(args, timeout=300):
@@ -93,6 +128,8 @@ class FabricRunner(unittest.TestCase):
         names = sorted(os.listdir(a))
         self.assertEqual(names, sorted(os.listdir(b)))
         self.assertIn("fabric.json", names)
+        for n in ("index.html",) + PLOTS:
+            self.assertIn(n, names)
         pcaps = [n for n in names if n.endswith(".pcap")]
         self.assertEqual(len(pcaps), 12, "tx and rx at both ends of 3 cables")
         for n in names:
@@ -118,6 +155,78 @@ class FabricRunner(unittest.TestCase):
         self.assertEqual(sp["packet_hops"], rep["packet_hops"])
         self.assertGreater(sp["packet_hops_per_wall_s"], 0)
         self.assertIn("spins 0", self.stdout)
+
+    def test_summary_page_and_plots(self):
+        self.assertIn(f"rocelab-fabric: summary {self.outs[-1]}/index.html", self.stdout)  # the last run's
+        out = self.outs[0]
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            page = f.read()
+        self.assertEqual(len(summary["expectations"]), 4)
+        self.assertTrue(summary["passed"])
+        self.assertIn('class="banner pass">PASSED', page)
+        self.assertNotIn("FAILED", page)
+        self.assertIn("<h1>small-2to1</h1>", page)
+        self.assertIn("ECN &amp; PFC &lt;small&gt;", page, "the description, escaped")
+        for e in summary["expectations"]:
+            row = (f'<span class="ok">PASS</span></td><td><code>{html.escape(e["expect"])}</code></td>'
+                   f'<td>{html.escape(e["detail"])}</td>')
+            self.assertIn(row, page)
+        for fl in summary["flows"]:
+            self.assertIn(f"<td>{html.escape(fl['flow'])}</td>", page)
+        # Self-contained: the plots by relative name, nothing fetched.
+        for n in PLOTS:
+            self.assertIn(f'<img src="{n}"', page)
+        for bad in ("<script", "http:", "https:", "<link", out):
+            self.assertNotIn(bad, page)
+        for n in PLOTS:
+            with open(os.path.join(out, n), "rb") as f:
+                data = f.read()
+            self.assertGreater(len(data), 10_000, f"{n}: too small to hold a plot")
+            chunks = png_chunks(data)
+            w, h = struct.unpack(">II", chunks[0][2][:8])
+            self.assertGreaterEqual((w, h), (800, 400), n)
+            self.assertEqual([c[0] for c in chunks if c[0] in ("tEXt", "iTXt", "zTXt", "tIME")], [],
+                             f"{n}: a text or time chunk (not deterministic)")
+
+    def test_summary_page_without_queues_or_pfc_and_failed(self):
+        # The script on its own, on a copy: no switch queue, no PFC frame,
+        # an expectation failed. Stale plots go; the page says why.
+        with tempfile.TemporaryDirectory(prefix="rocelab-vt-rep-") as d:
+            for n in os.listdir(self.outs[0]):
+                if not n.endswith(".pcap"):
+                    shutil.copy(os.path.join(self.outs[0], n), d)
+            for n, header in (("queues.csv", "time_s,node,port,queue,depth_bytes,paused\n"),):
+                with open(os.path.join(d, n), "w") as f:
+                    f.write(header)
+            os.unlink(os.path.join(d, "pfc.csv"))
+            with open(os.path.join(d, "summary.json")) as f:
+                summary = json.load(f)
+            summary["expectations"][1]["passed"] = False
+            summary["passed"] = False
+            with open(os.path.join(d, "summary.json"), "w") as f:
+                json.dump(summary, f)
+            rc, so, se = report(d)
+            self.assertEqual((rc, so, se), (0, "", ""))
+            self.assertTrue(os.path.exists(os.path.join(d, "throughput.png")))
+            self.assertFalse(os.path.exists(os.path.join(d, "queues.png")), "a stale plot stays")
+            self.assertFalse(os.path.exists(os.path.join(d, "pfc.png")), "a stale plot stays")
+            with open(os.path.join(d, "index.html"), encoding="utf-8") as f:
+                page = f.read()
+            self.assertIn('class="banner fail">FAILED<small>3 of 4 expectations passed', page)
+            self.assertIn('<tr class="bad"><td><span class="ko">FAIL</span></td><td><code>'
+                          + html.escape(summary["expectations"][1]["expect"]), page)
+            self.assertIn("No switch egress queue in queues.csv", page)
+            self.assertIn("No port sent or received a PFC or PAUSE frame", page)
+            self.assertNotIn('src="queues.png"', page)
+            self.assertNotIn('src="pfc.png"', page)
+            # Not a report folder: exit 2, one line.
+            os.unlink(os.path.join(d, "summary.json"))
+            rc, so, se = report(d)
+            self.assertEqual(rc, 2)
+            self.assertEqual(se.count("\n"), 1, se)
+            self.assertIn("not a rocelab-fabric report folder (no summary.json)", se)
 
     def test_captures_decode_cleanly_in_fabric_time(self):
         for n in sorted(os.listdir(self.outs[0])):
@@ -169,6 +278,25 @@ class FabricCli(unittest.TestCase):
         rc, out, err = run(["check", os.path.join(ROOT, "conf", "fabric", "incast-8to1-100g.yaml")])
         self.assertEqual(rc, 0, err)
         self.assertIn("valid (2 nodes, 9 cables, 10ms of fabric time)", out)
+
+    def test_no_plots_and_a_failing_script(self):
+        with tempfile.TemporaryDirectory(prefix="rocelab-vt-") as d:
+            topo = os.path.join(d, "small.yaml")
+            with open(topo, "w") as f:
+                f.write(SMALL)
+            rc, out, err = run(["run", topo, "--out", os.path.join(d, "a"), "--quiet", "--no-plots"])
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("summary", out)
+            self.assertFalse(set(os.listdir(os.path.join(d, "a"))) & {"index.html", *PLOTS})
+            # The script fails: a warning naming it, the reports stay, exit 0.
+            env = dict(os.environ, ROCELAB_TOOLS=os.path.join(d, "none"))
+            p = subprocess.run([FABRIC, "run", topo, "--out", os.path.join(d, "b"), "--quiet"], env=env,
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            warn = [l for l in p.stderr.splitlines() if l.startswith("rocelab-fabric: warning:")]
+            self.assertEqual(len(warn), 1, p.stderr)
+            self.assertIn(os.path.join(d, "none", "fabric_report.py") + " failed", warn[0])
+            self.assertTrue(os.path.exists(os.path.join(d, "b", "summary.json")))
 
     def bad(self, text, *expect):
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
