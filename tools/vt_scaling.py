@@ -63,7 +63,7 @@ def main():
             with open(topo, "w") as f:
                 f.write(topology(n, a.pattern, a.time))
             out = os.path.join(d, f"out{n}")
-            r = subprocess.run([exe, "run", topo, "--out", out, "--quiet"], capture_output=True, text=True)
+            r = subprocess.run([exe, "run", topo, "--out", out, "--quiet", "--no-plots"], capture_output=True, text=True)
             if r.returncode != 0:
                 print(f"N={n}: rocelab-fabric failed ({r.returncode}):\n{r.stdout}{r.stderr}", file=sys.stderr)
                 return 1
