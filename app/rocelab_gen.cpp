@@ -28,7 +28,6 @@
 #include <thread>
 #include <vector>
 
-#include "app_common.hpp"
 #include "config/gen_config.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
@@ -38,6 +37,8 @@
 #include "gen/gen_pipeline.hpp"
 #include "gen_telemetry.hpp"
 #include "rocelab_version.h"
+#include "runtime/app_common.hpp"
+#include "runtime/worker.hpp"
 
 using namespace rocelab;
 
@@ -159,7 +160,7 @@ struct app_opts {
     std::vector<std::pair<std::string, std::string>> sets;  // workload keys, applied after the config file
 };
 
-[[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-gen", code, msg); }
+[[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-gen", code, msg); }
 
 app_opts parse_app_opts(int argc, char** argv) {
     app_opts o;
@@ -238,8 +239,8 @@ app_opts parse_app_opts(int argc, char** argv) {
     return o;
 }
 
-using app::mac_str;
-using app::rate_str;
+using runtime::mac_str;
+using runtime::rate_str;
 
 std::string ip_str(std::uint32_t ip) {
     char b[20];
@@ -610,39 +611,11 @@ void write_report(const std::string& path, const gen::gen_pipeline& p, const gen
     }
 }
 
-struct worker_ctl {
-    gen::gen_pipeline* pipe = nullptr;
-    const dpdk::tsc_clock* clock = nullptr;  // main's: one epoch for data path, capture, telemetry, report
-    std::atomic<bool> stop{false};
-};
-
-int worker_main(void* arg) {
-    auto* ctl = static_cast<worker_ctl*>(arg);
-    gen::gen_pipeline& pipe = *ctl->pipe;
-    const dpdk::tsc_clock clock = *ctl->clock;
-    std::uint64_t busy = 0, loops = 0;
-    while (!ctl->stop.load(std::memory_order_relaxed)) {
-        const std::uint64_t t0 = dpdk::tsc_clock::read_tsc();
-        const std::uint32_t w = pipe.poll(clock.now());
-        ++loops;
-        if (w != 0) {
-            busy += dpdk::tsc_clock::read_tsc() - t0;
-        }
-        if ((loops & 63u) == 0) {
-            __atomic_store_n(&pipe.busy_cycles, busy, __ATOMIC_RELAXED);
-            __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);
-        }
-    }
-    __atomic_store_n(&pipe.busy_cycles, busy, __ATOMIC_RELAXED);
-    __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);
-    return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    const app::cmdline cl = app::split_cmdline(argc, argv);
-    if (app::early_help(cl, argv, usage_text, "rocelab-gen", ROCELAB_VERSION)) { return 0; }
+    const runtime::cmdline cl = runtime::split_cmdline(argc, argv);
+    if (runtime::early_help(cl, argv, usage_text, "rocelab-gen", ROCELAB_VERSION)) { return 0; }
     app_opts opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
     std::string cmdline;
     for (int i = 0; i < argc; ++i) {
@@ -826,13 +799,14 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
 
-    app::install_stop_signals();
+    runtime::install_stop_signals();
 
     gen::telemetry_attach(pipe.get(), gen::telemetry_info{ROCELAB_VERSION, &clock});
-    worker_ctl ctl;
+    // The worker polls a copy of main's clock: one epoch for data path,
+    // capture, telemetry and report.
+    runtime::worker_ctl<gen::gen_pipeline> ctl;
     ctl.pipe = pipe.get();
-    ctl.clock = &clock;
-    app::worker_launch worker(worker_main, &ctl, "rocelab-gen");
+    runtime::worker worker(ctl, clock, "rocelab-gen");
 
     const auto t0 = std::chrono::steady_clock::now();
     auto last_status = t0;
@@ -861,7 +835,7 @@ int main(int argc, char** argv) {
         }
         last_ts = el;
     };
-    while (!app::stop_requested().load()) {
+    while (!runtime::stop_requested().load()) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         const auto tn = std::chrono::steady_clock::now();
         const double el = std::chrono::duration<double>(tn - t0).count();

@@ -24,7 +24,6 @@
 #include <thread>
 #include <vector>
 
-#include "app_common.hpp"
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
@@ -32,8 +31,10 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
 #include "rocelab_version.h"
+#include "runtime/app_common.hpp"
+#include "runtime/queue_sampler.hpp"
+#include "runtime/worker.hpp"
 #include "switch/switch_pipeline.hpp"
-#include "switch/switch_runner.hpp"
 #include "switch_telemetry.hpp"
 
 using namespace rocelab;
@@ -100,7 +101,7 @@ struct app_opts {
     bool check_config = false;
 };
 
-[[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-switch", code, msg); }
+[[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-switch", code, msg); }
 
 // Parses the application's options (after "--"). Exits 2 on bad input.
 app_opts parse_app_opts(int argc, char** argv) {
@@ -151,8 +152,8 @@ app_opts parse_app_opts(int argc, char** argv) {
     return o;
 }
 
-using app::mac_str;
-using app::rate_str;
+using runtime::mac_str;
+using runtime::rate_str;
 
 struct port_prev {
     std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0, drops = 0, ecn_marked = 0;
@@ -415,23 +416,12 @@ void print_final(const sw::switch_pipeline& p, double elapsed) {
     std::fflush(stdout);
 }
 
-// main's clock: the worker, capture timestamps, telemetry and the report
-// share one epoch (PFC pause deadlines compare against it).
-const dpdk::tsc_clock* g_clock = nullptr;
-
-int worker_main(void* arg) {
-    auto* ctl = static_cast<sw::worker_ctl*>(arg);
-    dpdk::tsc_clock clock = *g_clock;
-    sw::run_switch_worker(*ctl, clock);
-    return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     // Application options follow "--"; --help/--version work without EAL.
-    const app::cmdline cl = app::split_cmdline(argc, argv);
-    if (app::early_help(cl, argv, usage_text, "rocelab-switch", ROCELAB_VERSION)) { return 0; }
+    const runtime::cmdline cl = runtime::split_cmdline(argc, argv);
+    if (runtime::early_help(cl, argv, usage_text, "rocelab-switch", ROCELAB_VERSION)) { return 0; }
     app_opts opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
 
     // Configuration is validated completely before anything starts.
@@ -549,7 +539,6 @@ int main(int argc, char** argv) {
 
     const auto wall0 = std::chrono::system_clock::now();
     dpdk::tsc_clock clock;
-    g_clock = &clock;
     const std::int64_t wall_ns0 =
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall0.time_since_epoch()).count() - clock.now().v;
     std::unique_ptr<dpdk::capture> cap;
@@ -572,16 +561,12 @@ int main(int argc, char** argv) {
         sw::telemetry_attach(pipe.get(), ti);
     }
 
-    std::FILE* csv = nullptr;
-    std::unique_ptr<sw::depth_ring> samples;
+    runtime::queue_csv csv;
     if (!opt.queue_csv.empty()) {
-        csv = std::fopen(opt.queue_csv.c_str(), "w");
-        if (csv == nullptr) {
+        if (auto e = csv.open(opt.queue_csv); !e.empty()) {
             dpdk::eal_cleanup();
-            die(2, "--queue-csv " + opt.queue_csv + ": " + std::strerror(errno));
+            die(2, "--queue-csv " + opt.queue_csv + ": " + e);
         }
-        std::fprintf(csv, "time_s,port,queue,depth_bytes,paused\n");
-        samples = std::make_unique<sw::depth_ring>();
     }
 
     std::printf("rocelab-switch %s: %zu ports, mode %s, config %s, seed %llu\n", ROCELAB_VERSION,
@@ -596,13 +581,14 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
 
-    app::install_stop_signals();
+    runtime::install_stop_signals();
 
-    sw::worker_ctl ctl;
+    // The worker polls a copy of main's clock: the worker, capture
+    // timestamps, telemetry and the report share one epoch (PFC pause
+    // deadlines compare against it).
+    runtime::worker_ctl<sw::switch_pipeline> ctl;
     ctl.pipe = pipe.get();
-    ctl.samples = samples.get();
-    ctl.sample_interval = cfg.queue_sample_interval;
-    app::worker_launch worker(worker_main, &ctl, "rocelab-switch");
+    runtime::worker worker(ctl, clock, "rocelab-switch", csv.sampler(cfg.queue_sample_interval, clock.now()));
 
     const auto t0 = std::chrono::steady_clock::now();
     const nanos tsc0 = clock.now();
@@ -621,21 +607,13 @@ int main(int argc, char** argv) {
         }
     };
     const bool status_on = !opt.quiet && cfg.status_interval.v > 0;
-    while (!app::stop_requested().load()) {
+    while (!runtime::stop_requested().load()) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         const auto tn = std::chrono::steady_clock::now();
         const double el = std::chrono::duration<double>(tn - t0).count();
         if (cap) { cap->drain(); }
         print_events();
-        if (samples) {
-            sw::depth_sample s;
-            while (samples->pop(s)) {
-                for (int q = 0; q < 8; ++q) {
-                    std::fprintf(csv, "%.6f,%s,%d,%u,%d\n", double(s.ns) / 1e9, bindings[s.port].name.c_str(), q,
-                                 s.depth_bytes[q], (s.paused >> q) & 1);
-                }
-            }
-        }
+        csv.drain(*pipe);
         const double since = std::chrono::duration<double>(tn - last_status).count();
         if (since * 1e9 >= double(cfg.status_interval.v) && cfg.status_interval.v > 0) {
             if (status_on) { print_status(*pipe, prev, since, el); }
@@ -669,16 +647,7 @@ int main(int argc, char** argv) {
     print_events();
 
     // Flush outputs, then free everything still queued and stop the ports.
-    if (samples) {
-        sw::depth_sample s;
-        while (samples->pop(s)) {
-            for (int q = 0; q < 8; ++q) {
-                std::fprintf(csv, "%.6f,%s,%d,%u,%d\n", double(s.ns) / 1e9, bindings[s.port].name.c_str(), q,
-                             s.depth_bytes[q], (s.paused >> q) & 1);
-            }
-        }
-        std::fclose(csv);
-    }
+    csv.close(*pipe);
     print_final(*pipe, elapsed);
     // Free what is queued, stop and close the ports (PMDs such as net_pcap
     // infinite_rx hold mbufs until close), then check every mbuf came back.
