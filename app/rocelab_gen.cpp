@@ -35,9 +35,9 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
 #include "gen/gen_pipeline.hpp"
-#include "gen_telemetry.hpp"
 #include "rocelab_version.h"
 #include "runtime/app_common.hpp"
+#include "runtime/gen_telemetry.hpp"
 #include "runtime/worker.hpp"
 
 using namespace rocelab;

@@ -33,9 +33,9 @@
 #include "rocelab_version.h"
 #include "runtime/app_common.hpp"
 #include "runtime/queue_sampler.hpp"
+#include "runtime/switch_telemetry.hpp"
 #include "runtime/worker.hpp"
 #include "switch/switch_pipeline.hpp"
-#include "switch_telemetry.hpp"
 
 using namespace rocelab;
 
