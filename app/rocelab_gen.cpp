@@ -31,6 +31,7 @@
 #include "gen/gen_pipeline.hpp"
 #include "rocelab_version.h"
 #include "runtime/app_runtime.hpp"
+#include "runtime/options.hpp"
 #include "runtime/gen_report.hpp"
 #include "runtime/gen_telemetry.hpp"
 
@@ -139,16 +140,11 @@ Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab_gen/ports,
 )";
 
 struct app_opts {
-    std::string config;
-    std::string report;
+    runtime::common_opts common;  // -c, -r, --pcap-out, --snaplen, -q, --check-config
     std::string timeseries;
     nanos ts_interval{100'000'000};
     nanos linger{0};
-    std::string pcap_out;
-    std::uint32_t snaplen = 9216;
     nanos status_interval{1'000'000'000};
-    bool quiet = false;
-    bool check_config = false;
     int loopback_pairs = 0;
     gen::gen_tx_opts tx;
     std::vector<std::pair<std::string, std::string>> sets;  // workload keys, applied after the config file
@@ -158,76 +154,51 @@ struct app_opts {
 
 app_opts parse_app_opts(int argc, char** argv) {
     app_opts o;
-    auto need = [&](int& i, const std::string& opt) -> std::string {
-        if (i + 1 >= argc) {
-            die(2, "option " + opt + " needs a value (see --help)");
+    runtime::option_args args(argc, argv, "rocelab-gen");
+    for (; args.more(); args.next()) {
+        if (o.common.parse(args, usage_text)) {
+            continue;
         }
-        return argv[++i];
-    };
-    for (int i = 0; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
-            std::fputs(usage_text, stdout);
-            std::exit(0);
-        } else if (a == "-V" || a == "--version") {
-            std::printf("rocelab-gen %s\n", ROCELAB_VERSION);
-            std::exit(0);
-        } else if (a == "-c" || a == "--config") {
-            o.config = need(i, a);
-        } else if (a == "-r" || a == "--report") {
-            o.report = need(i, a);
-        } else if (a == "--timeseries") {
-            o.timeseries = need(i, a);
+        const std::string a = args.arg();
+        if (a == "--timeseries") {
+            o.timeseries = args.value(a);
         } else if (a == "--timeseries-interval" || a == "--status-interval") {
-            const std::string v = need(i, a);
+            const std::string v = args.value(a);
             auto t = parse_time(v);
             if (!t || t->v < 0 || (a == "--timeseries-interval" && t->v < 1'000'000)) {
                 die(2, a + " " + v + ": expected a time with units, e.g. 100ms (timeseries: >= 1ms)");
             }
             (a == "--timeseries-interval" ? o.ts_interval : o.status_interval) = *t;
         } else if (a == "--linger") {
-            const std::string v = need(i, a);
+            const std::string v = args.value(a);
             auto t = parse_time(v);
             if (!t || t->v < 0) {
                 die(2, "--linger " + v + ": expected a time with units, e.g. 10s");
             }
             o.linger = *t;
-        } else if (a == "--pcap-out") {
-            o.pcap_out = need(i, a);
-        } else if (a == "--snaplen") {
-            const std::string v = need(i, a);
-            auto b = parse_bytes(v, bare_number::accepted);
-            if (!b || b->v < 64 || b->v > 9216) {
-                die(2, "--snaplen " + v + ": expected 64..9216 bytes");
-            }
-            o.snaplen = static_cast<std::uint32_t>(b->v);
         } else if (a == "--loopback-pairs") {
-            const std::string v = need(i, a);
+            const std::string v = args.value(a);
             char* end = nullptr;
             const long n = std::strtol(v.c_str(), &end, 10);
             if (end == v.c_str() || *end != 0 || n < 0 || n > 16) {
                 die(2, "--loopback-pairs " + v + ": expected 0..16");
             }
             o.loopback_pairs = static_cast<int>(n);
-        } else if (a == "-q" || a == "--quiet") {
-            o.quiet = true;
         } else if (a == "--tx-only") {
             o.tx.tx_only = true;
         } else if (a == "--tx-payload") {
-            const std::string v = need(i, a);
+            const std::string v = args.value(a);
             if (!gen::tx_payload_parse(v, o.tx.payload)) {
                 die(2, "--tx-payload " + v + ": expected prefilled | copy | build | no-icrc");
             }
-        } else if (a == "--check-config") {
-            o.check_config = true;
         } else if (a == "-d") {
-            o.sets.emplace_back("duration", need(i, a));
+            o.sets.emplace_back("duration", args.value(a));
         } else if (a.size() > 2 && a.rfind("--", 0) == 0) {
             const std::string key = a.substr(2);
             // Validate the key now (with a probe value) so typos fail before EAL starts.
-            o.sets.emplace_back(key, need(i, a));
+            o.sets.emplace_back(key, args.value(a));
         } else {
-            die(2, "unknown option '" + a + "' (application options go after '--'; see --help)");
+            args.unknown();
         }
     }
     return o;
@@ -257,7 +228,8 @@ public:
     // Configuration first (file, then command-line keys), validated before EAL.
     std::optional<int> configure(const runtime::cmdline& cl) {
         _opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
-        auto cfg_r = _opt.config.empty() ? result<gen_cfg>(gen_cfg{}) : load_gen_cfg(_opt.config);
+        const std::string& file = _opt.common.config;
+        auto cfg_r = file.empty() ? result<gen_cfg>(gen_cfg{}) : load_gen_cfg(file);
         if (!cfg_r) {
             die(2, cfg_r.error().message);
         }
@@ -267,7 +239,7 @@ public:
                 die(2, "--" + e);
             }
         }
-        if (_opt.check_config) {
+        if (_opt.common.check_config) {
             std::printf("%s: valid (pattern %s, %zu explicit flows)\n", _cfg.source.c_str(),
                         gen_pattern_name(_cfg.pattern), _cfg.flow_specs.size());
             return 0;
@@ -276,13 +248,9 @@ public:
     }
 
     runtime::run_options options() const {
-        runtime::run_options o;
-        o.report = _opt.report;
-        o.pcap_out = _opt.pcap_out;
-        o.snaplen = _opt.snaplen;
+        runtime::run_options o = _opt.common.run;
         o.duration = _cfg.duration;
         o.status_interval = _opt.status_interval;
-        o.quiet = _opt.quiet;
         return o;
     }
 

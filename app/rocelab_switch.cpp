@@ -20,6 +20,7 @@
 #include "dpdk/port.hpp"
 #include "rocelab_version.h"
 #include "runtime/app_runtime.hpp"
+#include "runtime/options.hpp"
 #include "runtime/queue_sampler.hpp"
 #include "runtime/switch_report.hpp"
 #include "runtime/switch_telemetry.hpp"
@@ -78,15 +79,10 @@ counters ecn_marked / wred_dropped per queue (docs/dcqcn.md).
 )";
 
 struct app_opts {
-    std::string config;
+    runtime::common_opts common;  // -c, -r, --pcap-out, --snaplen, -q, --check-config
     std::optional<nanos> duration;
-    std::string report;
     std::string queue_csv;
-    std::string pcap_out;
-    std::uint32_t snaplen = 9216;
     std::optional<nanos> status_interval;
-    bool quiet = false;
-    bool check_config = false;
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-switch", code, msg); }
@@ -94,47 +90,24 @@ struct app_opts {
 // Parses the application's options (after "--"). Exits 2 on bad input.
 app_opts parse_app_opts(int argc, char** argv) {
     app_opts o;
-    auto need = [&](int& i, const char* opt) -> std::string {
-        if (i + 1 >= argc) { die(2, std::string("option ") + opt + " needs a value (see --help)"); }
-        return argv[++i];
-    };
-    for (int i = 0; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
-            std::fputs(usage_text, stdout);
-            std::exit(0);
-        } else if (a == "-V" || a == "--version") {
-            std::printf("rocelab-switch %s\n", ROCELAB_VERSION);
-            std::exit(0);
-        } else if (a == "-c" || a == "--config") {
-            o.config = need(i, "--config");
-        } else if (a == "-d" || a == "--duration") {
-            const std::string v = need(i, "--duration");
+    runtime::option_args args(argc, argv, "rocelab-switch");
+    for (; args.more(); args.next()) {
+        if (o.common.parse(args, usage_text)) { continue; }
+        const std::string a = args.arg();
+        if (a == "-d" || a == "--duration") {
+            const std::string v = args.value("--duration");
             auto t = parse_time(v);
             if (!t || t->v <= 0) { die(2, "--duration " + v + ": expected a time with units, e.g. 5s, 500ms, 2min is not accepted; use 120s"); }
             o.duration = *t;
-        } else if (a == "-r" || a == "--report") {
-            o.report = need(i, "--report");
         } else if (a == "--queue-csv") {
-            o.queue_csv = need(i, "--queue-csv");
-        } else if (a == "--pcap-out") {
-            o.pcap_out = need(i, "--pcap-out");
-        } else if (a == "--snaplen") {
-            const std::string v = need(i, "--snaplen");
-            auto b = parse_bytes(v, bare_number::accepted);
-            if (!b || b->v < 64 || b->v > 9216) { die(2, "--snaplen " + v + ": expected 64..9216 bytes"); }
-            o.snaplen = static_cast<std::uint32_t>(b->v);
+            o.queue_csv = args.value(a);
         } else if (a == "--status-interval") {
-            const std::string v = need(i, "--status-interval");
+            const std::string v = args.value(a);
             auto t = parse_time(v);
             if (!t || t->v < 0) { die(2, "--status-interval " + v + ": expected a time with units, e.g. 1s, 0s to disable"); }
             o.status_interval = *t;
-        } else if (a == "-q" || a == "--quiet") {
-            o.quiet = true;
-        } else if (a == "--check-config") {
-            o.check_config = true;
         } else {
-            die(2, "unknown option '" + a + "' (application options go after '--'; see --help)");
+            args.unknown();
         }
     }
     return o;
@@ -149,11 +122,12 @@ public:
 
     std::optional<int> configure(const runtime::cmdline& cl) {
         _opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
-        auto cfg_r = _opt.config.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(_opt.config);
+        const std::string& file = _opt.common.config;
+        auto cfg_r = file.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(file);
         if (!cfg_r) { die(2, cfg_r.error().message); }
         _cfg = std::move(*cfg_r);
         if (_opt.status_interval) { _cfg.status_interval = *_opt.status_interval; }
-        if (_opt.check_config) {
+        if (_opt.common.check_config) {
             std::printf("%s: valid (%zu ports, mode %s)\n", _cfg.source.c_str(), _cfg.ports.size(), mode_name());
             return 0;
         }
@@ -161,13 +135,9 @@ public:
     }
 
     runtime::run_options options() const {
-        runtime::run_options o;
-        o.report = _opt.report;
-        o.pcap_out = _opt.pcap_out;
-        o.snaplen = _opt.snaplen;
+        runtime::run_options o = _opt.common.run;
         o.duration = _opt.duration;
         o.status_interval = _cfg.status_interval;
-        o.quiet = _opt.quiet;
         return o;
     }
 
