@@ -39,7 +39,7 @@
 #include "qos/pause_timer.hpp"
 #include "qos/shaper.hpp"
 #include "switch/switch_pipeline.hpp"
-#include "runtime/worker.hpp"
+#include "runtime/worker_loop.hpp"
 
 namespace rocelab::test {
 
