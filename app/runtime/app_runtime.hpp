@@ -7,8 +7,8 @@
 //   EAL init                          app.ports(): which ports (after EAL)
 //   mbuf pool                         app.pool(): name, size, data room
 //   port_open() for every port        app.build(): bindings and the pipeline
-//   the run clock (one epoch)         app.start(): banner, telemetry, output files
-//   capture open (--pcap-out)
+//   the run clock (one epoch)
+//   capture open (--pcap-out)         app.start(): banner, telemetry, output files
 //   worker launched on an lcore       app.worker_hook(): run_worker()'s per-loop hook
 //   control loop every 500 us:        app.tick(): per-app outputs (events, CSVs)
 //     capture drain, status line      app.status(): the status line (and warnings)
@@ -23,7 +23,8 @@
 //
 // Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime
 // error; every failure is one line "<prog>: <message>" on stderr (and EAL
-// cleaned up). Only run_app() and session::fail() exit.
+// cleaned up). Only the control path exits: the apps' option and config
+// checks before EAL (die()), session::fail() after it, and run_app().
 //
 // One clock: run_clock is created once, right after the pipeline; the worker
 // polls a copy (same epoch), capture timestamps are wall time at its zero
