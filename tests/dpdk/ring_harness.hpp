@@ -38,8 +38,8 @@
 #include "proto/mac_control.hpp"
 #include "qos/pause_timer.hpp"
 #include "qos/shaper.hpp"
-#include "switch/switch_pipeline.hpp"
 #include "runtime/worker_loop.hpp"
+#include "switch/switch_pipeline.hpp"
 
 namespace rocelab::test {
 
