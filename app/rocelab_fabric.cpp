@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "app_common.hpp"
+#include "runtime/app_common.hpp"
 #include "config/topology.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
@@ -94,7 +94,7 @@ struct opts {
     bool plots = true;
 };
 
-[[noreturn]] void die(int code, const std::string& msg) { app::die("rocelab-fabric", code, msg); }
+[[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-fabric", code, msg); }
 
 opts parse(int argc, char** argv) {
     opts o;
@@ -469,7 +469,7 @@ int main(int argc, char** argv) {
     for (auto& a : eal_args) { eal_argv.push_back(a.data()); }
     auto eal = dpdk::eal_init(static_cast<int>(eal_argv.size()), eal_argv.data());
     if (auto* e = std::get_if<std::string>(&eal)) { die(2, *e); }
-    app::install_stop_signals();
+    runtime::install_stop_signals();
 
     int rc = 0;
     bool wrote_summary = false;
@@ -540,7 +540,7 @@ int main(int argc, char** argv) {
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
             nanos t{0};
             ts.sample(t);
-            while (t < duration && !app::stop_requested().load()) {
+            while (t < duration && !runtime::stop_requested().load()) {
                 t = std::min(duration, t + step);
                 f.run_until(t);
                 ts.sample(t);
@@ -647,7 +647,7 @@ int main(int argc, char** argv) {
             }
             std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
             if (failed != 0) { rc = 3; }
-            if (app::stop_requested().load() && ran < duration) {
+            if (runtime::stop_requested().load() && ran < duration) {
                 std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
             }
         }

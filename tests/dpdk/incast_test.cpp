@@ -55,7 +55,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag) {
     hello.dst_mac = tb.hosts[1].mac;
     hello.bth.opcode = 0x04;
     test::paced_sender rx_host(tb.pool(), tb.hosts[0].port_id, hello, 16, bits_per_sec{1'000'000});
-    dpdk::tsc_clock clk;
+    dpdk::tsc_clock clk = tb.clock;  // the worker's epoch
     rx_host.poll(clk.now());
 
     std::vector<std::unique_ptr<test::pfc_aware_sender>> senders;

@@ -86,7 +86,7 @@ TEST(switch_dpdk, pfc_xoff_pauses_one_class_for_its_quanta_and_xon_resumes) {
     test::paced_sender s3(tb.pool(), tb.hosts[0].port_id, r3, 500, bits_per_sec{300'000'000});
     test::paced_sender s0(tb.pool(), tb.hosts[0].port_id, r0, 500, bits_per_sec{300'000'000});
 
-    dpdk::tsc_clock clk;
+    dpdk::tsc_clock clk = tb.clock;  // the worker's epoch: paused_time() is read at clk.now()
     sink_counts c;
     c.tc3_at.reserve(1u << 20);
     c.tc0_at.reserve(1u << 20);

@@ -66,7 +66,7 @@ TEST(pfc_watchdog, storm_longer_than_detection_trips_drop_and_restores) {
     wd_bed b = make_bed("wd1");
     ASSERT_TRUE(b.tb->pipe);
     b.tb->start();
-    dpdk::tsc_clock clk;
+    dpdk::tsc_clock clk = b.tb->clock;  // the worker's epoch
     run(b, clk, 100_ms, false);
     ASSERT_GT(b.tc3_rx, 1000u);
 
@@ -98,7 +98,7 @@ TEST(pfc_watchdog, storm_shorter_than_detection_does_not_trip) {
     wd_bed b = make_bed("wd2");
     ASSERT_TRUE(b.tb->pipe);
     b.tb->start();
-    dpdk::tsc_clock clk;
+    dpdk::tsc_clock clk = b.tb->clock;  // the worker's epoch
     run(b, clk, 50_ms, false);
     run(b, clk, 30_ms, true);  // 30 ms < 50 ms detection
     run(b, clk, 150_ms, false);

@@ -38,8 +38,8 @@
 #include "proto/mac_control.hpp"
 #include "qos/pause_timer.hpp"
 #include "qos/shaper.hpp"
+#include "runtime/worker_loop.hpp"
 #include "switch/switch_pipeline.hpp"
-#include "switch/switch_runner.hpp"
 
 namespace rocelab::test {
 
@@ -147,11 +147,12 @@ public:
         _worker = w;
         rte_eal_remote_launch(
             [](void* arg) -> int {
-                dpdk::tsc_clock clk;
-                sw::run_switch_worker(*static_cast<sw::worker_ctl*>(arg), clk);
+                auto* tb = static_cast<ring_testbed*>(arg);
+                dpdk::tsc_clock clk = tb->clock;  // a copy: the testbed's epoch
+                runtime::run_worker(tb->_ctl, clk);
                 return 0;
             },
-            &_ctl, w);
+            this, w);
         _started = true;
     }
     void stop() {
@@ -176,13 +177,16 @@ public:
 
     std::unique_ptr<sw::switch_pipeline> pipe;
     std::vector<host_port> hosts;
+    // The run's one clock: the worker polls a copy; tests read pipeline
+    // times (paused_time, pfc) at clock.now() on the same epoch.
+    dpdk::tsc_clock clock;
 
 private:
     switch_cfg _cfg;
     rte_mempool* _pool = nullptr;
     std::vector<rte_ring*> _rings;
     std::vector<sw::port_binding> _bindings;
-    sw::worker_ctl _ctl;
+    runtime::worker_ctl<sw::switch_pipeline> _ctl;
     unsigned _worker = 0;
     bool _started = false;
 };

@@ -43,7 +43,7 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         test::paced_sender s_hi(tb.pool(), tb.hosts[0].port_id, hi, 1000, bits_per_sec{300'000'000});
         test::paced_sender s_lo(tb.pool(), tb.hosts[0].port_id, lo, 1000, bits_per_sec{2'000'000'000});
 
-        dpdk::tsc_clock clk;
+        dpdk::tsc_clock clk = tb.clock;  // the worker's epoch
         const nanos t_end = clk.now() + 3_s;
         const nanos w0 = clk.now() + 500_ms;  // measurement window [0.5 s, 2.5 s]
         const nanos w1 = clk.now() + 2500_ms;
@@ -140,7 +140,7 @@ TEST(switch_dpdk, mempool_returns_to_start) {
     proto.dst_mac = tb.hosts[1].mac;
     proto.bth.opcode = 0x04;
     test::paced_sender s(tb.pool(), tb.hosts[0].port_id, proto, 1400, bits_per_sec{3'000'000'000});
-    dpdk::tsc_clock clk;
+    dpdk::tsc_clock clk = tb.clock;  // the worker's epoch
     const nanos end = clk.now() + 300_ms;
     for (nanos now = clk.now(); now < end; now = clk.now()) {
         s.poll(now);

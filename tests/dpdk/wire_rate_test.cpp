@@ -44,7 +44,7 @@ struct measured {
 // Runs senders into port 0 and measures what the host on port 1 receives.
 template <typename Senders>
 measured run_and_measure(test::ring_testbed& tb, Senders& senders, nanos run) {
-    dpdk::tsc_clock clk;
+    dpdk::tsc_clock clk = tb.clock;  // the worker's epoch
     test::worker_stall_probe probe;
     EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
     std::vector<arrival> arr;

@@ -4,11 +4,15 @@
 //   /rocelab/ports             list of port names
 //   /rocelab/port,<name|idx>   rx/tx counters, drops by reason, malformed by check
 //   /rocelab/queues,<name|idx> per queue depth now/max, enq/deq/drop
+//   /rocelab/buffer,<name|idx> ingress buffer per priority group, computed xoff/xon
+//   /rocelab/pfc,<name|idx>    PFC per priority and the watchdog
 //   /rocelab/fdb               learned stations
 //
 // rte_telemetry callbacks take no user pointer, so the switch being served
-// is registered once through telemetry_attach(); the callbacks only read
-// counters (relaxed loads) and never touch the data path's hot state.
+// is published through telemetry_attach() (runtime::served, telemetry.hpp)
+// and withdrawn by telemetry_detach(), which waits for a command in
+// progress; the commands only read counters (relaxed loads) and never touch
+// the data path's hot state.
 #pragma once
 
 #include <array>

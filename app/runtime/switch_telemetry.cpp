@@ -1,66 +1,52 @@
-#include "switch_telemetry.hpp"
+// switch_telemetry.cpp - the /rocelab/... telemetry commands (see switch_telemetry.hpp).
+//
+// Each command runs on DPDK's telemetry thread through runtime::served (the
+// slot's mutex held, so telemetry_detach() returns only once no command uses
+// the pipeline) and reads counters with relaxed loads.
+#include "runtime/switch_telemetry.hpp"
 
 #include <rte_telemetry.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
+#include <cerrno>
 #include <string>
 
-#include "dpdk/eal.hpp"
+#include "runtime/telemetry.hpp"
 #include "switch/switch_pipeline.hpp"
 
 namespace rocelab::sw {
 
 namespace {
-std::atomic<const switch_pipeline*> g_pipe{nullptr};
-telemetry_info g_info;
-// The worker's clock, from telemetry_info (set before any command is served).
-const dpdk::tsc_clock& clock_now() { return *g_info.clock; }
+using slot = runtime::served<switch_pipeline, telemetry_info>;
 
-int find_port(const switch_pipeline& p, const char* params) {
-    if (params == nullptr || *params == '\0') { return 0; }
-    for (std::size_t i = 0; i < p.port_count(); ++i) {
-        if (p.binding(i).name == params) { return static_cast<int>(i); }
-    }
-    char* end = nullptr;
-    const long v = std::strtol(params, &end, 10);
-    if (end != params && *end == '\0' && v >= 0 && static_cast<std::size_t>(v) < p.port_count()) {
-        return static_cast<int>(v);
-    }
-    return -1;
+long find_port(const switch_pipeline& p, const char* params) {
+    return runtime::find_index(params, p.port_count(),
+                               [&](std::size_t k) -> const std::string& { return p.binding(k).name; });
 }
 
-int cmd_info(const char*, const char*, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
+int cmd_info(const switch_pipeline& p, const telemetry_info& info, const char*, rte_tel_data* d) {
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_string(d, "version", g_info.version.c_str());
-    rte_tel_data_add_dict_string(d, "config", g_info.config.c_str());
-    rte_tel_data_add_dict_u64(d, "seed", g_info.seed);
-    rte_tel_data_add_dict_string(d, "mode", p->mode() == fwd_mode::l2 ? "l2" : "l3");
-    rte_tel_data_add_dict_u64(d, "ports", p->port_count());
+    rte_tel_data_add_dict_string(d, "version", info.version.c_str());
+    rte_tel_data_add_dict_string(d, "config", info.config.c_str());
+    rte_tel_data_add_dict_u64(d, "seed", info.seed);
+    rte_tel_data_add_dict_string(d, "mode", p.mode() == fwd_mode::l2 ? "l2" : "l3");
+    rte_tel_data_add_dict_u64(d, "ports", p.port_count());
     return 0;
 }
 
-int cmd_ports(const char*, const char*, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
+int cmd_ports(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
     rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-    for (std::size_t i = 0; i < p->port_count(); ++i) { rte_tel_data_add_array_string(d, p->binding(i).name.c_str()); }
+    for (std::size_t i = 0; i < p.port_count(); ++i) { rte_tel_data_add_array_string(d, p.binding(i).name.c_str()); }
     return 0;
 }
 
-int cmd_port(const char*, const char* params, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
-    const int i = find_port(*p, params);
+int cmd_port(const switch_pipeline& p, const telemetry_info&, const char* params, rte_tel_data* d) {
+    const int i = find_port(p, params);
     if (i < 0) { return -EINVAL; }
-    const auto& c = p->counters(static_cast<std::size_t>(i));
+    const auto& c = p.counters(static_cast<std::size_t>(i));
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_string(d, "name", p->binding(i).name.c_str());
-    rte_tel_data_add_dict_u64(d, "line_rate_bps", p->binding(i).line_rate.v);
-    rte_tel_data_add_dict_u64(d, "shaped", p->binding(i).shaped ? 1 : 0);
+    rte_tel_data_add_dict_string(d, "name", p.binding(i).name.c_str());
+    rte_tel_data_add_dict_u64(d, "line_rate_bps", p.binding(i).line_rate.v);
+    rte_tel_data_add_dict_u64(d, "shaped", p.binding(i).shaped ? 1 : 0);
     rte_tel_data_add_dict_u64(d, "rx_packets", read_counter(c.rx_packets));
     rte_tel_data_add_dict_u64(d, "rx_bytes", read_counter(c.rx_bytes));
     rte_tel_data_add_dict_u64(d, "tx_packets", read_counter(c.tx_packets));
@@ -86,14 +72,12 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
-int cmd_queues(const char*, const char* params, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
-    const int i = find_port(*p, params);
+int cmd_queues(const switch_pipeline& p, const telemetry_info&, const char* params, rte_tel_data* d) {
+    const int i = find_port(p, params);
     if (i < 0) { return -EINVAL; }
     rte_tel_data_start_dict(d);
     for (int q = 0; q < 8; ++q) {
-        const queue_snapshot s = p->queue(static_cast<std::size_t>(i), q);
+        const queue_snapshot s = p.queue(static_cast<std::size_t>(i), q);
         rte_tel_data* qd = rte_tel_data_alloc();
         if (qd == nullptr) { return -ENOMEM; }
         rte_tel_data_start_dict(qd);
@@ -119,18 +103,16 @@ int cmd_queues(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
-int cmd_buffer(const char*, const char* params, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
-    const int i = find_port(*p, params);
+int cmd_buffer(const switch_pipeline& p, const telemetry_info& info, const char* params, rte_tel_data* d) {
+    const int i = find_port(p, params);
     if (i < 0) { return -EINVAL; }
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_u64(d, "accounting", p->buffer_accounting() ? 1 : 0);
-    rte_tel_data_add_dict_u64(d, "pool_shared_size", p->pool_shared_size());
-    rte_tel_data_add_dict_u64(d, "pool_shared_used", p->pool_shared_used());
+    rte_tel_data_add_dict_u64(d, "accounting", p.buffer_accounting() ? 1 : 0);
+    rte_tel_data_add_dict_u64(d, "pool_shared_size", p.pool_shared_size());
+    rte_tel_data_add_dict_u64(d, "pool_shared_used", p.pool_shared_used());
     for (int g = 0; g < 8; ++g) {
-        const pg_status st = p->pg(static_cast<std::size_t>(i), g);
-        const auto& pgc = g_info.pgs.empty() ? pg_buffer_cfg{} : g_info.pgs[static_cast<std::size_t>(i)][g];
+        const pg_status st = p.pg(static_cast<std::size_t>(i), g);
+        const auto& pgc = info.pgs.empty() ? pg_buffer_cfg{} : info.pgs[static_cast<std::size_t>(i)][g];
         rte_tel_data* x = rte_tel_data_alloc();
         if (x == nullptr) { return -ENOMEM; }
         rte_tel_data_start_dict(x);
@@ -153,12 +135,10 @@ int cmd_buffer(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
-int cmd_pfc(const char*, const char* params, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
-    const int i = find_port(*p, params);
+int cmd_pfc(const switch_pipeline& p, const telemetry_info& info, const char* params, rte_tel_data* d) {
+    const int i = find_port(p, params);
     if (i < 0) { return -EINVAL; }
-    const pfc_status st = p->pfc(static_cast<std::size_t>(i), clock_now().now());
+    const pfc_status st = p.pfc(static_cast<std::size_t>(i), info.clock->now());
     rte_tel_data_start_dict(d);
     rte_tel_data_add_dict_u64(d, "paused_prios", st.paused_prios);
     rte_tel_data_add_dict_u64(d, "tx_pfc_frames", st.frames_sent);
@@ -182,34 +162,30 @@ int cmd_pfc(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
-int cmd_fdb(const char*, const char*, rte_tel_data* d) {
-    const auto* p = g_pipe.load();
-    if (p == nullptr) { return -1; }
+int cmd_fdb(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_u64(d, "entries", p->fdb_size());
+    rte_tel_data_add_dict_u64(d, "entries", p.fdb_size());
     return 0;
 }
+
+constexpr runtime::tel_command commands[] = {
+    {"/rocelab/info", slot::command<cmd_info>, "rocelab-switch version, config and seed"},
+    {"/rocelab/ports", slot::command<cmd_ports>, "List port names"},
+    {"/rocelab/port", slot::command<cmd_port>, "Port counters. Parameters: port name or index"},
+    {"/rocelab/queues", slot::command<cmd_queues>, "Per-queue depth and counters. Parameters: port name or index"},
+    {"/rocelab/fdb", slot::command<cmd_fdb>, "L2 forwarding database summary"},
+    {"/rocelab/buffer", slot::command<cmd_buffer>,
+     "Ingress buffer per priority group (use, peaks, configured/computed xoff and xon). "
+     "Parameters: port name or index"},
+    {"/rocelab/pfc", slot::command<cmd_pfc>,
+     "PFC per priority: received, paused time, XOFF/XON sent, watchdog. Parameters: port"},
+};
 }  // namespace
 
 void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info) {
-    g_info = info;
-    g_pipe.store(pipe);
-    static bool registered = false;
-    if (registered) { return; }
-    registered = true;
-    rte_telemetry_register_cmd("/rocelab/info", cmd_info, "rocelab-switch version, config and seed");
-    rte_telemetry_register_cmd("/rocelab/ports", cmd_ports, "List port names");
-    rte_telemetry_register_cmd("/rocelab/port", cmd_port, "Port counters. Parameters: port name or index");
-    rte_telemetry_register_cmd("/rocelab/queues", cmd_queues,
-                               "Per-queue depth and counters. Parameters: port name or index");
-    rte_telemetry_register_cmd("/rocelab/fdb", cmd_fdb, "L2 forwarding database summary");
-    rte_telemetry_register_cmd("/rocelab/buffer", cmd_buffer,
-                               "Ingress buffer per priority group (use, peaks, configured/computed xoff and xon). "
-                               "Parameters: port name or index");
-    rte_telemetry_register_cmd("/rocelab/pfc", cmd_pfc,
-                               "PFC per priority: received, paused time, XOFF/XON sent, watchdog. Parameters: port");
+    slot::attach(pipe, info, commands, "rocelab-switch");
 }
 
-void telemetry_detach() { g_pipe.store(nullptr); }
+void telemetry_detach() { slot::detach(); }
 
 }  // namespace rocelab::sw

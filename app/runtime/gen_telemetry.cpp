@@ -1,10 +1,10 @@
 // gen_telemetry.cpp - the /rocelab_gen/... telemetry commands (see gen_telemetry.hpp).
 //
-// Every callback runs on DPDK's telemetry thread with g_mu held, so
-// telemetry_detach() returns only once no callback uses the pipeline. Counters
-// are read with gen::read_counter (relaxed loads of the words the worker
-// writes); names, hosts and QPNs come from the pipeline's immutable config.
-#include "gen_telemetry.hpp"
+// Every command runs on DPDK's telemetry thread through runtime::served (the
+// slot's mutex held), so telemetry_detach() returns only once no command
+// uses the pipeline. Counters are read with gen::read_counter (relaxed loads
+// of the words the worker writes); names, hosts and QPNs come from the pipeline's immutable config.
+#include "runtime/gen_telemetry.hpp"
 
 #include <rte_telemetry.h>
 
@@ -12,75 +12,44 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "dpdk/eal.hpp"
 #include "gen/gen_pipeline.hpp"
+#include "runtime/app_common.hpp"
+#include "runtime/telemetry.hpp"
 
 namespace rocelab::gen {
 
 namespace {
-std::mutex g_mu;  // guards the three below; held by every callback
-const gen_pipeline* g_pipe = nullptr;
-telemetry_info g_info;
-// Paused time needs `now` on the worker's own clock (telemetry_info::clock).
-const dpdk::tsc_clock* g_clock = nullptr;
+using slot = runtime::served<gen_pipeline, telemetry_info>;
 
 constexpr std::size_t flows_per_page = 64;  // keeps a reply well under the socket's 16 KiB
 
-// Index from "<idx>" or a name (names(i) for i < n); -1 if neither matches.
-template <typename Name>
-long find_index(const char* params, std::size_t n, Name names) {
-    if (params == nullptr || *params == '\0') { return n > 0 ? 0 : -1; }
-    for (std::size_t i = 0; i < n; ++i) {
-        if (names(i) == params) { return static_cast<long>(i); }
-    }
-    char* end = nullptr;
-    const long v = std::strtol(params, &end, 10);
-    if (end != params && *end == '\0' && v >= 0 && static_cast<std::size_t>(v) < n) { return v; }
-    return -1;
-}
-
-rte_tel_data* u64_array(const auto& values) {
-    rte_tel_data* a = rte_tel_data_alloc();
-    if (a == nullptr) { return nullptr; }
-    rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-    for (const auto& v : values) { rte_tel_data_add_array_u64(a, static_cast<std::uint64_t>(read_counter(v))); }
-    return a;
-}
-
-int cmd_info(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard lk(g_mu);
-    if (g_pipe == nullptr) { return -1; }
-    const gen_cfg& cfg = g_pipe->cfg();
+int cmd_info(const gen_pipeline& p, const telemetry_info& info, const char*, rte_tel_data* d) {
+    const gen_cfg& cfg = p.cfg();
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_string(d, "version", g_info.version.c_str());
+    rte_tel_data_add_dict_string(d, "version", info.version.c_str());
     rte_tel_data_add_dict_string(d, "config", cfg.source.c_str());
     rte_tel_data_add_dict_u64(d, "seed", cfg.seed);
     rte_tel_data_add_dict_string(d, "pattern", gen_pattern_name(cfg.pattern));
-    rte_tel_data_add_dict_u64(d, "ports", g_pipe->port_count());
-    rte_tel_data_add_dict_u64(d, "flows", g_pipe->flow_count());
-    rte_tel_data_add_dict_u64(d, "tx_only", g_pipe->tx_opts().tx_only ? 1 : 0);
-    rte_tel_data_add_dict_string(d, "tx_payload", tx_payload_name(g_pipe->tx_opts().payload));
+    rte_tel_data_add_dict_u64(d, "ports", p.port_count());
+    rte_tel_data_add_dict_u64(d, "flows", p.flow_count());
+    rte_tel_data_add_dict_u64(d, "tx_only", p.tx_opts().tx_only ? 1 : 0);
+    rte_tel_data_add_dict_string(d, "tx_payload", tx_payload_name(p.tx_opts().payload));
     return 0;
 }
 
-int cmd_ports(const char*, const char*, rte_tel_data* d) {
-    std::lock_guard lk(g_mu);
-    if (g_pipe == nullptr) { return -1; }
+int cmd_ports(const gen_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
     rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-    for (std::size_t i = 0; i < g_pipe->port_count(); ++i) {
-        rte_tel_data_add_array_string(d, g_pipe->binding(i).name.c_str());
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        rte_tel_data_add_array_string(d, p.binding(i).name.c_str());
     }
     return 0;
 }
 
-int cmd_port(const char*, const char* params, rte_tel_data* d) {
-    std::lock_guard lk(g_mu);
-    if (g_pipe == nullptr) { return -1; }
-    const gen_pipeline& p = *g_pipe;
-    const long i = find_index(params, p.port_count(),
+int cmd_port(const gen_pipeline& p, const telemetry_info& info, const char* params, rte_tel_data* d) {
+    const long i = runtime::find_index(params, p.port_count(),
                               [&](std::size_t k) -> const std::string& { return p.binding(k).name; });
     if (i < 0) { return -EINVAL; }
     const auto pi = static_cast<std::size_t>(i);
@@ -138,8 +107,8 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "pfc_frames", read_counter(ps.pfc_frames));
     rte_tel_data_add_dict_u64(d, "pause_frames", read_counter(ps.pause_frames));
     rte_tel_data_add_dict_u64(d, "pfc_ignored", read_counter(ps.pfc_ignored));
-    rte_tel_data* xoff = u64_array(ps.xoff_frames);
-    rte_tel_data* xon = u64_array(ps.xon_frames);
+    rte_tel_data* xoff = runtime::u64_array(ps.xoff_frames);
+    rte_tel_data* xon = runtime::u64_array(ps.xon_frames);
     rte_tel_data* paused = rte_tel_data_alloc();
     if (xoff == nullptr || xon == nullptr || paused == nullptr) {
         rte_tel_data_free(xoff);
@@ -153,7 +122,7 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     // interval's bounds with three relaxed loads (not one snapshot): a read
     // racing a PFC frame on this port may miss or double that frame's last
     // interval once.
-    const nanos now = g_clock->now();
+    const nanos now = info.clock->now();
     rte_tel_data_start_array(paused, RTE_TEL_U64_VAL);
     for (int prio = 0; prio < 8; ++prio) {
         rte_tel_data_add_array_u64(paused, static_cast<std::uint64_t>(pt.paused_time(prio, now).v));
@@ -162,10 +131,7 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
-int cmd_flows(const char*, const char* params, rte_tel_data* d) {
-    std::lock_guard lk(g_mu);
-    if (g_pipe == nullptr) { return -1; }
-    const gen_pipeline& p = *g_pipe;
+int cmd_flows(const gen_pipeline& p, const telemetry_info&, const char* params, rte_tel_data* d) {
     const gen_cfg& cfg = p.cfg();
     std::size_t first = 0;
     if (params != nullptr && *params != '\0') {
@@ -190,11 +156,8 @@ int cmd_flows(const char*, const char* params, rte_tel_data* d) {
     return 0;
 }
 
-int cmd_flow(const char*, const char* params, rte_tel_data* d) {
-    std::lock_guard lk(g_mu);
-    if (g_pipe == nullptr) { return -1; }
-    const gen_pipeline& p = *g_pipe;
-    const long i = find_index(params, p.flow_count(),
+int cmd_flow(const gen_pipeline& p, const telemetry_info&, const char* params, rte_tel_data* d) {
+    const long i = runtime::find_index(params, p.flow_count(),
                               [&](std::size_t k) -> const std::string& { return p.flow(k).cfg.name; });
     if (i < 0) { return -EINVAL; }
     const flow_state& f = p.flow(static_cast<std::size_t>(i));
@@ -251,43 +214,25 @@ int cmd_flow(const char*, const char* params, rte_tel_data* d) {
     u("drop_qp_error", read_counter(sc.drop_qp_error));
     return 0;
 }
+
+// DPDK accepts only [A-Za-z0-9_/] in command names, hence rocelab_gen.
+constexpr runtime::tel_command commands[] = {
+    {"/rocelab_gen/info", slot::command<cmd_info>,
+     "rocelab-gen version, config, seed, pattern, number of ports and flows"},
+    {"/rocelab_gen/ports", slot::command<cmd_ports>, "List port names"},
+    {"/rocelab_gen/port", slot::command<cmd_port>,
+     "Port counters, PFC/PAUSE received, paused ns per priority. Parameters: port name or index"},
+    {"/rocelab_gen/flows", slot::command<cmd_flows>,
+     "Up to 64 flows by index: name, src/dst host and port. Parameters: first index"},
+    {"/rocelab_gen/flow", slot::command<cmd_flow>,
+     "Requester and responder counters of a flow. Parameters: flow index or name"},
+};
 }  // namespace
 
 void telemetry_attach(const gen_pipeline* pipe, const telemetry_info& info) {
-    {
-        std::lock_guard lk(g_mu);
-        g_info = info;
-        g_clock = info.clock;
-        g_pipe = pipe;
-    }
-    static bool registered = false;
-    if (registered) { return; }
-    registered = true;
-    struct command {
-        const char* name;
-        telemetry_cb fn;
-        const char* help;  // < RTE_TEL_MAX_STRING_LEN
-    };
-    // DPDK accepts only [A-Za-z0-9_/] in command names, hence rocelab_gen.
-    static constexpr command commands[] = {
-        {"/rocelab_gen/info", cmd_info, "rocelab-gen version, config, seed, pattern, number of ports and flows"},
-        {"/rocelab_gen/ports", cmd_ports, "List port names"},
-        {"/rocelab_gen/port", cmd_port,
-         "Port counters, PFC/PAUSE received, paused ns per priority. Parameters: port name or index"},
-        {"/rocelab_gen/flows", cmd_flows,
-         "Up to 64 flows by index: name, src/dst host and port. Parameters: first index"},
-        {"/rocelab_gen/flow", cmd_flow, "Requester and responder counters of a flow. Parameters: flow index or name"},
-    };
-    for (const command& c : commands) {
-        if (rte_telemetry_register_cmd(c.name, c.fn, c.help) != 0) {
-            std::fprintf(stderr, "rocelab-gen: warning: cannot register telemetry command %s\n", c.name);
-        }
-    }
+    slot::attach(pipe, info, commands, "rocelab-gen");
 }
 
-void telemetry_detach() {
-    std::lock_guard lk(g_mu);
-    g_pipe = nullptr;
-}
+void telemetry_detach() { slot::detach(); }
 
 }  // namespace rocelab::gen

@@ -12,12 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 
-#include <rte_launch.h>
-#include <rte_lcore.h>
-
-namespace rocelab::app {
+namespace rocelab::runtime {
 
 // argv[0..eal_argc) go to EAL; app_argv[0..app_argc) are the options after "--".
 struct cmdline {
@@ -93,36 +89,4 @@ inline std::string rate_str(double bps) {
     return b;
 }
 
-// Runs the data path on the first worker lcore, or - when EAL was given a
-// single lcore - on a thread beside the control loop (with a warning).
-class worker_launch {
-public:
-    worker_launch(int (*fn)(void*), void* arg, const char* prog) : _lcore(rte_get_next_lcore(-1, 1, 0)) {
-        if (_lcore < RTE_MAX_LCORE) {
-            rte_eal_remote_launch(fn, arg, _lcore);
-        } else {
-            std::fprintf(stderr, "%s: only one lcore given; the worker shares CPU with control "
-                                 "(use -l 0-1 for a dedicated worker lcore)\n", prog);
-            _thread = std::thread([fn, arg] { fn(arg); });
-        }
-    }
-    worker_launch(const worker_launch&) = delete;
-    worker_launch& operator=(const worker_launch&) = delete;
-    ~worker_launch() { join(); }
-    // Wait for the worker to return (the caller has asked it to stop).
-    void join() {
-        if (_lcore < RTE_MAX_LCORE) {
-            if (!_joined) { rte_eal_wait_lcore(_lcore); }
-        } else if (_thread.joinable()) {
-            _thread.join();
-        }
-        _joined = true;
-    }
-
-private:
-    unsigned _lcore;
-    std::thread _thread;
-    bool _joined = false;
-};
-
-}  // namespace rocelab::app
+}  // namespace rocelab::runtime

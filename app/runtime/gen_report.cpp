@@ -1,0 +1,372 @@
+// gen_report.cpp - the generator's JSON report, DCQCN trace, final lines and status line.
+#include "runtime/gen_report.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "config/units_parse.hpp"
+#include "core/json.hpp"
+#include "rocelab_version.h"
+#include "runtime/app_common.hpp"
+
+namespace rocelab::runtime {
+
+void gen_status::print(const gen::gen_pipeline& p, double dt, double t) {
+    status_line line(t);
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        const auto& c = p.counters(i);
+        const port_traffic now{gen::read_counter(c.rx_packets), gen::read_counter(c.tx_packets),
+                               gen::read_counter(c.rx_bytes), gen::read_counter(c.tx_bytes)};
+        const traffic_rates r = rates(now, _prev[i], dt);
+        line.append(" | %s tx %s %.3fMpps rx %s %.3fMpps", p.binding(i).name.c_str(), rate_str(r.tx_bps).c_str(),
+                    r.tx_mpps, rate_str(r.rx_bps).c_str(), r.rx_mpps);
+        _prev[i] = now;
+    }
+    std::uint64_t naks = 0, retx = 0, timeouts = 0, done = 0;
+    for (std::size_t f = 0; f < p.flow_count(); ++f) {
+        const auto& rc = p.flow(f).rq.counters();
+        naks += gen::read_counter(rc.naks_rx);
+        retx += gen::read_counter(rc.retx_packets);
+        timeouts += gen::read_counter(rc.timeouts);
+        done += gen::read_counter(rc.messages_completed);
+    }
+    line.append(" | msgs %llu naks %llu retx %llu timeouts %llu", (unsigned long long)done, (unsigned long long)naks,
+                (unsigned long long)retx, (unsigned long long)timeouts);
+    line.print();
+}
+
+std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& p) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) {
+        return "--dcqcn-trace " + path + ": " + std::strerror(errno);
+    }
+    std::fprintf(f, "time_s,flow,event,rc_bps,rt_bps,alpha\n");
+    std::uint64_t dropped = 0;
+    for (std::size_t i = 0; i < p.flow_count(); ++i) {
+        const auto& fl = p.flow(i);
+        if (!fl.trace) {
+            continue;
+        }
+        for (const auto& r : fl.trace->records()) {
+            std::fprintf(f, "%.9f,%s,%s,%.0f,%.0f,%.6f\n", double(r.t.v) / 1e9, fl.cfg.name.c_str(),
+                         dcqcn_event_name(r.ev), r.rc_bps, r.rt_bps, r.alpha);
+        }
+        dropped += fl.trace->dropped();
+    }
+    std::fclose(f);
+    if (dropped != 0) {
+        return "--dcqcn-trace " + path + ": " + std::to_string(dropped) +
+               " events did not fit the per-QP trace buffer (262144 events) and are missing at the end";
+    }
+    return "";
+}
+
+std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, const run_report& r) {
+    const double elapsed = r.elapsed_s;
+    const nanos end_now = r.end;
+    std::string out;
+    json_writer j(out);
+    j.begin_object();
+    j.key("provenance");
+    j.begin_object();
+    j.kv("tool", "rocelab-gen");
+    j.kv("version", ROCELAB_VERSION);
+    j.kv("config", cfg.source);
+    j.kv("command_line", r.command_line);
+    j.kv("seed", cfg.seed);
+    j.kv("pattern", gen_pattern_name(cfg.pattern));
+    j.kv("data_loss", cfg.data_loss.p);
+    j.kv("ack_loss", cfg.ack_loss.p);
+    j.kv("link_delay_ns", cfg.link_delay.v);
+    j.kv("tx_only", p.tx_opts().tx_only);
+    j.kv("tx_payload", gen::tx_payload_name(p.tx_opts().payload));
+    j.end_object();
+    // DCQCN as resolved (every flow shares it but for its line rate).
+    j.key("dcqcn");
+    j.begin_object();
+    j.kv("profile", dcqcn_profile_name(cfg.dcqcn));
+    if (p.flow_count() != 0) {
+        const dcqcn_cfg& d = p.flow(0).rp.cfg();
+        j.kv("line_rate_bps", d.line_rate.v);
+        j.kv("rpg_time_reset_ns", d.rpg_time_reset.v);
+        j.kv("rpg_byte_reset_bytes", d.rpg_byte_reset.v);
+        j.kv("rpg_threshold", static_cast<std::uint64_t>(d.rpg_threshold));
+        j.kv("rpg_ai_rate_bps", d.rpg_ai_rate.v);
+        j.kv("rpg_hai_rate_bps", d.rpg_hai_rate.v);
+        j.kv("rpg_min_rate_bps", d.rpg_min_rate.v);
+        j.kv("rpg_max_rate_bps", d.rpg_max_rate.v);
+        j.kv("rpg_gd", static_cast<std::uint64_t>(d.rpg_gd));
+        j.kv("rpg_min_dec_fac_percent", static_cast<std::uint64_t>(d.rpg_min_dec_fac));
+        j.kv("dce_tcp_g", d.dce_tcp_g);
+        j.kv("dce_tcp_rtt_ns", d.dce_tcp_rtt.v);
+        j.kv("initial_alpha_value", d.initial_alpha_value);
+        j.kv("rate_reduce_monitor_period_ns", d.rate_reduce_monitor_period.v);
+        j.kv("rate_to_set_on_first_cnp_bps", d.rate_to_set_on_first_cnp.v);
+        j.kv("clamp_tgt_rate", d.clamp_tgt_rate);
+        j.kv("clamp_tgt_rate_after_time_inc", d.clamp_tgt_rate_after_time_inc);
+    }
+    const dcqcn_np_cfg& np = p.np_cfg();
+    j.kv("cnp_enabled", np.enabled);
+    j.kv("cnp_mode", np.mode == dcqcn_np_mode::per_qp ? "per_qp" : "per_port");
+    j.kv("cnp_interval_ns", np.cnp_interval.v);
+    j.kv("min_time_between_cnps_ns", np.min_time_between_cnps.v);
+    j.kv("cnp_dscp", static_cast<std::uint64_t>(np.cnp_dscp));
+    j.kv("cnp_802p_prio", static_cast<std::uint64_t>(np.cnp_802p_prio));
+    j.end_object();
+    {
+        std::uint64_t ctx = 0, crx = 0, ce = 0, cuts = 0;
+        double rmin = 0, rmean = 0;
+        for (std::size_t i = 0; i < p.flow_count(); ++i) {
+            const auto& f = p.flow(i);
+            ctx += f.cnp_tx;
+            crx += f.cnp_rx;
+            ce += f.np.counters().ce_rx;
+            cuts += f.rp.counters().cuts;
+            const double m = f.dcqcn ? f.rp.counters().min_rate_seen_bps : double(f.pacer.rate().v);
+            rmin = i == 0 ? m : std::min(rmin, m);
+            rmean += gen::mean_pacing_rate(f, cfg, end_now) / double(p.flow_count());
+        }
+        j.key("totals");
+        j.begin_object();
+        j.kv("cnp_tx", ctx);
+        j.kv("cnp_rx", crx);
+        j.kv("ce_rx", ce);
+        j.kv("rate_cuts", cuts);
+        j.kv("rate_min_bps", rmin);
+        j.kv("rate_mean_bps", rmean);
+        j.end_object();
+    }
+    j.kv("elapsed_s", elapsed);
+    j.kv("busy_cycles", gen::read_counter(p.busy_cycles));
+    j.kv("loops", gen::read_counter(p.loops));
+    j.kv("tsc_hz", r.tsc_hz);
+    j.kv("mbufs_total", r.mbufs_total);
+    j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);
+    j.kv("all_finished", p.all_finished());
+    write_capture_fields(j, r);
+    if (p.ring()) {
+        // ring-allreduce: one sample per completed collective.
+        std::vector<std::uint64_t> ct = p.collective_ns();
+        std::sort(ct.begin(), ct.end());
+        std::uint64_t sum = 0;
+        for (auto v : p.collective_ns()) {
+            sum += v;
+        }
+        j.key("collective");
+        j.begin_object();
+        j.kv("kind", "ring-allreduce");
+        j.kv("hosts", static_cast<std::uint64_t>(cfg.ring_hosts));
+        j.kv("steps", static_cast<std::uint64_t>(cfg.ring_steps));
+        j.kv("msg_size", cfg.sizes.fixed.v);
+        j.kv("chunk_bytes", cfg.ring_chunk);
+        j.kv("collectives", cfg.ring_collectives);
+        j.kv("collectives_completed", p.collectives_done());
+        j.kv("collective_samples", static_cast<std::uint64_t>(ct.size()));
+        j.kv("collective_samples_dropped", p.collective_dropped());
+        j.kv("collective_p50_ns", percentile(ct, 0.50));
+        j.kv("collective_p99_ns", percentile(ct, 0.99));
+        j.kv("collective_max_ns", ct.empty() ? 0 : ct.back());
+        j.kv("collective_min_ns", ct.empty() ? 0 : ct.front());
+        j.kv("collective_mean_ns", ct.empty() ? 0.0 : double(sum) / double(ct.size()));
+        j.key("collective_times_ns");  // in completion order (at most 1000)
+        j.begin_array();
+        for (std::size_t k = 0; k < p.collective_ns().size() && k < 1000; ++k) {
+            j.value(p.collective_ns()[k]);
+        }
+        j.end_array();
+        j.key("step_mean_ns");  // by step index: reduce-scatter 0..H-2, all-gather H-1..2H-3
+        j.begin_array();
+        for (std::size_t k = 0; k < p.step_sum_ns().size(); ++k) {
+            const std::uint64_t n = p.step_count()[k];
+            j.value(n ? double(p.step_sum_ns()[k]) / double(n) : 0.0);
+        }
+        j.end_array();
+        j.end_object();
+    }
+    j.key("flows");
+    j.begin_array();
+    for (std::size_t i = 0; i < p.flow_count(); ++i) {
+        const auto& f = p.flow(i);
+        const auto& rc = f.rq.counters();
+        const auto& sc = f.rs.counters();
+        std::vector<std::uint64_t> fct = f.fct_ns;
+        std::sort(fct.begin(), fct.end());
+        j.begin_object();
+        j.kv("name", f.cfg.name);
+        j.kv("src", cfg.hosts[f.cfg.src_host].name);
+        j.kv("dst", cfg.hosts[f.cfg.dst_host].name);
+        j.kv("src_port", p.binding(f.src_port).name);
+        j.kv("dst_port", p.binding(f.dst_port).name);
+        j.kv("src_qpn", f.cfg.qp.src_qpn);
+        j.kv("dst_qpn", f.cfg.qp.dst_qpn);
+        j.kv("pmtu", f.cfg.qp.pmtu);
+        j.kv("window", f.cfg.qp.window);
+        j.kv("ack_timeout_code", static_cast<unsigned>(f.cfg.qp.ack_timeout));
+        j.kv("ack_timeout_ns", ack_timeout_of(f.cfg.qp.ack_timeout).v);
+        j.kv("pacing_rate", format_rate(f.pacer.rate()));
+        j.kv("pacing_rate_bps", f.pacer.rate().v);
+        j.kv("state", f.rq.state() == qp_state::ready ? "ready" : "error");
+        j.kv("tx_packets", rc.tx_packets);
+        j.kv("tx_bytes", rc.tx_bytes);
+        j.kv("rx_packets", sc.rx_packets);
+        j.kv("rx_bytes", sc.rx_bytes);
+        j.kv("goodput_bps", elapsed > 0 ? double(sc.rx_bytes) * 8 / elapsed : 0.0);
+        j.kv("messages_posted", rc.messages_posted);
+        j.kv("messages_completed", rc.messages_completed);
+        j.kv("messages_rx", sc.messages_rx);
+        j.kv("bytes_completed", rc.bytes_completed);
+        j.kv("fct_samples", static_cast<std::uint64_t>(fct.size()));
+        j.kv("fct_samples_dropped", f.fct_dropped);
+        j.kv("fct_p50_ns", percentile(fct, 0.50));
+        j.kv("fct_p99_ns", percentile(fct, 0.99));
+        j.kv("fct_max_ns", fct.empty() ? 0 : fct.back());
+        j.kv("fct_mean_ns", rc.messages_completed ? double(rc.fct_sum_ns) / double(rc.messages_completed) : 0.0);
+        j.kv("acks_rx", rc.acks_rx);
+        j.kv("acks_dup", rc.acks_dup);
+        j.kv("naks_rx", rc.naks_rx);
+        j.kv("acks_tx", sc.acks_tx);
+        j.kv("naks_tx", sc.naks_tx);
+        j.kv("retransmissions", rc.retx_packets);
+        j.kv("retx_bytes", rc.retx_bytes);
+        j.kv("timeouts", rc.timeouts);
+        j.kv("retry_exceeded", rc.retry_exceeded);
+        j.kv("out_of_sequence", sc.out_of_sequence);
+        j.kv("duplicates", sc.duplicates);
+        j.kv("invalid_requests", sc.invalid_requests);
+        // DCQCN (OTG result names: CNPs sent and received).
+        const auto& rk = f.rp.counters();
+        j.kv("dcqcn", f.dcqcn ? dcqcn_profile_name(cfg.dcqcn) : "off");
+        j.kv("cnp_tx", f.cnp_tx);
+        j.kv("cnp_tx_failed", f.cnp_tx_fail);
+        j.kv("cnp_rx", f.cnp_rx);
+        j.kv("ce_rx", f.np.counters().ce_rx);
+        j.kv("rate_cuts", rk.cuts);
+        j.kv("rate_increases", rk.fast_recovery + rk.additive_increase + rk.hyper_increase);
+        j.kv("rate_min_bps", f.dcqcn ? rk.min_rate_seen_bps : double(f.pacer.rate().v));
+        j.kv("rate_mean_bps", gen::mean_pacing_rate(f, cfg, end_now));
+        j.kv("rate_end_bps", f.pacer.rate().v);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("ports");
+    j.begin_array();
+    for (std::size_t i = 0; i < p.port_count(); ++i) {
+        const auto& c = p.counters(i);
+        const auto& b = p.binding(i);
+        const auto& pt = p.pauses(i);
+        j.begin_object();
+        j.kv("name", b.name);
+        j.kv("port_id", static_cast<unsigned>(b.port_id));
+        j.kv("device", r.device(i));
+        j.kv("line_rate", b.line_rate.v ? format_rate(b.line_rate) : std::string("unknown"));
+        j.kv("line_rate_bps", b.line_rate.v);
+        j.kv("rx_packets", c.rx_packets);
+        j.kv("rx_bytes", c.rx_bytes);
+        j.kv("tx_packets", c.tx_packets);
+        j.kv("tx_bytes", c.tx_bytes);
+        j.kv("tx_acks", c.tx_acks);
+        j.kv("tx_naks", c.tx_naks);
+        j.kv("rx_mac_control", c.rx_mac_control);
+        j.kv("rx_pfc", c.rx_pfc);
+        j.kv("rx_pause", c.rx_pause);
+        j.kv("tx_pfc", c.tx_pfc);
+        j.kv("rx_arp", c.rx_arp);
+        j.kv("arp_replies", c.arp_replies);
+        j.kv("rx_nd", c.rx_nd);
+        j.kv("nd_replies", c.nd_replies);
+        j.kv("rx_bad_icrc", c.rx_bad_icrc);
+        j.kv("rx_unknown_qpn", c.rx_unknown_qpn);
+        j.kv("rx_not_local", c.rx_not_local);
+        j.kv("rx_non_roce", c.rx_non_roce);
+        j.kv("rx_cnp", c.rx_cnp);
+        j.kv("rx_ce", c.rx_ce);
+        j.kv("tx_cnp", c.tx_cnp);
+        j.kv("drop_cnp_full", c.drop_cnp_full);
+        j.kv("rx_unsupported_opcode", c.rx_unsupported_opcode);
+        j.kv("rx_multiseg", c.rx_multiseg);
+        j.kv("rx_malformed", c.rx_malformed_total);
+        j.kv("loss_data", c.loss_data);
+        j.kv("loss_ack", c.loss_ack);
+        j.kv("drop_delay_full", c.drop_delay_full);
+        j.kv("drop_reply_full", c.drop_reply_full);
+        j.kv("tx_alloc_fail", c.tx_alloc_fail);
+        j.kv("tx_retry", c.tx_retry);
+        j.kv("tx_prefilled", c.tx_prefilled);
+        j.kv("tx_copied", c.tx_copied);
+        j.kv("tx_built", c.tx_built);
+        j.key("malformed");
+        j.begin_object();
+        for (std::size_t s = 1; s < parse_status_count; ++s) {
+            j.kv(parse_status_name(static_cast<parse_status>(s)), c.malformed[s]);
+        }
+        j.end_object();
+        j.key("pause");
+        j.begin_object();
+        j.kv("pfc_frames", pt.stats().pfc_frames);
+        j.kv("pause_frames", pt.stats().pause_frames);
+        j.key("xoff_frames");
+        j.begin_array();
+        for (auto v : pt.stats().xoff_frames) {
+            j.value(v);
+        }
+        j.end_array();
+        j.key("paused_ns");
+        j.begin_array();
+        for (int q = 0; q < 8; ++q) {
+            j.value(pt.paused_time(q, nanos{INT64_MAX / 2}).v);
+        }
+        j.end_array();
+        j.end_object();
+        write_ethdev(j, r, i);
+        j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    out += '\n';
+    return out;
+}
+
+std::string write_gen_report(const std::string& path, const gen::gen_pipeline& p, const gen_cfg& cfg,
+                             const run_report& r) {
+    return write_report_file(path, gen_report_json(p, cfg, r));
+}
+
+void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elapsed, nanos end_now) {
+    std::printf("\n==== rocelab-gen final (%.2fs) ====\n", elapsed);
+    for (std::size_t f = 0; f < p.flow_count(); ++f) {
+        const auto& fl = p.flow(f);
+        const auto& rc = fl.rq.counters();
+        const auto& sc = fl.rs.counters();
+        std::printf("%s: tx %llu pkts, goodput %s, messages %llu/%llu, naks %llu, retx %llu, timeouts %llu, "
+                    "out_of_sequence %llu\n",
+                    fl.cfg.name.c_str(), (unsigned long long)rc.tx_packets,
+                    rate_str(elapsed > 0 ? double(sc.rx_bytes) * 8 / elapsed : 0).c_str(),
+                    (unsigned long long)rc.messages_completed, (unsigned long long)rc.messages_posted,
+                    (unsigned long long)rc.naks_rx, (unsigned long long)rc.retx_packets,
+                    (unsigned long long)rc.timeouts, (unsigned long long)sc.out_of_sequence);
+    }
+    if (cfg.dcqcn != dcqcn_profile::off) {
+        std::uint64_t ctx = 0, crx = 0, ce = 0, cuts = 0;
+        for (std::size_t f = 0; f < p.flow_count(); ++f) {
+            const auto& fl = p.flow(f);
+            ctx += fl.cnp_tx;
+            crx += fl.cnp_rx;
+            ce += fl.np.counters().ce_rx;
+            cuts += fl.rp.counters().cuts;
+            std::printf("%s: dcqcn %s: cnp_rx %llu, rate_cuts %llu, rate min %s mean %s now %s; ce_rx %llu, cnp_tx %llu\n",
+                        fl.cfg.name.c_str(), dcqcn_profile_name(cfg.dcqcn), (unsigned long long)fl.cnp_rx,
+                        (unsigned long long)fl.rp.counters().cuts,
+                        rate_str(fl.dcqcn ? fl.rp.counters().min_rate_seen_bps : double(fl.pacer.rate().v)).c_str(),
+                        rate_str(gen::mean_pacing_rate(fl, cfg, end_now)).c_str(),
+                        rate_str(double(fl.pacer.rate().v)).c_str(), (unsigned long long)fl.np.counters().ce_rx,
+                        (unsigned long long)fl.cnp_tx);
+        }
+        std::printf("dcqcn total: ce_rx %llu, cnp_tx %llu, cnp_rx %llu, rate_cuts %llu\n", (unsigned long long)ce,
+                    (unsigned long long)ctx, (unsigned long long)crx, (unsigned long long)cuts);
+    }
+    std::fflush(stdout);
+}
+
+}  // namespace rocelab::runtime

@@ -1,0 +1,58 @@
+// report_common.hpp - what a node's JSON report takes from the run around its
+// pipeline, and the pieces the switch and generator reports share.
+//
+// A run (rocelab-switch, rocelab-gen, or one node of a virtual-time fabric)
+// fills a run_report once the worker has stopped and the ports are closed;
+// write_switch_report() / write_gen_report() (switch_report.hpp,
+// gen_report.hpp) combine it with the pipeline's counters and its config.
+// Nothing here reads a clock or a global: `end` and `elapsed_s` are on the
+// run's one clock (the TSC in real time, the virtual clock in a fabric).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "core/units.hpp"
+
+namespace rocelab::runtime {
+
+// The NIC's own counters of a port (rte_eth_stats; zeros where there is no ethdev).
+struct ethdev_stats {
+    std::uint64_t ipackets = 0, opackets = 0, imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+};
+
+struct capture_counts {
+    std::uint64_t frames = 0;   // frames captured
+    std::uint64_t dropped = 0;  // not captured: ring or capture pool full
+};
+
+struct run_report {
+    double elapsed_s = 0;       // from the start of the run to `end`
+    nanos end{0};               // the run clock when the worker stopped (PFC/DCQCN times are read at it)
+    std::uint64_t tsc_hz = 0;   // the clock's rate (1e9 for a virtual clock)
+    std::uint64_t mbufs_total = 0;
+    std::uint64_t mbufs_in_use = 0;           // at exit, after every port closed
+    std::optional<capture_counts> capture;    // with --pcap-out
+    std::vector<std::string> devices;         // per port: the device name ("" if none)
+    std::vector<ethdev_stats> ethdev;         // per port (missing ports: zeros)
+    std::string command_line;                 // provenance (rocelab-gen)
+
+    const std::string& device(std::size_t i) const;
+    ethdev_stats port_ethdev(std::size_t i) const { return i < ethdev.size() ? ethdev[i] : ethdev_stats{}; }
+};
+
+// Nearest-rank percentile of a sorted sample (0 when empty).
+std::uint64_t percentile(const std::vector<std::uint64_t>& sorted, double q);
+
+// "capture_frames"/"capture_dropped" when captured.
+void write_capture_fields(json_writer& j, const run_report& r);
+// The "ethdev" object of port i.
+void write_ethdev(json_writer& j, const run_report& r, std::size_t i);
+
+// Writes `text` to `path`; empty string on success, else "cannot write report <path>".
+std::string write_report_file(const std::string& path, const std::string& text);
+
+}  // namespace rocelab::runtime

@@ -1,0 +1,51 @@
+// status.hpp - the once-a-second status line both apps print.
+//
+//   [    3.0s] | <port> <what changed since the last line> | ... | <totals>
+//
+// status_line builds one line ("[%7.1fs]" then " | ..." parts) and prints it
+// to stdout, flushed. port_traffic holds a port's packet/byte totals at the
+// last line; rates() turns two of them into per-second figures.
+#pragma once
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace rocelab::runtime {
+
+struct port_traffic {
+    std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
+};
+
+struct traffic_rates {
+    double rx_mpps = 0, tx_mpps = 0, rx_bps = 0, tx_bps = 0;
+};
+
+inline traffic_rates rates(const port_traffic& now, const port_traffic& prev, double dt) {
+    return {double(now.rx_packets - prev.rx_packets) / dt / 1e6, double(now.tx_packets - prev.tx_packets) / dt / 1e6,
+            double(now.rx_bytes - prev.rx_bytes) * 8 / dt, double(now.tx_bytes - prev.tx_bytes) * 8 / dt};
+}
+
+class status_line {
+public:
+    // t: seconds since the start of the run.
+    explicit status_line(double t) { append("[%7.1fs]", t); }
+    __attribute__((format(printf, 2, 3))) void append(const char* fmt, ...) {
+        char b[320];
+        va_list ap;
+        va_start(ap, fmt);
+        std::vsnprintf(b, sizeof b, fmt, ap);
+        va_end(ap);
+        _line += b;
+    }
+    void print() const {
+        std::printf("%s\n", _line.c_str());
+        std::fflush(stdout);
+    }
+
+private:
+    std::string _line;
+};
+
+}  // namespace rocelab::runtime

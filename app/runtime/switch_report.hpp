@@ -1,0 +1,52 @@
+// switch_report.hpp - what a switch_pipeline reports: the JSON report
+// (--report), the final counters printed at exit and the status line.
+//
+// Free functions of (const switch_pipeline&, const switch_cfg&, run_report)
+// with no globals, so any runner can write the usual per-node report: the
+// rocelab-switch binary, or one switch of a virtual-time fabric (where
+// run_report's ethdev counters are zeros or the modelled links' counters).
+// The JSON fields are the ones tests/dpdk/*.py and tools/ read; do not
+// rename them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/switch_cfg.hpp"
+#include "runtime/report_common.hpp"
+#include "runtime/status.hpp"
+#include "switch/switch_pipeline.hpp"
+
+namespace rocelab::runtime {
+
+// The report as JSON text (one object, newline-terminated).
+std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& cfg, const run_report& r);
+// Writes it to `path`; empty string on success, else one error line.
+std::string write_switch_report(const std::string& path, const sw::switch_pipeline& p, const switch_cfg& cfg,
+                                const run_report& r);
+
+// "==== rocelab-switch final counters (Ns) ====" and per port/queue lines, on stdout.
+void print_switch_final(const sw::switch_pipeline& p, double elapsed_s);
+
+// Drops of every reason but pfc_disabled_prio (a PFC frame for a disabled priority is not a lost frame).
+std::uint64_t total_drops(const sw::port_counters& c);
+std::uint64_t total_ecn_marked(const sw::port_counters& c);
+
+// The status line: per port rx/tx Mpps and rate, line utilisation, queued
+// bytes, PFC received, ECN marks and drops since the last line.
+class switch_status {
+public:
+    explicit switch_status(std::size_t ports) : _prev(ports) {}
+    // dt: seconds since the last line; t: since the start of the run.
+    void print(const sw::switch_pipeline& p, double dt, double t);
+
+private:
+    struct prev {
+        port_traffic traffic;
+        std::uint64_t drops = 0, ecn_marked = 0;
+    };
+    std::vector<prev> _prev;
+};
+
+}  // namespace rocelab::runtime

@@ -1,0 +1,15 @@
+#include "runtime/telemetry.hpp"
+
+#include <cstdio>
+
+namespace rocelab::runtime {
+
+void register_commands(std::span<const tel_command> cmds, const char* prog) {
+    for (const tel_command& c : cmds) {
+        if (rte_telemetry_register_cmd(c.name, c.fn, c.help) != 0) {
+            std::fprintf(stderr, "%s: warning: cannot register telemetry command %s\n", prog, c.name);
+        }
+    }
+}
+
+}  // namespace rocelab::runtime

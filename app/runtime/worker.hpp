@@ -1,0 +1,89 @@
+// worker.hpp - launches run_worker() (worker_loop.hpp) on a worker lcore.
+//
+// worker runs run_worker(ctl, <copy of clock>, <copy of hook>) on the first
+// worker lcore (or on a thread beside the control loop when EAL was given
+// one lcore) and joins it; the copies live on the worker's stack, and a copy
+// of a clock has the same epoch as the original.
+//
+//   runtime::worker_ctl<sw::switch_pipeline> ctl;
+//   ctl.pipe = pipe.get();
+//   runtime::worker w(ctl, clock.tsc, "rocelab-switch", sampler);
+//   ...  ctl.stop.store(true); w.join();
+#pragma once
+
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "runtime/worker_loop.hpp"
+
+namespace rocelab::runtime {
+
+// Runs fn(arg) on the first worker lcore, or - when EAL was given a single
+// lcore - on a thread beside the control loop (with a warning).
+class lcore_launch {
+public:
+    lcore_launch(int (*fn)(void*), void* arg, const char* prog) : _lcore(rte_get_next_lcore(-1, 1, 0)) {
+        if (_lcore < RTE_MAX_LCORE) {
+            rte_eal_remote_launch(fn, arg, _lcore);
+        } else {
+            std::fprintf(stderr, "%s: only one lcore given; the worker shares CPU with control "
+                                 "(use -l 0-1 for a dedicated worker lcore)\n", prog);
+            _thread = std::thread([fn, arg] { fn(arg); });
+        }
+    }
+    lcore_launch(const lcore_launch&) = delete;
+    lcore_launch& operator=(const lcore_launch&) = delete;
+    ~lcore_launch() { join(); }
+    // Wait for fn to return (the caller has asked it to stop).
+    void join() {
+        if (_lcore < RTE_MAX_LCORE) {
+            if (!_joined) { rte_eal_wait_lcore(_lcore); }
+        } else if (_thread.joinable()) {
+            _thread.join();
+        }
+        _joined = true;
+    }
+
+private:
+    unsigned _lcore;
+    std::thread _thread;
+    bool _joined = false;
+};
+
+// run_worker(ctl, <copy of clock>, <copy of hook>) on a worker lcore.
+class worker {
+public:
+    template <typename Pipeline, clock_source Clock, typename Hook = no_hook>
+    worker(worker_ctl<Pipeline>& ctl, const Clock& clock, const char* prog, Hook hook = {})
+        : _job(std::make_unique<job<Pipeline, Clock, Hook>>(ctl, clock, hook)),
+          _launch(&job<Pipeline, Clock, Hook>::entry, _job.get(), prog) {}
+    void join() { _launch.join(); }
+
+private:
+    struct job_base {
+        virtual ~job_base() = default;
+    };
+    template <typename Pipeline, typename Clock, typename Hook>
+    struct job final : job_base {
+        job(worker_ctl<Pipeline>& c, const Clock& k, const Hook& h) : ctl(c), clock(k), hook(h) {}
+        static int entry(void* arg) {
+            auto* j = static_cast<job*>(arg);
+            Clock clock = j->clock;
+            Hook hook = j->hook;
+            run_worker(j->ctl, clock, hook);
+            return 0;
+        }
+        worker_ctl<Pipeline>& ctl;
+        Clock clock;
+        Hook hook;
+    };
+    std::unique_ptr<job_base> _job;
+    lcore_launch _launch;
+};
+
+}  // namespace rocelab::runtime

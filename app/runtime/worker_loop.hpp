@@ -1,0 +1,80 @@
+// worker_loop.hpp - the poll loop around a pipeline on one lcore, for every app.
+//
+// run_worker() reads the clock once per loop, calls pipe.poll(now), accounts
+// busy cycles (loops that moved at least one frame) and loops, and - for a
+// pipeline with a `max_poll_gap_ns` member (the switch) - records the longest
+// time between two polls. After each poll it calls an optional per-loop hook
+// `hook(pipe, now)` (the switch's queue-depth sampler, queue_sampler.hpp);
+// the default no_hook compiles away. It returns when `ctl.stop` becomes true.
+// It never allocates, locks, throws or logs.
+//
+// The pipeline publishes busy_cycles and loops (relaxed stores every 64
+// loops and at exit) for telemetry, the status line and the report.
+//
+// Clock: any clock_source. The apps pass a copy of main's run clock (same
+// epoch as capture, telemetry and report); the unit test a manual clock.
+// Pure: no DPDK (worker.hpp launches it on an lcore).
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+
+namespace rocelab::runtime {
+
+template <typename Pipeline>
+struct worker_ctl {
+    Pipeline* pipe = nullptr;
+    std::atomic<bool> stop{false};
+    std::atomic<bool> running{false};  // set while run_worker() loops
+};
+
+// The default per-loop hook: nothing.
+struct no_hook {
+    template <typename Pipeline>
+    void operator()(Pipeline&, nanos) const noexcept {}
+};
+
+// Pipelines that record the longest gap between polls (lossless headroom
+// must cover the time the lcore does not poll).
+template <typename Pipeline>
+concept tracks_poll_gap = requires(Pipeline& p) {
+    { p.max_poll_gap_ns } -> std::convertible_to<std::int64_t>;
+};
+
+template <typename Pipeline, clock_source Clock, typename Hook = no_hook>
+void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexcept {
+    Pipeline& pipe = *ctl.pipe;
+    ctl.running.store(true, std::memory_order_release);
+    std::uint64_t busy = 0;
+    std::uint64_t loops = 0;
+    [[maybe_unused]] nanos prev = clock.now();
+    while (!ctl.stop.load(std::memory_order_relaxed)) {
+        const std::uint64_t t0 = __builtin_ia32_rdtsc();
+        const nanos now = clock.now();
+        if constexpr (tracks_poll_gap<Pipeline>) {
+            // While the lcore does not poll, frames wait in RX rings
+            // unaccounted (dedicated, isolated cores keep this at microseconds).
+            if (now - prev > nanos{pipe.max_poll_gap_ns}) {
+                __atomic_store_n(&pipe.max_poll_gap_ns, (now - prev).v, __ATOMIC_RELAXED);
+            }
+            prev = now;
+        }
+        const std::uint32_t w = pipe.poll(now);
+        ++loops;
+        if (w != 0) { busy += __builtin_ia32_rdtsc() - t0; }
+        if ((loops & 63u) == 0) {
+            __atomic_store_n(&pipe.busy_cycles, busy, __ATOMIC_RELAXED);
+            __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);
+        }
+        hook(pipe, now);
+    }
+    __atomic_store_n(&pipe.busy_cycles, busy, __ATOMIC_RELAXED);
+    __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);
+    ctl.running.store(false, std::memory_order_release);
+}
+
+}  // namespace rocelab::runtime

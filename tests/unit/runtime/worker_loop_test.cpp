@@ -1,0 +1,105 @@
+// run_worker() (app/runtime/worker_loop.hpp) against a fake pipeline and a
+// manual clock: the clock is read once per loop and handed to poll() and the
+// hook, loops and busy cycles are published, the longest poll gap is kept
+// for pipelines that have max_poll_gap_ns, and the loop stops on ctl.stop.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "runtime/worker_loop.hpp"
+
+namespace rocelab::runtime {
+namespace {
+
+// Polls `work.size()` times; poll k returns work[k] and then advances the
+// clock by step[k]; the last poll asks the loop to stop.
+struct fake_pipe {
+    manual_clock* clock = nullptr;
+    worker_ctl<fake_pipe>* ctl = nullptr;
+    std::vector<std::uint32_t> work;
+    std::vector<nanos> step;
+    std::vector<nanos> polled;  // `now` of every poll
+    std::uint64_t busy_cycles = 0;
+    std::uint64_t loops = 0;
+    std::int64_t max_poll_gap_ns = 0;
+
+    std::uint32_t poll(nanos now) {
+        const std::size_t k = polled.size();
+        polled.push_back(now);
+        clock->advance(step[k]);
+        if (k + 1 == work.size()) { ctl->stop.store(true); }
+        return work[k];
+    }
+};
+
+// A pipeline without max_poll_gap_ns (the generator's shape).
+struct gapless_pipe {
+    worker_ctl<gapless_pipe>* ctl = nullptr;
+    std::uint64_t busy_cycles = 0;
+    std::uint64_t loops = 0;
+    std::uint32_t poll(nanos) {
+        ctl->stop.store(true);
+        return 1;
+    }
+};
+
+static_assert(tracks_poll_gap<fake_pipe>);
+static_assert(!tracks_poll_gap<gapless_pipe>);
+
+struct recording_hook {
+    std::vector<nanos>* seen;
+    void operator()(const fake_pipe&, nanos now) { seen->push_back(now); }
+};
+
+TEST(worker_loop, polls_with_the_clock_until_stopped_and_publishes_loops) {
+    manual_clock clock;
+    clock.set(nanos{1000});
+    worker_ctl<fake_pipe> ctl;
+    fake_pipe pipe{&clock, &ctl, {0, 3, 0, 2, 0}, {nanos{10}, nanos{10}, nanos{500}, nanos{10}, nanos{10}}};
+    ctl.pipe = &pipe;
+    std::vector<nanos> hooked;
+    run_worker(ctl, clock, recording_hook{&hooked});
+    const std::vector<nanos> expect{nanos{1000}, nanos{1010}, nanos{1020}, nanos{1520}, nanos{1530}};
+    EXPECT_EQ(pipe.polled, expect);
+    EXPECT_EQ(hooked, expect) << "the hook sees the same now as poll(), once per loop";
+    EXPECT_EQ(pipe.loops, 5u);
+    EXPECT_GT(pipe.busy_cycles, 0u) << "two polls did work";
+    EXPECT_EQ(pipe.max_poll_gap_ns, 500) << "the longest time between two polls";
+    EXPECT_FALSE(ctl.running.load());
+}
+
+TEST(worker_loop, idle_polls_are_not_busy) {
+    manual_clock clock;
+    worker_ctl<fake_pipe> ctl;
+    fake_pipe pipe{&clock, &ctl, {0, 0, 0}, {nanos{1}, nanos{1}, nanos{1}}};
+    ctl.pipe = &pipe;
+    run_worker(ctl, clock);
+    EXPECT_EQ(pipe.loops, 3u);
+    EXPECT_EQ(pipe.busy_cycles, 0u);
+    EXPECT_EQ(pipe.max_poll_gap_ns, 1);
+}
+
+TEST(worker_loop, pipeline_without_poll_gap_runs_the_same_loop) {
+    manual_clock clock;
+    worker_ctl<gapless_pipe> ctl;
+    gapless_pipe pipe{&ctl};
+    ctl.pipe = &pipe;
+    run_worker(ctl, clock);
+    EXPECT_EQ(pipe.loops, 1u);
+}
+
+TEST(worker_loop, a_stopped_ctl_never_polls) {
+    manual_clock clock;
+    worker_ctl<fake_pipe> ctl;
+    fake_pipe pipe{&clock, &ctl, {}, {}};
+    ctl.pipe = &pipe;
+    ctl.stop.store(true);
+    run_worker(ctl, clock);
+    EXPECT_TRUE(pipe.polled.empty());
+    EXPECT_EQ(pipe.loops, 0u);
+}
+
+}  // namespace
+}  // namespace rocelab::runtime
