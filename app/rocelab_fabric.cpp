@@ -32,6 +32,8 @@
 #include "core/json.hpp"
 #include "dpdk/eal.hpp"
 #include "rocelab_version.h"
+#include "runtime/gen_report.hpp"
+#include "runtime/switch_report.hpp"
 #include "vt/fabric.hpp"
 #include "vt/metrics.hpp"
 
@@ -652,6 +654,40 @@ int main(int argc, char** argv) {
             }
         }
         f.release_all();
+        // Each node's own report, as rocelab-switch / rocelab-gen write it (after
+        // the release, as the apps do): <out>/<node>.json. Its "ethdev" counters
+        // are the modelled cables': opackets what the port's TX ring took,
+        // ipackets what arrived into its RX ring, imissed RX-ring overflows.
+        if (wrote_summary) {
+            for (std::size_t n = 0; n < f.node_count(); ++n) {
+                runtime::run_report r;
+                r.elapsed_s = double(f.now().v) / 1e9;
+                r.end = f.now();
+                r.tsc_hz = 1'000'000'000;
+                r.mbufs_total = mbufs;
+                r.mbufs_in_use = rte_mempool_in_use_count(pool);
+                r.command_line = "rocelab-fabric run " + o.topology;
+                for (std::size_t p = 0; p < f.port_count(n); ++p) {
+                    const std::string pn = f.port_name(n, static_cast<int>(p));
+                    r.devices.push_back("vt:" + f.node_name(n) + ":" + pn);
+                    runtime::ethdev_stats es;
+                    if (const auto* tx = f.tx_link(n, static_cast<int>(p))) { es.opackets = tx->counters().tx_accepted; }
+                    if (const auto* rx = f.rx_link(n, static_cast<int>(p))) {
+                        es.ipackets = rx->counters().delivered;
+                        es.imissed = rx->counters().rx_ring_full;
+                    }
+                    r.ethdev.push_back(es);
+                }
+                const std::string path = o.out + "/" + f.node_name(n) + ".json";
+                const std::string e = f.kind(n) == vt::node_kind::switch_node
+                                          ? runtime::write_switch_report(path, f.switch_at(n), f.switch_config(n), r)
+                                          : runtime::write_gen_report(path, f.gen_at(n), f.gen_config(n), r);
+                if (!e.empty()) {
+                    std::fprintf(stderr, "rocelab-fabric: %s\n", e.c_str());
+                    rc = 1;
+                }
+            }
+        }
     }
     const unsigned in_use = rte_mempool_in_use_count(pool);
     if (in_use != 0) {

@@ -380,6 +380,16 @@ const mbuf_engine::link_type* fabric::tx_link(std::size_t n, int port) const noe
     }
     return &_p->eng->link(static_cast<std::uint32_t>(r.port_txlink[static_cast<std::size_t>(port)]));
 }
+const mbuf_engine::link_type* fabric::rx_link(std::size_t n, int port) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (port < 0 || static_cast<std::size_t>(port) >= r.port_txlink.size() || r.port_txlink[static_cast<std::size_t>(port)] < 0) {
+        return nullptr;
+    }
+    // The two directions of a cable are added together: a->b even, b->a odd.
+    const std::int32_t tx = r.port_txlink[static_cast<std::size_t>(port)];
+    return &_p->eng->link(static_cast<std::uint32_t>(tx % 2 == 0 ? tx + 1 : tx - 1));
+}
+
 const sim::engine_counters& fabric::engine_counters() const noexcept { return _p->eng->counters(); }
 std::uint64_t fabric::packet_hops() const noexcept { return _p->eng ? _p->eng->items_delivered() : 0; }
 std::uint64_t fabric::spins() const noexcept {

@@ -131,6 +131,8 @@ public:
     std::string port_name(std::size_t n, int port) const;
     // The link leaving (node, port), or nullptr when the port has no cable.
     const mbuf_engine::link_type* tx_link(std::size_t n, int port) const noexcept;
+    // The link arriving at (node, port), or nullptr.
+    const mbuf_engine::link_type* rx_link(std::size_t n, int port) const noexcept;
     const sim::engine_counters& engine_counters() const noexcept;
     std::uint64_t packet_hops() const noexcept;  // frames delivered by all links
     std::uint64_t spins() const noexcept;        // summed over nodes
