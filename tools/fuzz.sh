@@ -18,7 +18,7 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || ((secs < 1)); then
   echo "usage: tools/fuzz.sh [SECONDS_PER_TARGET]" >&2
   exit 2
 fi
-targets=(${FUZZ_TARGETS:-fuzz_parse_frame fuzz_switch_path fuzz_gen_rx fuzz_switch_config fuzz_gen_config fuzz_units})
+targets=(${FUZZ_TARGETS:-fuzz_parse_frame fuzz_switch_path fuzz_gen_rx fuzz_switch_config fuzz_gen_config fuzz_units fuzz_scenario})
 
 if [[ ! -f build-fuzz/build.ninja ]]; then
   CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false -Dbenchmarks=false \

@@ -62,7 +62,7 @@ std::vector<std::string> name_range(const std::string& v) {
     const auto [p2, n2] = split(hi);
     if (n1.empty() || n2.empty() || p1 != p2 || p1.empty()) { return {}; }
     const int a = std::stoi(n1), b = std::stoi(n2);
-    if (b < a || b - a > 100000) { return {}; }
+    if (b < a || b - a >= 1024) { return {}; }  // a generator has at most 1024 ports
     std::vector<std::string> out;
     for (int i = a; i <= b; ++i) { out.push_back(p1 + std::to_string(i)); }
     return out;
