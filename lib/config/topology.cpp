@@ -202,8 +202,9 @@ private:
                 c.delay = *d;
             } else if (k == "loss") {
                 auto p = parse_percent(v);
-                if (!p || *p < 0 || *p > 1) { fail(kv.second, f, "'" + v + "': a loss rate 0%..100%, e.g. 0.1%"); }
-                c.loss = *p;
+                // parse_percent gives percent ("0.1%" -> 0.1); the cable takes a probability
+                if (!p || *p < 0 || *p > 100) { fail(kv.second, f, "'" + v + "': a loss rate 0%..100%, e.g. 0.1%"); }
+                c.loss = *p / 100.0;
             } else if (k == "loss_seed") {
                 c.loss_seed = number(kv.second, f, 0, UINT64_MAX / 2);
             } else if (k == "tx_ring_size") {
