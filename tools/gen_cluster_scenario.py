@@ -8,8 +8,10 @@ k = L*U + u (spine .0, leaf .1). Every host and switch uses one MAC (the
 generator addresses frames to its peer's MAC; an L3 switch takes only its
 router MAC). PFC on priority 3, explicit lossless profiles, no ECN by default.
 
-  tools/gen_cluster_scenario.py --servers 8 --ports 8 --uplinks 16 --spines 2 \
-      --pattern all-to-all --duration 200us > conf/scenarios/cluster-8x8-200g.yaml
+  sed -n '/^name:/q;p' conf/scenarios/cluster-8x8-200g.yaml > /tmp/header  # keep the comment
+  tools/gen_cluster_scenario.py --header /tmp/header --duration 200us \
+      --expect "lossless_drops == 0" ... > conf/scenarios/cluster-8x8-200g.yaml
+(the file's expectations are in its expect: list; pass each with --expect)
 """
 import argparse
 

@@ -9,6 +9,8 @@
 - One scenario runs twice: every output file but speed.json (wall-clock
   figures) is byte for byte the same.
 - A scenario whose expectation fails exits 3, and its summary says which.
+- Hosts with addresses and a traffic pattern (which would ignore them) are
+  refused with exit 2.
 
 Run: ROCELAB_BUILD=build /usr/bin/python3 tests/dpdk/test_scenarios.py -v
 """
@@ -90,6 +92,18 @@ class Scenarios(unittest.TestCase):
             self.assertFalse(s["passed"])
             failed = [e["expect"] for e in s["expectations"] if not e["passed"]]
             self.assertIn("goodput(victim) < 5Gbps", " ".join(failed))
+
+    def test_pattern_with_host_addresses_is_refused(self):
+        with open(os.path.join(ROOT, "conf", "scenarios", "incast-8to1-pfc.yaml")) as f:
+            text = f.read()
+        text = text.replace("hosts: h0..h8", "hosts: [h0..h7, {name: h8, ip: 10.9.0.9}]")
+        with tempfile.TemporaryDirectory() as out:
+            p = os.path.join(out, "addressed.yaml")
+            with open(p, "w") as f:
+                f.write(text)
+            r = run(p, os.path.join(out, "o"))
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn("mac/ip is used only by explicit traffic.flows", r.stderr + r.stdout)
 
 
 if __name__ == "__main__":
