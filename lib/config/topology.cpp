@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "config/switch_config.hpp"
@@ -202,8 +203,9 @@ private:
                 c.delay = *d;
             } else if (k == "loss") {
                 auto p = parse_percent(v);
-                if (!p || *p < 0 || *p > 1) { fail(kv.second, f, "'" + v + "': a loss rate 0%..100%, e.g. 0.1%"); }
-                c.loss = *p;
+                // parse_percent gives percent ("0.1%" -> 0.1); the cable takes a probability
+                if (!p || *p < 0 || *p > 100) { fail(kv.second, f, "'" + v + "': a loss rate 0%..100%, e.g. 0.1%"); }
+                c.loss = *p / 100.0;
             } else if (k == "loss_seed") {
                 c.loss_seed = number(kv.second, f, 0, UINT64_MAX / 2);
             } else if (k == "tx_ring_size") {
@@ -305,6 +307,7 @@ private:
         if (!tr || !tr.IsMap()) { fail(tr ? tr : root, "traffic", "a map of rocelab-gen keys (pattern, flows, msg_size, ...)"); }
         if (tr["hosts"]) { fail(tr["hosts"], "traffic.hosts", "hosts are declared at the top level of a scenario (hosts:)"); }
         YAML::Node host_list(YAML::NodeType::Sequence);
+        std::optional<YAML::Node> addressed;  // the first host given a mac or ip (patterns cannot use them)
         auto add_host = [&](const std::string& name, const YAML::Node& at, const YAML::Node* details) {
             add_name(by_name, name, SIZE_MAX, at, "hosts");
             host_port[name] = static_cast<int>(t.hosts.size());
@@ -316,6 +319,7 @@ private:
                     const std::string k = kv.first.as<std::string>();
                     if (k == "mac" || k == "ip") {
                         h[k] = kv.second;
+                        if (!addressed) { addressed.emplace(kv.first); }
                     } else if (k != "name") {
                         fail(kv.first, "hosts." + name + "." + k, "unknown key; accepted: name, mac, ip");
                     }
@@ -343,7 +347,15 @@ private:
         }
         if (t.hosts.size() < 2) { fail(hs, "hosts", "at least 2 hosts (a sender and a receiver)"); }
         YAML::Node g = YAML::Clone(tr);
-        if (g["flows"]) { g["hosts"] = host_list; }  // explicit flows name the hosts
+        if (g["flows"]) {
+            g["hosts"] = host_list;  // explicit flows name the hosts
+        } else if (addressed) {
+            // A pattern builds its hosts with the generator's default addresses
+            // (10.<port>.0.1, 02:00:00:00:<port>:01); refuse rather than drop them.
+            fail(*addressed, "hosts",
+                 "a host's mac/ip is used only by explicit traffic.flows; traffic.pattern gives every host the "
+                 "generator's default address (list the flows, or leave mac/ip out)");
+        }
         auto r = detail::gen_cfg_from_yaml(g, _src);
         if (!r) { throw topo_error{r.error().message}; }
         topo_node out;
