@@ -462,7 +462,11 @@ int main(int argc, char** argv) {
         // mbufs (as many again as its mbufs), with a quarter to spare.
         std::uint64_t gen_mbufs = 0;
         for (const auto& n : topo.nodes) { gen_mbufs += n.kind == topo_node::kind_t::gen_node ? n.gen.mbufs : 0; }
-        const std::uint64_t mem_mb = (mbufs + gen_mbufs) * (RTE_MBUF_DEFAULT_BUF_SIZE + 384) * 5 / 4 / (1024 * 1024) + 768;
+        // An L3 switch's LPM tables take 64 MiB (IPv4 tbl24) + 64 MiB (IPv6) of EAL heap.
+        std::uint64_t l3 = 0;
+        for (const auto& n : topo.nodes) { l3 += n.kind == topo_node::kind_t::switch_node && n.sw.mode == fwd_mode::l3; }
+        const std::uint64_t mem_mb =
+            (mbufs + gen_mbufs) * (RTE_MBUF_DEFAULT_BUF_SIZE + 384) * 5 / 4 / (1024 * 1024) + 768 + 160 * l3;
         eal_args = {argv[0], "--no-huge", "-m", std::to_string(mem_mb), "--no-pci", "-l", "0",
                     "--file-prefix=rocelab-fabric-" + std::to_string(::getpid()), "--no-telemetry",
                     "--log-level=lib.eal:error"};

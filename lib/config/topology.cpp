@@ -37,16 +37,17 @@ std::string join_path(const std::string& base, const std::string& p) {
 
 // A switch config in virtual time: PORT entries without port_id/device get
 // port_id = their index (a port is its cable; the id is not used). Works on
-// a copy, so the file's own nodes (and their line numbers) stay.
-YAML::Node switch_node_for_vt(const YAML::Node& root) {
+// the loaded document in place (a clone would lose every node's line and
+// column, and the switch loader's errors would point at 1:1).
+YAML::Node switch_node_for_vt(YAML::Node root) {
     if (!root.IsMap() || !root["PORT"] || !root["PORT"].IsMap()) { return root; }
-    YAML::Node copy = YAML::Clone(root);
+    YAML::Node ports = root["PORT"];
     int i = 0;
-    for (auto kv : copy["PORT"]) {
+    for (auto kv : ports) {
         if (kv.second.IsMap() && !kv.second["port_id"] && !kv.second["device"]) { kv.second["port_id"] = i; }
         ++i;
     }
-    return copy;
+    return root;
 }
 
 // "h0..h7" -> h0, h1, ..., h7; anything else -> itself.

@@ -108,6 +108,28 @@ public:
         _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
     }
 
+    // Change the rate at `now` (DCQCN's reaction point, per rate change): as
+    // set_rate(r), and what is left at `now` of the wait already committed at
+    // the old rate (TAT - now) is re-timed at the new rate, as a NIC's rate
+    // limiter re-schedules its queue: after a cut to 1 Mb/s a 1 KB frame
+    // commits 8.8 ms; a recovery to 50 Gb/s 1 ms later leaves 7.8 ms x 1/50000
+    // = 156 ns of it, not 7.8 ms.
+    void set_rate(bits_per_sec r, nanos now) noexcept {
+        if (r.v != 0 && _rate != 0 && r.v != _rate && _tat_ns >= now.v) {
+            // TAT - now = (tat_ns - now) + tat_rem / R_old; scaled by R_old / R_new:
+            // ((tat_ns - now) R_old + tat_rem) / R_new, split into ns + remainder.
+            const unsigned __int128 x =
+                static_cast<unsigned __int128>(_tat_ns - now.v) * _rate + _tat_rem;
+            _tat_ns = now.v + static_cast<std::int64_t>(x / r.v);
+            _tat_rem = static_cast<std::uint64_t>(x % r.v);
+            _rate = r.v;
+            _tau_ns = static_cast<std::int64_t>(static_cast<unsigned __int128>(_burst) * 8u * ns_per_s / _rate);
+            _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
+            return;
+        }
+        set_rate(r);
+    }
+
     void set_burst(bytes b) noexcept {
         _burst = b.v;
         set_rate(bits_per_sec{_rate});

@@ -1064,7 +1064,7 @@ void gen_pipeline::apply_rate(flow_state& f, nanos now) noexcept {
     f.rate_area_bits += double(f.pacer.rate().v) * double((now - f.rate_t).v) / 1e9;
     f.rate_t = now;
     if (f.rp.rate().v != 0) {
-        f.pacer.set_rate(f.rp.rate());
+        f.pacer.set_rate(f.rp.rate(), now);
     }
 }
 

@@ -161,5 +161,32 @@ TEST(shaper, set_rate_applies_to_next_frames) {
     EXPECT_TRUE(s.conforms(nanos{0}));
 }
 
+TEST(shaper, set_rate_at_now_retimes_the_committed_wait) {
+    // DCQCN: a cut to 1 Mb/s, then a recovery 1 ms later. 1250 B on the wire
+    // = 10 ms at 1 Mb/s; 9 ms of it are left at 1 ms, and at 50 Gb/s those
+    // 9 ms x 1e6 bit/s = 9000 bits take 180 ns.
+    shaper s{1_Mbps, bytes{0}};
+    s.on_send(nanos{0}, 1226);
+    EXPECT_EQ(s.next_send_time(), nanos{10'000'000});
+    s.set_rate(bits_per_sec{50'000'000'000ULL}, nanos{1'000'000});
+    EXPECT_EQ(s.next_send_time(), nanos{1'000'180});
+    EXPECT_EQ(s.rate(), bits_per_sec{50'000'000'000ULL});
+    // A cut stretches what is left: 100 ns at 10G left at t = 0 becomes 1000 ns at 1G.
+    shaper c{10_Gbps, bytes{0}};
+    c.on_send(nanos{0}, 226);  // 250 B = 200 ns at 10G
+    c.set_rate(1_Gbps, nanos{100});
+    EXPECT_EQ(c.next_send_time(), nanos{1100});
+    // Fractions carry exactly: 1 ns left at 3 Gb/s -> 3 ns at 1 Gb/s.
+    shaper f{3_Gbps, bytes{0}};
+    f.on_send(nanos{0}, 351);  // 375 B = 1000 ns at 3G
+    f.set_rate(1_Gbps, nanos{999});
+    EXPECT_EQ(f.next_send_time(), nanos{1002});
+    // Idle (nothing committed past now): only the rate changes.
+    shaper i{10_Gbps, bytes{0}};
+    i.on_send(nanos{0}, 1226);
+    i.set_rate(1_Gbps, nanos{5000});
+    EXPECT_TRUE(i.conforms(nanos{5000}));
+}
+
 }  // namespace
 }  // namespace rocelab
