@@ -39,7 +39,7 @@ nodes:
       {gen}
       msg_size: 1MiB
       pmtu: 1024
-      window: 1024
+      window: 256
       mbufs: {max(16384, 1536 * n)}
 links:
   - {{a: hosts:0..{n - 1}, b: leaf0:0..{n - 1}}}
