@@ -97,7 +97,8 @@ int cmd_queues(const switch_pipeline& p, const telemetry_info&, const char* para
             rte_tel_data_add_dict_u64(qd, "wred_kmin_bytes", s.wred_kmin);
             rte_tel_data_add_dict_u64(qd, "wred_kmax_bytes", s.wred_kmax);
         }
-        const std::string k = "q" + std::to_string(q);
+        std::string k = "q";  // (appended: "q" + to_string trips GCC 12's -Wrestrict false positive)
+        k += std::to_string(q);
         rte_tel_data_add_dict_container(d, k.c_str(), qd, 0);
     }
     return 0;
