@@ -45,7 +45,11 @@ constexpr std::uint32_t acct_tag(std::uint16_t in_port, std::uint8_t pg) noexcep
     return std::uint32_t{in_port} | std::uint32_t{pg} << 16;
 }
 constexpr int tag_port(std::uint32_t tag) noexcept { return static_cast<int>(tag & 0xFFFFu); }
-constexpr int tag_pg(std::uint32_t tag) noexcept { return static_cast<int>(tag >> 16); }
+constexpr int tag_pg(std::uint32_t tag) noexcept { return static_cast<int>(tag >> 16 & 0xFFu); }
+// A flood copy that carries no charge (the ingress PG is charged once per
+// received frame, on the copy that keeps the original mbuf): nothing to
+// release when it leaves.
+constexpr std::uint32_t tag_uncharged = 0x80000000u;
 
 inline std::byte* data(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
 
@@ -453,7 +457,9 @@ inline std::uint64_t load_mac48(const std::byte* p) noexcept {
 // Discard everything queued in q (watchdog drop, shutdown), releasing its buffer.
 std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept {
     return eg.eq.flush(q, [&](const auto& e) noexcept {
-        if (p.buf) { p.buf->release(tag_port(e.tag), tag_pg(e.tag), charge{p.buf->charge_for(e.len)}); }
+        if (p.buf && (e.tag & tag_uncharged) == 0) {
+            p.buf->release(tag_port(e.tag), tag_pg(e.tag), charge{p.buf->charge_for(e.len)});
+        }
         rte_pktmbuf_free(e.item);
     });
 }
@@ -571,35 +577,38 @@ namespace {
 }
 
 // Enqueue to queue q of eg with ingress buffer accounting: charged now,
-// released at dequeue (acct_tag). Frees and counts what is refused.
-[[gnu::always_inline]] inline void enqueue_accounted(switch_pipeline::impl& p, port_rt& in, port_rt& eg,
+// released at dequeue (acct_tag). Frees and counts what is refused. False
+// only when the ingress buffer refused the frame (lossy limit, headroom).
+[[gnu::always_inline]] inline bool enqueue_accounted(switch_pipeline::impl& p, port_rt& in, port_rt& eg,
                                                      rte_mbuf* x, std::uint8_t tc, int q,
                                                      std::uint32_t xlen) noexcept {
-    if (wred_enqueue_drop(p, eg, q, x)) [[unlikely]] { return; }
+    if (wred_enqueue_drop(p, eg, q, x)) [[unlikely]] { return true; }
     const std::uint8_t pg = in.maps.tc_to_pg[tc];
     const admit_result r = p.buf->admit(in.idx, pg, xlen);
     if (!r.ok()) [[unlikely]] {
         in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
                                                           : drop_reason::headroom_overflow);
         rte_pktmbuf_free(x);
-        return;
+        return false;
     }
     if (!eg.eq.enqueue(q, x, xlen, acct_tag(in.idx, pg))) [[unlikely]] {
         eg.c.drop(drop_reason::tail_drop);
         p.buf->release(in.idx, pg, r.token);
         rte_pktmbuf_free(x);
     }
+    return true;
 }
 
 // Admission of one frame to egress port eg, general case: VLAN tag rewrite,
-// PFC watchdog drop, ingress buffer accounting, then the egress queue.
-[[gnu::noinline]] void admit_slow(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
-                                  std::uint8_t tc, bool tagged) noexcept {
+// PFC watchdog drop, ingress buffer accounting (unless `uncharged`: a flood
+// copy), then the egress queue. False only when the ingress buffer refused it.
+[[gnu::noinline]] bool admit_slow(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
+                                  std::uint8_t tc, bool tagged, bool uncharged = false) noexcept {
     if (eg.vmode == vlan_mode::tagged) {
         if (!vlan_set(x, tagged, tc, eg.vid)) {
             eg.c.drop(drop_reason::flood_nombuf);
             rte_pktmbuf_free(x);
-            return;
+            return true;
         }
     } else if (tagged) {
         vlan_strip(x);
@@ -609,18 +618,16 @@ namespace {
         eg.c.drop(drop_reason::pfcwd);
         eg.wd[q]->count_rx_drop();
         rte_pktmbuf_free(x);
-        return;
+        return true;
     }
     const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
-    if (p.buf) {
-        enqueue_accounted(p, in, eg, x, tc, q, xlen);
-        return;
-    }
-    if (wred_enqueue_drop(p, eg, q, x)) { return; }
-    if (!eg.eq.enqueue(q, x, xlen)) {
+    if (p.buf && !uncharged) { return enqueue_accounted(p, in, eg, x, tc, q, xlen); }
+    if (wred_enqueue_drop(p, eg, q, x)) { return true; }
+    if (!eg.eq.enqueue(q, x, xlen, p.buf ? tag_uncharged : 0u)) {
         eg.c.drop(drop_reason::tail_drop);
         rte_pktmbuf_free(x);
     }
+    return true;
 }
 
 // Admission, common case inline: an untagged frame to an untagged port, no
@@ -645,12 +652,43 @@ namespace {
 }
 
 // Flood to every port but the ingress port: copies for all but the last.
+// With buffer accounting the ingress PG is charged once per received frame,
+// as an ASIC stores a flooded frame once and replicates it at egress: the
+// copies are made first, the original goes to the last target charged, and
+// the copies follow uncharged, only if the ingress admitted the original
+// (a lossless frame the headroom cannot take is dropped for every port).
 [[gnu::noinline]] void flood(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, std::uint8_t tc,
                              bool tagged) noexcept {
     std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
     if (targets == 0) {
         in.c.drop(drop_reason::flood_no_port);
         rte_pktmbuf_free(m);
+        return;
+    }
+    if (p.buf != nullptr) {
+        rte_mbuf* copies[64];
+        std::uint8_t to[64];
+        unsigned n = 0;
+        while ((targets & (targets - 1)) != 0) {
+            const int t = std::countr_zero(targets);
+            targets &= targets - 1;
+            rte_mbuf* x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
+            if (x == nullptr) {
+                p.ports[t]->c.drop(drop_reason::flood_nombuf);
+                continue;
+            }
+            copies[n] = x;
+            to[n++] = static_cast<std::uint8_t>(t);
+        }
+        const bool admitted = admit_slow(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
+        for (unsigned k = 0; k < n; ++k) {
+            if (!admitted) {
+                rte_pktmbuf_free(copies[k]);
+                continue;
+            }
+            ++in.c.flood_copies;
+            admit_slow(p, in, *p.ports[to[k]], copies[k], tc, tagged, /*uncharged=*/true);
+        }
         return;
     }
     while ((targets & (targets - 1)) != 0) {
@@ -882,7 +920,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             do {
                 auto e = eg.eq.dequeue(q);
                 eg.sched.charge(q, e.len);
-                if (acct) [[unlikely]] {
+                if (acct && (e.tag & tag_uncharged) == 0) [[unlikely]] {
                     if (e.tag != rel_tag) {
                         release_run();
                         rel_tag = e.tag;
