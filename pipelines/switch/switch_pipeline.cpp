@@ -896,9 +896,13 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         // out at the next poll either way).
         std::uint32_t rel_tag = 0;
         std::uint64_t rel_bytes = 0;
+        // A run of uncharged flood copies releases nothing (checked per run,
+        // not per frame: the per-frame path is the tag compare it always had).
         auto release_run = [&]() noexcept {
             if (rel_bytes != 0) {
-                p.buf->release(tag_port(rel_tag), tag_pg(rel_tag), charge{static_cast<std::uint32_t>(rel_bytes)});
+                if ((rel_tag & tag_uncharged) == 0) {
+                    p.buf->release(tag_port(rel_tag), tag_pg(rel_tag), charge{static_cast<std::uint32_t>(rel_bytes)});
+                }
                 rel_bytes = 0;
             }
         };
@@ -920,7 +924,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
             do {
                 auto e = eg.eq.dequeue(q);
                 eg.sched.charge(q, e.len);
-                if (acct && (e.tag & tag_uncharged) == 0) [[unlikely]] {
+                if (acct) [[unlikely]] {
                     if (e.tag != rel_tag) {
                         release_run();
                         rel_tag = e.tag;
