@@ -522,7 +522,13 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
     if (handled) {
         return e;
     }
-    if (k == "ip_version") {
+    if (k == "gateway_mac") {
+        auto m = parse_mac(value);
+        if (!m) {
+            return bad(k, value, "a MAC address xx:xx:xx:xx:xx:xx (the L3 switch's router MAC)");
+        }
+        c.gateway_mac = *m;
+    } else if (k == "ip_version") {
         if (value != "4" && value != "6") {
             return bad(k, value, "4 or 6");
         }
@@ -789,6 +795,11 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
             }
         }
     }
+    if (c.gateway_mac) {
+        for (auto& h : c.hosts) {
+            if (!h.gateway) { h.gateway = c.gateway_mac; }
+        }
+    }
     // QPNs: requester 0x100 + 2i, responder 0x101 + 2i; names.
     for (std::size_t i = 0; i < c.flows.size(); ++i) {
         auto& f = c.flows[i];
@@ -871,6 +882,14 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                                                 ".mac: expected xx:xx:xx:xx:xx:xx"};
                         }
                         g.mac = *m;
+                    }
+                    if (h["gateway"]) {
+                        auto m = parse_mac(h["gateway"].as<std::string>());
+                        if (!m) {
+                            return config_error{where(h["gateway"].Mark()) + "hosts." + g.name +
+                                                ".gateway: expected the router's MAC xx:xx:xx:xx:xx:xx"};
+                        }
+                        g.gateway = *m;
                     }
                     if (h["ip"]) {
                         const std::string t = h["ip"].as<std::string>();

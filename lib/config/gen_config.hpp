@@ -116,6 +116,9 @@ struct gen_host {
     std::uint32_t ip = 0;  // host order (IPv4 hosts)
     bool v6 = false;       // an IPv6 host: RoCEv2 over IPv6, answers ND
     std::array<std::uint8_t, 16> ip6{};  // network order (IPv6 hosts)
+    // Its default gateway's MAC (an L3 switch's router MAC): frames from
+    // this host go to it instead of the peer host's MAC. Unset: same L2.
+    std::optional<std::array<std::uint8_t, 6>> gateway;
 };
 
 struct gen_size_cfg {
@@ -207,6 +210,8 @@ struct gen_cfg {
     // "h<port>"); a second host on a port gets "_<n>" appended. Set by
     // rocelab-fabric scenarios, whose hosts have their own names.
     std::vector<std::string> port_host_names;
+    // gateway_mac: every host's default gateway unless the host names its own.
+    std::optional<std::array<std::uint8_t, 6>> gateway_mac;
     // Filled by expand_gen_cfg once the ports are known.
     std::vector<gen_flow> flows;
     // ring-allreduce (filled by expand_gen_cfg): hosts H (= flows, flow i is

@@ -318,11 +318,11 @@ private:
             if (details != nullptr) {
                 for (const auto& kv : *details) {
                     const std::string k = kv.first.as<std::string>();
-                    if (k == "mac" || k == "ip") {
+                    if (k == "mac" || k == "ip" || k == "gateway") {
                         h[k] = kv.second;
                         if (!addressed) { addressed.emplace(kv.first); }
                     } else if (k != "name") {
-                        fail(kv.first, "hosts." + name + "." + k, "unknown key; accepted: name, mac, ip");
+                        fail(kv.first, "hosts." + name + "." + k, "unknown key; accepted: name, mac, ip, gateway");
                     }
                 }
             }
@@ -354,8 +354,9 @@ private:
             // A pattern builds its hosts with the generator's default addresses
             // (10.<port>.0.1, 02:00:00:00:<port>:01); refuse rather than drop them.
             fail(*addressed, "hosts",
-                 "a host's mac/ip is used only by explicit traffic.flows; traffic.pattern gives every host the "
-                 "generator's default address (list the flows, or leave mac/ip out)");
+                 "a host's mac/ip/gateway is used only by explicit traffic.flows; traffic.pattern gives every host "
+                 "the generator's default address (list the flows, or leave them out; traffic.gateway_mac sets "
+                 "every host's gateway)");
         }
         auto r = detail::gen_cfg_from_yaml(g, _src);
         if (!r) { throw topo_error{r.error().message}; }

@@ -263,13 +263,14 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         }
         // Addresses of both directions (data: source -> destination host;
         // reply: back), for the host's family.
+        // A host with a gateway (an L3 switch's router MAC) sends there.
         auto ends = [&](auto& data, auto& reply, const auto& sip, const auto& dip) {
             data.src_mac = sh.mac;
-            data.dst_mac = dh.mac;
+            data.dst_mac = sh.gateway ? *sh.gateway : dh.mac;
             data.src_ip = sip;
             data.dst_ip = dip;
             reply.src_mac = dh.mac;
-            reply.dst_mac = sh.mac;
+            reply.dst_mac = dh.gateway ? *dh.gateway : sh.mac;
             reply.src_ip = dip;
             reply.dst_ip = sip;
         };

@@ -25,6 +25,7 @@ constexpr metric_def defs[] = {
     {"rate_mean", arg_kind::flow},        {"pfc_rx", arg_kind::any_port},     {"pfc_tx", arg_kind::any_port},
     {"ecn_marked", arg_kind::sw_opt_q},   {"busy", arg_kind::any_port},       {"queue_peak", arg_kind::sw_port_q},
     {"pg_peak", arg_kind::sw_port_pg},    {"pfcwd_storms", arg_kind::sw_opt},
+    {"collectives", arg_kind::none},      {"collective_mean", arg_kind::none},
 };
 
 const metric_def* find_def(const std::string& n) {
@@ -221,6 +222,23 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
             });
         }
         return v;
+    }
+    if (k == "collectives" || k == "collective_mean") {  // ring all-reduce, over every generator
+        double done = 0, sum = 0, samples = 0;
+        for (std::size_t n = 0; n < _f.node_count(); ++n) {
+            if (_f.kind(n) != node_kind::gen_node || !_f.gen_at(n).ring()) { continue; }
+            done += double(_f.gen_at(n).collectives_done());
+            for (const std::uint64_t t : _f.gen_at(n).collective_ns()) {
+                sum += double(t);
+                samples += 1;
+            }
+        }
+        if (k == "collectives") { return done; }
+        if (samples == 0) {
+            err = "collective_mean: no ring all-reduce completed a collective";
+            return std::nullopt;
+        }
+        return sum / samples;
     }
     if (k == "ecn_marked") {
         double v = 0;

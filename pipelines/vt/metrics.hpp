@@ -20,6 +20,8 @@
 //   queue_peak(SW:PORT:Q)         deepest the egress queue got, bytes
 //   pg_peak(SW:PORT:PG)           peak use of an ingress priority group, bytes
 //   pfcwd_storms [SW | SW:PORT]   storms the PFC watchdog detected
+//   collectives, collective_mean  ring all-reduce: collectives completed,
+//                                 mean completion time (ns)
 //
 // validate() checks names before a run (unknown flow, host, node or port:
 // one line saying what exists); value() reads the number after it.

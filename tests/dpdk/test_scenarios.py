@@ -103,7 +103,7 @@ class Scenarios(unittest.TestCase):
                 f.write(text)
             r = run(p, os.path.join(out, "o"))
             self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-            self.assertIn("mac/ip is used only by explicit traffic.flows", r.stderr + r.stdout)
+            self.assertIn("mac/ip/gateway is used only by explicit traffic.flows", r.stderr + r.stdout)
 
 
 if __name__ == "__main__":

@@ -427,5 +427,37 @@ TEST(gen_config, dcqcn_errors_name_field_value_and_range) {
     EXPECT_NE(y.error().message.find("rpg_gd"), std::string::npos) << y.error().message;
 }
 
+TEST(gen_config, gateway_mac_for_every_host_and_per_host) {
+    // Pattern hosts all take the global gateway.
+    auto r = load_gen_cfg_from_string("pattern: incast\nsenders: 2\ngateway_mac: \"02:00:00:00:aa:00\"\n", "g.yaml");
+    ASSERT_TRUE(r) << r.error().message;
+    gen_cfg c = *r;
+    ASSERT_EQ(expand_gen_cfg(c, 3), "");
+    for (const auto& h : c.hosts) {
+        ASSERT_TRUE(h.gateway.has_value()) << h.name;
+        EXPECT_EQ(*h.gateway, (std::array<std::uint8_t, 6>{0x02, 0, 0, 0, 0xaa, 0})) << h.name;
+    }
+    // A host's own gateway wins; the others take the global one; none without either.
+    auto e = load_gen_cfg_from_string(
+        "hosts:\n  - {name: a, port: 0, gateway: \"02:00:00:00:bb:00\"}\n  - {name: b, port: 1}\n"
+        "flows:\n  - {src: a, dst: b}\n",
+        "e.yaml");
+    ASSERT_TRUE(e) << e.error().message;
+    gen_cfg x = *e;
+    ASSERT_EQ(expand_gen_cfg(x, 2), "");
+    ASSERT_TRUE(x.hosts[0].gateway.has_value());
+    EXPECT_EQ((*x.hosts[0].gateway)[4], 0xbb);
+    EXPECT_FALSE(x.hosts[1].gateway.has_value());
+    // Bad values name the key and what is accepted.
+    gen_cfg bad;
+    const std::string m = gen_cfg_set(bad, "gateway_mac", "router");
+    EXPECT_NE(m.find("gateway_mac"), std::string::npos) << m;
+    EXPECT_NE(m.find("a MAC address"), std::string::npos) << m;
+    auto h = load_gen_cfg_from_string("hosts:\n  - {name: a, port: 0, gateway: nope}\n", "h.yaml");
+    ASSERT_FALSE(h);
+    EXPECT_NE(h.error().message.find("h.yaml:2"), std::string::npos) << h.error().message;
+    EXPECT_NE(h.error().message.find("hosts.a.gateway"), std::string::npos) << h.error().message;
+}
+
 }  // namespace
 }  // namespace rocelab
