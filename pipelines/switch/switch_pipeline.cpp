@@ -657,6 +657,7 @@ namespace {
 // copies are made first, the original goes to the last target charged, and
 // the copies follow uncharged, only if the ingress admitted the original
 // (a lossless frame the headroom cannot take is dropped for every port).
+// Without accounting the same order applies (nothing is charged).
 [[gnu::noinline]] void flood(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, std::uint8_t tc,
                              bool tagged) noexcept {
     std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
@@ -665,32 +666,9 @@ namespace {
         rte_pktmbuf_free(m);
         return;
     }
-    if (p.buf != nullptr) {
-        rte_mbuf* copies[64];
-        std::uint8_t to[64];
-        unsigned n = 0;
-        while ((targets & (targets - 1)) != 0) {
-            const int t = std::countr_zero(targets);
-            targets &= targets - 1;
-            rte_mbuf* x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
-            if (x == nullptr) {
-                p.ports[t]->c.drop(drop_reason::flood_nombuf);
-                continue;
-            }
-            copies[n] = x;
-            to[n++] = static_cast<std::uint8_t>(t);
-        }
-        const bool admitted = admit_slow(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
-        for (unsigned k = 0; k < n; ++k) {
-            if (!admitted) {
-                rte_pktmbuf_free(copies[k]);
-                continue;
-            }
-            ++in.c.flood_copies;
-            admit_slow(p, in, *p.ports[to[k]], copies[k], tc, tagged, /*uncharged=*/true);
-        }
-        return;
-    }
+    rte_mbuf* copies[64];
+    std::uint8_t to[64];
+    unsigned n = 0;
     while ((targets & (targets - 1)) != 0) {
         const int t = std::countr_zero(targets);
         targets &= targets - 1;
@@ -699,10 +677,18 @@ namespace {
             p.ports[t]->c.drop(drop_reason::flood_nombuf);
             continue;
         }
-        ++in.c.flood_copies;
-        admit(p, in, *p.ports[t], x, tc, tagged, p.buf != nullptr);
+        copies[n] = x;
+        to[n++] = static_cast<std::uint8_t>(t);
     }
-    admit(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged, p.buf != nullptr);
+    const bool admitted = admit_slow(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
+    for (unsigned k = 0; k < n; ++k) {
+        if (!admitted) {
+            rte_pktmbuf_free(copies[k]);
+            continue;
+        }
+        ++in.c.flood_copies;
+        admit_slow(p, in, *p.ports[to[k]], copies[k], tc, tagged, /*uncharged=*/true);
+    }
 }
 
 }  // namespace
