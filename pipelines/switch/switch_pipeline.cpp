@@ -332,6 +332,7 @@ void switch_pipeline::release_all() noexcept {
     for (auto& pp : _p->ports) {
         for (int q = 0; q < 8; ++q) { flush_queue(*_p, *pp, q); }
         for (std::uint16_t i = 0; i < pp->n_staged; ++i) { rte_pktmbuf_free(pp->staged[i]); }
+        pp->c.tx_flushed += pp->n_staged;
         pp->n_staged = 0;
         if (pp->pfc_pending != nullptr) {
             rte_pktmbuf_free(pp->pfc_pending);

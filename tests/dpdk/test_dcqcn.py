@@ -93,7 +93,12 @@ class DcqcnClosedLoop(unittest.TestCase):
             self.assertEqual(rx_port["queues"][3]["wred_kmin_bytes"], KMIN)
             self.assertEqual(rx_port["queues"][3]["wred_kmax_bytes"], KMAX)
             tot = g_on["totals"]
-            self.assertEqual(tot["ce_rx"], rx_port["queues"][3]["ecn_marked"])
+            # Every mark reached the receiver, except marks on frames the
+            # switch had dequeued (marking is at dequeue) but memif had not
+            # taken when the switch stopped (freed, counted in tx_flushed).
+            marked = rx_port["queues"][3]["ecn_marked"]
+            self.assertLessEqual(tot["ce_rx"], marked)
+            self.assertLessEqual(marked - tot["ce_rx"], rx_port["tx_flushed"], (marked, tot["ce_rx"]))
             self.assertGreater(tot["cnp_tx"], 0)
             self.assertEqual(tot["cnp_tx"], tot["cnp_rx"])
             self.assertGreater(tot["rate_cuts"], 0)

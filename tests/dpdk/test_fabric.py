@@ -115,7 +115,9 @@ class FabricTests(unittest.TestCase):
                 self.assertEqual((f["naks_rx"], f["retransmissions"], f["timeouts"]), (0, 0, 0), f["name"])
             drops = {p["name"]: {k: v for k, v in p["drops"].items() if v} for p in s["ports"]}
             self.assertTrue(all(not d for d in drops.values()), drops)
-            # Gating on the wire, from each host's own transmit capture.
+            # Gating on the wire, from each host's own transmit capture (which
+            # must be complete: a lost FIRST frame would merge two messages).
+            self.assertEqual(g.get("capture_dropped"), 0, "the hosts' capture dropped frames")
             sent = []
             for i in range(H):
                 spans, start = [], None
