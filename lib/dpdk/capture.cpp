@@ -19,11 +19,10 @@ struct cap_meta {
     std::uint16_t port;
     std::uint8_t tx;
 };
-// 32768 frames: about 34 ms of a generator's four 1Gbps ports, both
-// directions, if the control thread is descheduled that long (8192 dropped
-// frames on a loaded 2-core CI machine).
-constexpr unsigned cap_ring_size = 32768;
-constexpr unsigned cap_pool_size = 32767;
+// 8192 frames (the pool's mbufs hold up to snaplen bytes each, so a larger
+// pool costs -m: 32767 x 4 KiB frames did not fit rocelab-gen's default).
+constexpr unsigned cap_ring_size = 8192;
+constexpr unsigned cap_pool_size = 8191;
 }  // namespace
 
 struct capture::impl {
