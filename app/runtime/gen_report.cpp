@@ -141,6 +141,9 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     j.kv("elapsed_s", elapsed);
     j.kv("busy_cycles", gen::read_counter(p.busy_cycles));
     j.kv("loops", gen::read_counter(p.loops));
+    j.kv("max_poll_gap_ns", gen::read_counter(p.max_poll_gap_ns));
+    j.kv("stalls", gen::read_counter(p.stalls));
+    j.kv("stalled_ns", gen::read_counter(p.stalled_ns));
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("mbufs_total", r.mbufs_total);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);

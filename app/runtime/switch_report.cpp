@@ -67,6 +67,8 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     j.kv("busy_cycles", sw::read_counter(p.busy_cycles));
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("max_poll_gap_ns", sw::read_counter(p.max_poll_gap_ns));
+    j.kv("stalls", sw::read_counter(p.stalls));
+    j.kv("stalled_ns", sw::read_counter(p.stalled_ns));
     j.kv("buffer_accounting", p.buffer_accounting());
     if (p.buffer_accounting()) {
         j.kv("pool_size", cfg.pool.size.v);

@@ -2,8 +2,20 @@
 //
 // run_worker() reads the clock once per loop, calls pipe.poll(now), accounts
 // busy cycles (loops that moved at least one frame) and loops, and - for a
-// pipeline with a `max_poll_gap_ns` member (the switch) - records the longest
-// time between two polls. After each poll it calls an optional per-loop hook
+// pipeline with `max_poll_gap_ns`, `stalls` and `stalled_ns` members (the
+// switch and the generator) - records the longest time between two polls and
+// the lcore's stalls.
+//
+// A stall is a loop whose poll found nothing to do (an idle poll takes well
+// under a microsecond) and yet the next loop started more than
+// stall_threshold (5 us) later: the CPU was taken from the lcore - a timer
+// tick or interrupt handled for tens of microseconds (common in VMs), a
+// preemption, a page fault. stalls counts them and stalled_ns sums their
+// length. Stalls during a poll that did work are not separable from the work
+// and are not counted, so stalled_ns is a lower bound of the time the lcore
+// lost. A software pacer cannot win that time back beyond its burst
+// tolerance: rates and FCTs of a run with a large stalled_ns are the host's,
+// not the fabric's (docs/generator.md, "Worker stalls"). After each poll it calls an optional per-loop hook
 // `hook(pipe, now)` (the switch's queue-depth sampler, queue_sampler.hpp);
 // the default no_hook compiles away. It returns when `ctl.stop` becomes true.
 // It never allocates, locks, throws or logs.
@@ -43,7 +55,12 @@ struct no_hook {
 template <typename Pipeline>
 concept tracks_poll_gap = requires(Pipeline& p) {
     { p.max_poll_gap_ns } -> std::convertible_to<std::int64_t>;
+    { p.stalls } -> std::convertible_to<std::uint64_t>;
+    { p.stalled_ns } -> std::convertible_to<std::int64_t>;
 };
+
+// An idle poll followed by a gap longer than this is a stall (above).
+inline constexpr nanos stall_threshold{5000};
 
 template <typename Pipeline, clock_source Clock, typename Hook = no_hook>
 void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexcept {
@@ -52,18 +69,29 @@ void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexc
     std::uint64_t busy = 0;
     std::uint64_t loops = 0;
     [[maybe_unused]] nanos prev = clock.now();
+    [[maybe_unused]] bool prev_idle = false;
+    [[maybe_unused]] std::uint64_t stalls = 0;
+    [[maybe_unused]] std::int64_t stalled = 0;
     while (!ctl.stop.load(std::memory_order_relaxed)) {
         const std::uint64_t t0 = __builtin_ia32_rdtsc();
         const nanos now = clock.now();
         if constexpr (tracks_poll_gap<Pipeline>) {
             // While the lcore does not poll, frames wait in RX rings
             // unaccounted (dedicated, isolated cores keep this at microseconds).
-            if (now - prev > nanos{pipe.max_poll_gap_ns}) {
-                __atomic_store_n(&pipe.max_poll_gap_ns, (now - prev).v, __ATOMIC_RELAXED);
+            const nanos gap = now - prev;
+            if (gap > nanos{pipe.max_poll_gap_ns}) {
+                __atomic_store_n(&pipe.max_poll_gap_ns, gap.v, __ATOMIC_RELAXED);
+            }
+            if (prev_idle && gap > stall_threshold) {
+                ++stalls;
+                stalled += gap.v;
+                __atomic_store_n(&pipe.stalls, stalls, __ATOMIC_RELAXED);
+                __atomic_store_n(&pipe.stalled_ns, stalled, __ATOMIC_RELAXED);
             }
             prev = now;
         }
         const std::uint32_t w = pipe.poll(now);
+        if constexpr (tracks_poll_gap<Pipeline>) { prev_idle = w == 0; }
         ++loops;
         if (w != 0) { busy += __builtin_ia32_rdtsc() - t0; }
         if ((loops & 63u) == 0) {

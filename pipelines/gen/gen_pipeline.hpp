@@ -291,6 +291,12 @@ public:
 
     std::uint64_t busy_cycles = 0;
     std::uint64_t loops = 0;
+    // Set by the worker loop (app/runtime/worker_loop.hpp): the longest time
+    // between two polls, and the stalls (idle polls followed by > 5 us
+    // without a poll: the CPU was taken from the lcore) and their total.
+    std::int64_t max_poll_gap_ns = 0;
+    std::uint64_t stalls = 0;
+    std::int64_t stalled_ns = 0;
 
 private:
     struct delayed {

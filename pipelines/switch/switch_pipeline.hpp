@@ -141,6 +141,8 @@ public:
     std::uint64_t busy_cycles = 0;
     std::uint64_t loops = 0;
     std::int64_t max_poll_gap_ns = 0;  // longest time between two polls (lcore stalls)
+    std::uint64_t stalls = 0;          // idle polls followed by > 5 us without a poll (worker_loop.hpp)
+    std::int64_t stalled_ns = 0;       // their total length
 
     struct impl;
 

@@ -24,6 +24,8 @@ struct fake_pipe {
     std::uint64_t busy_cycles = 0;
     std::uint64_t loops = 0;
     std::int64_t max_poll_gap_ns = 0;
+    std::uint64_t stalls = 0;
+    std::int64_t stalled_ns = 0;
 
     std::uint32_t poll(nanos now) {
         const std::size_t k = polled.size();
@@ -67,6 +69,7 @@ TEST(worker_loop, polls_with_the_clock_until_stopped_and_publishes_loops) {
     EXPECT_EQ(pipe.loops, 5u);
     EXPECT_GT(pipe.busy_cycles, 0u) << "two polls did work";
     EXPECT_EQ(pipe.max_poll_gap_ns, 500) << "the longest time between two polls";
+    EXPECT_EQ(pipe.stalls, 0u) << "500 ns after an idle poll is not a stall";
     EXPECT_FALSE(ctl.running.load());
 }
 
@@ -79,6 +82,22 @@ TEST(worker_loop, idle_polls_are_not_busy) {
     EXPECT_EQ(pipe.loops, 3u);
     EXPECT_EQ(pipe.busy_cycles, 0u);
     EXPECT_EQ(pipe.max_poll_gap_ns, 1);
+}
+
+// A gap of more than 5 us after an idle poll is a stall (the CPU was taken
+// away); after a poll that did work it is the work's and is not counted.
+TEST(worker_loop, long_gaps_after_idle_polls_are_stalls) {
+    manual_clock clock;
+    worker_ctl<fake_pipe> ctl;
+    fake_pipe pipe{&clock,
+                   &ctl,
+                   {0, 0, 7, 0, 0, 0},
+                   {nanos{5000}, nanos{5001}, nanos{9000}, nanos{60000}, nanos{100}, nanos{1}}};
+    ctl.pipe = &pipe;
+    run_worker(ctl, clock);
+    EXPECT_EQ(pipe.stalls, 2u) << "5001 ns and 60 us after idle polls; 5000 ns is not over, 9 us followed work";
+    EXPECT_EQ(pipe.stalled_ns, 65001);
+    EXPECT_EQ(pipe.max_poll_gap_ns, 60000);
 }
 
 TEST(worker_loop, pipeline_without_poll_gap_runs_the_same_loop) {
