@@ -7,6 +7,7 @@
 #include <rte_ring.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -19,10 +20,18 @@ struct cap_meta {
     std::uint16_t port;
     std::uint8_t tx;
 };
-// 8192 frames (the pool's mbufs hold up to snaplen bytes each, so a larger
-// pool costs -m: 32767 x 4 KiB frames did not fit rocelab-gen's default).
-constexpr unsigned cap_ring_size = 8192;
-constexpr unsigned cap_pool_size = 8191;
+// The capture buffers frames between the lcore that taps them and the
+// control thread that writes them. Its pool's mbufs hold up to snaplen
+// bytes each, so the frame count follows the snaplen: as many frames as
+// fit in about 32 MiB, at least 8191 (full frames: ~78 MB with 9 KiB
+// snaplen, as before; 32767 x 4 KiB frames did not fit rocelab-gen's
+// default -m), at most 65535 (a 128 B snaplen: ~30 MB, about 36 ms of four
+// 1 Gbps hosts' traffic, both directions, while the control thread waits
+// for a CPU).
+unsigned cap_pool_size(std::uint32_t room) noexcept {
+    const std::uint64_t per = room + 256u;  // data room + mbuf header, private area, mempool overhead
+    return static_cast<unsigned>(std::clamp<std::uint64_t>((32ull << 20) / per, 8191, 65535));
+}
 }  // namespace
 
 struct capture::impl {
@@ -71,10 +80,11 @@ std::variant<std::unique_ptr<capture>, std::string> capture::open(const std::str
         }
     }
     const std::uint16_t room = static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + std::min<std::uint32_t>(snaplen, 9216));
-    c->_pool = rte_pktmbuf_pool_create(("cap_" + tag).c_str(), cap_pool_size, 256, sizeof(cap_meta) + 8, room,
-                                       SOCKET_ID_ANY);
+    const unsigned n = cap_pool_size(room);
+    c->_pool = rte_pktmbuf_pool_create(("cap_" + tag).c_str(), n, 256, sizeof(cap_meta) + 8, room, SOCKET_ID_ANY);
     if (c->_pool == nullptr) { return std::string("capture pool: ") + rte_strerror(rte_errno); }
-    c->_ring = rte_ring_create(("capr_" + tag).c_str(), cap_ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    c->_ring = rte_ring_create(("capr_" + tag).c_str(), rte_align32pow2(n + 1), SOCKET_ID_ANY,
+                               RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (c->_ring == nullptr) { return std::string("capture ring: ") + rte_strerror(rte_errno); }
     return c;
 }

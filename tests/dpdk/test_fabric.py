@@ -104,7 +104,7 @@ class FabricTests(unittest.TestCase):
             g, s = run_fabric(
                 self, tmp, H, ["--duration", "5s"],
                 ["--pattern", "ring-allreduce", "--ip-version", "6", "--msg-size", "256KiB", "--messages", str(N),
-                 "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap], "r")
+                 "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap, "--snaplen", "128B"], "r")
             self.assertTrue(g["all_finished"])
             c = g["collective"]
             self.assertEqual((c["hosts"], c["steps"], c["collectives_completed"]), (H, steps, N))
