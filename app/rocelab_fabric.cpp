@@ -22,11 +22,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "runtime/app_common.hpp"
+#include "config/rt_scale.hpp"
 #include "config/topology.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
@@ -41,7 +44,7 @@ using namespace rocelab;
 
 namespace {
 
-constexpr const char* usage_text = R"(rocelab-fabric - switches and RoCEv2 generators together in virtual time
+constexpr const char* usage_text = R"(rocelab-fabric - switches and RoCEv2 generators together, in virtual or real time
 
 Usage:
   rocelab-fabric [EAL options --] run TOPOLOGY.yaml [options]
@@ -54,6 +57,13 @@ fabric time to run (docs/fabric.md; examples in conf/fabric/). The very
 pipelines of rocelab-switch and rocelab-gen run as nodes of a discrete-event
 engine: time jumps from one event to the next, nothing reads the wall clock,
 and the same topology gives the same run, byte for byte.
+
+With --real-time the same pipelines and cables run against the TSC clock
+instead, polled in turn on this lcore as lcores poll their ports, with real
+jitter and stalls. A scenario faster than --rt-rate is slowed down: every
+rate x k, every time / k (k = rt-rate / fastest cable), bytes unchanged,
+so the fabric behaves alike, only slower; expectations are judged on the
+scenario's own scale (docs/scenarios.md, "Real time").
 
 Options:
   --duration TIME   fabric time to run (default: the file's, else 10ms)
@@ -70,6 +80,9 @@ Options:
                     timestamps in fabric time (t = 0 at the start)
   --snaplen BYTES   captured bytes per frame (default 128B)
   --mbufs N         the shared mbuf pool (default: the nodes' own mbufs summed)
+  --real-time       run in real time (above) instead of virtual time
+  --rt-rate RATE    real time: the fastest cable's rate after scaling
+                    (default 1Gbps, what one core here sustains)
   --quiet           no status line
   --help, --version
 
@@ -94,6 +107,8 @@ struct opts {
     std::uint32_t mbufs = 0;
     bool quiet = false;
     bool plots = true;
+    bool realtime = false;
+    bits_per_sec rt_rate{1'000'000'000};
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-fabric", code, msg); }
@@ -135,6 +150,15 @@ opts parse(int argc, char** argv) {
             o.mbufs = static_cast<std::uint32_t>(n);
         } else if (a == "--quiet") {
             o.quiet = true;
+        } else if (a == "--real-time") {
+            o.realtime = true;
+        } else if (a == "--rt-rate") {
+            const std::string v = need("a rate, e.g. 1Gbps");
+            auto r = parse_rate(v);
+            if (!r || r->v < 1'000'000 || r->v > 100'000'000'000ULL) {
+                die(2, "--rt-rate '" + v + "': a rate with units, 1Mbps..100Gbps");
+            }
+            o.rt_rate = *r;
         } else if (a == "--no-plots") {
             o.plots = false;
         } else if (!a.empty() && a[0] == '-') {
@@ -443,7 +467,31 @@ int main(int argc, char** argv) {
     auto topo_r = load_topology(o.topology);
     if (!topo_r) { die(2, topo_r.error().message); }
     topology_cfg topo = std::move(*topo_r);
-    const nanos duration = o.duration.value_or(topo.duration);
+    nanos duration = o.duration.value_or(topo.duration);
+    // Real time: rates x k, times / k (config/rt_scale.hpp).
+    const double k = o.realtime ? rt_factor(topo, o.rt_rate) : 1.0;
+    std::vector<bits_per_sec> node_line(topo.nodes.size(), bits_per_sec{0});  // unscaled, per generator
+    for (const auto& l : topo.links) {
+        for (std::size_t n : {l.a, l.b}) { node_line[n] = std::max(node_line[n], l.cable.rate); }
+    }
+    if (o.realtime && o.cmd == "run") {
+        const nanos scenario_duration = duration;
+        if (const std::string e = rt_scale_topology(topo, k); !e.empty()) {
+            die(2, topo.source + ": " + e);
+        }
+        duration = rt_scale_time(duration, k);
+        if (k != 1.0) {
+            std::printf("rocelab-fabric: real time, slowed down %.4gx: every rate x %.4g (the fastest cable, %s, runs "
+                        "at %s), every time x %.4g (%s of scenario time takes %s); bytes unchanged; expectations "
+                        "judged on the scenario's scale\n",
+                        1.0 / k, k, format_rate(bits_per_sec{static_cast<std::uint64_t>(o.rt_rate.v / k + 0.5)}).c_str(),
+                        format_rate(o.rt_rate).c_str(), 1.0 / k, format_time(scenario_duration).c_str(),
+                        format_time(duration).c_str());
+        } else {
+            std::printf("rocelab-fabric: real time at the scenario's own rates (none above %s)\n",
+                        format_rate(o.rt_rate).c_str());
+        }
+    }
     if (o.cmd == "check") {
         std::printf("%s: valid (%zu nodes, %zu cables, %s of fabric time)\n", topo.source.c_str(), topo.nodes.size(),
                     topo.links.size(), format_time(duration).c_str());
@@ -492,7 +540,12 @@ int main(int argc, char** argv) {
             if (n.kind == topo_node::kind_t::switch_node) {
                 f.add_switch(n.name, n.sw);
             } else {
-                f.add_gen(n.name, n.gen);
+                std::function<void(gen_cfg&)> adjust;
+                if (k != 1.0) {
+                    const bits_per_sec line = n.gen.rate.v != 0 ? n.gen.rate : node_line[&n - topo.nodes.data()];
+                    adjust = [k, line](gen_cfg& c) { rt_scale_gen(c, k, line); };
+                }
+                f.add_gen(n.name, n.gen, {}, std::move(adjust));
             }
         }
         for (const auto& l : topo.links) {
@@ -532,8 +585,9 @@ int main(int argc, char** argv) {
             }
         }
         if (rc == 0) {
-            std::printf("rocelab-fabric: %s (%s): %zu nodes, %zu cables, %s of fabric time%s\n", topo.name.c_str(),
+            std::printf("rocelab-fabric: %s (%s): %zu nodes, %zu cables, %s of %s%s\n", topo.name.c_str(),
                         topo.source.c_str(), topo.nodes.size(), topo.links.size(), format_time(duration).c_str(),
+                        o.realtime ? "real time" : "fabric time",
                         topo.expect.empty() ? "" : (", " + std::to_string(topo.expect.size()) + " expectations").c_str());
             if (!topo.description.empty()) { std::printf("  %s\n", topo.description.c_str()); }
             std::fflush(stdout);
@@ -546,10 +600,32 @@ int main(int argc, char** argv) {
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
             nanos t{0};
             ts.sample(t);
+            // Real time: the TSC from here on is fabric time; every round
+            // polls every pipeline (fabric::poll_realtime), and between
+            // rounds, every 256th, the time series, stop and status.
+            std::optional<dpdk::tsc_clock> rt_clock;
+            if (o.realtime) { rt_clock.emplace(); }
+            nanos next_sample = step;
+            std::uint64_t rounds = 0;
             while (t < duration && !runtime::stop_requested().load()) {
-                t = std::min(duration, t + step);
-                f.run_until(t);
-                ts.sample(t);
+                if (rt_clock) {
+                    const nanos now = rt_clock->now();
+                    if (now >= duration) {
+                        t = duration;
+                        break;
+                    }
+                    f.poll_realtime(now);
+                    t = now;
+                    if ((++rounds & 255u) != 0) { continue; }
+                    if (now >= next_sample) {
+                        ts.sample(now);
+                        next_sample = now + step;
+                    }
+                } else {
+                    t = std::min(duration, t + step);
+                    f.run_until(t);
+                    ts.sample(t);
+                }
                 const auto now = clk::now();
                 if (!o.quiet && now - last >= std::chrono::seconds(1)) {
                     const double dt = std::chrono::duration<double>(now - last).count();
@@ -559,9 +635,9 @@ int main(int argc, char** argv) {
                         if (f.kind(i) == vt::node_kind::switch_node) { drops += switch_drops(f.switch_at(i)); }
                     }
                     const link_totals lt = totals(f);
-                    std::printf("fabric %s of %s | %.2f M packet-hops/s | on the wire %" PRIu64
+                    std::printf("%s %s of %s | %.2f M packet-hops/s | on the wire %" PRIu64
                                 " | drops: switches %" PRIu64 ", links %" PRIu64 "\n",
-                                format_time(t).c_str(), format_time(duration).c_str(),
+                                o.realtime ? "real time" : "fabric", format_time(t).c_str(), format_time(duration).c_str(),
                                 double(hops - last_hops) / dt / 1e6, lt.on_wire, drops, lt.lost + lt.rx_full);
                     std::fflush(stdout);
                     last = now;
@@ -586,24 +662,59 @@ int main(int argc, char** argv) {
                 write_file(o.out + "/speed.json", s);
             }
             const link_totals lt = totals(f);
-            std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall: %" PRIu64
-                        " packet-hops, %.2f M packet-hops per wall second; link drops %" PRIu64 ", spins %" PRIu64
-                        "\n",
-                        format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
-                        lt.lost + lt.rx_full, f.spins());
-            // Expectations, then summary.json (deterministic, like fabric.json).
+            if (o.realtime) {
+                std::printf("rocelab-fabric: ran %s of real time (%s of scenario time) in %.3f s wall: %" PRIu64
+                            " packet-hops, %.2f M packet-hops per second, %" PRIu64 " rounds; link drops %" PRIu64 "\n",
+                            format_time(ran).c_str(), format_time(nanos{static_cast<std::int64_t>(double(ran.v) * k + 0.5)}).c_str(),
+                            wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6, f.engine_counters().instants,
+                            lt.lost + lt.rx_full);
+                // A round should take less than one 1 KiB frame time at the
+                // fastest (scaled) cable's rate, or frames wait for polls.
+                const std::uint64_t rounds = f.engine_counters().instants;
+                std::uint64_t fastest = 0;
+                for (const auto& l : topo.links) { fastest = std::max(fastest, l.cable.rate.v); }
+                const double frame_ns = fastest ? (1024.0 + 82) * 8 * 1e9 / double(fastest) : 0;
+                const double round_ns = rounds ? double(ran.v) / double(rounds) : 0;
+                if (frame_ns > 0 && round_ns > frame_ns) {
+                    std::printf("rocelab-fabric: warning: a round over all pipelines took %.2f us on average, longer "
+                                "than a 1 KiB frame at %s (%.2f us): this CPU did not keep up, lower --rt-rate\n",
+                                round_ns / 1e3, format_rate(bits_per_sec{fastest}).c_str(), frame_ns / 1e3);
+                }
+            } else {
+                std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall: %" PRIu64
+                            " packet-hops, %.2f M packet-hops per wall second; link drops %" PRIu64 ", spins %" PRIu64
+                            "\n",
+                            format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
+                            lt.lost + lt.rx_full, f.spins());
+            }
+            // Expectations, then summary.json (deterministic in virtual
+            // time, like fabric.json). In real time a metric is put back on
+            // the scenario's scale (rt_metric_scale).
+            auto scaled_value = [&](const expect_metric& m, std::string& err) -> std::optional<double> {
+                auto v = mx.value(m, err);
+                if (v) { *v *= rt_metric_scale(m.name, k); }
+                return v;
+            };
             std::string sum;
             json_writer j(sum);
             j.begin_object();
             j.kv("scenario", topo.name);
             j.kv("description", topo.description);
             j.kv("file", topo.source);
-            j.kv("fabric_time_ns", ran.v);
+            j.kv("backend", o.realtime ? "real-time" : "virtual-time");
+            if (o.realtime) {
+                j.kv("rt_factor", k);  // rates x k, times / k; metrics below are on the scenario's scale
+                j.kv("rt_rounds", f.engine_counters().instants);
+                j.kv("rt_time_ns", ran.v);
+                j.kv("fabric_time_ns", static_cast<std::int64_t>(static_cast<double>(ran.v) * k + 0.5));
+            } else {
+                j.kv("fabric_time_ns", ran.v);
+            }
             std::size_t failed = 0;
             j.key("expectations");
             j.begin_array();
             for (const auto& e : topo.expect) {
-                const expect_result r = evaluate(e, [&](const expect_metric& m, std::string& err) { return mx.value(m, err); });
+                const expect_result r = evaluate(e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); });
                 failed += r.passed ? 0 : 1;
                 std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
                 j.begin_object();
@@ -627,7 +738,7 @@ int main(int argc, char** argv) {
                     for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
                                           "timeouts", "cnp_rx", "rate_min", "rate_mean"}) {
                         std::string err;
-                        const auto v = mx.value(expect_metric{m, {fn}}, err);
+                        const auto v = scaled_value(expect_metric{m, {fn}}, err);
                         j.kv(m, v.value_or(0.0));
                     }
                     j.end_object();

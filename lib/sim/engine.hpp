@@ -149,6 +149,24 @@ public:
         return true;
     }
 
+    // ---- real time ----
+    // One round of a real-time run (the same nodes and links, driven by a
+    // wall clock instead of the event queue): now = t, every link moves
+    // what has arrived by t into its receiver's RX ring, then every node is
+    // polled at t (poll-mode, as lcores are: deadlines are not consulted).
+    // A fabric runs either this way or with run_until/step, not both: the
+    // event queue is not kept up to date here.
+    void poll_all(nanos t) noexcept {
+        _clock.advance_to(t);
+        ++_c.instants;
+        for (auto& lr : _links) { lr.l->deliver(t); }
+        for (auto& nr : _nodes) {
+            ++_c.node_polls;
+            (void)nr.n->poll(t);
+        }
+        for (auto& lr : _links) { (void)lr.l->take_tx_since_sync(); }
+    }
+
     // ---- inspection ----
 
     const virtual_clock& clock() const noexcept { return _clock; }

@@ -96,8 +96,14 @@ public:
     Pipe* pipe = nullptr;
     std::vector<vt_port*> ports;
     node_stats st;
+    bool realtime = false;  // polled every round: no deadline to compute
 
     nanos poll(nanos now) noexcept override {
+        if (realtime) {
+            ++st.polls;
+            (void)pipe->poll(now);
+            return nanos::max();
+        }
         for (vt_port* p : ports) { p->refused = false; }
         const std::uint32_t work = pipe->poll(now);
         ++st.polls;
@@ -125,6 +131,7 @@ struct fabric::impl {
         switch_cfg scfg;
         gen_cfg gcfg;
         gen::gen_tx_opts opts;
+        std::function<void(gen_cfg&)> adjust;
         std::unique_ptr<sw::switch_pipeline> sw;
         std::unique_ptr<gen::gen_pipeline> gen;
         std::vector<std::unique_ptr<vt_port>> ports;
@@ -144,6 +151,7 @@ struct fabric::impl {
     std::vector<std::unique_ptr<wire_tap>> taps;  // per engine link
     bool built = false;
     bool released = false;
+    bool realtime = false;
 
     std::string port_label(std::size_t n, int p) const {
         const node_rec& r = nodes[n];
@@ -166,8 +174,10 @@ std::size_t fabric::add_switch(const std::string& name, const switch_cfg& cfg) {
     return _p->nodes.size() - 1;
 }
 
-std::size_t fabric::add_gen(const std::string& name, const gen_cfg& cfg, gen::gen_tx_opts opts) {
+std::size_t fabric::add_gen(const std::string& name, const gen_cfg& cfg, gen::gen_tx_opts opts,
+                            std::function<void(gen_cfg&)> adjust) {
     impl::node_rec r;
+    r.adjust = std::move(adjust);
     r.name = name;
     r.kind = node_kind::gen_node;
     r.gcfg = cfg;
@@ -258,6 +268,7 @@ std::string fabric::build(rte_mempool* pool) {
             for (auto& vp : n.ports) { n.sw_node->ports.push_back(vp.get()); }
         } else {
             if (auto e = expand_gen_cfg(n.gcfg, static_cast<int>(np)); !e.empty()) { return n.name + ": " + e; }
+            if (n.adjust) { n.adjust(n.gcfg); }
             for (std::size_t i = 0; i < np; ++i) {
                 bindings[i].line_rate = n.gcfg.rate.v != 0 ? n.gcfg.rate : cable_rate(n, i);
             }
@@ -331,6 +342,19 @@ std::string fabric::capture_to(const std::string& dir, std::uint32_t snaplen) {
 
 void fabric::run_until(nanos end) noexcept {
     if (_p->built && !_p->released) { _p->eng->run_until(end); }
+}
+
+void fabric::poll_realtime(nanos now) noexcept {
+    impl& p = *_p;
+    if (!p.built || p.released) { return; }
+    if (!p.realtime) {
+        p.realtime = true;
+        for (auto& n : p.nodes) {
+            if (n.sw_node) { n.sw_node->realtime = true; }
+            if (n.gen_node) { n.gen_node->realtime = true; }
+        }
+    }
+    p.eng->poll_all(now);
 }
 
 nanos fabric::now() const noexcept { return _p->eng ? _p->eng->now() : nanos{0}; }

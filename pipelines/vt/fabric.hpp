@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,7 +99,11 @@ public:
     std::size_t add_switch(const std::string& name, const switch_cfg& cfg);
     // A generator: its ports are 0..N-1, N = the highest port any cable
     // names + 1 (at least 1). The line rate is cfg.rate, else the cable's.
-    std::size_t add_gen(const std::string& name, const gen_cfg& cfg, gen::gen_tx_opts opts = {});
+    // `adjust`, if given, is applied to the configuration after its
+    // expansion (hosts and flows exist), before the pipeline is created
+    // (rocelab-fabric --real-time scales the flows with it).
+    std::size_t add_gen(const std::string& name, const gen_cfg& cfg, gen::gen_tx_opts opts = {},
+                        std::function<void(gen_cfg&)> adjust = {});
     // A cable between (node a, port pa) and (node b, port pb). A port takes
     // one cable. Errors are reported by build().
     void connect(std::size_t a, int pa, std::size_t b, int pb, const cable_cfg& c);
@@ -111,7 +116,14 @@ public:
     std::string capture_to(const std::string& dir, std::uint32_t snaplen = 256);
 
     // ---- run ----
+    // Virtual time: runs every event up to `end`.
     void run_until(nanos end) noexcept;
+    // Real time: one round at `now` (a wall clock's reading, monotonic):
+    // the links deliver what has arrived by now, then every pipeline is
+    // polled, as on lcores. A fabric runs one way or the other, not both.
+    // The cables keep their model (line rate, delay, loss, ring sizes);
+    // the pipelines see real time, with its jitter and stalls.
+    void poll_realtime(nanos now) noexcept;
     nanos now() const noexcept;
 
     // Teardown: frees every mbuf held by links and pipelines, flushes and

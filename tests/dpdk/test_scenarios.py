@@ -11,6 +11,11 @@
 - A scenario whose expectation fails exits 3, and its summary says which.
 - Hosts with addresses and a traffic pattern (which would ignore them) are
   refused with exit 2.
+- Real time (--real-time, docs/scenarios.md "Real time"): the 8:1 incast
+  and the PFC storm pass slowed down 100x (100G cables run at 1Gbps), the
+  run takes that long in wall time, the summary says real-time and puts
+  the figures back on the scenario's scale; the calm storm fails (exit 3)
+  in real time too.
 
 Run: ROCELAB_BUILD=build /usr/bin/python3 tests/dpdk/test_scenarios.py -v
 """
@@ -104,6 +109,60 @@ class Scenarios(unittest.TestCase):
             r = run(p, os.path.join(out, "o"))
             self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
             self.assertIn("mac/ip/gateway is used only by explicit traffic.flows", r.stderr + r.stdout)
+
+
+class RealTime(unittest.TestCase):
+    def run_rt(self, path, out):
+        import time
+        t0 = time.monotonic()
+        r = run(path, out, "--real-time", "--no-plots")
+        return r, time.monotonic() - t0
+
+    def test_incast_and_storm_pass_in_real_time(self):
+        for name, scenario_s in (("incast-8to1-pfc.yaml", 0.005), ("pfc-storm.yaml", 0.010)):
+            path = os.path.join(ROOT, "conf", "scenarios", name)
+            with self.subTest(scenario=name), tempfile.TemporaryDirectory() as out:
+                r, wall = self.run_rt(path, out)
+                self.assertEqual(r.returncode, 0, f"{name}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+                self.assertIn("slowed down 100x", r.stdout)
+                self.assertNotIn("did not keep up", r.stdout)
+                with open(os.path.join(out, "summary.json")) as f:
+                    s = json.load(f)
+                self.assertEqual(s["backend"], "real-time")
+                self.assertAlmostEqual(s["rt_factor"], 0.01)
+                # 100 x the scenario's time on the TSC, which the wall clock confirms.
+                self.assertAlmostEqual(s["rt_time_ns"] / 1e9, 100 * scenario_s, delta=0.01 * scenario_s * 100)
+                self.assertAlmostEqual(s["fabric_time_ns"] / 1e9, scenario_s, delta=0.01 * scenario_s)
+                self.assertGreaterEqual(wall, 100 * scenario_s)
+                self.assertGreater(s["rt_rounds"], 1000)
+                self.assertTrue(s["passed"], json.dumps(s["expectations"], indent=1))
+                for e in s["expectations"]:
+                    self.assertTrue(e["passed"], e)
+                # Goodput on the scenario's scale: the incast's senders share 100G, not 1G.
+                if name.startswith("incast"):
+                    g = [f["goodput"] for f in s["flows"]]
+                    self.assertEqual(len(g), 8)
+                    self.assertTrue(all(10e9 < x < 12.5e9 for x in g), g)
+                # The cables ran at 1/100 of their rate, their delays 100x.
+                with open(os.path.join(out, "fabric.json")) as f:
+                    fab = json.load(f)
+                self.assertEqual(max(l["rate_bps"] for l in fab["links"]), 1_000_000_000)
+                if name.startswith("incast"):
+                    self.assertEqual({l["delay_ns"] for l in fab["links"]}, {2500})  # 25 ns x 100
+
+    def test_a_calm_storm_fails_in_real_time_too(self):
+        with open(os.path.join(ROOT, "conf", "scenarios", "pfc-storm.yaml")) as f:
+            text = f.read().replace("start=200us", "start=20ms")
+        with tempfile.TemporaryDirectory() as out:
+            p = os.path.join(out, "calm.yaml")
+            with open(p, "w") as f:
+                f.write(text)
+            r, _ = self.run_rt(p, os.path.join(out, "o"))
+            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+            with open(os.path.join(out, "o", "summary.json")) as f:
+                s = json.load(f)
+            failed = [e["expect"] for e in s["expectations"] if not e["passed"]]
+            self.assertIn("goodput(victim) < 5Gbps", " ".join(failed))
 
 
 if __name__ == "__main__":
