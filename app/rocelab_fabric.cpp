@@ -8,6 +8,8 @@
 // gives the same bytes) and speed.json (wall-clock figures), and with
 // --pcap wire captures in fabric time.
 #include <rte_errno.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <spawn.h>
@@ -554,6 +556,7 @@ int main(int argc, char** argv) {
                                     .loss_seed = l.cable.loss_seed, .tx_ring_size = l.cable.tx_ring_size,
                                     .rx_ring_size = l.cable.rx_ring_size});
         }
+        if (o.realtime) { f.use_ethdevs("rtf"); }  // every cabled port a net_ring ethdev
         if (const std::string e = f.build(pool); !e.empty()) {
             std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
             rc = 2;
@@ -768,6 +771,24 @@ int main(int argc, char** argv) {
                 std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
             }
         }
+        // Real time: the ports' ethdev names and counters, read before the
+        // devices close (release_all).
+        std::vector<std::vector<std::pair<std::string, runtime::ethdev_stats>>> eth(f.node_count());
+        for (std::size_t n = 0; o.realtime && wrote_summary && n < f.node_count(); ++n) {
+            for (std::size_t p = 0; p < f.port_count(n); ++p) {
+                const int pid = f.eth_port(n, static_cast<int>(p));
+                if (pid < 0) {
+                    eth[n].emplace_back();
+                    continue;
+                }
+                char name[RTE_ETH_NAME_MAX_LEN] = {};
+                rte_eth_dev_get_name_by_port(static_cast<std::uint16_t>(pid), name);
+                rte_eth_stats st{};
+                rte_eth_stats_get(static_cast<std::uint16_t>(pid), &st);
+                eth[n].emplace_back(name, runtime::ethdev_stats{st.ipackets, st.opackets, st.imissed, st.ierrors,
+                                                                st.oerrors, st.rx_nombuf});
+            }
+        }
         f.release_all();
         // Each node's own report, as rocelab-switch / rocelab-gen write it (after
         // the release, as the apps do): <out>/<node>.json. Its "ethdev" counters
@@ -778,12 +799,18 @@ int main(int argc, char** argv) {
                 runtime::run_report r;
                 r.elapsed_s = double(f.now().v) / 1e9;
                 r.end = f.now();
-                r.tsc_hz = 1'000'000'000;
+                r.tsc_hz = o.realtime ? rte_get_tsc_hz() : 1'000'000'000;
                 r.mbufs_total = mbufs;
                 r.mbufs_in_use = rte_mempool_in_use_count(pool);
                 r.command_line = "rocelab-fabric run " + o.topology;
                 for (std::size_t p = 0; p < f.port_count(n); ++p) {
                     const std::string pn = f.port_name(n, static_cast<int>(p));
+                    if (p < eth[n].size() && !eth[n][p].first.empty()) {
+                        // Real time: the net_ring device and its own counters.
+                        r.devices.push_back(eth[n][p].first);
+                        r.ethdev.push_back(eth[n][p].second);
+                        continue;
+                    }
                     r.devices.push_back("vt:" + f.node_name(n) + ":" + pn);
                     runtime::ethdev_stats es;
                     if (const auto* tx = f.tx_link(n, static_cast<int>(p))) { es.opackets = tx->counters().tx_accepted; }

@@ -166,6 +166,17 @@ public:
         }
         for (auto& lr : _links) { (void)lr.l->take_tx_since_sync(); }
     }
+    // The same round in parts, for a driver that moves frames between the
+    // links and something else (ethdev rings) around the node polls:
+    // deliver_all(t), then the driver's polls, then end_round().
+    void deliver_all(nanos t) noexcept {
+        _clock.advance_to(t);
+        ++_c.instants;
+        for (auto& lr : _links) { lr.l->deliver(t); }
+    }
+    void end_round() noexcept {
+        for (auto& lr : _links) { (void)lr.l->take_tx_since_sync(); }
+    }
 
     // ---- inspection ----
 

@@ -2,7 +2,11 @@
 #include "vt/fabric.hpp"
 
 #include <pcap/pcap.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include <algorithm>
 #include <array>
@@ -11,6 +15,7 @@
 
 #include "config/gen_config.hpp"
 #include "config/switch_config.hpp"
+#include "dpdk/port.hpp"
 
 namespace rocelab::vt {
 
@@ -61,7 +66,14 @@ struct vt_port {
     std::uint32_t rx_waiting = 0;  // frames in the RX ring (port_io::rx_waiting)
     bool refused = false;          // TX refused frames in the last poll
     bool cabled = false;
+    // use_ethdevs(): the port's net_ring ethdev and its two rings.
+    int eth_port = -1;
+    rte_ring* eth_rx = nullptr;  // the cable delivers here; the pipeline's rte_eth_rx_burst reads it
+    rte_ring* eth_tx = nullptr;  // the pipeline's rte_eth_tx_burst writes here; the cable takes from it
 };
+
+constexpr unsigned eth_rx_ring = 64;
+constexpr unsigned eth_tx_ring = 32;
 
 std::uint16_t vt_rx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
     auto* p = static_cast<vt_port*>(ctx);
@@ -152,6 +164,7 @@ struct fabric::impl {
     bool built = false;
     bool released = false;
     bool realtime = false;
+    std::string eth_tag;  // use_ethdevs(): non-empty
 
     std::string port_label(std::size_t n, int p) const {
         const node_rec& r = nodes[n];
@@ -185,6 +198,8 @@ std::size_t fabric::add_gen(const std::string& name, const gen_cfg& cfg, gen::ge
     _p->nodes.push_back(std::move(r));
     return _p->nodes.size() - 1;
 }
+
+void fabric::use_ethdevs(const std::string& tag) { _p->eth_tag = tag.empty() ? "fab" : tag; }
 
 void fabric::connect(std::size_t a, int pa, std::size_t b, int pb, const cable_cfg& c) {
     _p->cables.push_back(impl::cable{a, b, pa, pb, c});
@@ -244,6 +259,32 @@ std::string fabric::build(rte_mempool* pool) {
             b.io = dpdk::port_io{&vt_ops, n.ports[i].get(), &n.ports[i]->rx_waiting};
             b.mac = {0x02, 0x56, static_cast<std::uint8_t>(ni >> 8), static_cast<std::uint8_t>(ni),
                      static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)};
+            if (!p.eth_tag.empty() && n.ports[i]->cabled) {
+                vt_port& vp = *n.ports[i];
+                const std::string base = p.eth_tag + "_" + std::to_string(ni) + "_" + std::to_string(i);
+                const int sock = static_cast<int>(rte_socket_id());
+                vp.eth_rx = rte_ring_create((base + "r").c_str(), eth_rx_ring, sock,
+                                            RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+                vp.eth_tx = rte_ring_create((base + "t").c_str(), eth_tx_ring, sock,
+                                            RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+                if (vp.eth_rx == nullptr || vp.eth_tx == nullptr) {
+                    return n.name + " " + b.name + ": cannot create the net_ring rings: " + rte_strerror(rte_errno);
+                }
+                vp.eth_port = rte_eth_from_rings(base.c_str(), &vp.eth_rx, 1, &vp.eth_tx, 1,
+                                                 static_cast<unsigned>(sock));
+                if (vp.eth_port < 0) {
+                    return n.name + " " + b.name + ": rte_eth_from_rings: " + rte_strerror(rte_errno);
+                }
+                dpdk::port_params pp;
+                pp.port_id = static_cast<std::uint16_t>(vp.eth_port);
+                pp.rx_ring_size = static_cast<std::uint16_t>(eth_rx_ring);
+                pp.tx_ring_size = static_cast<std::uint16_t>(eth_tx_ring);
+                pp.pool = pool;
+                dpdk::port_info info;
+                if (const std::string e = dpdk::port_open(pp, info); !e.empty()) { return n.name + " " + b.name + ": " + e; }
+                b.port_id = static_cast<std::uint16_t>(vp.eth_port);
+                b.io = dpdk::port_io{};  // rte_eth_rx_burst / rte_eth_tx_burst on queue 0
+            }
         }
         if (n.kind == node_kind::switch_node) {
             std::vector<std::pair<int, bits_per_sec>> speeds;
@@ -354,7 +395,44 @@ void fabric::poll_realtime(nanos now) noexcept {
             if (n.gen_node) { n.gen_node->realtime = true; }
         }
     }
-    p.eng->poll_all(now);
+    if (p.eth_tag.empty()) {
+        p.eng->poll_all(now);
+        return;
+    }
+    // Cables -> ethdev RX rings, the pipelines, ethdev TX rings -> cables.
+    rte_mbuf* buf[64];
+    p.eng->deliver_all(now);
+    for (auto& n : p.nodes) {
+        for (auto& vp : n.ports) {
+            if (vp->eth_rx == nullptr) { continue; }
+            unsigned room = rte_ring_free_count(vp->eth_rx);
+            while (room > 0) {
+                const std::uint16_t k = vp->sp.rx_burst(now, buf, static_cast<std::uint16_t>(std::min(room, 64u)));
+                if (k == 0) { break; }
+                vp->rx_waiting -= k;
+                rte_ring_sp_enqueue_bulk(vp->eth_rx, reinterpret_cast<void* const*>(buf), k, nullptr);  // fits: room
+                room -= k;
+            }
+        }
+    }
+    for (auto& n : p.nodes) {
+        if (n.sw_node) { n.sw_node->poll(now); }
+        if (n.gen_node) { n.gen_node->poll(now); }
+    }
+    for (auto& n : p.nodes) {
+        for (auto& vp : n.ports) {
+            if (vp->eth_tx == nullptr) { continue; }
+            auto* l = vp->sp.tx_link();
+            const std::size_t used = l->tx_ring_used(now);
+            const std::size_t cap = l->cfg().tx_ring_size;
+            const unsigned room = used >= cap ? 0u : static_cast<unsigned>(std::min<std::size_t>(cap - used, 64));
+            if (room == 0) { continue; }
+            const unsigned m = rte_ring_sc_dequeue_burst(vp->eth_tx, reinterpret_cast<void**>(buf), room, nullptr);
+            const std::uint16_t k = vp->sp.tx_burst(now, buf, static_cast<std::uint16_t>(m));
+            for (unsigned i = k; i < m; ++i) { rte_pktmbuf_free(buf[i]); }  // not expected: the room was checked
+        }
+    }
+    p.eng->end_round();
 }
 
 nanos fabric::now() const noexcept { return _p->eng ? _p->eng->now() : nanos{0}; }
@@ -369,6 +447,21 @@ void fabric::release_all() noexcept {
     for (auto& n : p.nodes) {
         if (n.sw) { n.sw->release_all(); }
         if (n.gen) { n.gen->release_all(); }
+    }
+    for (auto& n : p.nodes) {
+        for (auto& vp : n.ports) {
+            if (vp->eth_port >= 0) {
+                dpdk::port_close(static_cast<std::uint16_t>(vp->eth_port));
+                vp->eth_port = -1;
+            }
+            for (rte_ring** r : {&vp->eth_rx, &vp->eth_tx}) {
+                if (*r == nullptr) { continue; }
+                void* m = nullptr;
+                while (rte_ring_sc_dequeue(*r, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
+                rte_ring_free(*r);
+                *r = nullptr;
+            }
+        }
     }
     for (auto& t : p.taps) {
         for (pcap_dumper_t** d : {&t->tx, &t->rx}) {
@@ -412,6 +505,12 @@ const mbuf_engine::link_type* fabric::rx_link(std::size_t n, int port) const noe
     // The two directions of a cable are added together: a->b even, b->a odd.
     const std::int32_t tx = r.port_txlink[static_cast<std::size_t>(port)];
     return &_p->eng->link(static_cast<std::uint32_t>(tx % 2 == 0 ? tx + 1 : tx - 1));
+}
+
+int fabric::eth_port(std::size_t n, int port) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (port < 0 || static_cast<std::size_t>(port) >= r.ports.size()) { return -1; }
+    return r.ports[static_cast<std::size_t>(port)]->eth_port;
 }
 
 const sim::engine_counters& fabric::engine_counters() const noexcept { return _p->eng->counters(); }

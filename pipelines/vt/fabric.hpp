@@ -108,6 +108,18 @@ public:
     // one cable. Errors are reported by build().
     void connect(std::size_t a, int pa, std::size_t b, int pb, const cable_cfg& c);
 
+    // Real time over ethdevs (call before build): every cabled port becomes
+    // a net_ring ethdev (rte_eth_from_rings, opened with dpdk::port_open as
+    // the apps open theirs), and the pipelines use rte_eth_rx_burst /
+    // rte_eth_tx_burst on it. Each poll_realtime() round moves what the
+    // cable delivered into the port's RX ring (as much as fits: the rest
+    // waits in the cable's RX ring, which overflows and counts as before)
+    // and what the pipeline sent from its TX ring onto the cable (as much as
+    // the cable's TX ring takes). The ethdev rings are small (RX 64, TX 32
+    // frames) so the cable's rings stay the ones that count. `tag` makes
+    // the ring and device names unique.
+    void use_ethdevs(const std::string& tag);
+
     // Checks the description and creates pipelines, nodes and links. One
     // error line (naming the node, port or cable) or "".
     std::string build(rte_mempool* pool);
@@ -145,6 +157,8 @@ public:
     const mbuf_engine::link_type* tx_link(std::size_t n, int port) const noexcept;
     // The link arriving at (node, port), or nullptr.
     const mbuf_engine::link_type* rx_link(std::size_t n, int port) const noexcept;
+    // use_ethdevs(): the DPDK port id of (node, port), -1 when none.
+    int eth_port(std::size_t n, int port) const noexcept;
     const sim::engine_counters& engine_counters() const noexcept;
     std::uint64_t packet_hops() const noexcept;  // frames delivered by all links
     std::uint64_t spins() const noexcept;        // summed over nodes
