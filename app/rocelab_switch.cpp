@@ -244,7 +244,12 @@ public:
 
     runtime::depth_sampler worker_hook(nanos now) { return _csv.sampler(_cfg.queue_sample_interval, now); }
 
-    void tick(nanos start, double) {
+    void tick(nanos start, double el) {
+        // Link state every 10 ms (rte_eth_link_get_nowait; the worker acts on changes).
+        if (el >= _next_link_poll) {
+            _pipe->poll_link_states();
+            _next_link_poll = el + 0.010;
+        }
         print_events(start);
         _csv.drain(*_pipe);
     }
@@ -293,10 +298,22 @@ private:
     void print_events(nanos start) {
         sw::switch_event ev;
         while (_pipe->pop_event(ev)) {
-            const char* what = ev.what == sw::switch_event::kind::storm_detected ? "PFC storm detected"
-                                                                                : "PFC storm restored";
-            std::printf("[%7.3fs] event: %s on %s queue %u\n", double(ev.ns - start.v) / 1e9, what,
-                        _bindings[ev.port].name.c_str(), ev.queue);
+            using k = sw::switch_event::kind;
+            const double t = double(ev.ns - start.v) / 1e9;
+            if (ev.what == k::link_down || ev.what == k::link_up) {
+                const auto& c = _pipe->counters(ev.port);
+                std::printf("[%7.3fs] event: link %s on %s%s\n", t, ev.what == k::link_down ? "down" : "up",
+                            _bindings[ev.port].name.c_str(),
+                            ev.what == k::link_down
+                                ? (": egress queues flushed, FDB entries removed, frames to it dropped (drop_link_down " +
+                                   std::to_string(sw::read_counter(c.drops[static_cast<std::size_t>(sw::drop_reason::link_down)])) +
+                                   ")").c_str()
+                                : ": forwarding again");
+            } else {
+                std::printf("[%7.3fs] event: %s on %s queue %u\n", t,
+                            ev.what == k::storm_detected ? "PFC storm detected" : "PFC storm restored",
+                            _bindings[ev.port].name.c_str(), ev.queue);
+            }
             std::fflush(stdout);
         }
     }
@@ -307,6 +324,7 @@ private:
     std::unique_ptr<sw::switch_pipeline> _pipe;
     std::optional<runtime::switch_status> _status;
     runtime::queue_csv _csv;
+    double _next_link_poll = 0;
     std::uint64_t _warned_behind = 0;
     std::uint64_t _warned_overflow = 0;
 };

@@ -39,6 +39,7 @@ enum class drop_reason : std::uint8_t {
     wred,               // WRED_PROFILE drop (Not-ECT frame, or ECN off, with wred_green_enable); per queue too
     flood_no_port,      // L2: a frame to flood, and no port but the ingress one (a one-port bridge)
     mac_control_other,  // MAC Control (0x8808) not addressed to this port (never relayed, 802.3 clause 31)
+    link_down,          // egress link down: frames queued when it went down, and frames to it while down
     count
 };
 
@@ -65,6 +66,7 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::wred: return "drop_wred";
         case drop_reason::flood_no_port: return "drop_flood_no_port";
         case drop_reason::mac_control_other: return "drop_mac_control_other";
+        case drop_reason::link_down: return "drop_link_down";
         case drop_reason::count: break;
     }
     return "?";

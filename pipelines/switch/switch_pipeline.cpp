@@ -105,6 +105,12 @@ struct port_rt {
     std::array<wred_cfg, 8> wred{};
     std::uint8_t wred_mask = 0;  // queues with a profile (marking and/or dropping)
     rng wred_rng;                // seeded from ROCELAB seed and the port index
+    // Link state: link_req written by the control thread (relaxed atomic),
+    // link_down applied by the worker; seen_up: the control thread has seen
+    // the ethdev's link up once (poll_link_states).
+    std::uint8_t link_req = 1;
+    bool link_down = false;
+    bool seen_up = false;
     port_counters c{};
 
     port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
@@ -322,6 +328,33 @@ pfc_status switch_pipeline::pfc(std::size_t port, nanos now) const noexcept {
 std::uint64_t switch_pipeline::pool_shared_used() const noexcept { return _p->buf ? _p->buf->pool().shared_used : 0; }
 std::uint64_t switch_pipeline::pool_shared_size() const noexcept { return _p->buf ? _p->buf->pool().shared_size : 0; }
 bool switch_pipeline::pop_event(switch_event& e) noexcept { return _p->events.pop(e); }
+
+void switch_pipeline::set_link(std::size_t port, bool up) noexcept {
+    __atomic_store_n(&_p->ports[port]->link_req, static_cast<std::uint8_t>(up ? 1 : 0), __ATOMIC_RELAXED);
+}
+
+bool switch_pipeline::link_up(std::size_t port) const noexcept {
+    return !__atomic_load_n(&_p->ports[port]->link_down, __ATOMIC_RELAXED);
+}
+
+std::size_t switch_pipeline::poll_link_states() noexcept {
+    std::size_t changed = 0;
+    for (auto& pp : _p->ports) {
+        port_rt& pr = *pp;
+        if (pr.b.io.ops != nullptr) { continue; }  // not an ethdev (virtual time)
+        rte_eth_link l{};
+        if (rte_eth_link_get_nowait(pr.b.port_id, &l) != 0) { continue; }
+        const bool up = l.link_status == RTE_ETH_LINK_UP;
+        if (up) { pr.seen_up = true; }
+        if (!pr.seen_up) { continue; }  // never connected yet: taken as up
+        const bool was = __atomic_load_n(&pr.link_req, __ATOMIC_RELAXED) != 0;
+        if (was != up) {
+            set_link(pr.idx, up);
+            ++changed;
+        }
+    }
+    return changed;
+}
 
 nanos switch_pipeline::paused_time(std::size_t port, int prio, nanos now) const noexcept {
     return _p->ports[port]->pause.paused_time(prio, now);
@@ -605,6 +638,11 @@ namespace {
 // copy), then the egress queue. False only when the ingress buffer refused it.
 [[gnu::noinline]] bool admit_slow(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
                                   std::uint8_t tc, bool tagged, bool uncharged = false) noexcept {
+    if (eg.link_down) {
+        eg.c.drop(drop_reason::link_down);
+        rte_pktmbuf_free(x);
+        return true;
+    }
     if (eg.vmode == vlan_mode::tagged) {
         if (!vlan_set(x, tagged, tc, eg.vid)) {
             eg.c.drop(drop_reason::flood_nombuf);
@@ -635,7 +673,7 @@ namespace {
 // watchdog drop active (with or without buffer accounting).
 [[gnu::always_inline]] inline void admit(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
                                          std::uint8_t tc, bool tagged, bool acct) noexcept {
-    if (!tagged && eg.vmode == vlan_mode::untagged && eg.wd_drop_mask == 0) [[likely]] {
+    if (!tagged && eg.vmode == vlan_mode::untagged && eg.wd_drop_mask == 0 && !eg.link_down) [[likely]] {
         const int q = eg.maps.tc_to_queue[tc];
         const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
         if (acct) {
@@ -690,6 +728,37 @@ namespace {
         ++in.c.flood_copies;
         admit_slow(p, in, *p.ports[to[k]], copies[k], tc, tagged, /*uncharged=*/true);
     }
+}
+
+// The worker applies a link change (see set_link in the header).
+[[gnu::noinline]] void link_change(switch_pipeline::impl& p, port_rt& eg, bool up, nanos now) noexcept {
+    switch_event se;
+    se.ns = now.v;
+    se.port = eg.idx;
+    if (up) {
+        __atomic_store_n(&eg.link_down, false, __ATOMIC_RELAXED);
+        se.what = switch_event::kind::link_up;
+        (void)p.events.push(se);
+        return;
+    }
+    std::uint64_t n = 0;
+    for (int q = 0; q < 8; ++q) { n += flush_queue(p, eg, q); }
+    // Staged frames were dequeued (their buffer already released): free them.
+    if (eg.n_staged != 0) {
+        rte_pktmbuf_free_bulk(eg.staged.data(), eg.n_staged);
+        n += eg.n_staged;
+        eg.n_staged = 0;
+    }
+    if (eg.pfc_pending != nullptr) {
+        rte_pktmbuf_free(eg.pfc_pending);
+        eg.pfc_pending = nullptr;
+    }
+    eg.c.drops[static_cast<std::size_t>(drop_reason::link_down)] += n;
+    eg.backlog = false;
+    if (p.mode == fwd_mode::l2) { p.table.flush_port(eg.idx); }
+    __atomic_store_n(&eg.link_down, true, __ATOMIC_RELAXED);
+    se.what = switch_event::kind::link_down;
+    (void)p.events.push(se);
 }
 
 }  // namespace
@@ -864,6 +933,11 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
     // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----
     for (std::size_t pi = 0; pi < nports; ++pi) {
         port_rt& eg = *p.ports[pi];
+        // Link state from the control thread: applied here, on the owner lcore.
+        if ((__atomic_load_n(&eg.link_req, __ATOMIC_RELAXED) != 0) == eg.link_down) [[unlikely]] {
+            link_change(p, eg, eg.link_down, now);
+        }
+        if (eg.link_down) [[unlikely]] { continue; }
         if (acct) [[unlikely]] {
             send_pfc(p, eg, now, cap);
         }

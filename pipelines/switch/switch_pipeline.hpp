@@ -59,7 +59,7 @@ struct queue_snapshot {
 
 // Something the control thread should print as one event line.
 struct switch_event {
-    enum class kind : std::uint8_t { storm_detected, storm_restored } what{};
+    enum class kind : std::uint8_t { storm_detected, storm_restored, link_down, link_up } what{};
     std::int64_t ns = 0;
     std::uint16_t port = 0;
     std::uint8_t queue = 0;
@@ -133,8 +133,26 @@ public:
     pfc_status pfc(std::size_t port, nanos now) const noexcept;
     std::uint64_t pool_shared_used() const noexcept;
     std::uint64_t pool_shared_size() const noexcept;
-    // Control thread: next watchdog event, if any.
+    // Control thread: next watchdog or link event, if any.
     bool pop_event(switch_event& e) noexcept;
+
+    // Link state (control thread). set_link() tells the data path that a
+    // port's link is up or down; the worker acts at its next poll:
+    //   down: every egress queue of the port is flushed, with the frames
+    //         staged for TX and a pending PFC frame (drop_link_down; the
+    //         ingress buffer they held is released, so no lossless PG stays
+    //         in XOFF), the port's FDB entries are flushed, frames forwarded
+    //         to it are dropped (drop_link_down), nothing is sent on it, and
+    //         a link_down event is queued;
+    //   up:   it forwards again (link_up event).
+    // poll_link_states() reads each ethdev port's link without waiting
+    // (rte_eth_link_get_nowait) and calls set_link() on changes. A port is
+    // taken as up until its link has been seen up once: a memif or af_packet
+    // port whose peer has not connected yet queues as before; a peer that
+    // goes away takes the link down. Returns the ports whose state changed.
+    void set_link(std::size_t port, bool up) noexcept;
+    std::size_t poll_link_states() noexcept;
+    bool link_up(std::size_t port) const noexcept;  // as the data path last applied it
     fwd_mode mode() const noexcept;
 
     // Busy-cycle accounting (cycles spent in polls that did work), set by the runner.
