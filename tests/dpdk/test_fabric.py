@@ -2,7 +2,8 @@
 """Fabric scenario: rocelab-gen hosts and rocelab-switch in two processes,
 joined by memif links, real time. A 4:1 incast on the lossless class must
 be lossless (PFC, zero drops) and fair; a 4-host IPv6 ring all-reduce
-through the default L2 bridge completes with every step gated.
+through the default L2 bridge completes with every step gated; when the
+generator process exits, the switch sees each memif link go down.
 
 Run: /usr/bin/python3 tests/dpdk/test_fabric.py -v
 """
@@ -137,6 +138,50 @@ class FabricTests(unittest.TestCase):
                 for k in range(1, steps * N):
                     self.assertGreaterEqual(sent[h][k][0], sent[h][k - 1][1], (h, k))
                     self.assertGreaterEqual(sent[h][k][0], sent[pred][k - 1][1], (h, k))
+
+
+class LinkDown(unittest.TestCase):
+    def test_memif_peer_going_away_takes_the_links_down(self):
+        """rocelab-gen runs 1 s of a 2:1 incast through the switch and exits;
+        the switch keeps running: each memif port's link goes down (the
+        peer closed), which it prints as one event line per port, with
+        the egress queues flushed and counted (drop_link_down in the
+        report), and it stops cleanly with no mbuf left."""
+        with tempfile.TemporaryDirectory(prefix="rocelab-linkdown-") as tmp:
+            sw_v, gen_v = [], []
+            for i in range(3):
+                sock = os.path.join(tmp, f"m{i}.sock")
+                sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
+                gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
+            tag = f"{os.getpid()}ld"
+            sw = subprocess.Popen(
+                [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"ld-sw-{tag}",
+                 "--log-level", "lib.eal:error"] + sw_v +
+                ["--", "--quiet", "--report", os.path.join(tmp, "sw.json"), "--duration", "5s"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                self.assertIn("rocelab-switch", sw.stdout.readline())
+                gen = subprocess.run(
+                    [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
+                     f"ld-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
+                    ["--", "--quiet", "--pattern", "incast", "--senders", "2", "--rate", "1Gbps",
+                     "--msg-size", "1MiB", "--duration", "1s"],
+                    capture_output=True, text=True, timeout=60)
+                self.assertEqual(gen.returncode, 0, gen.stderr)
+                out, err = sw.communicate(timeout=60)
+            finally:
+                if sw.poll() is None:
+                    sw.kill()  # by PID
+                    sw.communicate()
+            self.assertEqual(sw.returncode, 0, err)
+            downs = [l for l in out.splitlines() if "event: link down on" in l]
+            self.assertEqual(sorted(l.split(" on ")[1].split(":")[0] for l in downs),
+                             ["Ethernet0", "Ethernet1", "Ethernet2"], out)
+            with open(os.path.join(tmp, "sw.json")) as f:
+                s = json.load(f)
+            self.assertEqual(s["mbufs_in_use_at_exit"], 0)
+            for p in s["ports"]:
+                self.assertIn("drop_link_down", p["drops"], p["name"])
 
 
 if __name__ == "__main__":
