@@ -100,6 +100,8 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("flood_copies", c.flood_copies);
         j.kv("arp_replies", c.arp_replies);
         j.kv("nd_replies", c.nd_replies);
+        j.kv("icmp_errors", c.icmp_errors);
+        j.kv("icmp_ratelimited", c.icmp_ratelimited);
         j.kv("tx_behind", c.tx_behind);
         j.kv("tx_ring_full", c.tx_ring_full);
         j.kv("tx_flushed", c.tx_flushed);

@@ -57,6 +57,8 @@ int cmd_port(const switch_pipeline& p, const telemetry_info&, const char* params
     rte_tel_data_add_dict_u64(d, "flood_copies", read_counter(c.flood_copies));
     rte_tel_data_add_dict_u64(d, "arp_replies", read_counter(c.arp_replies));
     rte_tel_data_add_dict_u64(d, "nd_replies", read_counter(c.nd_replies));
+    rte_tel_data_add_dict_u64(d, "icmp_errors", read_counter(c.icmp_errors));
+    rte_tel_data_add_dict_u64(d, "icmp_ratelimited", read_counter(c.icmp_ratelimited));
     rte_tel_data_add_dict_u64(d, "tx_behind", read_counter(c.tx_behind));
     rte_tel_data_add_dict_u64(d, "tx_ring_full", read_counter(c.tx_ring_full));
     for (std::size_t r = 0; r < drop_reason_count; ++r) {

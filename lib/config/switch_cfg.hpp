@@ -100,6 +100,11 @@ struct switch_cfg {
     std::uint32_t max_frame = 9216;  // larger frames are counted as oversize and dropped
     buffer_pool_cfg pool{};          // BUFFER_POOL (ingress_lossless_pool); see default_switch_cfg()
     bool wred_at_enqueue = false;    // ROCELAB ecn_at: enqueue; default dequeue (HPCC ns-3, ns3-rdma)
+    // L3: ICMP/ICMPv6 errors for TTL expiry and no route (ROCELAB icmp_errors:
+    // on|off), at most icmp_rate per second per switch with a burst of 50
+    // (Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults).
+    bool icmp_errors = true;
+    std::uint32_t icmp_rate = 1000;
     headroom_asic_cfg asic{};        // ROCELAB.headroom: constants for computed xoff/xon
 };
 

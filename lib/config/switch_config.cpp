@@ -970,7 +970,8 @@ private:
     void load_rocelab(const entry& t) {
         const auto f = fields(t, "ROCELAB",
                               {"mode", "seed", "status_interval", "queue_sample_interval", "tx_ring_size",
-                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom", "ecn_at"});
+                               "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom", "ecn_at",
+                               "icmp_errors", "icmp_rate"});
         using namespace literals;
         if (const auto* e = find(f, "mode")) {
             _cfg.mode = get_choice(*e, "ROCELAB|mode", {"l2", "l3"}) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
@@ -1012,6 +1013,14 @@ private:
         }
         if (const auto* e = find(f, "ecn_at")) {
             _cfg.wred_at_enqueue = get_choice(*e, "ROCELAB|ecn_at", {"dequeue", "enqueue"}) == "enqueue";
+        }
+        if (const auto* e = find(f, "icmp_errors")) {
+            const std::string v = get_choice(*e, "ROCELAB|icmp_errors", {"on", "off", "true", "false"});
+            _cfg.icmp_errors = v == "on" || v == "true";
+        }
+        if (const auto* e = find(f, "icmp_rate")) {
+            _cfg.icmp_rate = static_cast<std::uint32_t>(
+                get_uint(*e, "ROCELAB|icmp_rate", 1, 1000000, "ICMP errors per second"));
         }
     }
 

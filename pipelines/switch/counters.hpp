@@ -84,6 +84,8 @@ struct alignas(64) port_counters {
     std::uint64_t flood_copies = 0;    // extra copies made to flood
     std::uint64_t arp_replies = 0;
     std::uint64_t nd_replies = 0;
+    std::uint64_t icmp_errors = 0;       // L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
+    std::uint64_t icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
     std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
     std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
     std::uint64_t tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown: freed

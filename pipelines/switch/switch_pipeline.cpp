@@ -17,6 +17,7 @@
 #include "fwd/arp_nd.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/fdb.hpp"
+#include "proto/icmp_error.hpp"
 #include "proto/ipv4.hpp"
 #include "proto/mac_control.hpp"
 #include "proto/ecn.hpp"
@@ -111,6 +112,11 @@ struct port_rt {
     std::uint8_t link_req = 1;
     bool link_down = false;
     bool seen_up = false;
+    // ICMP errors (L3): this port's addresses as their source (the first
+    // IPv4 and IPv6 address of its INTERFACE entries, else the switch's first).
+    std::uint32_t icmp_src4 = 0;
+    std::array<std::uint8_t, 16> icmp_src6{};
+    bool has_src4 = false, has_src6 = false;
     port_counters c{};
 
     port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
@@ -128,6 +134,15 @@ struct port_rt {
           pfc_gen(pc.fc_mode, pb.line_rate, pc.pfc_quanta),
           wred(pc.wred),
           wred_rng(0x5EED0000u + i) {
+        for (const auto& a : pc.addresses) {
+            if (!a.v6 && !has_src4) {
+                icmp_src4 = load_be32(reinterpret_cast<const std::byte*>(a.addr.data()));
+                has_src4 = true;
+            } else if (a.v6 && !has_src6) {
+                std::memcpy(icmp_src6.data(), a.addr.data(), 16);
+                has_src6 = true;
+            }
+        }
         for (int q = 0; q < 8; ++q) {
             if (wred[q].enabled) { wred_mask |= static_cast<std::uint8_t>(1u << q); }
         }
@@ -168,6 +183,11 @@ struct switch_pipeline::impl {
     std::uint64_t all_ports_mask = 0;
     std::unique_ptr<mmu> buf;  // ingress buffer accounting (BUFFER_POOL); null = off
     spsc_ring<switch_event, 1024> events;  // watchdog storms/restores for the control thread
+    // ICMP errors (ROCELAB icmp_errors / icmp_rate): GCRA, one per interval, burst 50.
+    bool icmp_on = true;
+    std::int64_t icmp_interval = 1'000'000;
+    std::int64_t icmp_tau = 49'000'000;
+    std::int64_t icmp_tat = INT64_MIN / 4;
 
     explicit impl(std::size_t fdb_capacity, nanos aging) : table(fdb_capacity, aging) {}
 };
@@ -193,6 +213,9 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
     p->pool = pool;
     p->ecmp_seed = static_cast<std::uint32_t>(cfg.seed * 0x9E3779B1u);
     p->wred_at_enqueue = cfg.wred_at_enqueue;
+    p->icmp_on = cfg.icmp_errors && cfg.mode == fwd_mode::l3;
+    p->icmp_interval = 1'000'000'000 / std::max<std::int64_t>(1, cfg.icmp_rate);
+    p->icmp_tau = 49 * p->icmp_interval;
     for (std::size_t i = 0; i < ports.size(); ++i) {
         for (int q = 0; q < 8; ++q) {
             if (cfg.ports[i].limits[q].max_packets > queue_slots) {
@@ -204,6 +227,19 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
         p->ports.back()->wred_rng.reseed(cfg.seed * 0x9E3779B97F4A7C15ULL + i);
         p->all_ports_mask |= 1ULL << i;
+    }
+    // A port without an address of a family answers with the switch's first one.
+    for (auto& a : p->ports) {
+        for (auto& b : p->ports) {
+            if (!a->has_src4 && b->has_src4) {
+                a->icmp_src4 = b->icmp_src4;
+                a->has_src4 = true;
+            }
+            if (!a->has_src6 && b->has_src6) {
+                a->icmp_src6 = b->icmp_src6;
+                a->has_src6 = true;
+            }
+        }
     }
     if (cfg.pool.enabled) {
         std::vector<std::array<pg_buffer_cfg, 8>> pgs;
@@ -399,10 +435,37 @@ inline void on_mac_control(port_rt& in, const parsed_frame& pf, const std::byte*
 
 namespace {
 
-// L3 forwarding decision for one parsed frame (ARP/ND answered in place).
+// An ICMP/ICMPv6 error (proto/icmp_error.hpp) for a datagram the router
+// drops, made in place of it and sent back out of the ingress port to the
+// previous hop. False (nothing sent) when errors are off, over the rate,
+// forbidden for this datagram (an ICMP error, multicast, ...), the port has
+// no address of the family, or the frame spans several segments.
+[[gnu::noinline]] bool icmp_error(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+                                  icmp_error_kind k, nanos now) noexcept {
+    const bool v4 = f.kind == frame_kind::ipv4;
+    if (!p.icmp_on || m->nb_segs != 1 || !(v4 ? in.has_src4 : in.has_src6)) { return false; }
+    if (now.v < p.icmp_tat - p.icmp_tau) {
+        ++in.c.icmp_ratelimited;
+        return false;
+    }
+    std::byte* d = data(m);
+    const std::uint32_t len = rte_pktmbuf_data_len(m);
+    const std::uint32_t cap = len + rte_pktmbuf_tailroom(m);
+    const std::uint32_t n = v4 ? make_icmp4_error(d, len, cap, f.l3_off, k, in.b.mac.data(), in.icmp_src4)
+                               : make_icmp6_error(d, len, cap, f.l3_off, k, in.b.mac.data(), in.icmp_src6.data());
+    if (n == 0) { return false; }
+    p.icmp_tat = std::max(p.icmp_tat, now.v) + p.icmp_interval;
+    m->data_len = static_cast<std::uint16_t>(n);
+    m->pkt_len = n;
+    ++in.c.icmp_errors;
+    return true;
+}
+
+// L3 forwarding decision for one parsed frame (ARP/ND answered in place,
+// ICMP errors for TTL expiry and no route made in place).
 // Returns the egress port index, or out_drop with the reason counted.
 std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
-                        std::uint8_t& tc) noexcept {
+                        std::uint8_t& tc, nanos now) noexcept {
     std::byte* d = data(m);
     const auto* dmac = reinterpret_cast<const std::uint8_t*>(d);
     if (f.kind == frame_kind::arp) {
@@ -461,11 +524,20 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
         rc = p.routes->lookup_v6(dst, h, &nh);
     }
     if (rc != 0 || nh == nullptr) {
-        in.c.drop(rc == dpdk::route_table::no_neighbor ? drop_reason::no_neighbor : drop_reason::no_route);
+        const bool no_nb = rc == dpdk::route_table::no_neighbor;
+        in.c.drop(no_nb ? drop_reason::no_neighbor : drop_reason::no_route);
+        if (!no_nb && icmp_error(p, in, m, f, icmp_error_kind::unreachable, now)) {
+            tc = 7;
+            return in.idx;
+        }
         return out_drop;
     }
     if (f.ttl <= 1) {
         in.c.drop(drop_reason::ttl_expired);
+        if (icmp_error(p, in, m, f, icmp_error_kind::time_exceeded, now)) {
+            tc = 7;
+            return in.idx;
+        }
         return out_drop;
     }
     if (f.kind == frame_kind::ipv4) {
@@ -843,7 +915,7 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
             }
             tc = in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, tagged ? f.outer_pcp : -1);
             if constexpr (!L2) {
-                o = l3_decide(p, in, m, f, tc);
+                o = l3_decide(p, in, m, f, tc, now);
                 break;
             }
             // L2: learn the source, look up the destination; flood on a miss.

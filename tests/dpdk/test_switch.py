@@ -14,7 +14,7 @@ import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from switchtest import (SWITCH, Ether, BTH, eal_args, frames, icrc_ok, mkpcap, run_switch,  # noqa: E402
+from switchtest import (SWITCH, Ether, BTH, eal_args, frames, icrc_ok, mkpcap, run_switch, tshark_expert,  # noqa: E402
                         tshark_fields, write_pcap)
 from scapy.all import ARP, Dot1Q, IP, IPv6, UDP, Raw  # noqa: E402
 from scapy.layers.inet6 import ICMPv6ND_NS, ICMPv6NDOptSrcLLAddr  # noqa: E402
@@ -327,6 +327,106 @@ class L3Tests(Base):
         q = Ether(out[0])
         self.assertEqual(q[IPv6].hlim, 8)
         self.assertEqual(q.src, ROUTER_MAC)
+
+    def test_icmp_errors_for_ttl_expiry_and_no_route(self):
+        """RFC 792 / 1812 / 4443: a datagram whose TTL or hop limit expires,
+        or that has no route, is answered out of its ingress port with ICMP
+        time exceeded (11/0; ICMPv6 3/0) or unreachable (3/0; ICMPv6 1/0)
+        from that port's address, quoting the datagram as received. Never
+        for an ICMP error or a multicast destination. Decoded by scapy and
+        tshark (checksums, quoted headers)."""
+        from scapy.all import ICMP, IPerror, UDPerror
+        from scapy.layers.inet6 import ICMPv6TimeExceeded, ICMPv6DestUnreach, IPerror6
+        inp = self.path("in.pcap")
+        src_mac = "02:00:00:00:00:10"
+        ttl1 = roce(dst_mac=ROUTER_MAC, src_mac=src_mac, dst="10.3.0.9", psn=1, ttl=1, payload=700)
+        noroute = roce(dst_mac=ROUTER_MAC, src_mac=src_mac, dst="192.168.9.9", psn=2, payload=16)
+        hl1 = Ether(dst=ROUTER_MAC, src=src_mac) / IPv6(src="fc00:1::2", dst="fc00:2::7", hlim=1) / \
+            UDP(sport=49200, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=3) / Raw(b"\x22" * 1400)
+        noroute6 = Ether(dst=ROUTER_MAC, src=src_mac) / IPv6(src="fc00:1::2", dst="fd99::1", hlim=9) / \
+            UDP(sport=49201, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=4) / Raw(b"\x33" * 8)
+        # Never answered: an ICMP error whose TTL expires, a multicast destination.
+        icmp_err = Ether(dst=ROUTER_MAC, src=src_mac) / IP(src="10.1.0.0", dst="10.3.0.9", ttl=1) / \
+            ICMP(type=3, code=1) / IPerror(src="10.3.0.9", dst="10.1.0.0") / UDPerror(sport=1, dport=2)
+        mcast = Ether(dst=ROUTER_MAC, src=src_mac) / IP(src="10.1.0.0", dst="239.1.1.1", ttl=1) / UDP(sport=1, dport=2)
+        write_pcap(inp, [ttl1, noroute, hl1, noroute6, icmp_err, mcast])
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"], L3_CFG)
+        self.assertClean(run)
+        p0 = run.port("Ethernet0")
+        self.assertEqual(p0["icmp_errors"], 4)
+        self.assertEqual(p0["icmp_ratelimited"], 0)
+        out = [Ether(f) for f in frames(self.path("o0.pcap"))]
+        self.assertEqual(len(out), 4, [o.summary() for o in out])
+        for o in out:
+            self.assertEqual((o.dst, o.src), (src_mac, ROUTER_MAC))
+        v4 = [o for o in out if IP in o]
+        v6 = [o for o in out if IPv6 in o]
+        self.assertEqual(len(v4), 2)
+        self.assertEqual(len(v6), 2)
+        for o, orig, (t, c) in ((v4[0], ttl1, (11, 0)), (v4[1], noroute, (3, 0))):
+            ip = o[IP]
+            self.assertEqual((ip.src, ip.dst, ip.proto, ip.ttl), ("10.1.0.1", "10.1.0.0", 1, 64))
+            self.assertEqual((o[ICMP].type, o[ICMP].code), (t, c))
+            # Checksums as an independent implementation computes them.
+            rebuilt = Ether(bytes(o))
+            del rebuilt[IP].chksum
+            del rebuilt[ICMP].chksum
+            rebuilt = Ether(bytes(rebuilt))
+            self.assertEqual((ip.chksum, o[ICMP].chksum), (rebuilt[IP].chksum, rebuilt[ICMP].chksum))
+            # The quote: the datagram as received, as much as fits in 576 bytes.
+            quoted = bytes(o[ICMP].payload)
+            want = bytes(orig[IP])[:576 - 28]
+            self.assertEqual(quoted, want)
+            self.assertLessEqual(ip.len, 576)
+        self.assertEqual(v4[0][IP].len, 576, "a 700-byte payload fills the 576-byte error")
+        for o, orig, layer in ((v6[0], hl1, ICMPv6TimeExceeded), (v6[1], noroute6, ICMPv6DestUnreach)):
+            ip6 = o[IPv6]
+            self.assertEqual((ip6.src, ip6.dst, ip6.nh, ip6.hlim), ("fc00:1::1", "fc00:1::2", 58, 64))
+            self.assertIn(layer, o)
+            self.assertEqual(o[layer].code, 0)
+            rebuilt = Ether(bytes(o))
+            del rebuilt[layer].cksum
+            self.assertEqual(o[layer].cksum, Ether(bytes(rebuilt))[layer].cksum)
+            self.assertEqual(bytes(o[layer].payload), bytes(orig[IPv6])[:1280 - 48])
+            self.assertLessEqual(len(bytes(ip6)), 1280)
+        # tshark decodes them, checksums good, no malformed packet.
+        r = subprocess.run(["tshark", "-r", self.path("o0.pcap"), "-o", "ip.check_checksum:TRUE", "-T", "fields",
+                            "-e", "icmp.type", "-e", "icmp.checksum.status", "-e", "icmpv6.type",
+                            "-e", "icmpv6.checksum.status", "-e", "ip.checksum.status"],
+                           capture_output=True, text=True, check=True)
+        rows = [line.split("\t") for line in r.stdout.splitlines() if line]
+        self.assertEqual(len(rows), 4, r.stdout)
+        # Outer type first (tshark lists the outer header, then the quoted one).
+        self.assertEqual(sorted((x[0] or x[2]).split(",")[0] for x in rows), ["1", "11", "3", "3"], rows)
+        for x in rows:
+            status = (x[1] or x[3]).split(",")[0]
+            self.assertEqual(status, "1", x)  # 1 = good
+            if x[0]:
+                self.assertEqual(x[4].split(",")[0], "1", x)  # outer IPv4 header checksum good
+        self.assertNotIn("Malformed", tshark_expert(self.path("o0.pcap")))
+
+    def test_icmp_errors_are_rate_limited(self):
+        """200 expiring datagrams at once: a burst of 50 errors, the rest
+        counted as rate-limited (1000/s; the pcap is read within a few ms)."""
+        inp = self.path("in.pcap")
+        write_pcap(inp, [roce(dst_mac=ROUTER_MAC, dst="10.3.0.9", psn=i, ttl=1, payload=16) for i in range(200)])
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"], L3_CFG)
+        self.assertClean(run)
+        p0 = run.port("Ethernet0")
+        self.assertEqual(p0["icmp_errors"] + p0["icmp_ratelimited"], 200)
+        self.assertGreaterEqual(p0["icmp_errors"], 50)
+        self.assertLess(p0["icmp_errors"], 100)
+        self.assertEqual(len(frames(self.path("o0.pcap"))), p0["icmp_errors"])
+
+    def test_icmp_errors_can_be_turned_off(self):
+        inp = self.path("in.pcap")
+        write_pcap(inp, [roce(dst_mac=ROUTER_MAC, dst="10.3.0.9", psn=1, ttl=1)])
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"],
+                         L3_CFG.replace("ROCELAB: {mode: l3, seed: 7}", "ROCELAB: {mode: l3, seed: 7, icmp_errors: off}"))
+        self.assertClean(run)
+        self.assertEqual(frames(self.path("o0.pcap")), [])
+        self.assertEqual(run.port("Ethernet0")["drops"]["drop_ttl_expired"], 1)
+        self.assertEqual(run.port("Ethernet0")["icmp_errors"], 0)
 
     def test_arp_and_nd_answered(self):
         inp = self.path("in.pcap")
