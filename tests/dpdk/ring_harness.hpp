@@ -172,6 +172,14 @@ public:
             t += n;
         }
     }
+    // After stop(): free what the hosts sent that the switch never received
+    // (still on the "wire", its ports' RX rings; a worker that fell behind
+    // under load leaves frames there). Returns frames freed.
+    std::size_t drain_switch_rx() {
+        std::size_t t = 0;
+        for (const auto& b : _bindings) { t += drain(b.port_id); }
+        return t;
+    }
     unsigned pool_in_use() const { return rte_mempool_in_use_count(_pool); }
     rte_mempool* pool() const { return _pool; }
 

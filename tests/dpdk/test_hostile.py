@@ -152,8 +152,11 @@ class HostileSwitch(Base):
         self.assertEqual(len(out1), p1["tx_packets"])
         self.assertEqual(len(out0), p0["tx_packets"])
         self.assertEqual(p0["ethdev"]["oerrors"] + p1["ethdev"]["oerrors"], 0)
-        # Frames the switch made itself: PFC it sent, ARP/ND replies, flood copies.
-        made = sum(p["tx_pfc_frames"] + p["arp_replies"] + p["nd_replies"] + p["flood_copies"] for p in (p0, p1))
+        # Frames the switch made itself: PFC it sent, ARP/ND replies, flood
+        # copies, ICMP errors (L3: each replaces a datagram counted as a
+        # named drop, drop_ttl_expired or drop_no_route).
+        made = sum(p["tx_pfc_frames"] + p["arp_replies"] + p["nd_replies"] + p["flood_copies"] + p["icmp_errors"]
+                   for p in (p0, p1))
         forwarded = p0["tx_packets"] + p1["tx_packets"] - made
         drops = {k: p0["drops"][k] + p1["drops"][k] for k in p0["drops"]}
         # rx_pfc_disabled_prio is a PFC frame that was consumed (in rx_mac_control) and did nothing.

@@ -172,6 +172,7 @@ TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
     tb.pipe->release_all();
     tb.drain(tb.hosts[1].port_id);
     tb.drain(tb.hosts[0].port_id);
+    tb.drain_switch_rx();
     EXPECT_EQ(tb.pool_in_use(), 0u);
 }
 
@@ -241,6 +242,7 @@ TEST(wire, dwrr_5_2_1_byte_shares_at_the_receiver) {
     tb.pipe->release_all();
     tb.drain(tb.hosts[1].port_id);
     tb.drain(tb.hosts[0].port_id);
+    tb.drain_switch_rx();
     EXPECT_EQ(tb.pool_in_use(), 0u);
 }
 
