@@ -101,6 +101,11 @@ struct switch_cfg {
     buffer_pool_cfg pool{};          // BUFFER_POOL (ingress_lossless_pool); see default_switch_cfg()
     bool wred_at_enqueue = false;    // ROCELAB ecn_at: enqueue; default dequeue (HPCC ns-3, ns3-rdma)
     headroom_asic_cfg asic{};        // ROCELAB.headroom: constants for computed xoff/xon
+    // The file was a SONiC config_db.json (config/config_db.hpp): what it
+    // holds that rocelab does not model, sorted.
+    bool config_db = false;
+    std::vector<std::string> ignored_tables;  // "BGP_NEIGHBOR", "SYSLOG_SERVER", ...
+    std::vector<std::string> ignored_fields;  // "PORT|lanes", "BUFFER_POOL|egress_lossy_pool (egress)", ...
 };
 
 }  // namespace rocelab
