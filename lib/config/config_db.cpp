@@ -155,6 +155,7 @@ public:
         port_qos_map();
         queues();
         buffers();
+        pfc_wd();
         l3_mode();
         _notes.ignored_fields.assign(_ignored.begin(), _ignored.end());
     }
@@ -500,6 +501,21 @@ private:
         for (const auto& p : egress) {
             pools.remove(p);
             _ignored.insert("BUFFER_POOL|" + p + " (egress)");
+        }
+    }
+
+    // Newer SONiC writes these switches of the watchdog even when off; off
+    // is what rocelab does, on is left to the loader (not supported).
+    void pfc_wd() {
+        YAML::Node t = table("PFC_WD");
+        for (const auto& k : keys_of(t)) {
+            YAML::Node e = get(t, k);
+            for (const char* f : {"pfc_stat_history", "BIG_RED_SWITCH"}) {
+                const YAML::Node v = get(e, f);
+                if (v.IsDefined() && v.IsScalar() && trim(v.Scalar()) == "disable") {
+                    drop_field(e, "PFC_WD", f);
+                }
+            }
         }
     }
 

@@ -350,6 +350,25 @@ TEST(ConfigDb, SonicEncodings) {
     EXPECT_EQ(c.mode, fwd_mode::l2);
 }
 
+TEST(ConfigDb, PfcWdSwitchesThatAreOffAreSkipped) {
+    const switch_cfg c = load_json_ok(R"({"PORT": {"Ethernet0": {"speed": "100000"}},
+        "PFC_WD": {"Ethernet0": {"action": "alert", "detection_time": "300", "restoration_time": "600",
+                                 "pfc_stat_history": "disable"},
+                   "GLOBAL": {"POLL_INTERVAL": "100", "BIG_RED_SWITCH": "disable"}}})");
+    ASSERT_EQ(c.ports.size(), 1u);
+    EXPECT_TRUE(c.ports[0].wd.enabled);
+    EXPECT_EQ(c.ports[0].wd.action, pfc_wd_action::alert);
+    EXPECT_EQ(c.ports[0].wd.detection_time.v, (300_ms).v);
+    EXPECT_EQ(c.ports[0].wd.restoration_time.v, (600_ms).v);
+    EXPECT_EQ(c.ports[0].wd.poll_interval.v, (100_ms).v);
+    EXPECT_TRUE(contains(c.ignored_fields, "PFC_WD|pfc_stat_history"));
+    EXPECT_TRUE(contains(c.ignored_fields, "PFC_WD|BIG_RED_SWITCH"));
+    // Switched on, it changes what the watchdog does: not skipped.
+    const std::string e = load_json_error(R"({"PORT": {"Ethernet0": {}},
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "100", "BIG_RED_SWITCH": "enable"}}})");
+    EXPECT_NE(e.find("PFC_WD|GLOBAL|BIG_RED_SWITCH"), std::string::npos) << e;
+}
+
 // --------------------------------------------------------------- errors
 
 struct bad_case {
