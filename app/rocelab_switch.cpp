@@ -189,7 +189,10 @@ public:
                 }
                 pc.port_id = id;
             } else if (!rte_eth_dev_is_valid_port(static_cast<std::uint16_t>(pc.port_id))) {
-                s.fail(2, _cfg.source + ": PORT|" + pc.name + "|port_id: no DPDK port " + std::to_string(pc.port_id));
+                s.fail(2, _cfg.source + ": PORT|" + pc.name + "|port_id: no DPDK port " + std::to_string(pc.port_id) +
+                              (_cfg.config_db ? " (config_db.json ports are numbered by order; choose the ports with "
+                                                "--port-map Ethernet0=<device>,...)"
+                                              : ""));
             }
             runtime::port_request r;
             r.params.port_id = static_cast<std::uint16_t>(pc.port_id);
