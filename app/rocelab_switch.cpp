@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config_db.hpp"
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
 #include "dpdk/eal.hpp"
@@ -41,7 +42,10 @@ hugepages, for example:
 
 Options:
   -c, --config FILE        YAML configuration (SONiC table names, units written
-                           out). Without it: an L2 learning bridge over all
+                           out), or a SONiC config_db.json as it is (recognised
+                           by its content; unmodelled tables are listed and
+                           ignored; ports get DPDK port ids 0, 1, ... in PORT
+                           index order). Without it: an L2 learning bridge over all
                            probed ports, AZURE+RoCE QoS maps, ports unshaped,
                            and SONiC's RoCE default: PFC on priorities 3 and 4
                            (lossless PGs 3-4, headroom from each port's speed,
@@ -61,7 +65,12 @@ Options:
       --snaplen BYTES      bytes captured per frame (default 9216)
       --status-interval T  status line period (default 1s; 0 disables)
   -q, --quiet              no status lines
-      --check-config       validate the configuration and exit (0 = valid)
+      --check-config       validate the configuration and exit (0 = valid);
+                           for a config_db.json also print the port mapping
+      --port-map MAP       config_db.json: SONiC port -> DPDK device or port id,
+                           "Ethernet0=net_ring0,Ethernet4=1" or a file of such
+                           entries; ports not named are left out (default:
+                           ROCELAB port_map in the file, else by order)
   -V, --version            print the version
   -h, --help               this text
 
@@ -83,6 +92,7 @@ struct app_opts {
     std::optional<nanos> duration;
     std::string queue_csv;
     std::optional<nanos> status_interval;
+    load_options load;  // --port-map
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-switch", code, msg); }
@@ -99,6 +109,10 @@ app_opts parse_app_opts(int argc, char** argv) {
             auto t = parse_time(v);
             if (!t || t->v <= 0) { die(2, "--duration " + v + ": expected a time with units, e.g. 5s, 500ms, 2min is not accepted; use 120s"); }
             o.duration = *t;
+        } else if (a == "--port-map") {
+            auto m = parse_port_map(args.value(a));
+            if (!m) { die(2, m.error().message); }
+            o.load.ports = std::move(*m);
         } else if (a == "--queue-csv") {
             o.queue_csv = args.value(a);
         } else if (a == "--status-interval") {
@@ -123,12 +137,27 @@ public:
     std::optional<int> configure(const runtime::cmdline& cl) {
         _opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
         const std::string& file = _opt.common.config;
-        auto cfg_r = file.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(file);
+        auto cfg_r = file.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(file, _opt.load);
         if (!cfg_r) { die(2, cfg_r.error().message); }
         _cfg = std::move(*cfg_r);
+        if (!_cfg.config_db && !_opt.load.ports.empty()) {
+            die(2, "--port-map is only used with a config_db.json (" +
+                       (file.empty() ? std::string("no --config given") : file + " is YAML: give PORT device or port_id") + ")");
+        }
+        if (_cfg.config_db) { print_config_db_notes(); }
         if (_opt.status_interval) { _cfg.status_interval = *_opt.status_interval; }
         if (_opt.common.check_config) {
             std::printf("%s: valid (%zu ports, mode %s)\n", _cfg.source.c_str(), _cfg.ports.size(), mode_name());
+            if (_cfg.config_db) {
+                // EAL is not up yet: ids are shown as configured, devices by name.
+                for (const auto& pc : _cfg.ports) {
+                    if (pc.port_id >= 0) {
+                        std::printf("  %s -> port %d\n", pc.name.c_str(), pc.port_id);
+                    } else {
+                        std::printf("  %s -> device %s\n", pc.name.c_str(), pc.device.c_str());
+                    }
+                }
+            }
             return 0;
         }
         return std::nullopt;
@@ -160,7 +189,10 @@ public:
                 }
                 pc.port_id = id;
             } else if (!rte_eth_dev_is_valid_port(static_cast<std::uint16_t>(pc.port_id))) {
-                s.fail(2, _cfg.source + ": PORT|" + pc.name + "|port_id: no DPDK port " + std::to_string(pc.port_id));
+                s.fail(2, _cfg.source + ": PORT|" + pc.name + "|port_id: no DPDK port " + std::to_string(pc.port_id) +
+                              (_cfg.config_db ? " (config_db.json ports are numbered by order; choose the ports with "
+                                                "--port-map Ethernet0=<device>,...)"
+                                              : ""));
             }
             runtime::port_request r;
             r.params.port_id = static_cast<std::uint16_t>(pc.port_id);
@@ -293,6 +325,18 @@ public:
     void release() { _pipe.reset(); }
 
 private:
+    // One line each for what a config_db.json holds that rocelab does not model.
+    void print_config_db_notes() const {
+        const auto line = [&](const char* what, const std::vector<std::string>& names) {
+            if (names.empty()) { return; }
+            std::string list;
+            for (const auto& n : names) { list += (list.empty() ? "" : ", ") + n; }
+            std::fprintf(stderr, "rocelab-switch: %s: %s (not modelled): %s\n", _cfg.source.c_str(), what, list.c_str());
+        };
+        line("ignored tables", _cfg.ignored_tables);
+        line("ignored fields and entries", _cfg.ignored_fields);
+    }
+
     const char* mode_name() const { return _cfg.mode == fwd_mode::l2 ? "l2" : "l3"; }
 
     void print_events(nanos start) {

@@ -106,6 +106,11 @@ struct switch_cfg {
     bool icmp_errors = true;
     std::uint32_t icmp_rate = 1000;
     headroom_asic_cfg asic{};        // ROCELAB.headroom: constants for computed xoff/xon
+    // The file was a SONiC config_db.json (config/config_db.hpp): what it
+    // holds that rocelab does not model, sorted.
+    bool config_db = false;
+    std::vector<std::string> ignored_tables;  // "BGP_NEIGHBOR", "SYSLOG_SERVER", ...
+    std::vector<std::string> ignored_fields;  // "PORT|lanes", "BUFFER_POOL|egress_lossy_pool (egress)", ...
 };
 
 }  // namespace rocelab

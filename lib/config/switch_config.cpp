@@ -7,6 +7,7 @@
 // functions catch it (and YAML::Exception, and anything else) and turn it
 // into a config_error, so nothing is half-applied and nothing escapes.
 #include "config/switch_config.hpp"
+#include "config/config_db.hpp"
 #include "config/yaml_load.hpp"
 
 #include <arpa/inet.h>
@@ -2324,8 +2325,9 @@ private:
     std::string _pool_size_text;  // its size as written
 };
 
-result<switch_cfg> load_text(std::string_view text, const std::string& source) {
+result<switch_cfg> load_text(std::string_view text, const std::string& source, const load_options& opt) {
     YAML::Node root;
+    const bool json = starts_as_json_object(text);
     try {
         root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
@@ -2333,9 +2335,21 @@ result<switch_cfg> load_text(std::string_view text, const std::string& source) {
         if (!e.mark.is_null()) {
             msg += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
         }
-        return config_error{msg + ": malformed YAML: " + e.msg};
+        return config_error{msg + (json ? ": malformed JSON/YAML: " : ": malformed YAML: ") + e.msg};
     }
-    return loader(source).load(root);
+    if (!detail::is_config_db(text, root)) {
+        return loader(source).load(root);
+    }
+    // A SONiC config_db.json: rewritten into the tables read below (config_db.cpp).
+    detail::config_db_notes notes;
+    if (std::string err = detail::normalise_config_db(root, source, opt.ports, notes); !err.empty()) {
+        return config_error{std::move(err)};
+    }
+    switch_cfg cfg = loader(source).load(root);
+    cfg.config_db = true;
+    cfg.ignored_tables = std::move(notes.ignored_tables);
+    cfg.ignored_fields = std::move(notes.ignored_fields);
+    return cfg;
 }
 
 }  // namespace
@@ -2395,9 +2409,16 @@ port_cfg probed_port_cfg(const switch_cfg& cfg, int port_id) {
     return p;
 }
 
+const std::vector<std::string>& detail::switch_tables() { return known_tables; }
+
 result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::string source_name) noexcept {
+    return load_switch_cfg_from_string(yaml, std::move(source_name), load_options{});
+}
+
+result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::string source_name,
+                                               const load_options& opt) noexcept {
     try {
-        return load_text(yaml, source_name);
+        return load_text(yaml, source_name, opt);
     } catch (const load_failure& f) {
         return config_error{f.message};
     } catch (const YAML::Exception& e) {
@@ -2421,7 +2442,9 @@ result<switch_cfg> detail::switch_cfg_from_yaml(const YAML::Node& root, const st
     }
 }
 
-result<switch_cfg> load_switch_cfg(const std::string& path) noexcept {
+result<switch_cfg> load_switch_cfg(const std::string& path) noexcept { return load_switch_cfg(path, load_options{}); }
+
+result<switch_cfg> load_switch_cfg(const std::string& path, const load_options& opt) noexcept {
     try {
         std::ifstream in(path, std::ios::binary);
         if (!in) {
@@ -2432,7 +2455,7 @@ result<switch_cfg> load_switch_cfg(const std::string& path) noexcept {
         if (in.bad()) {
             return config_error{path + ": cannot read the file: " + std::strerror(errno)};
         }
-        return load_switch_cfg_from_string(text.str(), path);
+        return load_switch_cfg_from_string(text.str(), path, opt);
     } catch (...) {
         return config_error{path + ": cannot read the file"};
     }
