@@ -2,6 +2,7 @@
 // tables (see config_db.hpp). Only encodings and tables are translated
 // here; every value is still checked by the loader in switch_config.cpp.
 #include "config/config_db.hpp"
+#include "config/text.hpp"
 #include "config/yaml_load.hpp"
 
 #include <algorithm>
@@ -23,15 +24,7 @@ struct cdb_failure {
     std::string message;
 };
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
+using detail::trim;
 
 bool all_digits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -44,18 +37,7 @@ std::string quote(std::string_view s) {
     return out;
 }
 
-std::vector<std::string> split(std::string_view s, char sep) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t p = s.find(sep, start);
-        out.emplace_back(trim(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start)));
-        if (p == std::string_view::npos) {
-            return out;
-        }
-        start = p + 1;
-    }
-}
+std::vector<std::string> split(std::string_view s, char sep) { return detail::split_strings(s, sep); }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
     std::string out;

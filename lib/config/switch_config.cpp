@@ -8,6 +8,7 @@
 // into a config_error, so nothing is half-applied and nothing escapes.
 #include "config/switch_config.hpp"
 #include "config/config_db.hpp"
+#include "config/text.hpp"
 #include "config/yaml_load.hpp"
 
 #include <arpa/inet.h>
@@ -50,30 +51,8 @@ std::string quote(std::string_view s) {
     return out;
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t pos = s.find(sep, start);
-        out.push_back(
-            trim(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
-        if (pos == std::string_view::npos) {
-            break;
-        }
-        start = pos + 1;
-    }
-    return out;
-}
+using detail::split;
+using detail::trim;
 
 std::string join(const std::vector<std::string>& names, std::string_view sep = ", ") {
     std::string out;
