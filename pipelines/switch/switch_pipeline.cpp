@@ -84,6 +84,7 @@ struct port_rt {
     vlan_mode vmode = vlan_mode::untagged;
     std::uint16_t vid = 0;
     std::uint8_t pfc_enable = 0;
+    bool link_down = false;  // link state as the worker applied it (next to what admit() reads per frame)
     qos_maps maps{};
     scheduler sched;
     shaper shp;
@@ -110,7 +111,6 @@ struct port_rt {
     // link_down applied by the worker; seen_up: the control thread has seen
     // the ethdev's link up once (poll_link_states).
     std::uint8_t link_req = 1;
-    bool link_down = false;
     bool seen_up = false;
     // ICMP errors (L3): this port's addresses as their source (the first
     // IPv4 and IPv6 address of its INTERFACE entries, else the switch's first).
