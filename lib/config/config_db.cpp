@@ -39,16 +39,7 @@ std::string quote(std::string_view s) {
 
 std::vector<std::string> split(std::string_view s, char sep) { return detail::split_strings(s, sep); }
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-    std::string out;
-    for (const auto& s : v) {
-        if (!out.empty()) {
-            out += sep;
-        }
-        out += s;
-    }
-    return out;
-}
+using detail::join;
 
 // A mapping's value at `key`, or an undefined node (never inserts).
 YAML::Node get(const YAML::Node& map, const std::string& key) {

@@ -54,16 +54,7 @@ std::string quote(std::string_view s) {
 using detail::split;
 using detail::trim;
 
-std::string join(const std::vector<std::string>& names, std::string_view sep = ", ") {
-    std::string out;
-    for (const auto& n : names) {
-        if (!out.empty()) {
-            out += sep;
-        }
-        out += n;
-    }
-    return out;
-}
+using detail::join;
 
 std::string lower(std::string_view s) {
     std::string out(s);

@@ -34,4 +34,14 @@ inline std::vector<std::string> split_strings(std::string_view s, char sep) {
     return out;
 }
 
+// {"a", "b"} -> "a, b".
+inline std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
+    std::string out;
+    for (const auto& x : v) {
+        if (!out.empty()) { out += sep; }
+        out += x;
+    }
+    return out;
+}
+
 }  // namespace rocelab::detail

@@ -157,14 +157,12 @@ public:
     // A fabric runs either this way or with run_until/step, not both: the
     // event queue is not kept up to date here.
     void poll_all(nanos t) noexcept {
-        _clock.advance_to(t);
-        ++_c.instants;
-        for (auto& lr : _links) { lr.l->deliver(t); }
+        deliver_all(t);
         for (auto& nr : _nodes) {
             ++_c.node_polls;
             (void)nr.n->poll(t);
         }
-        for (auto& lr : _links) { (void)lr.l->take_tx_since_sync(); }
+        end_round();
     }
     // The same round in parts, for a driver that moves frames between the
     // links and something else (ethdev rings) around the node polls:

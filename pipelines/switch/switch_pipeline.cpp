@@ -15,9 +15,9 @@
 #include "port_burst.hpp"
 #include "route_lookup.hpp"
 #include "fwd/arp_nd.hpp"
+#include "fwd/icmp_error.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/fdb.hpp"
-#include "proto/icmp_error.hpp"
 #include "proto/ipv4.hpp"
 #include "proto/mac_control.hpp"
 #include "proto/ecn.hpp"
@@ -435,7 +435,7 @@ inline void on_mac_control(port_rt& in, const parsed_frame& pf, const std::byte*
 
 namespace {
 
-// An ICMP/ICMPv6 error (proto/icmp_error.hpp) for a datagram the router
+// An ICMP/ICMPv6 error (fwd/icmp_error.hpp) for a datagram the router
 // drops, made in place of it and sent back out of the ingress port to the
 // previous hop. False (nothing sent) when errors are off, over the rate,
 // forbidden for this datagram (an ICMP error, multicast, ...), the port has

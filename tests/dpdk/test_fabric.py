@@ -20,16 +20,22 @@ from switchtest import BUILD, ROOT, SWITCH  # noqa: E402
 GEN = os.path.join(BUILD, "app", "rocelab-gen")
 
 
-def run_fabric(test, tmp, nports, sw_args, gen_args, tag):
-    """rocelab-switch (server side of nports memif links) and rocelab-gen
-    (client side) in two processes. The switch must stop by itself (give it
-    --duration); both are stopped by PID if anything fails. Returns the two
-    JSON reports (gen, switch) after checking both exited 0."""
+def memif_vdevs(tmp, nports):
+    """The --vdev options of nports memif links: (switch side, server), (generator side, client)."""
     sw_v, gen_v = [], []
     for i in range(nports):
         sock = os.path.join(tmp, f"m{i}.sock")
         sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
         gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
+    return sw_v, gen_v
+
+
+def run_fabric(test, tmp, nports, sw_args, gen_args, tag):
+    """rocelab-switch (server side of nports memif links) and rocelab-gen
+    (client side) in two processes. The switch must stop by itself (give it
+    --duration); both are stopped by PID if anything fails. Returns the two
+    JSON reports (gen, switch) after checking both exited 0."""
+    sw_v, gen_v = memif_vdevs(tmp, nports)
     tag = f"{os.getpid()}{tag}"
     sw = subprocess.Popen(
         [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
@@ -148,11 +154,7 @@ class LinkDown(unittest.TestCase):
         the egress queues flushed and counted (drop_link_down in the
         report), and it stops cleanly with no mbuf left."""
         with tempfile.TemporaryDirectory(prefix="rocelab-linkdown-") as tmp:
-            sw_v, gen_v = [], []
-            for i in range(3):
-                sock = os.path.join(tmp, f"m{i}.sock")
-                sw_v.append(f"--vdev=net_memif{i},role=server,socket={sock}")
-                gen_v.append(f"--vdev=net_memif{i},role=client,socket={sock}")
+            sw_v, gen_v = memif_vdevs(tmp, 3)
             tag = f"{os.getpid()}ld"
             sw = subprocess.Popen(
                 [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"ld-sw-{tag}",

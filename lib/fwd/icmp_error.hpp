@@ -1,4 +1,4 @@
-// icmp_error.hpp - ICMP and ICMPv6 error messages a router sends (time
+// icmp_error.hpp - (lib/fwd, beside arp_nd.hpp: replies a router builds in place) ICMP and ICMPv6 error messages a router sends (time
 // exceeded, destination unreachable), built in place over the datagram
 // that caused them.
 //
@@ -42,6 +42,7 @@
 #include <cstring>
 
 #include "core/endian.hpp"
+#include "fwd/wire.hpp"
 #include "proto/ipv4.hpp"
 
 namespace rocelab {
@@ -54,15 +55,6 @@ inline constexpr std::uint8_t icmp_error_ttl = 64;
 inline constexpr std::uint8_t icmp_error_tos = 0xC0;    // CS6
 
 namespace detail {
-// Big-endian ones' complement sum of n bytes (any n), not folded, not inverted.
-inline std::uint64_t csum_bytes(const std::byte* p, std::uint32_t n, std::uint64_t sum) noexcept {
-    sum = csum_add_native(p, n & ~1u, sum);
-    if ((n & 1u) != 0) { sum += static_cast<std::uint8_t>(p[n - 1]); }  // native order of the word [b, 0]
-    return sum;
-}
-inline std::uint16_t csum_finish(std::uint64_t native_sum) noexcept {
-    return bswap16(static_cast<std::uint16_t>(~csum_fold(native_sum)));
-}
 inline void swap_macs(std::byte* frame, const std::uint8_t* port_mac) noexcept {
     std::memcpy(frame, frame + 6, 6);  // destination = the frame's source
     std::memcpy(frame + 6, port_mac, 6);
@@ -112,7 +104,7 @@ inline std::uint32_t make_icmp4_error(std::byte* frame, std::uint32_t len, std::
     icmp[1] = std::byte{0};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
-    store_be16(icmp + 2, detail::csum_finish(detail::csum_bytes(icmp, 8 + quote, 0)));
+    store_be16(icmp + 2, wire::csum_fold(wire::csum_add(0, icmp, 8 + quote)));
     return l3_off + total;
 }
 
@@ -154,14 +146,7 @@ inline std::uint32_t make_icmp6_error(std::byte* frame, std::uint32_t len, std::
     icmp[1] = std::byte{0};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
-    // Pseudo-header: source, destination, upper-layer length (32 bits), next header 58.
-    std::uint64_t s = detail::csum_bytes(ip + 8, 32, 0);
-    std::array<std::byte, 8> tail{};
-    store_be32(tail.data(), plen);
-    tail[7] = std::byte{58};
-    s = detail::csum_bytes(tail.data(), 8, s);
-    s = detail::csum_bytes(icmp, plen, s);
-    store_be16(icmp + 2, detail::csum_finish(s));
+    store_be16(icmp + 2, wire::ipv6_l4_csum(ip, icmp, plen, 58));
     return l3_off + hdr + quote;
 }
 
