@@ -88,7 +88,7 @@ struct alignas(64) port_counters {
     std::uint64_t icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
     std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
     std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
-    std::uint64_t tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown: freed
+    std::uint64_t tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown or link down: freed
     std::uint64_t tx_pfc_frames = 0;   // PFC/PAUSE frames sent upstream
     std::array<std::uint64_t, drop_reason_count> drops{};
     std::array<std::uint64_t, parse_status_count> malformed{};

@@ -819,6 +819,7 @@ namespace {
     if (eg.n_staged != 0) {
         rte_pktmbuf_free_bulk(eg.staged.data(), eg.n_staged);
         n += eg.n_staged;
+        eg.c.tx_flushed += eg.n_staged;  // dequeued (and ECN-marked) for TX, never sent, as at shutdown
         eg.n_staged = 0;
     }
     if (eg.pfc_pending != nullptr) {
