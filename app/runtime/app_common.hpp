@@ -4,6 +4,8 @@
 // errors, and the unit formatting used by status lines.
 #pragma once
 
+#include <arpa/inet.h>
+
 #include <array>
 #include <atomic>
 #include <csignal>
@@ -68,6 +70,13 @@ inline void install_stop_signals() {
 [[noreturn]] inline void die(const char* prog, int code, const std::string& msg) {
     std::fprintf(stderr, "%s: %s\n", prog, msg.c_str());
     std::exit(code);
+}
+
+// An IPv4 (first 4 bytes) or IPv6 address as text.
+inline std::string ip_str(const std::array<std::uint8_t, 16>& a, bool v6) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    inet_ntop(v6 ? AF_INET6 : AF_INET, a.data(), buf, sizeof buf);
+    return buf;
 }
 
 inline std::string mac_str(const std::array<std::uint8_t, 6>& m) {

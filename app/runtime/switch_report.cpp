@@ -74,6 +74,42 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("pool_size", cfg.pool.size.v);
         j.kv("pool_shared_size", p.pool_shared_size());
     }
+    if (p.mode() == fwd_mode::l3) {
+        // The neighbour table at the end of the run: static NEIGH entries and
+        // what ARP/ND resolved (fwd/neigh_table.hpp).
+        const neigh_stats ns = p.neigh_totals();
+        j.key("neighbors");
+        j.begin_object();
+        j.kv("dynamic", p.neigh_dynamic());
+        j.kv("created", ns.created);
+        j.kv("learned", ns.learned);
+        j.kv("resolved", ns.resolved);
+        j.kv("mac_changes", ns.updated_mac);
+        j.kv("requests", ns.requests);
+        j.kv("failed", ns.failed);
+        j.kv("aged", ns.aged);
+        j.kv("held", ns.held);
+        j.kv("released", ns.released);
+        j.kv("dropped_queue_full", ns.dropped_queue_full);
+        j.kv("dropped_table_full", ns.dropped_table_full);
+        j.kv("dropped_unresolved", ns.dropped_unresolved);
+        j.key("entries");
+        j.begin_array();
+        for (const sw::neigh_row& n : p.neighbors(r.end)) {
+            j.begin_object();
+            j.kv("address", ip_str(n.addr, n.v6));
+            j.kv("family", n.v6 ? "IPv6" : "IPv4");
+            j.kv("port", p.binding(n.port).name);
+            j.kv("mac", mac_str(n.mac));
+            j.kv("state", n.state);
+            j.kv("confirmed_ago_ns", n.confirmed_ago_ns);
+            j.kv("hits", n.hits);
+            j.kv("waiting", static_cast<unsigned>(n.waiting));
+            j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+    }
     j.kv("mbufs_total", r.mbufs_total);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);
     write_capture_fields(j, r);
@@ -102,6 +138,11 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("nd_replies", c.nd_replies);
         j.kv("icmp_errors", c.icmp_errors);
         j.kv("icmp_ratelimited", c.icmp_ratelimited);
+        j.kv("arp_requests", c.arp_requests);
+        j.kv("nd_solicits", c.nd_solicits);
+        j.kv("neigh_learned", c.neigh_learned);
+        j.kv("neigh_held", c.neigh_held);
+        j.kv("neigh_released", c.neigh_released);
         j.kv("tx_behind", c.tx_behind);
         j.kv("tx_ring_full", c.tx_ring_full);
         j.kv("tx_flushed", c.tx_flushed);

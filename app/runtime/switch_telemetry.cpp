@@ -7,9 +7,11 @@
 
 #include <rte_telemetry.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
+#include "runtime/app_common.hpp"
 #include "runtime/telemetry.hpp"
 #include "switch/switch_pipeline.hpp"
 
@@ -58,6 +60,10 @@ int cmd_port(const switch_pipeline& p, const telemetry_info&, const char* params
     rte_tel_data_add_dict_u64(d, "arp_replies", read_counter(c.arp_replies));
     rte_tel_data_add_dict_u64(d, "nd_replies", read_counter(c.nd_replies));
     rte_tel_data_add_dict_u64(d, "icmp_errors", read_counter(c.icmp_errors));
+    rte_tel_data_add_dict_u64(d, "arp_requests", read_counter(c.arp_requests));
+    rte_tel_data_add_dict_u64(d, "nd_solicits", read_counter(c.nd_solicits));
+    rte_tel_data_add_dict_u64(d, "neigh_learned", read_counter(c.neigh_learned));
+    rte_tel_data_add_dict_u64(d, "neigh_held", read_counter(c.neigh_held));
     rte_tel_data_add_dict_u64(d, "icmp_ratelimited", read_counter(c.icmp_ratelimited));
     rte_tel_data_add_dict_u64(d, "tx_behind", read_counter(c.tx_behind));
     rte_tel_data_add_dict_u64(d, "tx_ring_full", read_counter(c.tx_ring_full));
@@ -171,12 +177,49 @@ int cmd_fdb(const switch_pipeline& p, const telemetry_info&, const char*, rte_te
     return 0;
 }
 
+// The neighbour table: counters, then one dict per neighbour keyed by its
+// address (telemetry dicts hold at most RTE_TEL_MAX_DICT_ENTRIES entries:
+// past that, "shown" < "entries").
+int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*, rte_tel_data* d) {
+    const neigh_stats ns = p.neigh_totals();
+    const auto rows = p.neighbors(info.clock->now());
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "dynamic", p.neigh_dynamic() ? 1 : 0);
+    rte_tel_data_add_dict_u64(d, "entries", rows.size());
+    rte_tel_data_add_dict_u64(d, "requests", ns.requests);
+    rte_tel_data_add_dict_u64(d, "learned", ns.learned);
+    rte_tel_data_add_dict_u64(d, "failed", ns.failed);
+    rte_tel_data_add_dict_u64(d, "aged", ns.aged);
+    rte_tel_data_add_dict_u64(d, "held", ns.held);
+    rte_tel_data_add_dict_u64(d, "dropped", ns.dropped_queue_full + ns.dropped_table_full + ns.dropped_unresolved);
+    constexpr std::size_t fixed = 9;  // the entries above, and "shown"
+    const std::size_t shown = std::min<std::size_t>(rows.size(), RTE_TEL_MAX_DICT_ENTRIES - fixed);
+    rte_tel_data_add_dict_u64(d, "shown", shown);
+    for (std::size_t k = 0; k < shown; ++k) {
+        const neigh_row& n = rows[k];
+        rte_tel_data* x = rte_tel_data_alloc();
+        if (x == nullptr) { return -ENOMEM; }
+        rte_tel_data_start_dict(x);
+        rte_tel_data_add_dict_string(x, "port", p.binding(n.port).name.c_str());
+        rte_tel_data_add_dict_string(x, "mac", runtime::mac_str(n.mac).c_str());
+        rte_tel_data_add_dict_string(x, "state", n.state);
+        rte_tel_data_add_dict_int(x, "confirmed_ago_ms",
+                                  n.confirmed_ago_ns < 0 ? -1 : static_cast<int>(n.confirmed_ago_ns / 1000000));
+        rte_tel_data_add_dict_u64(x, "hits", n.hits);
+        rte_tel_data_add_dict_u64(x, "waiting", n.waiting);
+        rte_tel_data_add_dict_container(d, runtime::ip_str(n.addr, n.v6).c_str(), x, 0);
+    }
+    return 0;
+}
+
 constexpr runtime::tel_command commands[] = {
     {"/rocelab/info", slot::command<cmd_info>, "rocelab-switch version, config and seed"},
     {"/rocelab/ports", slot::command<cmd_ports>, "List port names"},
     {"/rocelab/port", slot::command<cmd_port>, "Port counters. Parameters: port name or index"},
     {"/rocelab/queues", slot::command<cmd_queues>, "Per-queue depth and counters. Parameters: port name or index"},
     {"/rocelab/fdb", slot::command<cmd_fdb>, "L2 forwarding database summary"},
+    {"/rocelab/neigh", slot::command<cmd_neigh>,
+     "L3 neighbours: static NEIGH entries and those resolved by ARP/ND (state, MAC, port, hits)"},
     {"/rocelab/buffer", slot::command<cmd_buffer>,
      "Ingress buffer per priority group (use, peaks, configured/computed xoff and xon). "
      "Parameters: port name or index"},

@@ -105,6 +105,18 @@ struct switch_cfg {
     // (Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults).
     bool icmp_errors = true;
     std::uint32_t icmp_rate = 1000;
+    // L3: dynamic neighbours by ARP / IPv6 ND (fwd/neigh_table.hpp), ROCELAB
+    // neigh_* fields. Defaults are Linux's (base_reachable_time 30s,
+    // retrans_time 1s, mcast_solicit 3, gc_stale_time 60s).
+    struct neigh_settings {
+        bool dynamic = true;             // neigh_dynamic: on|off
+        std::uint32_t max = 4096;        // neigh_max: entries
+        nanos reachable{30'000'000'000}; // neigh_reachable_time
+        nanos retrans{1'000'000'000};    // neigh_retrans_time
+        std::uint8_t probes = 3;         // neigh_probes
+        nanos gc{60'000'000'000};        // neigh_gc_time: stale and unused this long -> removed
+        std::uint8_t queue = 4;          // neigh_queue: frames waiting per unresolved neighbour (0..8)
+    } neigh{};
     headroom_asic_cfg asic{};        // ROCELAB.headroom: constants for computed xoff/xon
     // The file was a SONiC config_db.json (config/config_db.hpp): what it
     // holds that rocelab does not model, sorted.

@@ -942,7 +942,8 @@ private:
         const auto f = fields(t, "ROCELAB",
                               {"mode", "seed", "status_interval", "queue_sample_interval", "tx_ring_size",
                                "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom", "ecn_at",
-                               "icmp_errors", "icmp_rate"});
+                               "icmp_errors", "icmp_rate", "neigh_dynamic", "neigh_max", "neigh_reachable_time",
+                               "neigh_retrans_time", "neigh_probes", "neigh_gc_time", "neigh_queue"});
         using namespace literals;
         if (const auto* e = find(f, "mode")) {
             _cfg.mode = get_choice(*e, "ROCELAB|mode", {"l2", "l3"}) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
@@ -992,6 +993,30 @@ private:
         if (const auto* e = find(f, "icmp_rate")) {
             _cfg.icmp_rate = static_cast<std::uint32_t>(
                 get_uint(*e, "ROCELAB|icmp_rate", 1, 1000000, "ICMP errors per second"));
+        }
+        if (const auto* e = find(f, "neigh_dynamic")) {
+            const std::string v = get_choice(*e, "ROCELAB|neigh_dynamic", {"on", "off", "true", "false"});
+            _cfg.neigh.dynamic = v == "on" || v == "true";
+        }
+        if (const auto* e = find(f, "neigh_max")) {
+            _cfg.neigh.max = static_cast<std::uint32_t>(
+                get_uint(*e, "ROCELAB|neigh_max", 16, 1048576, "neighbour entries"));
+        }
+        if (const auto* e = find(f, "neigh_reachable_time")) {
+            _cfg.neigh.reachable = get_time(*e, "ROCELAB|neigh_reachable_time", 1_s, 86400_s);
+        }
+        if (const auto* e = find(f, "neigh_retrans_time")) {
+            _cfg.neigh.retrans = get_time(*e, "ROCELAB|neigh_retrans_time", 10_ms, 60_s);
+        }
+        if (const auto* e = find(f, "neigh_probes")) {
+            _cfg.neigh.probes = static_cast<std::uint8_t>(get_uint(*e, "ROCELAB|neigh_probes", 1, 30, "requests"));
+        }
+        if (const auto* e = find(f, "neigh_gc_time")) {
+            _cfg.neigh.gc = get_time(*e, "ROCELAB|neigh_gc_time", 1_s, 86400_s);
+        }
+        if (const auto* e = find(f, "neigh_queue")) {
+            _cfg.neigh.queue = static_cast<std::uint8_t>(
+                get_uint(*e, "ROCELAB|neigh_queue", 0, 8, "frames per unresolved neighbour"));
         }
     }
 

@@ -79,7 +79,9 @@ route_table::route_table(route_table&& o) noexcept
       _lpm6(std::exchange(o._lpm6, nullptr)),
       _nht(std::move(o._nht)),
       _locals(o._locals),
-      _routes(std::move(o._routes)) {}
+      _routes(std::move(o._routes)),
+      _conn(std::move(o._conn)),
+      _dyn(std::move(o._dyn)) {}
 
 route_table& route_table::operator=(route_table&& o) noexcept {
     if (this != &o) {
@@ -89,6 +91,8 @@ route_table& route_table::operator=(route_table&& o) noexcept {
         _nht = std::move(o._nht);
         _locals = o._locals;
         _routes = std::move(o._routes);
+        _conn = std::move(o._conn);
+        _dyn = std::move(o._dyn);
     }
     return *this;
 }
@@ -106,6 +110,19 @@ void route_table::release() noexcept {
         rte_lpm6_free(_lpm6);
         _lpm6 = nullptr;
     }
+}
+
+std::optional<std::uint16_t> route_table::connected_port(const std::uint8_t* addr16, bool v6) const noexcept {
+    std::uint32_t v = 0;
+    if (v6) {
+        if (_lpm6 == nullptr || rte_lpm6_lookup(_lpm6, addr16, &v) != 0) { return std::nullopt; }
+    } else {
+        const std::uint32_t a = std::uint32_t{addr16[0]} << 24 | std::uint32_t{addr16[1]} << 16 |
+                                std::uint32_t{addr16[2]} << 8 | addr16[3];
+        if (rte_lpm_lookup(_lpm4, a, &v) != 0) { return std::nullopt; }
+    }
+    if (v < val_connected || v - val_connected >= _conn.size()) { return std::nullopt; }
+    return static_cast<std::uint16_t>(v - val_connected);
 }
 
 std::variant<route_table, std::string> route_table::build(
@@ -159,6 +176,22 @@ std::variant<route_table, std::string> route_table::build(
     };
 
     // Connected subnets and local addresses.
+    for (std::size_t i = 0; i < port_macs.size(); ++i) {
+        t._conn.push_back(nexthop{static_cast<std::uint16_t>(i), port_ids_by_index[i], mac_addr{}, port_macs[i]});
+    }
+    // Does port `port` (or any port, if none) have a connected subnet holding addr?
+    auto connected_on = [&](const ip_prefix& addr, std::optional<std::uint16_t> port) -> std::optional<std::uint16_t> {
+        for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+            if (port && *port != i) { continue; }
+            for (const ip_prefix& a : cfg.ports[i].addresses) {
+                if (a.v6 != addr.v6 || a.len >= (a.v6 ? 128 : 32)) { continue; }
+                ip_prefix x = addr;
+                x.len = a.len;
+                if (same_addr(masked(x), masked(a))) { return static_cast<std::uint16_t>(i); }
+            }
+        }
+        return std::nullopt;
+    };
     for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
         const port_cfg& pc = cfg.ports[i];
         const auto port = static_cast<std::uint16_t>(i);
@@ -169,7 +202,7 @@ std::variant<route_table, std::string> route_table::build(
                        std::to_string(full);
             }
             if (a.len < full) {
-                add_rule(a, val_no_neighbor, 0, route_kind::connected, 0);
+                add_rule(a, val_connected + port, 0, route_kind::connected, 0);
             }
             ip_prefix host = a;
             host.len = full;
@@ -246,7 +279,29 @@ std::variant<route_table, std::string> route_table::build(
                 }
             }
             if (!found) {
-                return hop + ": unresolved, no NEIGH entry for it";
+                const std::optional<std::uint16_t> want =
+                    h.ifname.empty() ? std::nullopt : port_index(h.ifname);
+                const auto port = connected_on(h.addr, want);
+                if (!cfg.neigh.dynamic || !port) {
+                    return hop + ": unresolved, no NEIGH entry for it" +
+                           (cfg.neigh.dynamic ? std::string(", and not in a connected subnet") +
+                                                    (h.ifname.empty() ? "" : " of " + h.ifname) +
+                                                    " to resolve it in by ARP/ND"
+                                              : std::string(" (ROCELAB neigh_dynamic is off)"));
+                }
+                // Resolved at run time: one dynamic next hop per address.
+                std::uint32_t di = 0;
+                while (di < t._dyn.size() && !same_addr(t._dyn[di], h.addr)) { ++di; }
+                if (di == t._dyn.size()) {
+                    ip_prefix a = h.addr;
+                    a.len = a.v6 ? 128 : 32;
+                    t._dyn.push_back(a);
+                }
+                const nexthop dnh{*port, port_ids_by_index[*port], nexthop::dynamic_mark(di), port_macs[*port]};
+                const auto id = t._nht.add_nexthop(dnh);
+                if (!id) { return what + ": next-hop table full"; }
+                members[k] = *id;
+                continue;
             }
             members[k] = neigh_nh[*found];
         }

@@ -6,12 +6,20 @@
 //     connected   each port address (INTERFACE "Ethernet0|10.0.0.1/31") adds
 //                 its subnet; a destination in it resolves per host through
 //                 the static neighbour table; a host with no NEIGH entry
-//                 yields route_no_neighbor (count drop_no_neighbor)
+//                 yields route_no_neighbor, with *out at the port's
+//                 connected() next hop (port, port id, our MAC; dst_mac
+//                 zero): the caller resolves the host dynamically
+//                 (fwd/neigh_table.hpp) or drops it (drop_no_neighbor)
 //     neighbour   each NEIGH entry adds a host route (/32, /128) to a
 //                 single-member group {port, neighbour MAC, our port MAC}
 //     static      each ROUTE adds its prefix -> group of its next hops, each
-//                 resolved through NEIGH (same address, same interface);
-//                 an unresolved next hop is a build error naming the route
+//                 resolved through NEIGH (same address, same interface).
+//                 Without a NEIGH entry, a next hop in a connected subnet
+//                 (of its ifname's port, if given) is dynamic when
+//                 cfg.neigh.dynamic: nexthop::dynamic() is true and
+//                 dynamic_hop(nh.dynamic_index()) is the address to resolve
+//                 on nh.port. Anything else unresolved is a build error
+//                 naming the route
 //     local       each port address adds a host route -> route_local, so the
 //                 data path can tell packets addressed to the switch itself
 //   At equal prefix the later kind in this list wins. A default route
@@ -26,8 +34,8 @@
 //   read-only, so one table can be shared by all lcores; each lcore counts
 //   results into its own route_stats. Return value: route_table::ok (0,
 //   *out points at the selected nexthop: egress port index, DPDK port id,
-//   MACs) or one of no_route, no_neighbor, local (*out untouched; nullptr
-//   in bulk). is_local_v4/v6 check the switch's own addresses. ECMP:
+//   MACs) or one of no_route, no_neighbor, local (*out untouched but for
+//   no_neighbor, see connected; nullptr in bulk unless no_neighbor). is_local_v4/v6 check the switch's own addresses. ECMP:
 //   nh_table::select(group, flow_hash) = member ecmp_select(hash, n), so a
 //   flow always takes the same member.
 //
@@ -52,6 +60,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <utility>
@@ -145,6 +154,13 @@ public:
     bool is_local_v6(const std::uint8_t* addr16) const noexcept { return _locals.is_local_v6(addr16); }
 
     const local_addrs& locals() const noexcept { return _locals; }
+    // The address a dynamic next hop resolves (nexthop::dynamic_index()).
+    const ip_prefix& dynamic_hop(std::uint32_t i) const noexcept { return _dyn[i]; }
+    std::size_t dynamic_hops() const noexcept { return _dyn.size(); }
+    // Port index of the connected subnet holding addr (slow path: learning
+    // from ARP/ND), if any and if no static NEIGH entry or route covers it
+    // more specifically; addr16: 16 bytes, IPv4 in the first 4.
+    std::optional<std::uint16_t> connected_port(const std::uint8_t* addr16, bool v6) const noexcept;
     const nh_table& nexthops() const noexcept { return _nht; }
     const std::vector<route_info>& routes() const noexcept { return _routes; }
 
@@ -153,7 +169,8 @@ private:
     // or one of the special values.
     static constexpr std::uint32_t special_base = 1u << 20;
     static constexpr std::uint32_t val_local = special_base;
-    static constexpr std::uint32_t val_no_neighbor = special_base + 1;
+    // A connected subnet of port p (no static neighbour): val_connected + p.
+    static constexpr std::uint32_t val_connected = special_base + 16;
 
     route_table(nh_table&& nht) noexcept : _nht(std::move(nht)) {}
 
@@ -167,7 +184,11 @@ private:
             *out = &_nht.select_lazy(v, hash_fn);
             return route_ok;
         }
-        return v == val_local ? route_local : route_no_neighbor;
+        if (v >= val_connected) {
+            *out = &_conn[v - val_connected];
+            return route_no_neighbor;
+        }
+        return route_local;
     }
 
     void release() noexcept;
@@ -177,6 +198,8 @@ private:
     nh_table _nht;
     local_addrs _locals;
     std::vector<route_info> _routes;
+    std::vector<nexthop> _conn;    // per port: {port, port id, zero MAC, our MAC}
+    std::vector<ip_prefix> _dyn;   // dynamic next hops' addresses
 };
 
 }  // namespace rocelab::dpdk

@@ -276,7 +276,18 @@ inline bool nd_is_solicitation(const std::byte* frame, std::size_t l3_off, std::
            load_u8(frame + l3_off + wire::ip6_hdr_len) == wire::icmp6_ns;
 }
 
-// Target address of a Neighbor Solicitation (16 bytes).
+// Same, for a Neighbor Solicitation or Advertisement.
+inline bool nd_is_nd(const std::byte* frame, std::size_t l3_off, std::size_t len) noexcept {
+    if (len < l3_off + wire::ip6_hdr_len + wire::nd_options || l3_off < 2 ||
+        load_be16(frame + l3_off - 2) != wire::ethertype_ipv6 ||
+        load_u8(frame + l3_off + wire::ip6_next) != wire::proto_icmpv6) {
+        return false;
+    }
+    const std::uint8_t t = load_u8(frame + l3_off + wire::ip6_hdr_len);
+    return t == wire::icmp6_ns || t == wire::icmp6_na;
+}
+
+// Target address of a Neighbor Solicitation or Advertisement (16 bytes).
 inline const std::uint8_t* nd_target(const std::byte* frame, std::size_t l3_off) noexcept {
     return reinterpret_cast<const std::uint8_t*>(frame + l3_off + wire::ip6_hdr_len + wire::nd_target);
 }
@@ -297,6 +308,146 @@ inline bool nd_make_advert(std::byte* frame, std::size_t len, std::size_t l3_off
 }
 inline constexpr std::size_t nd_na_frame_len(std::size_t l3_off) noexcept {
     return l3_off + wire::ip6_hdr_len + na_icmp_len;
+}
+
+// ---- neighbour resolution: what the switch asks and what it learns ----
+//
+// The L3 leaf resolves connected hosts and next hops itself (neigh_table.hpp):
+// it sends ARP requests and Neighbor Solicitations, and learns from the ARP
+// requests/replies and NS/NA it receives.
+
+// ARP for IPv4 over Ethernet, as received.
+struct arp_info {
+    bool ok = false;  // a well-formed Ethernet/IPv4 ARP packet
+    std::uint16_t oper = 0;
+    mac_addr sha{};
+    std::uint32_t spa = 0, tpa = 0;  // host order
+};
+
+inline arp_info arp_parse(const std::byte* frame, std::size_t len, std::size_t l3_off) noexcept {
+    arp_info r;
+    if (len < l3_off + wire::arp_len || l3_off < 2 || load_be16(frame + l3_off - 2) != wire::ethertype_arp) {
+        return r;
+    }
+    const std::byte* a = frame + l3_off;
+    if (load_be16(a + wire::arp_htype) != 1 || load_be16(a + wire::arp_ptype) != wire::ethertype_ipv4 ||
+        load_u8(a + wire::arp_hlen) != 6 || load_u8(a + wire::arp_plen) != 4) {
+        return r;
+    }
+    r.oper = load_be16(a + wire::arp_oper);
+    r.sha = wire::load_mac(a + wire::arp_sha);
+    r.spa = load_be32(a + wire::arp_spa);
+    r.tpa = load_be32(a + wire::arp_tpa);
+    r.ok = (r.oper == wire::arp_op_request || r.oper == wire::arp_op_reply) && (r.sha[0] & 1u) == 0;
+    return r;
+}
+
+// An ARP request for `target` from (our_mac, our_ip), untagged, padded to
+// 60 bytes. Broadcast, or unicast to `to` (reconfirming a known neighbour,
+// RFC 1122 2.3.2.1). Needs 60 bytes at out; returns the frame length.
+inline std::size_t arp_make_request(std::byte* out, const mac_addr& our_mac, std::uint32_t our_ip,
+                                    std::uint32_t target, const mac_addr* to = nullptr) noexcept {
+    static constexpr mac_addr bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    std::memset(out, 0, nd_min_frame);
+    wire::store_mac(out + wire::eth_dst, to != nullptr ? *to : bcast);
+    wire::store_mac(out + wire::eth_src, our_mac);
+    store_be16(out + wire::eth_type, wire::ethertype_arp);
+    std::byte* a = out + wire::eth_hdr_len;
+    store_be16(a + wire::arp_htype, 1);
+    store_be16(a + wire::arp_ptype, wire::ethertype_ipv4);
+    a[wire::arp_hlen] = std::byte{6};
+    a[wire::arp_plen] = std::byte{4};
+    store_be16(a + wire::arp_oper, wire::arp_op_request);
+    wire::store_mac(a + wire::arp_sha, our_mac);
+    store_be32(a + wire::arp_spa, our_ip);
+    // THA zero (RFC 826: "don't care" in a request).
+    store_be32(a + wire::arp_tpa, target);
+    return nd_min_frame;
+}
+
+// Neighbor Solicitation / Advertisement, as received (RFC 4861 7.1.1, 7.1.2
+// validity checks: hop limit 255, code 0, checksum, option lengths).
+struct nd_info {
+    bool ok = false;
+    std::uint8_t type = 0;  // icmp6_ns or icmp6_na
+    std::uint8_t flags = 0;  // NA: na_flag_*
+    const std::uint8_t* src = nullptr;     // IPv6 source (16 bytes)
+    const std::uint8_t* target = nullptr;  // target address (16 bytes)
+    bool has_lladdr = false;               // NS: source, NA: target link-layer option
+    mac_addr lladdr{};
+};
+
+inline nd_info nd_parse(const std::byte* frame, std::size_t len, std::size_t l3_off) noexcept {
+    nd_info r;
+    if (len < l3_off + wire::ip6_hdr_len + wire::nd_options || l3_off < 2 ||
+        load_be16(frame + l3_off - 2) != wire::ethertype_ipv6) {
+        return r;
+    }
+    const std::byte* ip = frame + l3_off;
+    const std::byte* icmp = ip + wire::ip6_hdr_len;
+    const std::size_t plen = load_be16(ip + wire::ip6_payload_len);
+    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != wire::proto_icmpv6) { return r; }
+    r.type = load_u8(icmp);
+    if ((r.type != wire::icmp6_ns && r.type != wire::icmp6_na) || plen < wire::nd_options ||
+        len < l3_off + wire::ip6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
+        load_u8(ip + wire::ip6_hop_limit) != 255 || wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+        return r;
+    }
+    const std::uint8_t want = r.type == wire::icmp6_ns ? wire::nd_opt_sll : wire::nd_opt_tll;
+    for (std::size_t off = wire::nd_options; off + 2 <= plen;) {
+        const std::size_t olen = std::size_t{load_u8(icmp + off + 1)} * 8;
+        if (olen == 0 || off + olen > plen) { return r; }
+        if (load_u8(icmp + off) == want && olen >= 8) {
+            r.has_lladdr = true;
+            r.lladdr = wire::load_mac(icmp + off + 2);
+        }
+        off += olen;
+    }
+    r.flags = load_u8(icmp + 4);
+    r.src = detail::u8p(ip + wire::ip6_src);
+    r.target = detail::u8p(icmp + wire::nd_target);
+    r.ok = (r.target[0] != 0xff) && !(r.has_lladdr && (r.lladdr[0] & 1u) != 0);
+    return r;
+}
+
+inline constexpr std::size_t ns_frame_len = wire::eth_hdr_len + wire::ip6_hdr_len + 32;  // 86
+
+// A Neighbor Solicitation for `target` from our_ip / our_mac with a source
+// link-layer option, to the target's solicited-node group (33:33:ff:xx:xx:xx,
+// ff02::1:ffxx:xxxx), or unicast to `to` / the target address (reconfirming,
+// RFC 4861 7.2.2). Needs ns_frame_len bytes at out; returns that length.
+inline std::size_t nd_make_solicit(std::byte* out, const mac_addr& our_mac, const std::uint8_t* our_ip,
+                                   const std::uint8_t* target, const mac_addr* to = nullptr) noexcept {
+    std::byte* ip = out + wire::eth_hdr_len;
+    std::byte* ic = ip + wire::ip6_hdr_len;
+    std::uint8_t dst[16];
+    mac_addr dmac;
+    if (to != nullptr) {
+        std::memcpy(dst, target, 16);
+        dmac = *to;
+    } else {
+        static constexpr std::uint8_t sn[13] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xff};
+        std::memcpy(dst, sn, 13);
+        std::memcpy(dst + 13, target + 13, 3);
+        dmac = mac_addr{0x33, 0x33, dst[12], dst[13], dst[14], dst[15]};
+    }
+    wire::store_mac(out + wire::eth_dst, dmac);
+    wire::store_mac(out + wire::eth_src, our_mac);
+    store_be16(out + wire::eth_type, wire::ethertype_ipv6);
+    store_be32(ip, 0x60000000u);
+    store_be16(ip + wire::ip6_payload_len, 32);
+    ip[wire::ip6_next] = std::byte{wire::proto_icmpv6};
+    ip[wire::ip6_hop_limit] = std::byte{255};
+    std::memcpy(ip + wire::ip6_src, our_ip, 16);
+    std::memcpy(ip + wire::ip6_dst, dst, 16);
+    std::memset(ic, 0, 32);
+    ic[0] = std::byte{wire::icmp6_ns};
+    std::memcpy(ic + wire::nd_target, target, 16);
+    ic[wire::nd_options] = std::byte{wire::nd_opt_sll};
+    ic[wire::nd_options + 1] = std::byte{1};
+    wire::store_mac(ic + wire::nd_options + 2, our_mac);
+    store_be16(ic + 2, wire::ipv6_l4_csum(ip, ic, 32, wire::proto_icmpv6));
+    return ns_frame_len;
 }
 
 // ---- echo ----

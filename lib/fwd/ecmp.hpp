@@ -143,6 +143,20 @@ struct nexthop {
     mac_addr dst_mac{};         // neighbour MAC
     mac_addr src_mac{};         // our MAC on that port
     bool operator==(const nexthop&) const noexcept = default;
+
+    // A next hop resolved at run time (ARP/ND, fwd/neigh_table.hpp) rather
+    // than by a static NEIGH entry: dst_mac then holds no MAC (a neighbour
+    // is never multicast, so the group bit marks it) but an index into the
+    // route table's dynamic hop addresses. One byte test on the data path.
+    bool dynamic() const noexcept { return (dst_mac[0] & 1u) != 0; }
+    std::uint32_t dynamic_index() const noexcept {
+        return std::uint32_t{dst_mac[2]} << 24 | std::uint32_t{dst_mac[3]} << 16 | std::uint32_t{dst_mac[4]} << 8 |
+               dst_mac[5];
+    }
+    static mac_addr dynamic_mark(std::uint32_t index) noexcept {
+        return mac_addr{0x01, 0x00, static_cast<std::uint8_t>(index >> 24), static_cast<std::uint8_t>(index >> 16),
+                        static_cast<std::uint8_t>(index >> 8), static_cast<std::uint8_t>(index)};
+    }
 };
 static_assert(sizeof(nexthop) == 16);
 

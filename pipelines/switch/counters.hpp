@@ -27,7 +27,7 @@ enum class drop_reason : std::uint8_t {
     not_router_mac,     // L3: unicast frame not addressed to the switch
     to_switch,          // L3: addressed to one of our IPs but not ARP/ND (no ICMP stack)
     no_route,           // L3: LPM miss
-    no_neighbor,        // L3: next hop without a neighbour entry
+    no_neighbor,        // L3: host or next hop without a NEIGH entry, dynamic neighbours off
     ttl_expired,        // L3: TTL / hop limit <= 1
     l3_not_ip,          // L3: unicast to the router MAC that is neither IP nor ARP
     tail_drop,          // egress queue full (bytes or packets); per queue in queue stats
@@ -40,6 +40,9 @@ enum class drop_reason : std::uint8_t {
     flood_no_port,      // L2: a frame to flood, and no port but the ingress one (a one-port bridge)
     mac_control_other,  // MAC Control (0x8808) not addressed to this port (never relayed, 802.3 clause 31)
     link_down,          // egress link down: frames queued when it went down, and frames to it while down
+    neigh_queue_full,   // L3: frame for a neighbour being resolved (ARP/ND) whose wait queue is full
+    neigh_unresolved,   // L3: frame that waited for a neighbour that never answered (or at shutdown)
+    neigh_table_full,   // L3: frame for a new neighbour and the neighbour table is full
     count
 };
 
@@ -67,6 +70,9 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::flood_no_port: return "drop_flood_no_port";
         case drop_reason::mac_control_other: return "drop_mac_control_other";
         case drop_reason::link_down: return "drop_link_down";
+        case drop_reason::neigh_queue_full: return "drop_neigh_queue_full";
+        case drop_reason::neigh_unresolved: return "drop_neigh_unresolved";
+        case drop_reason::neigh_table_full: return "drop_neigh_table_full";
         case drop_reason::count: break;
     }
     return "?";
@@ -86,6 +92,11 @@ struct alignas(64) port_counters {
     std::uint64_t nd_replies = 0;
     std::uint64_t icmp_errors = 0;       // L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
     std::uint64_t icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
+    std::uint64_t arp_requests = 0;      // L3: ARP requests sent on this port (neighbour resolution)
+    std::uint64_t nd_solicits = 0;       // L3: Neighbor Solicitations sent on this port
+    std::uint64_t neigh_learned = 0;     // L3: ARP/ND answers received here that set a neighbour's MAC
+    std::uint64_t neigh_held = 0;        // L3: frames received here that waited for a neighbour
+    std::uint64_t neigh_released = 0;    // ... and were forwarded once it answered
     std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
     std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
     std::uint64_t tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown or link down: freed

@@ -18,6 +18,7 @@
 #include "fwd/icmp_error.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/fdb.hpp"
+#include "fwd/neigh_table.hpp"
 #include "proto/ipv4.hpp"
 #include "proto/mac_control.hpp"
 #include "proto/ecn.hpp"
@@ -38,6 +39,7 @@ namespace {
 constexpr std::uint16_t out_drop = 0xFFFF;
 constexpr std::uint16_t out_consumed = 0xFFFE;  // >= out_consumed: free without forwarding
 constexpr std::uint16_t out_flood = 0xFFFD;
+constexpr std::uint16_t out_held = 0xFFFC;  // parked for neighbour resolution: owned elsewhere now
 
 // Ingress buffer accounting: where a queued frame was charged (ingress
 // port, PG) travels in the egress queue entry's tag; the charge itself is
@@ -188,6 +190,17 @@ struct switch_pipeline::impl {
     std::int64_t icmp_interval = 1'000'000;
     std::int64_t icmp_tau = 49'000'000;
     std::int64_t icmp_tat = INT64_MIN / 4;
+    // Dynamic neighbours (L3, ROCELAB neigh_dynamic): frames parked while
+    // their neighbour is resolved, with what admission needs later.
+    struct held_frame {
+        rte_mbuf* m = nullptr;
+        std::uint16_t in = 0;
+        std::uint8_t tc = 0;
+        bool tagged = false;
+    };
+    std::unique_ptr<neigh_table<held_frame>> neigh;
+    nanos neigh_next{0};
+    std::vector<neigh_cfg> static_neigh;  // for the listing
 
     explicit impl(std::size_t fdb_capacity, nanos aging) : table(fdb_capacity, aging) {}
 };
@@ -270,6 +283,21 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         auto rt = dpdk::route_table::build(cfg, macs, ids);
         if (auto* e = std::get_if<std::string>(&rt)) { return *e; }
         p->routes = std::make_unique<dpdk::route_table>(std::move(std::get<dpdk::route_table>(rt)));
+        p->static_neigh = cfg.neighbors;
+        if (cfg.neigh.dynamic) {
+            neigh_params np;
+            np.capacity = cfg.neigh.max;
+            np.reachable = cfg.neigh.reachable;
+            np.retrans = cfg.neigh.retrans;
+            np.probes = cfg.neigh.probes;
+            np.gc = cfg.neigh.gc;
+            np.queue = cfg.neigh.queue;
+            // poll_neigh() runs every neigh_poll_interval (1 ms): a whole
+            // sweep of the slots in at most 64 ms, well inside retrans (>= 10 ms
+            // is the configurable minimum; the sweep bounds timer precision).
+            np.scan = std::max<std::size_t>(64, std::bit_ceil(std::max<std::size_t>(2 * np.capacity, 8)) / 64);
+            p->neigh = std::make_unique<neigh_table<impl::held_frame>>(np);
+        }
     }
     return std::unique_ptr<switch_pipeline>(new switch_pipeline(std::move(p)));
 }
@@ -392,12 +420,58 @@ std::size_t switch_pipeline::poll_link_states() noexcept {
     return changed;
 }
 
+bool switch_pipeline::neigh_dynamic() const noexcept { return _p->neigh != nullptr; }
+
+neigh_stats switch_pipeline::neigh_totals() const noexcept {
+    return _p->neigh ? _p->neigh->stats() : neigh_stats{};
+}
+
+std::vector<neigh_row> switch_pipeline::neighbors(nanos now) const {
+    std::vector<neigh_row> out;
+    for (const neigh_cfg& n : _p->static_neigh) {
+        neigh_row r;
+        r.v6 = n.addr.v6;
+        std::memcpy(r.addr.data(), n.addr.addr.data(), 16);
+        for (std::size_t i = 0; i < _p->ports.size(); ++i) {
+            if (_p->ports[i]->b.name == n.ifname) { r.port = static_cast<std::uint16_t>(i); }
+        }
+        r.mac = n.mac;
+        r.state = "permanent";
+        out.push_back(r);
+    }
+    if (_p->neigh) {
+        _p->neigh->for_each([&](const neigh_table<impl::held_frame>::entry& e) {
+            neigh_row r;
+            r.v6 = e.key.v6;
+            r.addr = e.key.addr;
+            r.port = e.port;
+            r.mac = e.mac;
+            neigh_state st = e.state;
+            if (st == neigh_state::reachable && now.v - e.confirmed_ns >= _p->neigh->params().reachable.v) {
+                st = neigh_state::stale;
+            }
+            r.state = to_string(st);
+            r.confirmed_ago_ns = e.state == neigh_state::incomplete ? -1 : now.v - e.confirmed_ns;
+            r.hits = e.hits;
+            r.waiting = e.n_held;
+            out.push_back(r);
+        });
+    }
+    return out;
+}
+
 nanos switch_pipeline::paused_time(std::size_t port, int prio, nanos now) const noexcept {
     return _p->ports[port]->pause.paused_time(prio, now);
 }
 
 void switch_pipeline::release_all() noexcept {
     if (!_p) { return; }
+    if (_p->neigh) {
+        _p->neigh->drop_all_held([&](const impl::held_frame& h) noexcept {
+            _p->ports[h.in]->c.drop(drop_reason::neigh_unresolved);
+            rte_pktmbuf_free(h.m);
+        });
+    }
     for (auto& pp : _p->ports) {
         for (int q = 0; q < 8; ++q) { flush_queue(*_p, *pp, q); }
         for (std::uint16_t i = 0; i < pp->n_staged; ++i) { rte_pktmbuf_free(pp->staged[i]); }
@@ -461,6 +535,186 @@ namespace {
     return true;
 }
 
+using held_frame = switch_pipeline::impl::held_frame;
+using neigh_entry = neigh_table<held_frame>::entry;
+constexpr nanos neigh_poll_interval{1'000'000};
+
+// A frame that waited for its neighbour, forwarded now that it answered
+// (defined below admit()).
+void release_held(switch_pipeline::impl& p, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept;
+
+// A frame that waited for a neighbour and is dropped (failed resolution,
+// shutdown): counted on its ingress port.
+void drop_held(switch_pipeline::impl& p, const held_frame& h, drop_reason why) noexcept {
+    p.ports[h.in]->c.drop(why);
+    rte_pktmbuf_free(h.m);
+}
+
+// Our address on `port` in the subnet of `k` (the source of a request);
+// false if the port has none (then nothing is sent).
+bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neigh_key& k, std::uint8_t* out16) noexcept {
+    const local_addrs& l = p.routes->locals();
+    if (!k.v6) {
+        const std::uint32_t a = k.v4_host();
+        for (const local_v4& x : l.v4()) {
+            const std::uint32_t mask = x.len == 0 ? 0 : ~0u << (32 - x.len);
+            if (x.port == port && (x.addr & mask) == (a & mask)) {
+                store_be32(reinterpret_cast<std::byte*>(out16), x.addr);
+                return true;
+            }
+        }
+        return false;
+    }
+    for (const local_v6& x : l.v6()) {
+        if (x.port != port) { continue; }
+        bool same = true;
+        for (int b = 0; b < x.len && same; b += 8) {
+            const int bits = std::min(8, x.len - b);
+            const auto m = static_cast<std::uint8_t>(0xFFu << (8 - bits));
+            same = ((x.addr[b / 8] ^ k.addr[b / 8]) & m) == 0;
+        }
+        if (same) {
+            std::memcpy(out16, x.addr.data(), 16);
+            return true;
+        }
+    }
+    return false;
+}
+
+// Send an ARP request / Neighbor Solicitation for e on its port, queued
+// (uncharged) ahead of data in the queue of traffic class 7.
+[[gnu::noinline]] void send_neigh_request(switch_pipeline::impl& p, const neigh_entry& e, neigh_request kind) noexcept {
+    port_rt& eg = *p.ports[e.port];
+    std::uint8_t src[16];
+    if (eg.link_down || !neigh_source(p, e.port, e.key, src)) { return; }
+    rte_mbuf* m = rte_pktmbuf_alloc(p.pool);
+    if (m == nullptr) { return; }  // retried at the next retransmission
+    const std::size_t len = e.key.v6 ? ns_frame_len : nd_min_frame;
+    auto* d = reinterpret_cast<std::byte*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(len)));
+    if (d == nullptr) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    const mac_addr* to = kind == neigh_request::unicast ? &e.mac : nullptr;
+    if (e.key.v6) {
+        nd_make_solicit(d, eg.b.mac, src, e.key.addr.data(), to);
+        ++eg.c.nd_solicits;
+    } else {
+        arp_make_request(d, eg.b.mac, load_be32(reinterpret_cast<const std::byte*>(src)), e.key.v4_host(), to);
+        ++eg.c.arp_requests;
+    }
+    if (eg.vmode == vlan_mode::tagged && !vlan_set(m, false, 7, eg.vid)) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    const int q = eg.maps.tc_to_queue[7];
+    if (!eg.eq.enqueue(q, m, rte_pktmbuf_pkt_len(m), p.buf ? tag_uncharged : 0u)) {
+        eg.c.drop(drop_reason::tail_drop);
+        rte_pktmbuf_free(m);
+    }
+}
+
+// A routed frame whose next hop (the destination host on a connected
+// subnet, or a dynamic route next hop) is resolved by ARP/ND: forwarded with
+// the neighbour's MAC, parked while it is resolved, or dropped by name.
+// The TTL has been checked and decremented.
+[[gnu::noinline]] std::uint16_t neigh_forward(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m,
+                                              const neigh_key& k, const nexthop& nh, std::uint8_t tc, bool tagged,
+                                              nanos now) noexcept {
+    const auto r = p.neigh->resolve(k, nh.port, now, held_frame{m, in.idx, tc, tagged});
+    if (r.request != neigh_request::none) { send_neigh_request(p, *r.e, r.request); }
+    switch (r.verdict) {
+        case neigh_verdict::forward: {
+            std::byte* d = data(m);
+            std::memcpy(d, r.e->mac.data(), 6);
+            std::memcpy(d + 6, nh.src_mac.data(), 6);
+            return nh.port;
+        }
+        case neigh_verdict::held:
+            ++in.c.neigh_held;
+            return out_held;
+        case neigh_verdict::queue_full:
+            in.c.drop(drop_reason::neigh_queue_full);
+            return out_drop;
+        case neigh_verdict::table_full:
+            break;
+    }
+    in.c.drop(drop_reason::neigh_table_full);
+    return out_drop;
+}
+
+// Learn a neighbour from an ARP/ND packet received on `in`: only an address
+// in a connected subnet of that port without a static NEIGH entry (those
+// win). True if the table holds it now.
+bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, const mac_addr& mac, bool create,
+                 nanos now) noexcept {
+    if (!p.neigh) { return false; }
+    const auto port = p.routes->connected_port(k.addr.data(), k.v6);
+    if (!port || *port != in.idx) { return false; }
+    const bool ok = p.neigh->learn(k, in.idx, mac, now, create, [&](const held_frame& h, const mac_addr& m, std::uint16_t eg) noexcept {
+        ++p.ports[h.in]->c.neigh_released;
+        release_held(p, h, m, eg);
+    });
+    if (ok) { ++in.c.neigh_learned; }
+    return ok;
+}
+
+// ARP received in L3 mode: learn the sender, answer requests for our
+// addresses in place. Returns the egress (the ingress port: a reply), or
+// out_consumed / out_drop (counted).
+[[gnu::noinline]] std::uint16_t l3_arp(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+                                       std::uint8_t& tc, nanos now) noexcept {
+    std::byte* d = data(m);
+    const arp_info a = arp_parse(d, rte_pktmbuf_data_len(m), f.l3_off);
+    const bool for_us = a.ok && p.routes->is_local_v4(a.tpa);
+    bool learned = false;
+    if (a.ok && a.spa != 0 && a.spa != a.tpa) {  // not a probe (sender 0.0.0.0) nor an announcement
+        learned = neigh_learn(p, in, neigh_key::v4(a.spa), a.sha, for_us && a.oper == wire::arp_op_request, now);
+    } else if (a.ok && a.spa == a.tpa && a.spa != 0) {  // gratuitous ARP: update only
+        learned = neigh_learn(p, in, neigh_key::v4(a.spa), a.sha, false, now);
+    }
+    if (for_us && a.oper == wire::arp_op_request && arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
+        ++in.c.arp_replies;
+        tc = 7;
+        return in.idx;
+    }
+    if (learned) { return out_consumed; }  // a reply (or announcement) that told us a neighbour's MAC
+    in.c.drop(drop_reason::to_switch);
+    return out_drop;
+}
+
+// IPv6 neighbour discovery received in L3 mode: learn from NS (source
+// link-layer option) and NA (target link-layer option), answer NS for our
+// addresses in place.
+[[gnu::noinline]] std::uint16_t l3_nd(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+                                      std::uint8_t& tc, nanos now) noexcept {
+    std::byte* d = data(m);
+    const std::uint32_t len = rte_pktmbuf_data_len(m);
+    const nd_info nd = nd_parse(d, len, f.l3_off);
+    if (nd.ok && nd.type == wire::icmp6_na) {
+        const mac_addr mac = nd.has_lladdr ? nd.lladdr : wire::load_mac(d + wire::eth_src);
+        if (neigh_learn(p, in, neigh_key::v6_from(nd.target), mac, false, now)) { return out_consumed; }
+        in.c.drop(drop_reason::to_switch);
+        return out_drop;
+    }
+    const std::uint8_t* target = nd_target(d, f.l3_off);
+    const bool for_us = p.routes->is_local_v6(target);
+    static constexpr std::uint8_t unspecified[16] = {};
+    if (nd.ok && for_us && nd.has_lladdr && std::memcmp(nd.src, unspecified, 16) != 0) {
+        (void)neigh_learn(p, in, neigh_key::v6_from(nd.src), nd.lladdr, true, now);
+    }
+    if (for_us && nd_make_advert(d, len, f.l3_off, in.b.mac.data())) {
+        const auto na_len = static_cast<std::uint16_t>(nd_na_frame_len(f.l3_off));
+        m->data_len = na_len;
+        m->pkt_len = na_len;
+        ++in.c.nd_replies;
+        tc = 7;
+        return in.idx;
+    }
+    in.c.drop(drop_reason::to_switch);
+    return out_drop;
+}
+
 // L3 forwarding decision for one parsed frame (ARP/ND answered in place,
 // ICMP errors for TTL expiry and no route made in place).
 // Returns the egress port index, or out_drop with the reason counted.
@@ -468,28 +722,9 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
                         std::uint8_t& tc, nanos now) noexcept {
     std::byte* d = data(m);
     const auto* dmac = reinterpret_cast<const std::uint8_t*>(d);
-    if (f.kind == frame_kind::arp) {
-        if (p.routes->is_local_v4(arp_target_ip(d + f.l3_off)) &&
-            arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
-            ++in.c.arp_replies;
-            tc = 7;
-            return in.idx;
-        }
-        in.c.drop(drop_reason::to_switch);
-        return out_drop;
-    }
-    if (f.kind == frame_kind::ipv6 && nd_is_solicitation(d, f.l3_off, rte_pktmbuf_data_len(m))) {
-        const std::uint8_t* target = nd_target(d, f.l3_off);
-        if (p.routes->is_local_v6(target) && nd_make_advert(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
-            const auto na_len = static_cast<std::uint16_t>(nd_na_frame_len(f.l3_off));
-            m->data_len = na_len;
-            m->pkt_len = na_len;
-            ++in.c.nd_replies;
-            tc = 7;
-            return in.idx;
-        }
-        in.c.drop(drop_reason::to_switch);
-        return out_drop;
+    if (f.kind == frame_kind::arp) { return l3_arp(p, in, m, f, tc, now); }
+    if (f.kind == frame_kind::ipv6 && nd_is_nd(d, f.l3_off, rte_pktmbuf_data_len(m))) [[unlikely]] {
+        return l3_nd(p, in, m, f, tc, now);
     }
     if (std::memcmp(dmac, in.b.mac.data(), 6) != 0) {
         in.c.drop((dmac[0] & 1u) ? drop_reason::link_local : drop_reason::not_router_mac);
@@ -522,6 +757,32 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
             return out_drop;
         }
         rc = p.routes->lookup_v6(dst, h, &nh);
+    }
+    // Resolved by ARP/ND: a connected host without a NEIGH entry, or a
+    // route's dynamic next hop.
+    const bool dyn = (rc == dpdk::route_table::no_neighbor && nh != nullptr && p.neigh) ||
+                     (rc == 0 && nh != nullptr && nh->dynamic());
+    if (dyn) [[unlikely]] {
+        if (f.ttl <= 1) {
+            in.c.drop(drop_reason::ttl_expired);
+            return icmp_error(p, in, m, f, icmp_error_kind::time_exceeded, now) ? (tc = 7, in.idx) : out_drop;
+        }
+        neigh_key k;
+        if (nh->dynamic()) {
+            const ip_prefix& a = p.routes->dynamic_hop(nh->dynamic_index());
+            std::memcpy(k.addr.data(), a.addr.data(), 16);
+            k.v6 = a.v6;
+        } else if (f.kind == frame_kind::ipv4) {
+            k = neigh_key::v4(f.ip4_dst);
+        } else {
+            k = neigh_key::v6_from(reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off));
+        }
+        if (f.kind == frame_kind::ipv4) {
+            ipv4_dec_ttl(d + f.l3_off);
+        } else {
+            d[f.l3_off + 7] = std::byte(f.ttl - 1);
+        }
+        return neigh_forward(p, in, m, k, *nh, tc, f.vlan_count > 0, now);
     }
     if (rc != 0 || nh == nullptr) {
         const bool no_nb = rc == dpdk::route_table::no_neighbor;
@@ -802,6 +1063,14 @@ namespace {
     }
 }
 
+void release_held(switch_pipeline::impl& p, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept {
+    port_rt& eg = *p.ports[port];
+    std::byte* d = data(h.m);
+    std::memcpy(d, mac.data(), 6);
+    std::memcpy(d + 6, eg.b.mac.data(), 6);
+    admit(p, *p.ports[h.in], eg, h.m, h.tc, h.tagged, p.buf != nullptr);
+}
+
 // The worker applies a link change (see set_link in the header).
 [[gnu::noinline]] void link_change(switch_pipeline::impl& p, port_rt& eg, bool up, nanos now) noexcept {
     switch_event se;
@@ -829,6 +1098,9 @@ namespace {
     eg.c.drops[static_cast<std::size_t>(drop_reason::link_down)] += n;
     eg.backlog = false;
     if (p.mode == fwd_mode::l2) { p.table.flush_port(eg.idx); }
+    if (p.neigh) {  // neighbours behind the port are forgotten; frames waiting for them dropped
+        p.neigh->flush_port(eg.idx, [&](const held_frame& h) noexcept { drop_held(p, h, drop_reason::link_down); });
+    }
     __atomic_store_n(&eg.link_down, true, __ATOMIC_RELAXED);
     se.what = switch_event::kind::link_down;
     (void)p.events.push(se);
@@ -944,8 +1216,10 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
                 o = static_cast<std::uint16_t>(last_dst_port);
             }
         } while (false);
-        if (o < out_flood) [[likely]] {
+        if (o < out_held) [[likely]] {
             admit(p, in, *p.ports[o], m, tc, tagged, acct);
+        } else if (o == out_held) {
+            // parked in the neighbour table (counted neigh_held)
         } else if (o == out_flood) {
             // With two ports a flood is one unicast: no copy, no call.
             const std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
@@ -972,6 +1246,7 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
 nanos switch_pipeline::next_deadline(nanos now) noexcept {
     impl& p = *_p;
     nanos d = nanos::max();
+    if (p.neigh && p.neigh->size() != 0) { d = std::max(now, p.neigh_next); }
     for (auto& pp : p.ports) {
         port_rt& eg = *pp;
         if (p.buf != nullptr && eg.pfc_pending == nullptr) {
@@ -1001,6 +1276,14 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         port_rt& in = *p.ports[pi];
         if (!dpdk::port_rx_maybe(in.b)) { continue; }
         work += p.mode == fwd_mode::l2 ? rx_port<true>(p, in, now, cap) : rx_port<false>(p, in, now, cap);
+    }
+
+    // Neighbour timers (retransmissions, failures, aging), every millisecond.
+    if (p.neigh && now >= p.neigh_next) [[unlikely]] {
+        p.neigh_next = now + neigh_poll_interval;
+        p.neigh->poll(
+            now, [&](const neigh_entry& e, neigh_request kind) noexcept { send_neigh_request(p, e, kind); },
+            [&](const held_frame& h) noexcept { drop_held(p, h, drop_reason::neigh_unresolved); });
     }
 
     // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----

@@ -29,6 +29,7 @@
 
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
+#include "fwd/neigh_table.hpp"
 #include "dpdk/port_io.hpp"
 #include "switch/counters.hpp"
 
@@ -81,6 +82,19 @@ struct pfc_status {
     std::uint64_t frames_sent = 0;
     std::array<bool, 8> wd_enabled{}, wd_stormed{};
     std::array<std::uint64_t, 8> wd_storms{}, wd_restores{}, wd_tx_dropped{}, wd_rx_dropped{};
+};
+
+// One neighbour for "show neighbours" (/rocelab/neigh, the report):
+// static NEIGH entries ("permanent") and the dynamic table.
+struct neigh_row {
+    bool v6 = false;
+    std::array<std::uint8_t, 16> addr{};  // IPv4 in the first 4 bytes, network order
+    std::uint16_t port = 0;
+    mac_addr mac{};
+    const char* state = "";              // permanent, incomplete, reachable, stale, probe
+    std::int64_t confirmed_ago_ns = -1;  // since the last answer (-1: none yet / static)
+    std::uint64_t hits = 0;              // frames forwarded with it (dynamic entries)
+    std::uint8_t waiting = 0;            // frames parked for it now
 };
 
 class switch_pipeline {
@@ -154,6 +168,13 @@ public:
     std::size_t poll_link_states() noexcept;
     bool link_up(std::size_t port) const noexcept;  // as the data path last applied it
     fwd_mode mode() const noexcept;
+
+    // L3 neighbours (control thread; reads the worker's table without
+    // locking, as counters are read: an entry changing meanwhile may show
+    // half-updated). Dynamic resolution: ROCELAB neigh_dynamic (on).
+    bool neigh_dynamic() const noexcept;
+    neigh_stats neigh_totals() const noexcept;
+    std::vector<neigh_row> neighbors(nanos now) const;
 
     // Busy-cycle accounting (cycles spent in polls that did work), set by the runner.
     std::uint64_t busy_cycles = 0;

@@ -182,6 +182,61 @@ TEST(route_table, connected_local_and_neighbors) {
     EXPECT_EQ(st.drop_no_route, 0u);
 }
 
+TEST(route_table, connected_without_neighbor_names_the_port) {
+    const route_table t = must_build(lab_cfg());
+    const nexthop* out = nullptr;
+    ASSERT_EQ(t.lookup_v4(v4("10.0.1.6"), 0, &out), route_table::no_neighbor);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->port, 2);
+    EXPECT_EQ(out->port_id, 7);
+    EXPECT_EQ(out->src_mac, port_macs[2]);
+    EXPECT_EQ(out->dst_mac, mac_addr{});
+    EXPECT_FALSE(out->dynamic());
+    // Learning eligibility: which port's connected subnet holds an address.
+    const auto a = [](const char* s) {
+        std::array<std::uint8_t, 16> x{};
+        const std::uint32_t h = v4(s);
+        x[0] = h >> 24; x[1] = h >> 16 & 0xff; x[2] = h >> 8 & 0xff; x[3] = h & 0xff;
+        return x;
+    };
+    EXPECT_EQ(t.connected_port(a("10.0.1.6").data(), false), std::optional<std::uint16_t>(2));
+    EXPECT_EQ(t.connected_port(a("10.0.1.5").data(), false), std::nullopt) << "static NEIGH: not learnt";
+    EXPECT_EQ(t.connected_port(a("10.0.1.1").data(), false), std::nullopt) << "our own address";
+    EXPECT_EQ(t.connected_port(a("8.8.8.8").data(), false), std::nullopt) << "routed, not connected";
+    EXPECT_EQ(t.connected_port(v6("fc00::1").data(), true), std::nullopt);
+}
+
+TEST(route_table, route_next_hop_without_neigh_is_resolved_dynamically) {
+    switch_cfg c = lab_cfg();
+    c.routes.push_back({pfx("172.16.0.0", 12), {nh("10.0.1.9", "Ethernet8"), nh("10.0.0.2", "Ethernet4")}});
+    c.routes.push_back({pfx("172.32.0.0", 12), {nh("10.0.1.9", "")}});
+    const route_table t = must_build(c);
+    int dynamic = 0, fixed = 0;
+    for (std::uint32_t p = 0; p < 200; ++p) {
+        const nexthop* out = nullptr;
+        ASSERT_EQ(t.lookup_v4(v4("172.16.0.1"), flow_hash_v4(1, 2, 17, static_cast<std::uint16_t>(p), 4791, 1), &out),
+                  route_table::ok);
+        if (out->dynamic()) {
+            ++dynamic;
+            EXPECT_EQ(out->port, 2);
+            EXPECT_EQ(out->src_mac, port_macs[2]);
+            const ip_prefix& hop = t.dynamic_hop(out->dynamic_index());
+            EXPECT_EQ(hop.addr, pfx("10.0.1.9", 32).addr);
+            EXPECT_FALSE(hop.v6);
+        } else {
+            ++fixed;
+            EXPECT_EQ(out->dst_mac, mac_b);
+        }
+    }
+    EXPECT_GT(dynamic, 0);
+    EXPECT_GT(fixed, 0);
+    EXPECT_EQ(t.dynamic_hops(), 1u) << "one address, one dynamic hop";
+    c.neigh.dynamic = false;
+    const std::string e = build_error(c);
+    EXPECT_NE(e.find("unresolved"), std::string::npos) << e;
+    EXPECT_NE(e.find("neigh_dynamic is off"), std::string::npos) << e;
+}
+
 TEST(route_table, ipv6_routes) {
     switch_cfg c = lab_cfg();
     c.routes.push_back({pfx("::", 0), {nh("fc00::", "Ethernet0")}});
@@ -220,7 +275,7 @@ TEST(route_table, bulk_matches_single) {
     for (std::size_t i = 0; i < dst.size(); ++i) {
         const nexthop* o = nullptr;
         EXPECT_EQ(rc[i], t.lookup_v4(dst[i], hash[i], &o)) << i;
-        if (rc[i] == route_table::ok) {
+        if (rc[i] == route_table::ok || rc[i] == route_table::no_neighbor) {
             EXPECT_EQ(out[i], o);
         } else {
             EXPECT_EQ(out[i], nullptr);

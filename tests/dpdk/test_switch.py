@@ -448,6 +448,129 @@ class L3Tests(Base):
         self.assertEqual(run.port("Ethernet0")["nd_replies"], 1)
 
 
+    DYN_CFG = """
+ROCELAB: {mode: l3, seed: 7, neigh_retrans_time: 200ms, neigh_queue: 4}
+DEVICE_METADATA:
+  localhost: {mac: "02:00:00:00:01:00"}
+PORT:
+  Ethernet0: {device: net_pcap0}
+  Ethernet1: {device: net_pcap1}
+INTERFACE:
+  "Ethernet0|10.8.0.1/24": {}
+  "Ethernet1|10.9.0.1/24": {}
+  "Ethernet1|2001:db8:9::1/64": {}
+ROUTE:
+  "10.50.0.0/16": {nexthop: "10.9.0.7", ifname: "Ethernet1"}
+"""
+
+    def test_dynamic_neighbors_by_arp_and_nd(self):
+        """No NEIGH entries: the leaf resolves connected hosts and a route's
+        next hop itself. The hosts on Ethernet1 announce themselves with ARP
+        requests / an NS for the gateway (which creates their entries, as in
+        Linux), so frames to them leave with their MACs whichever arrives
+        first (held and released, or forwarded at once). A host that never
+        answers gets 3 ARP requests (3 NS for IPv6), 200 ms apart, checked
+        by scapy and tshark; 4 frames wait for it, 2 more overflow the
+        queue, and the 4 are dropped when resolution fails."""
+        from scapy.layers.inet6 import ICMPv6ND_NA, ICMPv6NDOptDstLLAddr  # noqa: F401
+        h5, h7, h6 = "02:00:00:00:00:55", "02:00:00:00:00:77", "02:00:00:00:00:66"
+        src = "02:00:00:00:00:10"
+        to5 = [roce(dst_mac=ROUTER_MAC, src_mac=src, src="10.8.0.2", dst="10.9.0.5", psn=i) for i in (1, 2)]
+        via7 = roce(dst_mac=ROUTER_MAC, src_mac=src, src="10.8.0.2", dst="10.50.1.1", psn=3)
+        to6 = Ether(dst=ROUTER_MAC, src=src) / IPv6(src="2001:db8:8::2", dst="2001:db8:9::5", hlim=64) / \
+            UDP(sport=49300, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=4) / Raw(b"\x44" * 32)
+        lost = [roce(dst_mac=ROUTER_MAC, src_mac=src, src="10.8.0.2", dst="10.9.0.99", psn=10 + i) for i in range(6)]
+        lost6 = Ether(dst=ROUTER_MAC, src=src) / IPv6(src="2001:db8:8::2", dst="2001:db8:9::99", hlim=64) / \
+            UDP(sport=49301, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=20) / Raw(b"\x45" * 32)
+        write_pcap(self.path("in0.pcap"), to5 + [via7, to6] + lost + [lost6])
+        hosts = [Ether(dst="ff:ff:ff:ff:ff:ff", src=h5) / ARP(op=1, hwsrc=h5, psrc="10.9.0.5", pdst="10.9.0.1"),
+                 Ether(dst="ff:ff:ff:ff:ff:ff", src=h7) / ARP(op=1, hwsrc=h7, psrc="10.9.0.7", pdst="10.9.0.1"),
+                 Ether(dst="33:33:ff:00:00:01", src=h6) /
+                 IPv6(src="2001:db8:9::5", dst="ff02::1:ff00:1", hlim=255) / ICMPv6ND_NS(tgt="2001:db8:9::1") /
+                 ICMPv6NDOptSrcLLAddr(lladdr=h6)]
+        write_pcap(self.path("in1.pcap"), hosts)
+        vdevs = [f"net_pcap0,rx_pcap={self.path('in0.pcap')},tx_pcap={self.path('o0.pcap')}",
+                 f"net_pcap1,rx_pcap={self.path('in1.pcap')},tx_pcap={self.path('o1.pcap')}"]
+        run = run_switch(self.tmp, vdevs, ["--duration", "1500ms"], self.DYN_CFG)
+        self.assertClean(run)
+        out = [Ether(f) for f in frames(self.path("o1.pcap"))]
+        data = [o for o in out if BTH in o]
+        # Forwarded with the learnt MACs, byte-exact apart from the rewrites.
+        want = {1: h5, 2: h5, 3: h7, 4: h6}
+        self.assertEqual(sorted(o[BTH].psn for o in data), [1, 2, 3, 4], [o.summary() for o in out])
+        for o in data:
+            self.assertEqual((o.dst, o.src), (want[o[BTH].psn], ROUTER_MAC))
+            orig = {1: to5[0], 2: to5[1], 3: via7, 4: to6}[o[BTH].psn]
+            w = Ether(bytes(orig))
+            w.dst, w.src = want[o[BTH].psn], ROUTER_MAC
+            if IP in w:
+                w[IP].ttl -= 1
+                w[IP].chksum = None
+            else:
+                w[IPv6].hlim -= 1
+            self.assertEqual(bytes(o), bytes(Ether(bytes(w))))
+        # The host that never answers: exactly 3 broadcast requests, 200 ms apart.
+        reqs = [o for o in out if ARP in o and o[ARP].op == 1 and o[ARP].pdst == "10.9.0.99"]
+        self.assertEqual(len(reqs), 3, [o.summary() for o in out])
+        for o in reqs:
+            self.assertEqual((o.dst, o.src, o.type), ("ff:ff:ff:ff:ff:ff", ROUTER_MAC, 0x0806))
+            a = o[ARP]
+            self.assertEqual((a.hwtype, a.ptype, a.hwlen, a.plen), (1, 0x0800, 6, 4))
+            self.assertEqual((a.hwsrc, a.psrc), (ROUTER_MAC, "10.9.0.1"))
+            self.assertEqual(len(bytes(o)), 60)
+        ns = [o for o in out if ICMPv6ND_NS in o and o[ICMPv6ND_NS].tgt == "2001:db8:9::99"]
+        self.assertEqual(len(ns), 3, [o.summary() for o in out])
+        for o in ns:
+            self.assertEqual((o.dst, o.src), ("33:33:ff:00:00:99", ROUTER_MAC))
+            self.assertEqual((o[IPv6].src, o[IPv6].dst, o[IPv6].hlim), ("2001:db8:9::1", "ff02::1:ff00:99", 255))
+            self.assertEqual(o[ICMPv6NDOptSrcLLAddr].lladdr, ROUTER_MAC)
+            rebuilt = Ether(bytes(o))
+            del rebuilt[ICMPv6ND_NS].cksum
+            self.assertEqual(o[ICMPv6ND_NS].cksum, Ether(bytes(rebuilt))[ICMPv6ND_NS].cksum)
+        rows = tshark_fields(self.path("o1.pcap"), "frame.time_relative", "arp.dst.proto_ipv4",
+                             display_filter="arp.opcode == 1 && arp.dst.proto_ipv4 == 10.9.0.99")
+        gaps = [float(b[0]) - float(a[0]) for a, b in zip(rows, rows[1:])]
+        self.assertEqual(len(gaps), 2, rows)
+        for g in gaps:
+            self.assertGreater(g, 0.19, rows)  # neigh_retrans_time 200ms (the sweep adds <= 1 ms)
+            self.assertLess(g, 0.35, rows)
+        rows = tshark_fields(self.path("o1.pcap"), "icmpv6.nd.ns.target_address", "icmpv6.checksum.status",
+                             "icmpv6.opt.linkaddr",
+                             display_filter="icmpv6.type == 135 && icmpv6.nd.ns.target_address == 2001:db8:9::99")
+        self.assertEqual(rows, [["2001:db8:9::99", "1", ROUTER_MAC]] * 3)
+        self.assertNotIn("Malformed", tshark_expert(self.path("o1.pcap")))
+        # Counters: 4 waited for .99, 2 overflowed its queue; all 5 (with ::99) dropped at the failure.
+        p0, p1 = run.port("Ethernet0"), run.port("Ethernet1")
+        self.assertEqual(p0["drops"]["drop_neigh_queue_full"], 2)
+        self.assertEqual(p0["drops"]["drop_neigh_unresolved"], 5)
+        self.assertEqual(p0["drops"]["drop_no_neighbor"], 0)
+        self.assertEqual(p1["arp_requests"], len([o for o in out if ARP in o and o[ARP].op == 1]))
+        self.assertEqual(p1["nd_solicits"], len([o for o in out if ICMPv6ND_NS in o]))
+        self.assertEqual(p1["arp_replies"], 2)
+        self.assertEqual(p1["nd_replies"], 1)
+        self.assertEqual(p1["neigh_learned"], 3)
+        n = run.report["neighbors"]
+        self.assertTrue(n["dynamic"])
+        self.assertEqual(n["failed"], 2)
+        entries = {(e["address"], e["port"], e["mac"], e["state"]) for e in n["entries"]}
+        self.assertEqual(entries, {("10.9.0.5", "Ethernet1", h5, "reachable"),
+                                   ("10.9.0.7", "Ethernet1", h7, "reachable"),
+                                   ("2001:db8:9::5", "Ethernet1", h6, "reachable")})
+
+    def test_dynamic_neighbors_off_drops_by_name(self):
+        """neigh_dynamic: off keeps the old behaviour: no request, drop_no_neighbor."""
+        write_pcap(self.path("in0.pcap"), [roce(dst_mac=ROUTER_MAC, src="10.8.0.2", dst="10.9.0.5", psn=1)])
+        cfg = self.DYN_CFG.replace("neigh_queue: 4}", "neigh_queue: 4, neigh_dynamic: off}").replace(
+            '  "10.50.0.0/16": {nexthop: "10.9.0.7", ifname: "Ethernet1"}\n', "").replace("ROUTE:\n", "")
+        vdevs = [f"net_pcap0,rx_pcap={self.path('in0.pcap')},tx_pcap={self.path('o0.pcap')}",
+                 f"net_pcap1,tx_pcap={self.path('o1.pcap')}"]
+        run = run_switch(self.tmp, vdevs, ["--duration", "500ms"], cfg)
+        self.assertClean(run)
+        self.assertEqual(frames(self.path("o1.pcap")), [])
+        self.assertEqual(run.port("Ethernet0")["drops"]["drop_no_neighbor"], 1)
+        self.assertFalse(run.report["neighbors"]["dynamic"])
+
+
 class CliTests(Base):
     def test_help_and_version(self):
         r = subprocess.run([SWITCH, "--help"], capture_output=True, text=True)
