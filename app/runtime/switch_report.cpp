@@ -141,6 +141,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("arp_requests", c.arp_requests);
         j.kv("nd_solicits", c.nd_solicits);
         j.kv("neigh_learned", c.neigh_learned);
+        j.kv("neigh_consumed", c.neigh_consumed);
         j.kv("neigh_held", c.neigh_held);
         j.kv("neigh_released", c.neigh_released);
         j.kv("tx_behind", c.tx_behind);

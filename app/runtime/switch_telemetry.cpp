@@ -63,6 +63,7 @@ int cmd_port(const switch_pipeline& p, const telemetry_info&, const char* params
     rte_tel_data_add_dict_u64(d, "arp_requests", read_counter(c.arp_requests));
     rte_tel_data_add_dict_u64(d, "nd_solicits", read_counter(c.nd_solicits));
     rte_tel_data_add_dict_u64(d, "neigh_learned", read_counter(c.neigh_learned));
+    rte_tel_data_add_dict_u64(d, "neigh_consumed", read_counter(c.neigh_consumed));
     rte_tel_data_add_dict_u64(d, "neigh_held", read_counter(c.neigh_held));
     rte_tel_data_add_dict_u64(d, "icmp_ratelimited", read_counter(c.icmp_ratelimited));
     rte_tel_data_add_dict_u64(d, "tx_behind", read_counter(c.tx_behind));
@@ -177,9 +178,9 @@ int cmd_fdb(const switch_pipeline& p, const telemetry_info&, const char*, rte_te
     return 0;
 }
 
-// The neighbour table: counters, then one dict per neighbour keyed by its
-// address (telemetry dicts hold at most RTE_TEL_MAX_DICT_ENTRIES entries:
-// past that, "shown" < "entries").
+// The neighbour table: counters, then one dict per neighbour, "n0", "n1", ...
+// (telemetry names allow no '.' or ':', so the address is a value), at most
+// RTE_TEL_MAX_DICT_ENTRIES entries in all: past that, "shown" < "entries".
 int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*, rte_tel_data* d) {
     const neigh_stats ns = p.neigh_totals();
     const auto rows = p.neighbors(info.clock->now());
@@ -200,6 +201,8 @@ int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*,
         rte_tel_data* x = rte_tel_data_alloc();
         if (x == nullptr) { return -ENOMEM; }
         rte_tel_data_start_dict(x);
+        rte_tel_data_add_dict_string(x, "address", runtime::ip_str(n.addr, n.v6).c_str());
+        rte_tel_data_add_dict_string(x, "family", n.v6 ? "IPv6" : "IPv4");
         rte_tel_data_add_dict_string(x, "port", p.binding(n.port).name.c_str());
         rte_tel_data_add_dict_string(x, "mac", runtime::mac_str(n.mac).c_str());
         rte_tel_data_add_dict_string(x, "state", n.state);
@@ -207,7 +210,8 @@ int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*,
                                   n.confirmed_ago_ns < 0 ? -1 : static_cast<int>(n.confirmed_ago_ns / 1000000));
         rte_tel_data_add_dict_u64(x, "hits", n.hits);
         rte_tel_data_add_dict_u64(x, "waiting", n.waiting);
-        rte_tel_data_add_dict_container(d, runtime::ip_str(n.addr, n.v6).c_str(), x, 0);
+        const std::string key = "n" + std::to_string(k);
+        rte_tel_data_add_dict_container(d, key.c_str(), x, 0);
     }
     return 0;
 }

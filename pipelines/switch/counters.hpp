@@ -94,7 +94,8 @@ struct alignas(64) port_counters {
     std::uint64_t icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
     std::uint64_t arp_requests = 0;      // L3: ARP requests sent on this port (neighbour resolution)
     std::uint64_t nd_solicits = 0;       // L3: Neighbor Solicitations sent on this port
-    std::uint64_t neigh_learned = 0;     // L3: ARP/ND answers received here that set a neighbour's MAC
+    std::uint64_t neigh_learned = 0;     // L3: ARP/ND received here that set a neighbour's MAC
+    std::uint64_t neigh_consumed = 0;    // ... of which ARP replies / NAs / announcements taken in (no reply made)
     std::uint64_t neigh_held = 0;        // L3: frames received here that waited for a neighbour
     std::uint64_t neigh_released = 0;    // ... and were forwarded once it answered
     std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent

@@ -678,7 +678,10 @@ bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, cons
         tc = 7;
         return in.idx;
     }
-    if (learned) { return out_consumed; }  // a reply (or announcement) that told us a neighbour's MAC
+    if (learned) {  // a reply (or announcement) that told us a neighbour's MAC
+        ++in.c.neigh_consumed;
+        return out_consumed;
+    }
     in.c.drop(drop_reason::to_switch);
     return out_drop;
 }
@@ -693,7 +696,10 @@ bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, cons
     const nd_info nd = nd_parse(d, len, f.l3_off);
     if (nd.ok && nd.type == wire::icmp6_na) {
         const mac_addr mac = nd.has_lladdr ? nd.lladdr : wire::load_mac(d + wire::eth_src);
-        if (neigh_learn(p, in, neigh_key::v6_from(nd.target), mac, false, now)) { return out_consumed; }
+        if (neigh_learn(p, in, neigh_key::v6_from(nd.target), mac, false, now)) {
+            ++in.c.neigh_consumed;
+            return out_consumed;
+        }
         in.c.drop(drop_reason::to_switch);
         return out_drop;
     }

@@ -154,9 +154,10 @@ class HostileSwitch(Base):
         self.assertEqual(p0["ethdev"]["oerrors"] + p1["ethdev"]["oerrors"], 0)
         # Frames the switch made itself: PFC it sent, ARP/ND replies, flood
         # copies, ICMP errors (L3: each replaces a datagram counted as a
-        # named drop, drop_ttl_expired or drop_no_route).
-        made = sum(p["tx_pfc_frames"] + p["arp_replies"] + p["nd_replies"] + p["flood_copies"] + p["icmp_errors"]
-                   for p in (p0, p1))
+        # named drop, drop_ttl_expired or drop_no_route), ARP requests and
+        # neighbour solicitations (L3: resolving hosts by ARP/ND).
+        made = sum(p["tx_pfc_frames"] + p["arp_replies"] + p["nd_replies"] + p["flood_copies"] + p["icmp_errors"] +
+                   p["arp_requests"] + p["nd_solicits"] for p in (p0, p1))
         forwarded = p0["tx_packets"] + p1["tx_packets"] - made
         drops = {k: p0["drops"][k] + p1["drops"][k] for k in p0["drops"]}
         # rx_pfc_disabled_prio is a PFC frame that was consumed (in rx_mac_control) and did nothing.
@@ -165,7 +166,9 @@ class HostileSwitch(Base):
         print(f"received {p0['rx_packets']} = forwarded {forwarded} + named drops {named} + MAC Control "
               f"{p0['rx_mac_control']}; drops {dict((k, v) for k, v in drops.items() if v)}; "
               f"malformed {dict((k, v) for k, v in p0['malformed'].items() if v)}", file=sys.stderr)
-        self.assertEqual(p0["rx_packets"], forwarded + named + p0["rx_mac_control"], "a frame with no name")
+        # neigh_consumed: ARP replies / NAs the L3 leaf learnt a neighbour from.
+        self.assertEqual(p0["rx_packets"], forwarded + named + p0["rx_mac_control"] + p0["neigh_consumed"],
+                         "a frame with no name")
         self.assertEqual(sum(p0["malformed"].values()), p0["drops"]["drop_malformed"])
         self.assertEqual(p0["rx_mac_control"], p0["rx_pfc"] + p0["rx_pause"])  # unknown opcodes are malformed
         self.assertEqual(p0["tx_pfc_frames"] + p1["tx_pfc_frames"], 0)

@@ -90,7 +90,7 @@ print(n, h.hexdigest(), flush=True)
 SENDER = r"""
 import hashlib, os, socket, sys
 data = os.urandom(int(sys.argv[3]))
-c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=60)
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=60)  # IPv4 or IPv6
 c.sendall(data)
 c.shutdown(socket.SHUT_WR)
 c.recv(1)  # returns at the receiver's close: everything was read
@@ -131,7 +131,9 @@ class Topology:
         self.sw_if = {"a": p + "sa", "b": p + "sb"}     # in the root namespace: switch ports
         self.made_ns, self.made_links = [], []
 
-    def create(self, addrs, macs, gateways=None):
+    def create(self, addrs, macs, gateways=None, addrs6=None, gateways6=None):
+        """addrs6: also IPv6 in the namespaces (the root-namespace ends stay
+        IPv6-free, so they send nothing), added without DAD."""
         for s in ("a", "b"):
             ns, hif, sif = self.ns[s], self.host_if[s], self.sw_if[s]
             sh("ip", "netns", "add", ns)
@@ -141,7 +143,7 @@ class Topology:
             sh("ip", "link", "set", hif, "netns", ns)
             sh("sysctl", "-qw", f"net.ipv6.conf.{sif}.disable_ipv6=1")
             for i in (hif, "lo", "default", "all"):
-                sh("sysctl", "-qw", f"net.ipv6.conf.{i}.disable_ipv6=1", ns=ns)
+                sh("sysctl", "-qw", f"net.ipv6.conf.{i}.disable_ipv6={0 if addrs6 else 1}", ns=ns)
             sh("sysctl", "-qw", f"net.ipv4.neigh.{hif}.delay_first_probe_time=1", ns=ns)
             sh("sysctl", "-qw", f"net.ipv4.tcp_rmem={TCP_RMEM}", ns=ns)
             sh("ip", "link", "set", hif, "address", macs[s], ns=ns)
@@ -151,8 +153,12 @@ class Topology:
             sh("ip", "link", "set", "lo", "up", ns=ns)
             sh("ip", "link", "set", sif, "up")
             sh("ip", "link", "set", hif, "up", ns=ns)
+            if addrs6:
+                sh("ip", "-6", "addr", "add", addrs6[s], "dev", hif, "nodad", ns=ns)
             if gateways:
                 sh("ip", "route", "add", "default", "via", gateways[s], ns=ns)
+            if gateways6:
+                sh("ip", "-6", "route", "add", "default", "via", gateways6[s], ns=ns)
 
     def destroy(self):
         while self.made_links:
@@ -198,8 +204,8 @@ class LinuxHosts(unittest.TestCase):
             with open(cfg, "w") as f:
                 f.write(config)
             app += ["--config", cfg]
-        cmd = [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix",
-               f"rllh{os.getpid()}_{_seq[0]}", "--log-level", "lib.eal:error",
+        self.prefix = f"rllh{os.getpid()}_{_seq[0]}"
+        cmd = [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", self.prefix, "--log-level", "lib.eal:error",
                f"--vdev=net_af_packet0,iface={self.topo.sw_if['a']},{AF_PACKET_RING}",
                f"--vdev=net_af_packet1,iface={self.topo.sw_if['b']},{AF_PACKET_RING}", "--"] + app
         self.sw = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -225,10 +231,18 @@ class LinuxHosts(unittest.TestCase):
         if ttl is not None:
             self.assertIn(f"ttl={ttl} ", r.stdout)
 
+    def ping6(self, src, dst_ip):
+        r = sh("ping", "-6", "-c", "5", "-i", "0.2", "-W", "2", dst_ip, ns=self.topo.ns[src], check=False)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("5 received", r.stdout)
+        self.assertIn("ttl=63 ", r.stdout)  # iputils prints the hop limit as ttl=
+
     def tcp(self, src, dst, dst_ip, nbytes, port=5201):
         """A TCP transfer of nbytes random bytes from host src to host dst;
         both ends hash what they sent / received."""
-        rx = subprocess.Popen(["ip", "netns", "exec", self.topo.ns[dst], "/usr/bin/python3", "-c", RECEIVER,
+        rx = subprocess.Popen(["ip", "netns", "exec", self.topo.ns[dst], "/usr/bin/python3", "-c",
+                               RECEIVER.replace("socket.socket()", "socket.socket(socket.AF_INET6)" if ":" in dst_ip
+                                                else "socket.socket()"),
                                dst_ip, str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             self.assertEqual(rx.stdout.readline().strip(), "ready", rx.stderr.read() if rx.poll() else "")
@@ -335,6 +349,94 @@ NEIGH:
         self.assertGreater(after["a"]["tx_packets"], 5793)
         self.assertGreater(after["b"]["tx_packets"], 5793)
         self.assertGreater(sum(p["arp_replies"] for p in rep["ports"]), 0)
+
+
+@unittest.skipUnless(os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "ethtool", "ping", "traceroute")),
+                     "needs root, ip, ethtool, ping and traceroute (tools/setup.sh)")
+class L3DynamicNeighbours(LinuxHosts):
+    """The L3 leaf with no NEIGH entry at all: it finds the hosts by ARP and
+    IPv6 neighbour discovery, like a real leaf. IPv6 is on in the namespaces
+    here, so the kernels also send router solicitations and MLD reports
+    (the switch drops those by name): this class checks behaviour, not exact
+    frame counts (the classes above do that)."""
+
+    CFG = f"""
+ROCELAB: {{mode: l3}}
+DEVICE_METADATA:
+  localhost: {{mac: "{ROUTER_MAC}"}}
+PORT:
+  Ethernet0: {{device: net_af_packet0}}
+  Ethernet1: {{device: net_af_packet1}}
+INTERFACE:
+  "Ethernet0|10.79.1.1/24": {{}}
+  "Ethernet0|2001:db8:79:1::1/64": {{}}
+  "Ethernet1|10.79.2.1/24": {{}}
+  "Ethernet1|2001:db8:79:2::1/64": {{}}
+"""
+    test_l2_bridge_arp_ping_tcp_counters = None
+    test_l3_leaf_arp_ping_tcp_counters = None
+
+    def traceroute(self, src, dst_ip, hops, v6=False):
+        """traceroute from host src: the hops, in order, must be `hops`."""
+        cmd = ["traceroute"] + (["-6"] if v6 else []) + ["-n", "-q", "1", "-w", "3", "-m", "4", dst_ip]
+        r = sh(*cmd, ns=self.topo.ns[src], check=False, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        got = []
+        for line in r.stdout.splitlines()[1:]:
+            f = line.split()
+            got.append(f[1] if len(f) > 1 else "?")
+        print(f"  traceroute{'6' if v6 else ''} {src} -> {dst_ip}:\n" + r.stdout, file=sys.stderr)
+        self.assertEqual(got, hops, r.stdout)
+
+    def test_tcp_both_ways_v4_v6_traceroute_and_neighbour_table(self):
+        self.topo.create({"a": "10.79.1.2/24", "b": "10.79.2.2/24"}, {"a": MAC_A, "b": MAC_B},
+                         gateways={"a": "10.79.1.1", "b": "10.79.2.1"},
+                         addrs6={"a": "2001:db8:79:1::2/64", "b": "2001:db8:79:2::2/64"},
+                         gateways6={"a": "2001:db8:79:1::1", "b": "2001:db8:79:2::1"})
+        self.start_switch(self.CFG)
+        self.ping("a", "10.79.2.2", ttl=63)
+        self.ping("b", "10.79.1.2", ttl=63)
+        self.ping6("a", "2001:db8:79:2::2")
+        self.ping6("b", "2001:db8:79:1::2")
+        self.tcp("a", "b", "10.79.2.2", 4 << 20)
+        self.tcp("b", "a", "10.79.1.2", 4 << 20, port=5202)
+        self.tcp("a", "b", "2001:db8:79:2::2", 4 << 20, port=5203)
+        self.tcp("b", "a", "2001:db8:79:1::2", 4 << 20, port=5204)
+        # The leaf is the first hop: it answers TTL / hop-limit expiry with
+        # ICMP time exceeded from its address on the hosts' side.
+        self.traceroute("a", "10.79.2.2", ["10.79.1.1", "10.79.2.2"])
+        self.traceroute("b", "10.79.1.2", ["10.79.2.1", "10.79.1.2"])
+        self.traceroute("a", "2001:db8:79:2::2", ["2001:db8:79:1::1", "2001:db8:79:2::2"], v6=True)
+        # The neighbour table lists both hosts, both families, with their
+        # MACs on their ports: live, through DPDK telemetry...
+        from telemetry import Telemetry
+        t = Telemetry(self.prefix)
+        try:
+            live = t.query("/rocelab/neigh")["/rocelab/neigh"]
+        finally:
+            t.close()
+        print(f"  /rocelab/neigh: {json.dumps(live)}", file=sys.stderr)
+        want = {"10.79.1.2": ("Ethernet0", MAC_A), "10.79.2.2": ("Ethernet1", MAC_B),
+                "2001:db8:79:1::2": ("Ethernet0", MAC_A), "2001:db8:79:2::2": ("Ethernet1", MAC_B)}
+        self.assertEqual(live["dynamic"], 1)
+        rows = {v["address"]: v for k, v in live.items() if k.startswith("n") and isinstance(v, dict)}
+        self.assertEqual(live["shown"], len(rows))
+        for addr, (port, mac) in want.items():
+            self.assertIn(addr, rows, live)
+            self.assertEqual((rows[addr]["port"], rows[addr]["mac"]), (port, mac))
+            self.assertIn(rows[addr]["state"], ("reachable", "stale", "probe"))
+            self.assertGreater(rows[addr]["hits"], 0)
+        # ... and in the report.
+        rep = self.stop_switch()
+        got = {e["address"]: (e["port"], e["mac"]) for e in rep["neighbors"]["entries"]}
+        for addr, v in want.items():
+            self.assertEqual(got.get(addr), v, rep["neighbors"])
+        for p in rep["ports"]:
+            d = p["drops"]
+            self.assertEqual((d["drop_no_neighbor"], d["drop_neigh_unresolved"], d["drop_neigh_queue_full"]), (0, 0, 0))
+        self.assertGreater(sum(p["arp_requests"] for p in rep["ports"]), 0)
+        self.assertGreater(sum(p["nd_solicits"] for p in rep["ports"]), 0)
+        self.assertGreater(sum(p["icmp_errors"] for p in rep["ports"]), 2)
 
 
 if __name__ == "__main__":

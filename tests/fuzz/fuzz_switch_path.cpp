@@ -7,7 +7,10 @@
 //          (VLAN 100, trusts PCP), Ethernet2 sends 802.3x PAUSE.
 //   bed 1  L3 leaf, 4 ports: conf/l3-leaf-ecmp.yaml (IPv4/IPv6 LPM, ECMP,
 //          static neighbours, ARP/ND for its own addresses).
-// Input: byte 0 picks the bed; then frames, each a control byte (port =
+//   bed 2  L3 leaf, 2 ports, no NEIGH: neighbours resolved by ARP/ND (frames
+//          wait, requests are retransmitted every 10 ms, a small table that
+//          fills up, a route's next hop resolved at run time).
+// Input: byte 0 picks the bed (mod 3); then frames, each a control byte (port =
 // (ctl & 15) % ports, time step = ctl >> 5: 0, 1us, 10us, 100us, 1ms, 10ms, 100ms,
 // 1s added to the fake clock) and a 2-byte length-prefixed body. Each frame
 // is copied into an mbuf, put on that port's RX ring, and poll(now) runs;
@@ -66,7 +69,7 @@ struct bed {
 };
 
 rte_mempool* g_pool = nullptr;
-bed g_beds[2];
+bed g_beds[3];
 std::int64_t g_now = 1'000'000'000;
 
 bed make_bed(switch_cfg cfg, const std::string& tag) {
@@ -113,6 +116,25 @@ constexpr std::int64_t steps_ns[8] = {0, 1'000, 10'000, 100'000, 1'000'000, 10'0
 
 }  // namespace
 
+namespace {
+const char* const l3_dyn_yaml = R"(
+ROCELAB: {mode: l3, seed: 5, neigh_retrans_time: 10ms, neigh_probes: 2, neigh_max: 16, neigh_queue: 3,
+          neigh_reachable_time: 1s, neigh_gc_time: 2s}
+DEVICE_METADATA:
+  localhost: {mac: "02:00:00:00:01:00"}
+PORT:
+  Ethernet0: {port_id: 0, speed: 1Gbps}
+  Ethernet1: {port_id: 1, speed: 1Gbps}
+INTERFACE:
+  "Ethernet0|10.20.0.1/24": {}
+  "Ethernet0|2001:db8:20::1/64": {}
+  "Ethernet1|10.21.0.1/24": {}
+  "Ethernet1|2001:db8:21::1/64": {}
+ROUTE:
+  "10.50.0.0/16": {nexthop: "10.21.0.7"}
+)";
+}  // namespace
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     init_eal("fuzz_sw_");
     // Cache 0: the in-use count is exact at any time.
@@ -121,6 +143,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     g_beds[0] = make_bed(must_load(load_switch_cfg_from_string(l2_yaml, "fuzz-l2.yaml")), "l2_");
     g_beds[1] = make_bed(must_load(load_switch_cfg(std::string(ROCELAB_SOURCE_DIR) + "/conf/l3-leaf-ecmp.yaml")),
                          "l3_");
+    g_beds[2] = make_bed(must_load(load_switch_cfg_from_string(l3_dyn_yaml, "fuzz-l3-dyn.yaml")), "l3d_");
     std::atexit([] {
         for (auto& b : g_beds) {
             if (b.pipe) { b.pipe->release_all(); }
@@ -134,7 +157,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     input_reader in(data, size);
-    bed& b = g_beds[in.u8() & 1u];
+    bed& b = g_beds[in.u8() % 3u];
     const std::size_t np = b.ports.size();
     int frames = 0;
     while (!in.empty() && frames < 64) {

@@ -106,6 +106,12 @@ def arp_request(src_mac, sip, tip, vlans=()):
     return (eth("ff:ff:ff:ff:ff:ff", src_mac, 0x0806, vlans) + body).ljust(60, b"\0")
 
 
+def arp_reply(src_mac, sip, dst_mac, tip):
+    body = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 2, mac(src_mac), bytes(map(int, sip.split("."))),
+                       mac(dst_mac), bytes(map(int, tip.split("."))))
+    return (eth(dst_mac, src_mac, 0x0806) + body).ljust(60, b"\0")
+
+
 def icmp6(src, dst, body, hlim=255):
     pseudo = ip6addr(src) + ip6addr(dst) + struct.pack("!IxxxB", len(body), 58)
     c = csum(pseudo + body)
@@ -118,6 +124,12 @@ def neighbor_solicitation(src_mac, src, target):
     body = struct.pack("!BBHI", 135, 0, 0, 0) + t + struct.pack("!BB", 1, 1) + mac(src_mac)
     return eth("33:33:ff:" + ":".join(t.hex()[26 + 2 * i:28 + 2 * i] for i in range(3)), src_mac, 0x86DD) + \
         icmp6(src, dst, body)
+
+
+def neighbor_advert(src_mac, dst_mac, src, dst):
+    """Solicited NA for src (the target) with a target link-layer option."""
+    body = struct.pack("!BBHI", 136, 0, 0, 0x60000000) + ip6addr(src) + struct.pack("!BB", 2, 1) + mac(src_mac)
+    return eth(dst_mac, src_mac, 0x86DD) + icmp6(src, dst, body)
 
 
 def echo4(dst_mac, src_mac, sip, dip):
@@ -231,6 +243,18 @@ def main():
     ttl1[24:26] = b"\0\0"
     ttl1[24:26] = struct.pack("!H", csum(bytes(ttl1[14:34])))
     write("fuzz_switch_path", "l3_ttl_expired", wrap(1, [(2, bytes(ttl1))]))
+    # bed 2: L3 leaf resolving its neighbours (ARP/ND): frames wait for a host, which answers.
+    hd = "02:00:00:00:00:33"
+    d4 = roce4(rmac, "02:00:00:00:00:20", "10.20.0.5", "10.21.0.9", 0x04, 0x11, 0, payload=bytes(128))
+    d6 = roce6(rmac, "02:00:00:00:00:20", "2001:db8:20::5", "2001:db8:21::9", 0x04, 0x12, 0, payload=bytes(128))
+    via = roce4(rmac, "02:00:00:00:00:20", "10.20.0.5", "10.50.0.1", 0x04, 0x13, 0, payload=bytes(64))
+    write("fuzz_switch_path", "l3dyn_resolve_and_release", wrap(2, [
+        (0, d4), (0, d4), (0, d6), (0, via),
+        (1, arp_reply(hd, "10.21.0.9", rmac, "10.21.0.1")),
+        (1, neighbor_advert(hd, rmac, "2001:db8:21::9", "2001:db8:21::1")),
+        (1, arp_request("02:00:00:00:00:44", "10.21.0.7", "10.21.0.1")),
+        (0, d4), (0, via)]))
+    write("fuzz_switch_path", "l3dyn_no_answer", wrap(2, [(0, d4)] * 12 + [(0, d6)], step=0))
 
     # YAML: the example configs (fuzz_gen_config's first byte picks 1..4 ports; "\n" = 3).
     for f in sorted(os.listdir(os.path.join(ROOT, "conf"))):
