@@ -78,13 +78,16 @@ Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
 /rocelab/port,<name>, /rocelab/queues,<name>, /rocelab/buffer,<name>
 (ingress buffer per priority group, computed xoff/xon), /rocelab/pfc,<name>
-(PFC per priority and the watchdog), /rocelab/info, /rocelab/fdb.
+(PFC per priority and the watchdog), /rocelab/info, /rocelab/fdb,
+/rocelab/neigh (L3 neighbours: static and resolved by ARP/ND).
 
 Lossless classes: BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / PFC_WD in the
 config (docs/config.md); conf/incast-lossless-1g.yaml is a worked example.
 ECN (DCQCN's congestion point): WRED_PROFILE bound by QUEUE|<port>|<q>
 wred_profile, evaluated at dequeue (ROCELAB ecn_at: enqueue to change);
 counters ecn_marked / wred_dropped per queue (docs/dcqcn.md).
+L3 (ROCELAB mode: l3): hosts and next hops without a NEIGH entry are found by
+ARP / IPv6 ND (ROCELAB neigh_dynamic: on; neigh_* timers, docs/config.md).
 )";
 
 struct app_opts {
