@@ -461,6 +461,8 @@ INTERFACE:
   "Ethernet1|2001:db8:9::1/64": {}
 ROUTE:
   "10.50.0.0/16": {nexthop: "10.9.0.7", ifname: "Ethernet1"}
+NEIGH:
+  "Ethernet1|10.9.0.6": {neigh: "02:00:00:00:00:06", family: IPv4}
 """
 
     def test_dynamic_neighbors_by_arp_and_nd(self):
@@ -479,15 +481,19 @@ ROUTE:
         via7 = roce(dst_mac=ROUTER_MAC, src_mac=src, src="10.8.0.2", dst="10.50.1.1", psn=3)
         to6 = Ether(dst=ROUTER_MAC, src=src) / IPv6(src="2001:db8:8::2", dst="2001:db8:9::5", hlim=64) / \
             UDP(sport=49300, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=4) / Raw(b"\x44" * 32)
+        static = roce(dst_mac=ROUTER_MAC, src_mac=src, src="10.8.0.2", dst="10.9.0.6", psn=5)
         lost = [roce(dst_mac=ROUTER_MAC, src_mac=src, src="10.8.0.2", dst="10.9.0.99", psn=10 + i) for i in range(6)]
         lost6 = Ether(dst=ROUTER_MAC, src=src) / IPv6(src="2001:db8:8::2", dst="2001:db8:9::99", hlim=64) / \
             UDP(sport=49301, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=20) / Raw(b"\x45" * 32)
-        write_pcap(self.path("in0.pcap"), to5 + [via7, to6] + lost + [lost6])
+        write_pcap(self.path("in0.pcap"), to5 + [via7, to6, static] + lost + [lost6])
         hosts = [Ether(dst="ff:ff:ff:ff:ff:ff", src=h5) / ARP(op=1, hwsrc=h5, psrc="10.9.0.5", pdst="10.9.0.1"),
                  Ether(dst="ff:ff:ff:ff:ff:ff", src=h7) / ARP(op=1, hwsrc=h7, psrc="10.9.0.7", pdst="10.9.0.1"),
                  Ether(dst="33:33:ff:00:00:01", src=h6) /
                  IPv6(src="2001:db8:9::5", dst="ff02::1:ff00:1", hlim=255) / ICMPv6ND_NS(tgt="2001:db8:9::1") /
-                 ICMPv6NDOptSrcLLAddr(lladdr=h6)]
+                 ICMPv6NDOptSrcLLAddr(lladdr=h6),
+                 # Claims the static neighbour's address with another MAC: NEIGH wins, nothing is learnt.
+                 Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:e6") /
+                 ARP(op=1, hwsrc="02:00:00:00:00:e6", psrc="10.9.0.6", pdst="10.9.0.1")]
         write_pcap(self.path("in1.pcap"), hosts)
         vdevs = [f"net_pcap0,rx_pcap={self.path('in0.pcap')},tx_pcap={self.path('o0.pcap')}",
                  f"net_pcap1,rx_pcap={self.path('in1.pcap')},tx_pcap={self.path('o1.pcap')}"]
@@ -496,11 +502,11 @@ ROUTE:
         out = [Ether(f) for f in frames(self.path("o1.pcap"))]
         data = [o for o in out if BTH in o]
         # Forwarded with the learnt MACs, byte-exact apart from the rewrites.
-        want = {1: h5, 2: h5, 3: h7, 4: h6}
-        self.assertEqual(sorted(o[BTH].psn for o in data), [1, 2, 3, 4], [o.summary() for o in out])
+        want = {1: h5, 2: h5, 3: h7, 4: h6, 5: "02:00:00:00:00:06"}
+        self.assertEqual(sorted(o[BTH].psn for o in data), [1, 2, 3, 4, 5], [o.summary() for o in out])
         for o in data:
             self.assertEqual((o.dst, o.src), (want[o[BTH].psn], ROUTER_MAC))
-            orig = {1: to5[0], 2: to5[1], 3: via7, 4: to6}[o[BTH].psn]
+            orig = {1: to5[0], 2: to5[1], 3: via7, 4: to6, 5: static}[o[BTH].psn]
             w = Ether(bytes(orig))
             w.dst, w.src = want[o[BTH].psn], ROUTER_MAC
             if IP in w:
@@ -546,14 +552,15 @@ ROUTE:
         self.assertEqual(p0["drops"]["drop_no_neighbor"], 0)
         self.assertEqual(p1["arp_requests"], len([o for o in out if ARP in o and o[ARP].op == 1]))
         self.assertEqual(p1["nd_solicits"], len([o for o in out if ICMPv6ND_NS in o]))
-        self.assertEqual(p1["arp_replies"], 2)
+        self.assertEqual(p1["arp_replies"], 3)
         self.assertEqual(p1["nd_replies"], 1)
         self.assertEqual(p1["neigh_learned"], 3)
         n = run.report["neighbors"]
         self.assertTrue(n["dynamic"])
         self.assertEqual(n["failed"], 2)
         entries = {(e["address"], e["port"], e["mac"], e["state"]) for e in n["entries"]}
-        self.assertEqual(entries, {("10.9.0.5", "Ethernet1", h5, "reachable"),
+        self.assertEqual(entries, {("10.9.0.6", "Ethernet1", "02:00:00:00:00:06", "permanent"),
+                                   ("10.9.0.5", "Ethernet1", h5, "reachable"),
                                    ("10.9.0.7", "Ethernet1", h7, "reachable"),
                                    ("2001:db8:9::5", "Ethernet1", h6, "reachable")})
 
