@@ -65,6 +65,16 @@ from switchtest import SWITCH  # noqa: E402
 
 ROUTER_MAC = "02:00:00:00:01:00"
 MAC_A, MAC_B = "02:77:00:00:00:0a", "02:77:00:00:00:0b"
+# An L3 leaf on the two af_packet ports; INTERFACE entries follow.
+L3_HEAD = f"""
+ROCELAB: {{mode: l3}}
+DEVICE_METADATA:
+  localhost: {{mac: "{ROUTER_MAC}"}}
+PORT:
+  Ethernet0: {{device: net_af_packet0}}
+  Ethernet1: {{device: net_af_packet1}}
+INTERFACE:
+"""
 
 RECEIVER = r"""
 import hashlib, socket, sys
@@ -314,24 +324,17 @@ class LinuxHosts(unittest.TestCase):
         self.assertGreater(after["b"]["tx_packets"], 5793)
 
     def test_l3_leaf_arp_ping_tcp_counters(self):
-        """L3 leaf: two connected /24s, static NEIGH entries for the hosts (the
-        switch does not resolve neighbours itself yet); the hosts ARP for their
+        """L3 leaf: two connected /24s, static NEIGH entries for the hosts (so
+        the switch sends no ARP of its own and the counts stay exact; the
+        class below resolves them dynamically); the hosts ARP for their
         gateway (answered by the switch), ping each other with TTL 63, 8 MiB of
         TCP each way with matching SHA-256, exact counters."""
-        cfg = f"""
-ROCELAB: {{mode: l3}}
-DEVICE_METADATA:
-  localhost: {{mac: "{ROUTER_MAC}"}}
-PORT:
-  Ethernet0: {{device: net_af_packet0}}
-  Ethernet1: {{device: net_af_packet1}}
-INTERFACE:
-  "Ethernet0|10.78.1.1/24": {{}}
+        cfg = L3_HEAD + """  "Ethernet0|10.78.1.1/24": {{}}
   "Ethernet1|10.78.2.1/24": {{}}
 NEIGH:
   "Ethernet0|10.78.1.2": {{neigh: "{MAC_A}", family: IPv4}}
   "Ethernet1|10.78.2.2": {{neigh: "{MAC_B}", family: IPv4}}
-"""
+""".format(MAC_A=MAC_A, MAC_B=MAC_B)
         self.topo.create({"a": "10.78.1.2/24", "b": "10.78.2.2/24"}, {"a": MAC_A, "b": MAC_B},
                          gateways={"a": "10.78.1.1", "b": "10.78.2.1"})
         self.start_switch(cfg)
@@ -360,18 +363,10 @@ class L3DynamicNeighbours(LinuxHosts):
     (the switch drops those by name): this class checks behaviour, not exact
     frame counts (the classes above do that)."""
 
-    CFG = f"""
-ROCELAB: {{mode: l3}}
-DEVICE_METADATA:
-  localhost: {{mac: "{ROUTER_MAC}"}}
-PORT:
-  Ethernet0: {{device: net_af_packet0}}
-  Ethernet1: {{device: net_af_packet1}}
-INTERFACE:
-  "Ethernet0|10.79.1.1/24": {{}}
-  "Ethernet0|2001:db8:79:1::1/64": {{}}
-  "Ethernet1|10.79.2.1/24": {{}}
-  "Ethernet1|2001:db8:79:2::1/64": {{}}
+    CFG = L3_HEAD + """  "Ethernet0|10.79.1.1/24": {}
+  "Ethernet0|2001:db8:79:1::1/64": {}
+  "Ethernet1|10.79.2.1/24": {}
+  "Ethernet1|2001:db8:79:2::1/64": {}
 """
     test_l2_bridge_arp_ping_tcp_counters = None
     test_l3_leaf_arp_ping_tcp_counters = None
