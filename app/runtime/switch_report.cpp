@@ -138,6 +138,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("nd_replies", c.nd_replies);
         j.kv("icmp_errors", c.icmp_errors);
         j.kv("icmp_ratelimited", c.icmp_ratelimited);
+        j.kv("icmp_echo_replies", c.icmp_echo_replies);
         j.kv("arp_requests", c.arp_requests);
         j.kv("nd_solicits", c.nd_solicits);
         j.kv("neigh_learned", c.neigh_learned);

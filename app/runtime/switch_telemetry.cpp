@@ -60,6 +60,7 @@ int cmd_port(const switch_pipeline& p, const telemetry_info&, const char* params
     rte_tel_data_add_dict_u64(d, "arp_replies", read_counter(c.arp_replies));
     rte_tel_data_add_dict_u64(d, "nd_replies", read_counter(c.nd_replies));
     rte_tel_data_add_dict_u64(d, "icmp_errors", read_counter(c.icmp_errors));
+    rte_tel_data_add_dict_u64(d, "icmp_echo_replies", read_counter(c.icmp_echo_replies));
     rte_tel_data_add_dict_u64(d, "arp_requests", read_counter(c.arp_requests));
     rte_tel_data_add_dict_u64(d, "nd_solicits", read_counter(c.nd_solicits));
     rte_tel_data_add_dict_u64(d, "neigh_learned", read_counter(c.neigh_learned));

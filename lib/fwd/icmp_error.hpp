@@ -13,14 +13,16 @@
 //   IPv4: version 4, IHL 5, TOS 0xC0 (CS6, network control, as Linux),
 //         TTL 64, protocol 1, source = `src`, destination = the datagram's
 //         source, header checksum.
-//   ICMP: type 11 code 0 (TTL exceeded in transit) or type 3 code 0
-//         (network unreachable); 4 unused bytes; then as much of the
+//   ICMP: type 11 code 0 (TTL exceeded in transit), type 3 code 0
+//         (network unreachable) or type 3 code 1 (host unreachable: the
+//         neighbour never answered ARP, RFC 1812 4.3.3.1); 4 unused bytes; then as much of the
 //         datagram as fits with the whole error in 576 bytes (RFC 1812
 //         4.3.2.3: at least its header and 8 bytes); checksum.
 //   IPv6: version 6, traffic class 0xC0, flow label 0, next header 58,
 //         hop limit 64, source = `src6`, destination = the datagram's source.
-//   ICMPv6: type 3 code 0 (hop limit exceeded) or type 1 code 0 (no route
-//         to destination); 4 unused bytes; as much of the datagram as fits
+//   ICMPv6: type 3 code 0 (hop limit exceeded), type 1 code 0 (no route
+//         to destination) or type 1 code 3 (address unreachable: neighbour
+//         discovery failed, RFC 4443 3.1); 4 unused bytes; as much of the datagram as fits
 //         in 1280 bytes (the minimum IPv6 MTU, RFC 4443 2.4(c)); checksum
 //         over the pseudo-header.
 // No error is made (return 0) where RFC 1812 4.3.2.7 / RFC 4443 2.4(e)
@@ -47,7 +49,7 @@
 
 namespace rocelab {
 
-enum class icmp_error_kind : std::uint8_t { time_exceeded, unreachable };
+enum class icmp_error_kind : std::uint8_t { time_exceeded, unreachable, host_unreachable };
 
 inline constexpr std::uint32_t icmp4_error_max = 576;   // RFC 1812 4.3.2.3
 inline constexpr std::uint32_t icmp6_error_max = 1280;  // RFC 4443 2.4(c)
@@ -101,7 +103,7 @@ inline std::uint32_t make_icmp4_error(std::byte* frame, std::uint32_t len, std::
     store_be16(ip + 10, ipv4_header_checksum(ip, 20));
     std::byte* icmp = ip + 20;
     icmp[0] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::time_exceeded ? 11 : 3)};
-    icmp[1] = std::byte{0};
+    icmp[1] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::host_unreachable ? 1 : 0)};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
     store_be16(icmp + 2, wire::csum_fold(wire::csum_add(0, icmp, 8 + quote)));
@@ -143,7 +145,7 @@ inline std::uint32_t make_icmp6_error(std::byte* frame, std::uint32_t len, std::
     std::memcpy(ip + 24, dst.data(), 16);
     std::byte* icmp = ip + 40;
     icmp[0] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::time_exceeded ? 3 : 1)};
-    icmp[1] = std::byte{0};
+    icmp[1] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::host_unreachable ? 3 : 0)};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
     store_be16(icmp + 2, wire::ipv6_l4_csum(ip, icmp, plen, 58));

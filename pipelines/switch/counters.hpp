@@ -25,7 +25,7 @@ enum class drop_reason : std::uint8_t {
     vlan_mismatch,      // tagged frame on an untagged port, or wrong VID on a tagged port
     same_port,          // L2: destination learned on the ingress port (filtered)
     not_router_mac,     // L3: unicast frame not addressed to the switch
-    to_switch,          // L3: addressed to one of our IPs but not ARP/ND (no ICMP stack)
+    to_switch,          // L3: addressed to one of our IPs but not ARP/ND or an ICMP echo request (no IP stack)
     no_route,           // L3: LPM miss
     no_neighbor,        // L3: host or next hop without a NEIGH entry, dynamic neighbours off
     ttl_expired,        // L3: TTL / hop limit <= 1
@@ -92,6 +92,7 @@ struct alignas(64) port_counters {
     std::uint64_t nd_replies = 0;
     std::uint64_t icmp_errors = 0;       // L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
     std::uint64_t icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
+    std::uint64_t icmp_echo_replies = 0; // L3: pings to one of our addresses answered
     std::uint64_t arp_requests = 0;      // L3: ARP requests sent on this port (neighbour resolution)
     std::uint64_t nd_solicits = 0;       // L3: Neighbor Solicitations sent on this port
     std::uint64_t neigh_learned = 0;     // L3: ARP/ND received here that set a neighbour's MAC

@@ -542,6 +542,7 @@ constexpr nanos neigh_poll_interval{1'000'000};
 // A frame that waited for its neighbour, forwarded now that it answered
 // (defined below admit()).
 void release_held(switch_pipeline::impl& p, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept;
+void unresolved_held(switch_pipeline::impl& p, const held_frame& h, nanos now) noexcept;
 
 // A frame that waited for a neighbour and is dropped (failed resolution,
 // shutdown): counted on its ingress port.
@@ -721,6 +722,33 @@ bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, cons
     return out_drop;
 }
 
+// An IP datagram addressed to one of our addresses: ICMP / ICMPv6 echo
+// requests are answered in place (from the pinged address, out of the
+// ingress port; icmp_echo_replies), anything else is dropped as to_switch
+// (there is no stack behind the addresses).
+[[gnu::noinline]] std::uint16_t to_us(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+                                      std::uint8_t& tc) noexcept {
+    const bool v4 = f.kind == frame_kind::ipv4;
+    if (f.l4_proto == (v4 ? wire::proto_icmp : wire::proto_icmpv6) && m->nb_segs == 1) {
+        std::byte* d = data(m);
+        const std::uint32_t len = rte_pktmbuf_data_len(m);
+        const std::span<std::byte> fr(d, len + rte_pktmbuf_tailroom(m));
+        const std::span<const std::byte> rx(d, len);
+        const nd_result r = v4 ? icmp4_echo_reply(rx, f.l3_off, p.routes->locals(), local_addrs::any_port, fr)
+                               : icmp6_echo_reply(rx, f.l3_off, p.routes->locals(), local_addrs::any_port, fr);
+        if (r.status == nd_status::reply) {
+            std::memcpy(d + 6, in.b.mac.data(), 6);  // from the port it came in on
+            m->data_len = static_cast<std::uint16_t>(r.len);
+            m->pkt_len = static_cast<std::uint32_t>(r.len);
+            ++in.c.icmp_echo_replies;
+            tc = 7;
+            return in.idx;
+        }
+    }
+    in.c.drop(drop_reason::to_switch);
+    return out_drop;
+}
+
 // L3 forwarding decision for one parsed frame (ARP/ND answered in place,
 // ICMP errors for TTL expiry and no route made in place).
 // Returns the egress port index, or out_drop with the reason counted.
@@ -751,17 +779,11 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
     const nexthop* nh = nullptr;
     int rc;
     if (f.kind == frame_kind::ipv4) {
-        if (p.routes->is_local_v4(f.ip4_dst)) {
-            in.c.drop(drop_reason::to_switch);
-            return out_drop;
-        }
+        if (p.routes->is_local_v4(f.ip4_dst)) { return to_us(p, in, m, f, tc); }
         rc = p.routes->lookup_v4(f.ip4_dst, h, &nh);
     } else {
         const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
-        if (p.routes->is_local_v6(dst)) {
-            in.c.drop(drop_reason::to_switch);
-            return out_drop;
-        }
+        if (p.routes->is_local_v6(dst)) { return to_us(p, in, m, f, tc); }
         rc = p.routes->lookup_v6(dst, h, &nh);
     }
     // Resolved by ARP/ND: a connected host without a NEIGH entry, or a
@@ -1077,6 +1099,21 @@ void release_held(switch_pipeline::impl& p, const held_frame& h, const mac_addr&
     admit(p, *p.ports[h.in], eg, h.m, h.tc, h.tagged, p.buf != nullptr);
 }
 
+// A frame whose neighbour never answered: dropped (drop_neigh_unresolved)
+// and answered with ICMP host / address unreachable from its ingress port,
+// as a router does when ARP / ND fails (RFC 1812 4.3.3.1, RFC 4443 3.1).
+void unresolved_held(switch_pipeline::impl& p, const held_frame& h, nanos now) noexcept {
+    port_rt& in = *p.ports[h.in];
+    in.c.drop(drop_reason::neigh_unresolved);
+    const parsed_frame f = parse_frame<parse_depth::l4>(data(h.m), rte_pktmbuf_pkt_len(h.m));
+    if (f.status == parse_status::ok && (f.kind == frame_kind::ipv4 || f.kind == frame_kind::ipv6) &&
+        icmp_error(p, in, h.m, f, icmp_error_kind::host_unreachable, now)) {
+        admit(p, in, in, h.m, 7, h.tagged, p.buf != nullptr);
+        return;
+    }
+    rte_pktmbuf_free(h.m);
+}
+
 // The worker applies a link change (see set_link in the header).
 [[gnu::noinline]] void link_change(switch_pipeline::impl& p, port_rt& eg, bool up, nanos now) noexcept {
     switch_event se;
@@ -1289,7 +1326,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         p.neigh_next = now + neigh_poll_interval;
         p.neigh->poll(
             now, [&](const neigh_entry& e, neigh_request kind) noexcept { send_neigh_request(p, e, kind); },
-            [&](const held_frame& h) noexcept { drop_held(p, h, drop_reason::neigh_unresolved); });
+            [&](const held_frame& h) noexcept { unresolved_held(p, h, now); });
     }
 
     // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----

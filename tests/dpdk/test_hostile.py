@@ -157,7 +157,7 @@ class HostileSwitch(Base):
         # named drop, drop_ttl_expired or drop_no_route), ARP requests and
         # neighbour solicitations (L3: resolving hosts by ARP/ND).
         made = sum(p["tx_pfc_frames"] + p["arp_replies"] + p["nd_replies"] + p["flood_copies"] + p["icmp_errors"] +
-                   p["arp_requests"] + p["nd_solicits"] for p in (p0, p1))
+                   p["arp_requests"] + p["nd_solicits"] + p["icmp_echo_replies"] for p in (p0, p1))
         forwarded = p0["tx_packets"] + p1["tx_packets"] - made
         drops = {k: p0["drops"][k] + p1["drops"][k] for k in p0["drops"]}
         # rx_pfc_disabled_prio is a PFC frame that was consumed (in rx_mac_control) and did nothing.
@@ -166,8 +166,10 @@ class HostileSwitch(Base):
         print(f"received {p0['rx_packets']} = forwarded {forwarded} + named drops {named} + MAC Control "
               f"{p0['rx_mac_control']}; drops {dict((k, v) for k, v in drops.items() if v)}; "
               f"malformed {dict((k, v) for k, v in p0['malformed'].items() if v)}", file=sys.stderr)
-        # neigh_consumed: ARP replies / NAs the L3 leaf learnt a neighbour from.
-        self.assertEqual(p0["rx_packets"], forwarded + named + p0["rx_mac_control"] + p0["neigh_consumed"],
+        # neigh_consumed: ARP replies / NAs the L3 leaf learnt a neighbour from;
+        # requests answered in place (ARP, NS, ICMP echo) became the replies counted in `made`.
+        answered = p0["arp_replies"] + p0["nd_replies"] + p0["icmp_echo_replies"]
+        self.assertEqual(p0["rx_packets"], forwarded + named + p0["rx_mac_control"] + p0["neigh_consumed"] + answered,
                          "a frame with no name")
         self.assertEqual(sum(p0["malformed"].values()), p0["drops"]["drop_malformed"])
         self.assertEqual(p0["rx_mac_control"], p0["rx_pfc"] + p0["rx_pause"])  # unknown opcodes are malformed

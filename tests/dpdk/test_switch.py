@@ -545,11 +545,30 @@ NEIGH:
                              display_filter="icmpv6.type == 135 && icmpv6.nd.ns.target_address == 2001:db8:9::99")
         self.assertEqual(rows, [["2001:db8:9::99", "1", ROUTER_MAC]] * 3)
         self.assertNotIn("Malformed", tshark_expert(self.path("o1.pcap")))
+        # Each frame dropped when resolution failed is answered with ICMP host
+        # unreachable (3/1) / ICMPv6 address unreachable (1/3) out of its
+        # ingress port (RFC 1812 4.3.3.1, RFC 4443 3.1), quoting it.
+        from scapy.all import ICMP, IPerror
+        from scapy.layers.inet6 import ICMPv6DestUnreach
+        back = [Ether(f) for f in frames(self.path("o0.pcap"))]
+        errs4 = [o for o in back if ICMP in o]
+        errs6 = [o for o in back if ICMPv6DestUnreach in o]
+        self.assertEqual((len(errs4), len(errs6)), (4, 1), [o.summary() for o in back])
+        for o in errs4:
+            self.assertEqual((o.dst, o.src), (src, ROUTER_MAC))
+            self.assertEqual((o[IP].src, o[IP].dst, o[ICMP].type, o[ICMP].code), ("10.8.0.1", "10.8.0.2", 3, 1))
+        self.assertEqual(sorted(o[IPerror].id for o in errs4), [10, 11, 12, 13], "the 4 that waited")
+        self.assertEqual((errs6[0][ICMPv6DestUnreach].type, errs6[0][ICMPv6DestUnreach].code), (1, 3))
+        rows = tshark_fields(self.path("o0.pcap"), "icmp.type", "icmp.code", "icmp.checksum.status",
+                             display_filter="icmp")
+        self.assertEqual(rows, [["3", "1", "1"]] * 4)
+        self.assertNotIn("Malformed", tshark_expert(self.path("o0.pcap")))
         # Counters: 4 waited for .99, 2 overflowed its queue; all 5 (with ::99) dropped at the failure.
         p0, p1 = run.port("Ethernet0"), run.port("Ethernet1")
         self.assertEqual(p0["drops"]["drop_neigh_queue_full"], 2)
         self.assertEqual(p0["drops"]["drop_neigh_unresolved"], 5)
         self.assertEqual(p0["drops"]["drop_no_neighbor"], 0)
+        self.assertEqual(p0["icmp_errors"], 5)
         self.assertEqual(p1["arp_requests"], len([o for o in out if ARP in o and o[ARP].op == 1]))
         self.assertEqual(p1["nd_solicits"], len([o for o in out if ICMPv6ND_NS in o]))
         self.assertEqual(p1["arp_replies"], 3)
