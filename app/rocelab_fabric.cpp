@@ -608,11 +608,33 @@ int main(int argc, char** argv) {
             // rounds, every 256th, the time series, stop and status.
             std::optional<dpdk::tsc_clock> rt_clock;
             if (o.realtime) { rt_clock.emplace(); }
+            // Host stalls freeze the fabric. This thread is every node and
+            // cable at once; when the host takes the CPU away (a VM's timer
+            // tick or an interrupt: 50 us to milliseconds), a round that
+            // starts more than rt_stall after the previous one moves fabric
+            // time on by rt_stall only, as if the host had paused the whole
+            // fabric, instead of leaving every link idle for that long
+            // (rt_stalls, rt_frozen_ns in summary.json). rt_stall: 20 us, or
+            // two 1 KiB frame times at the fastest scaled cable if longer.
+            nanos rt_stall{20'000};
+            for (const auto& l : topo.links) {
+                if (l.cable.rate.v > 0) {
+                    rt_stall = std::max(rt_stall, nanos{static_cast<std::int64_t>(2 * (1024.0 + 82) * 8 * 1e9 /
+                                                                                  double(l.cable.rate.v))});
+                }
+            }
+            nanos rt_frozen{0};
+            std::uint64_t rt_stalls = 0;
             nanos next_sample = step;
             std::uint64_t rounds = 0;
             while (t < duration && !runtime::stop_requested().load()) {
                 if (rt_clock) {
-                    const nanos now = rt_clock->now();
+                    nanos now = rt_clock->now() - rt_frozen;
+                    if (now - t > rt_stall) [[unlikely]] {
+                        rt_frozen += now - t - rt_stall;
+                        now = t + rt_stall;
+                        ++rt_stalls;
+                    }
                     if (now >= duration) {
                         t = duration;
                         break;
@@ -667,10 +689,11 @@ int main(int argc, char** argv) {
             const link_totals lt = totals(f);
             if (o.realtime) {
                 std::printf("rocelab-fabric: ran %s of real time (%s of scenario time) in %.3f s wall: %" PRIu64
-                            " packet-hops, %.2f M packet-hops per second, %" PRIu64 " rounds; link drops %" PRIu64 "\n",
+                            " packet-hops, %.2f M packet-hops per second, %" PRIu64 " rounds; link drops %" PRIu64
+                            "; host stalls %" PRIu64 " (fabric frozen %s)\n",
                             format_time(ran).c_str(), format_time(nanos{static_cast<std::int64_t>(double(ran.v) * k + 0.5)}).c_str(),
                             wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6, f.engine_counters().instants,
-                            lt.lost + lt.rx_full);
+                            lt.lost + lt.rx_full, rt_stalls, format_time(rt_frozen).c_str());
                 // A round should take less than one 1 KiB frame time at the
                 // fastest (scaled) cable's rate, or frames wait for polls.
                 const std::uint64_t rounds = f.engine_counters().instants;
@@ -709,6 +732,8 @@ int main(int argc, char** argv) {
                 j.kv("rt_factor", k);  // rates x k, times / k; metrics below are on the scenario's scale
                 j.kv("rt_rounds", f.engine_counters().instants);
                 j.kv("rt_time_ns", ran.v);
+                j.kv("rt_stalls", rt_stalls);        // host stalls the fabric was frozen through
+                j.kv("rt_frozen_ns", rt_frozen.v);   // their length beyond rt_stall each (wall time, not fabric time)
                 j.kv("fabric_time_ns", static_cast<std::int64_t>(static_cast<double>(ran.v) * k + 0.5));
             } else {
                 j.kv("fabric_time_ns", ran.v);

@@ -135,6 +135,11 @@ class RealTime(unittest.TestCase):
                 self.assertAlmostEqual(s["fabric_time_ns"] / 1e9, scenario_s, delta=0.01 * scenario_s)
                 self.assertGreaterEqual(wall, 100 * scenario_s)
                 self.assertGreater(s["rt_rounds"], 1000)
+                # Host stalls the fabric was frozen through (docs/fabric.md): counted, and
+                # a small part of the run (the frozen time is wall time beyond rt_time_ns).
+                self.assertGreaterEqual(s["rt_stalls"], 0)
+                self.assertLess(s["rt_frozen_ns"], 0.2 * s["rt_time_ns"])
+                self.assertGreaterEqual(wall, (s["rt_time_ns"] + s["rt_frozen_ns"]) / 1e9)
                 self.assertTrue(s["passed"], json.dumps(s["expectations"], indent=1))
                 for e in s["expectations"]:
                     self.assertTrue(e["passed"], e)
