@@ -67,6 +67,25 @@ class Scenarios(unittest.TestCase):
                 self.assertTrue(head.startswith("# " + name), name)
                 self.assertIn("rocelab-fabric run conf/scenarios/" + name, head)
 
+    def test_l3_leaf_resolves_its_hosts_by_arp(self):
+        """l3-gateway-arp.yaml has no NEIGH table: the leaf sends one ARP
+        request per host, the generator answers, the frames that waited are
+        released (none dropped), and the report lists the 4 hosts with their
+        MACs. Deterministic in virtual time, so the counts are exact."""
+        path = os.path.join(ROOT, "conf", "scenarios", "l3-gateway-arp.yaml")
+        with tempfile.TemporaryDirectory() as out:
+            r = run(path, out)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(out, "leaf0.json")) as f:
+                rep = json.load(f)
+        n = rep["neighbors"]
+        self.assertEqual((n["requests"], n["learned"], n["failed"], n["dropped_queue_full"]), (4, 4, 0, 0))
+        self.assertEqual(n["held"], n["released"])
+        self.assertGreater(n["held"], 0, "some frames had to wait for an answer")
+        got = {(e["address"], e["port"], e["mac"], e["state"]) for e in n["entries"]}
+        self.assertEqual(got, {(f"10.{p}.0.1", f"Ethernet{p}", f"02:00:00:00:0{p}:01", "reachable") for p in range(4)})
+        self.assertEqual([p["arp_requests"] for p in rep["ports"]], [1, 1, 1, 1])
+
     def test_same_bytes_twice(self):
         path = os.path.join(ROOT, "conf", "scenarios", "congestion-spreading.yaml")
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
