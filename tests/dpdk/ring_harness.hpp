@@ -19,11 +19,16 @@
 #include <rte_ring.h>
 
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -349,14 +354,52 @@ public:
             ::close(cf);
             if (n > 0 && (std::strncmp(comm, "rte-worker-1\n", 13) == 0 || std::strncmp(comm, "lcore-worker-1\n", 15) == 0)) {
                 _fd = ::open((dir + "/schedstat").c_str(), O_RDONLY);
+                _tid = std::atoi(e->d_name);
             }
         }
         ::closedir(d);
         _last = read();
     }
     ~worker_stall_probe() {
+        stop_sentinel();
         if (_fd >= 0) { ::close(_fd); }
     }
+    // A second, independent measure: a thread pinned to the worker's CPU
+    // that sleeps 1 ms at a time and records how late it wakes. When the
+    // host takes that (virtual) CPU away - this VM loses it for 50-100 us to
+    // its timer tick and now and then for milliseconds, which schedstat's
+    // run_delay does not show because the kernel itself was not running -
+    // the sentinel wakes late by as much as the worker was away. It also
+    // counts ordinary scheduling delay of its own wakeups (it shares the
+    // CPU with a busy poller), so it errs on the side of "stalled".
+    void start_sentinel() {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (_tid <= 0 || ::sched_getaffinity(_tid, sizeof set, &set) != 0) { return; }
+        _stop.store(false);
+        _sentinel_started = true;
+        _sentinel = std::thread([this, set] {
+            ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
+            using clk = std::chrono::steady_clock;
+            while (!_stop.load(std::memory_order_relaxed)) {
+                const auto t0 = clk::now();
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                const auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count() -
+                                  1'000'000;
+                if (late > max_wake_late_ns.load(std::memory_order_relaxed)) {
+                    max_wake_late_ns.store(late, std::memory_order_relaxed);
+                }
+            }
+        });
+    }
+    void stop_sentinel() {
+        if (_sentinel.joinable()) {
+            _stop.store(true);
+            _sentinel.join();
+        }
+    }
+    bool sentinel_ok() const { return _sentinel_started; }
+    std::atomic<std::int64_t> max_wake_late_ns{0};  // the sentinel's latest wake-up beyond its 1 ms sleep
     bool ok() const { return _fd >= 0 && _last >= 0; }
     void sample() {
         const std::int64_t v = read();
@@ -383,7 +426,11 @@ private:
         return static_cast<std::int64_t>(wait);
     }
     int _fd = -1;
+    int _tid = -1;
     std::int64_t _last = -1;
+    std::thread _sentinel;
+    bool _sentinel_started = false;
+    std::atomic<bool> _stop{false};
 };
 
 // Send one PFC frame (class_enable, same quanta for each enabled priority).
