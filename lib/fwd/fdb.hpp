@@ -119,11 +119,14 @@ public:
     }
     nanos aging() const noexcept { return _aging; }
 
-    // Learns (or refreshes, or moves) a source station. Hot path.
-    void learn(nanos now, const std::uint8_t* mac, std::uint16_t vid, std::uint16_t port) noexcept {
+    // Learns (or refreshes, or moves) a source station. Hot path. Returns
+    // true when it wrote the table (a new station, a move, or a refresh of
+    // an entry older than aging/8): what a replica of the table (another
+    // switch worker's) must be told to stay in step.
+    bool learn(nanos now, const std::uint8_t* mac, std::uint16_t vid, std::uint16_t port) noexcept {
         if (is_multicast(mac) || is_zero_mac(mac)) [[unlikely]] {
             ++_ctr.invalid_src;
-            return;
+            return false;
         }
         const std::uint64_t key = make_key(mac, vid);
         const std::uint64_t now_t = ticks(now);
@@ -137,14 +140,18 @@ public:
                     if (meta_port(m) != port) [[unlikely]] {
                         bk.meta[s] = make_meta(port, now_t);
                         ++_ctr.moved;
-                    } else if (now_t - meta_ticks(m) > _refresh_ticks) {
-                        bk.meta[s] = make_meta(port, now_t);
+                        return true;
                     }
-                    return;
+                    if (now_t - meta_ticks(m) > _refresh_ticks) {
+                        bk.meta[s] = make_meta(port, now_t);
+                        return true;
+                    }
+                    return false;
                 }
             }
         }
         insert_new(key, port, now_t, b);
+        return true;
     }
 
     // Port index of (mac, vid), or -1 on a miss or an expired entry.

@@ -71,6 +71,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -269,10 +270,7 @@ public:
         std::uint8_t& xmask = _xoff[static_cast<std::size_t>(port)];
         if (rest != 0) {
             if ((xmask & bit) == 0) {
-                if (s.shared_use + rest <= threshold(s) && _pool_shared_used + rest <= _pool_shared_size) {
-                    s.shared_use += rest;
-                    _pool_shared_used += rest;
-                    _peak_pool_shared = std::max(_peak_pool_shared, _pool_shared_used);
+                if (take_shared(s, rest)) {
                     r.regions = region_shared;
                     rest = 0;
                 } else if (s.headroom_limit == 0) {
@@ -328,7 +326,14 @@ public:
         rest -= from_h;
         const std::uint64_t from_s = s.shared_use < rest ? s.shared_use : rest;
         s.shared_use -= from_s;
-        _pool_shared_used -= from_s;
+        if (from_s != 0) {
+            if (_concurrent) {
+                _pool_shared_used.fetch_sub(from_s, std::memory_order_relaxed);
+            } else {
+                _pool_shared_used.store(_pool_shared_used.load(std::memory_order_relaxed) - from_s,
+                                        std::memory_order_relaxed);
+            }
+        }
         rest -= from_s;
         s.reserved_use -= rest < s.reserved_use ? rest : s.reserved_use;
 
@@ -386,9 +391,22 @@ public:
     }
 
     pool_snapshot pool() const noexcept {
-        return pool_snapshot{_pool_size,        _pool_shared_size, _pool_shared_used,
-                             _peak_pool_shared, _reserved_total,   _headroom_total};
+        return pool_snapshot{_pool_size,
+                             _pool_shared_size,
+                             _pool_shared_used.load(std::memory_order_relaxed),
+                             _peak_pool_shared.load(std::memory_order_relaxed),
+                             _reserved_total,
+                             _headroom_total};
     }
+
+    // Several switch workers: each admits and releases for the ingress ports
+    // it owns (a PG's state has one writer), and they share the pool. With
+    // set_concurrent(true) the pool's shared use is taken with a
+    // compare-and-swap, so the pool and the dynamic thresholds stay exact
+    // (never over size) whatever the interleaving; one worker (false) uses a
+    // plain load and store. Set before any admit().
+    void set_concurrent(bool on) noexcept { _concurrent = on; }
+    bool concurrent() const noexcept { return _concurrent; }
 
 private:
     enum : std::uint8_t { mode_pool_only, mode_dynamic, mode_static };
@@ -412,8 +430,30 @@ private:
         return static_cast<std::size_t>(port) * num_pgs + static_cast<std::size_t>(pg);
     }
 
+    // Take `rest` shared bytes for s if its threshold and the pool allow.
+    bool take_shared(pg_state& s, std::uint64_t rest) noexcept {
+        std::uint64_t cur = _pool_shared_used.load(std::memory_order_relaxed);
+        for (;;) {
+            if (s.shared_use + rest > threshold_at(s, cur) || cur + rest > _pool_shared_size) { return false; }
+            if (!_concurrent) {
+                _pool_shared_used.store(cur + rest, std::memory_order_relaxed);
+                break;
+            }
+            if (_pool_shared_used.compare_exchange_weak(cur, cur + rest, std::memory_order_relaxed)) { break; }
+        }
+        s.shared_use += rest;
+        // The peak is a statistic: a racing worker may leave it a frame low.
+        if (cur + rest > _peak_pool_shared.load(std::memory_order_relaxed)) {
+            _peak_pool_shared.store(cur + rest, std::memory_order_relaxed);
+        }
+        return true;
+    }
+
     std::uint64_t threshold(const pg_state& s) const noexcept {
-        const std::uint64_t free = _pool_shared_size - _pool_shared_used;
+        return threshold_at(s, _pool_shared_used.load(std::memory_order_relaxed));
+    }
+    std::uint64_t threshold_at(const pg_state& s, std::uint64_t used) const noexcept {
+        const std::uint64_t free = _pool_shared_size - used;
         switch (s.mode) {
             case mode_dynamic:
                 return s.shift >= 0 ? free << s.shift : free >> -s.shift;
@@ -437,8 +477,9 @@ private:
     int _num_ports = 0;
     std::uint32_t _cell = 0;
     std::uint64_t _pool_shared_size = 0;
-    std::uint64_t _pool_shared_used = 0;
-    std::uint64_t _peak_pool_shared = 0;
+    alignas(64) std::atomic<std::uint64_t> _pool_shared_used{0};
+    std::atomic<std::uint64_t> _peak_pool_shared{0};
+    bool _concurrent = false;
     std::uint64_t _pool_size = 0;
     std::uint64_t _reserved_total = 0;
     std::uint64_t _headroom_total = 0;
