@@ -5,10 +5,13 @@
 // Option parsing and wiring only: the data path is pipelines/switch, the
 // protocol logic lib/, the shared main() app/runtime. See --help and docs/.
 #include <rte_ethdev.h>
+#include <rte_cycles.h>
+#include <rte_lcore.h>
 #include <rte_pdump.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,8 +74,17 @@ Options:
                            "Ethernet0=net_ring0,Ethernet4=1" or a file of such
                            entries; ports not named are left out (default:
                            ROCELAB port_map in the file, else by order)
+      --port-workers LIST  which worker lcore owns each port, in port order,
+                           e.g. 0,0,1,1 (default: round-robin, port i to
+                           worker i mod N)
   -V, --version            print the version
   -h, --help               this text
+
+Workers: one per EAL worker lcore (every lcore but the main one): -l 0-1 runs
+one worker, -l 0-2 two, --lcores 0@0,1@1,2@1 two workers sharing CPU 1. Each
+worker owns whole ports (their RX, ingress buffer accounting, egress queues,
+scheduler, PFC); frames for another worker's port are handed over lock-free.
+At most one worker per port. The start-up line prints the plan.
 
 Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
@@ -249,10 +261,13 @@ public:
             speeds.emplace_back(static_cast<int>(i), infos[i].driver_speed);
         }
         if (auto e = resolve_port_speeds(_cfg, speeds); !e.empty()) { s.fail(2, e); }
-        auto pipe_r = sw::switch_pipeline::create(_cfg, _bindings, s.pool());
+        // One worker per worker lcore (EAL's -l / --lcores).
+        const unsigned lcores = rte_lcore_count();
+        const unsigned workers = lcores > 1 ? lcores - 1 : 1;
+        auto pipe_r = sw::switch_pipeline::create(_cfg, _bindings, s.pool(), workers, _opt.common.port_workers);
         if (auto* e = std::get_if<std::string>(&pipe_r)) { s.fail(2, _cfg.source + ": " + *e); }
         _pipe = std::move(std::get<0>(pipe_r));
-        _status.emplace(_bindings.size());
+        _status.emplace(_bindings.size(), rte_get_tsc_hz());
     }
     sw::switch_pipeline& pipe() { return *_pipe; }
 
@@ -274,6 +289,20 @@ public:
                         b.line_rate.v ? format_rate(b.line_rate).c_str() : "unknown",
                         b.shaped ? " (shaped)" : " (driver, not shaped)", infos[i].flow_ctrl_note.c_str());
         }
+        // The worker plan: which lcore runs which ports (their RX queue,
+        // ingress accounting and egress).
+        std::string plan;
+        unsigned lc = rte_get_next_lcore(-1, 1, 0);
+        for (std::size_t k = 0; k < _pipe->worker_count(); ++k) {
+            plan += k == 0 ? "" : "; ";
+            plan += "worker " + std::to_string(k) +
+                    (lc < RTE_MAX_LCORE ? " (lcore " + std::to_string(lc) + ")" : " (thread)") + ":";
+            for (std::size_t i = 0; i < _bindings.size(); ++i) {
+                if (_pipe->port_worker(i) == k) { plan += " " + _bindings[i].name + " rxq 0 txq 0"; }
+            }
+            if (lc < RTE_MAX_LCORE) { lc = rte_get_next_lcore(lc, 1, 0); }
+        }
+        std::printf("  workers: %zu; %s\n", _pipe->worker_count(), plan.c_str());
         std::fflush(stdout);
     }
 
@@ -302,7 +331,7 @@ public:
             std::fprintf(stderr, "rocelab-switch: warning: lossless headroom overflowed (drop_headroom_overflow %llu): "
                                  "the headroom (xoff) is too small for the link, or the worker lcore stalled "
                                  "(longest gap between polls %.1f us)\n",
-                         static_cast<unsigned long long>(overflow), double(_pipe->max_poll_gap_ns) / 1e3);
+                         static_cast<unsigned long long>(overflow), double(_pipe->poll_totals().max_poll_gap_ns) / 1e3);
             _warned_overflow = overflow;
         }
         if (behind > _warned_behind) {

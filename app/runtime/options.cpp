@@ -1,5 +1,6 @@
 #include "runtime/options.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -40,6 +41,21 @@ bool common_opts::parse(option_args& args, const char* usage) {
         run.quiet = true;
     } else if (a == "--check-config") {
         check_config = true;
+    } else if (a == "--port-workers") {
+        const std::string v = args.value(a);
+        port_workers.clear();
+        for (std::size_t pos = 0; pos <= v.size();) {
+            const std::size_t e = std::min(v.find(',', pos), v.size());
+            const std::string item = v.substr(pos, e - pos);
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(item.c_str(), &end, 10);
+            if (item.empty() || *end != '\0' || n > 63) {
+                args.fail("--port-workers " + v + ": '" + item +
+                          "' is not a worker number 0..63 (give one per port, in port order, e.g. 0,0,1,1)");
+            }
+            port_workers.push_back(static_cast<unsigned>(n));
+            pos = e + 1;
+        }
     } else {
         return false;
     }

@@ -2,6 +2,7 @@
 //
 //   -c, --config FILE    -r, --report FILE    --pcap-out DIR    --snaplen BYTES
 //   -q, --quiet          --check-config       -V, --version     -h, --help
+//   --port-workers LIST  (which worker lcore owns each port: 0,0,1,1)
 //
 // An app's parser walks its options with option_args and offers each to
 // common_opts::parse() first; what that does not take is the app's own (or
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/app_common.hpp"
 #include "runtime/app_runtime.hpp"
@@ -47,6 +49,7 @@ struct common_opts {
     std::string config;         // -c: "" = built-in defaults
     bool check_config = false;  // validate the configuration and exit 0
     run_options run;            // -r, --pcap-out, --snaplen, -q (the app sets duration and status_interval)
+    std::vector<unsigned> port_workers;  // --port-workers: worker per port, in port order (empty: round-robin)
 
     // Takes the option at `args` (and its value) when it is one of the above.
     bool parse(option_args& args, const char* usage);

@@ -52,6 +52,38 @@ void write_capture_fields(json_writer& j, const run_report& r);
 // The "ethdev" object of port i.
 void write_ethdev(json_writer& j, const run_report& r, std::size_t i);
 
+// "workers": one object per worker lcore of a pipeline with worker views
+// (the switch, the generator): its ports, busy cycles and share of the run,
+// loops, longest poll gap, stalls, then what `extra(j, k)` adds.
+template <typename Pipeline, typename Extra>
+void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&& extra) {
+    const auto tot = p.poll_totals();
+    j.key("workers");
+    j.begin_array();
+    for (std::size_t k = 0; k < p.worker_count(); ++k) {
+        const auto& v = p.worker(k);
+        // One worker driven by poll() directly (virtual time, in-process tests): the pipeline's own figures.
+        const bool one = p.worker_count() == 1;
+        const std::uint64_t busy = one ? tot.busy_cycles : __atomic_load_n(&v.busy_cycles, __ATOMIC_RELAXED);
+        j.begin_object();
+        j.kv("worker", static_cast<std::uint64_t>(k));
+        j.key("ports");
+        j.begin_array();
+        for (std::size_t i = 0; i < p.port_count(); ++i) {
+            if (p.port_worker(i) == k) { j.value(p.binding(i).name); }
+        }
+        j.end_array();
+        j.kv("busy_cycles", busy);
+        j.kv("busy_share", r.elapsed_s > 0 && r.tsc_hz > 0 ? double(busy) / (double(r.tsc_hz) * r.elapsed_s) : 0.0);
+        j.kv("loops", one ? tot.loops : __atomic_load_n(&v.loops, __ATOMIC_RELAXED));
+        j.kv("max_poll_gap_ns", one ? tot.max_poll_gap_ns : __atomic_load_n(&v.max_poll_gap_ns, __ATOMIC_RELAXED));
+        j.kv("stalls", one ? tot.stalls : __atomic_load_n(&v.stalls, __ATOMIC_RELAXED));
+        extra(j, k);
+        j.end_object();
+    }
+    j.end_array();
+}
+
 // Writes `text` to `path`; empty string on success, else "cannot write report <path>".
 std::string write_report_file(const std::string& path, const std::string& text);
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace rocelab::runtime {
 
@@ -47,5 +48,20 @@ public:
 private:
     std::string _line;
 };
+
+// " | workers busy 41% 63%": each worker's busy share since the last line
+// (busy_cycles of its view over tsc_hz x dt), when there are several.
+template <typename Pipeline>
+void append_worker_busy(status_line& line, const Pipeline& p, std::uint64_t tsc_hz, double dt,
+                        std::vector<std::uint64_t>& prev) {
+    if (p.worker_count() < 2 || tsc_hz == 0 || dt <= 0) { return; }
+    prev.resize(p.worker_count(), 0);
+    line.append(" | workers busy");
+    for (std::size_t k = 0; k < p.worker_count(); ++k) {
+        const std::uint64_t b = __atomic_load_n(&p.worker(k).busy_cycles, __ATOMIC_RELAXED);
+        line.append(" %.0f%%", 100.0 * double(b - prev[k]) / (double(tsc_hz) * dt));
+        prev[k] = b;
+    }
+}
 
 }  // namespace rocelab::runtime

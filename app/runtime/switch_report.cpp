@@ -48,6 +48,7 @@ void switch_status::print(const sw::switch_pipeline& p, double dt, double t) {
                     static_cast<unsigned long long>(now.drops - _prev[i].drops));
         _prev[i] = now;
     }
+    append_worker_busy(line, p, _hz, dt, _prev_busy);
     line.print();
 }
 
@@ -64,11 +65,23 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     j.kv("mode", cfg.mode == fwd_mode::l2 ? "l2" : "l3");
     j.end_object();
     j.kv("elapsed_s", r.elapsed_s);
-    j.kv("busy_cycles", sw::read_counter(p.busy_cycles));
+    const auto tot = p.poll_totals();
+    j.kv("busy_cycles", tot.busy_cycles);
     j.kv("tsc_hz", r.tsc_hz);
-    j.kv("max_poll_gap_ns", sw::read_counter(p.max_poll_gap_ns));
-    j.kv("stalls", sw::read_counter(p.stalls));
-    j.kv("stalled_ns", sw::read_counter(p.stalled_ns));
+    j.kv("max_poll_gap_ns", tot.max_poll_gap_ns);
+    j.kv("stalls", tot.stalls);
+    j.kv("stalled_ns", tot.stalled_ns);
+    // One entry per worker lcore: its ports, its share of the run spent
+    // busy, and what it handed to / took from the others.
+    json_workers(j, p, r, [&](json_writer& jw, std::size_t k) {
+        const sw::worker_stats ws = p.worker_figures(k);
+        jw.kv("handed_out", ws.handed_out);
+        jw.kv("handed_in", ws.handed_in);
+        jw.kv("stashed", ws.stashed);
+        jw.kv("credits_out", ws.credits_out);
+        jw.kv("learns_out", ws.learns_out);
+        jw.kv("learns_lost", ws.learns_lost);
+    });
     j.kv("buffer_accounting", p.buffer_accounting());
     if (p.buffer_accounting()) {
         j.kv("pool_size", cfg.pool.size.v);

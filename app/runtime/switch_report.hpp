@@ -34,10 +34,11 @@ std::uint64_t total_drops(const sw::port_counters& c);
 std::uint64_t total_ecn_marked(const sw::port_counters& c);
 
 // The status line: per port rx/tx Mpps and rate, line utilisation, queued
-// bytes, PFC received, ECN marks and drops since the last line.
+// bytes, PFC received, ECN marks and drops since the last line; with
+// several workers, each one's busy share ("workers busy 41% 63%").
 class switch_status {
 public:
-    explicit switch_status(std::size_t ports) : _prev(ports) {}
+    explicit switch_status(std::size_t ports, std::uint64_t tsc_hz = 0) : _prev(ports), _hz(tsc_hz) {}
     // dt: seconds since the last line; t: since the start of the run.
     void print(const sw::switch_pipeline& p, double dt, double t);
 
@@ -47,6 +48,8 @@ private:
         std::uint64_t drops = 0, ecn_marked = 0;
     };
     std::vector<prev> _prev;
+    std::uint64_t _hz = 0;
+    std::vector<std::uint64_t> _prev_busy;
 };
 
 }  // namespace rocelab::runtime

@@ -27,7 +27,8 @@ namespace rocelab::runtime {
 // lcore - on a thread beside the control loop (with a warning).
 class lcore_launch {
 public:
-    lcore_launch(int (*fn)(void*), void* arg, const char* prog) : _lcore(rte_get_next_lcore(-1, 1, 0)) {
+    // nth: which worker lcore (0 = the first after the main lcore).
+    lcore_launch(int (*fn)(void*), void* arg, const char* prog, unsigned nth = 0) : _lcore(nth_worker_lcore(nth)) {
         if (_lcore < RTE_MAX_LCORE) {
             rte_eal_remote_launch(fn, arg, _lcore);
         } else {
@@ -35,6 +36,11 @@ public:
                                  "(use -l 0-1 for a dedicated worker lcore)\n", prog);
             _thread = std::thread([fn, arg] { fn(arg); });
         }
+    }
+    static unsigned nth_worker_lcore(unsigned nth) {
+        unsigned l = rte_get_next_lcore(-1, 1, 0);
+        for (unsigned i = 0; i < nth && l < RTE_MAX_LCORE; ++i) { l = rte_get_next_lcore(l, 1, 0); }
+        return l;
     }
     lcore_launch(const lcore_launch&) = delete;
     lcore_launch& operator=(const lcore_launch&) = delete;
@@ -59,9 +65,9 @@ private:
 class worker {
 public:
     template <typename Pipeline, clock_source Clock, typename Hook = no_hook>
-    worker(worker_ctl<Pipeline>& ctl, const Clock& clock, const char* prog, Hook hook = {})
+    worker(worker_ctl<Pipeline>& ctl, const Clock& clock, const char* prog, Hook hook = {}, unsigned nth = 0)
         : _job(std::make_unique<job<Pipeline, Clock, Hook>>(ctl, clock, hook)),
-          _launch(&job<Pipeline, Clock, Hook>::entry, _job.get(), prog) {}
+          _launch(&job<Pipeline, Clock, Hook>::entry, _job.get(), prog, nth) {}
     void join() { _launch.join(); }
 
 private:
@@ -84,6 +90,22 @@ private:
     };
     std::unique_ptr<job_base> _job;
     lcore_launch _launch;
+};
+
+// A per-loop hook for a pipeline's worker view (switch_pipeline::worker_view):
+// calls the pipeline's hook with the pipeline the view belongs to.
+template <typename Hook>
+struct view_hook {
+    Hook h;
+    template <typename View>
+    void operator()(View& v, nanos now) noexcept { h(*v.pipe, now); }
+};
+
+// Pipelines that run on several worker lcores (one worker_view each).
+template <typename Pipeline>
+concept multi_worker = requires(Pipeline& p) {
+    { p.worker_count() } -> std::convertible_to<std::size_t>;
+    p.worker(std::size_t{0}).poll(nanos{0});
 };
 
 }  // namespace rocelab::runtime

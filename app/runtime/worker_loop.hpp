@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <concepts>
+#include <thread>
 #include <cstdint>
 
 #include "core/clock.hpp"
@@ -42,6 +43,11 @@ struct worker_ctl {
     Pipeline* pipe = nullptr;
     std::atomic<bool> stop{false};
     std::atomic<bool> running{false};  // set while run_worker() loops
+    // Yield the CPU after a poll that found nothing to do: for several
+    // workers sharing one CPU (correctness tests on a small machine), so an
+    // idle worker hands the CPU to a busy one at once instead of at the end
+    // of its time slice. Never on dedicated lcores.
+    bool yield_when_idle = false;
 };
 
 // The default per-loop hook: nothing.
@@ -99,6 +105,7 @@ void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexc
             __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);
         }
         hook(pipe, now);
+        if (w == 0 && ctl.yield_when_idle) { std::this_thread::yield(); }
     }
     __atomic_store_n(&pipe.busy_cycles, busy, __ATOMIC_RELAXED);
     __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);

@@ -84,7 +84,7 @@ std::variant<std::unique_ptr<capture>, std::string> capture::open(const std::str
     c->_pool = rte_pktmbuf_pool_create(("cap_" + tag).c_str(), n, 256, sizeof(cap_meta) + 8, room, SOCKET_ID_ANY);
     if (c->_pool == nullptr) { return std::string("capture pool: ") + rte_strerror(rte_errno); }
     c->_ring = rte_ring_create(("capr_" + tag).c_str(), rte_align32pow2(n + 1), SOCKET_ID_ANY,
-                               RING_F_SP_ENQ | RING_F_SC_DEQ);
+                               RING_F_SC_DEQ);  // several switch workers tap (multi-producer)
     if (c->_ring == nullptr) { return std::string("capture ring: ") + rte_strerror(rte_errno); }
     return c;
 }
@@ -93,7 +93,7 @@ void capture::tap(std::uint16_t port_idx, bool tx, const rte_mbuf* m, nanos now)
     const std::uint32_t len = std::min<std::uint32_t>(rte_pktmbuf_pkt_len(m), _snaplen);
     rte_mbuf* c = rte_pktmbuf_alloc(_pool);
     if (c == nullptr) {
-        _dropped++;
+        __atomic_fetch_add(&_dropped, 1, __ATOMIC_RELAXED);
         return;
     }
     const std::uint32_t room = rte_pktmbuf_tailroom(c);
@@ -106,12 +106,12 @@ void capture::tap(std::uint16_t port_idx, bool tx, const rte_mbuf* m, nanos now)
     meta->orig_len = rte_pktmbuf_pkt_len(m);
     meta->port = port_idx;
     meta->tx = tx ? 1 : 0;
-    if (rte_ring_sp_enqueue(_ring, c) != 0) {
+    if (rte_ring_enqueue(_ring, c) != 0) {
         rte_pktmbuf_free(c);
-        _dropped++;
+        __atomic_fetch_add(&_dropped, 1, __ATOMIC_RELAXED);
         return;
     }
-    _captured++;
+    __atomic_fetch_add(&_captured, 1, __ATOMIC_RELAXED);
 }
 
 std::size_t capture::drain(std::size_t budget) {

@@ -2,7 +2,7 @@
 //
 // The worker calls tap() for each frame it receives or transmits: the first
 // `snaplen` bytes are copied into an mbuf from a dedicated capture pool and put
-// on a single-producer/single-consumer rte_ring. The control thread calls
+// on a multi-producer (the switch workers), single-consumer rte_ring. The control thread calls
 // drain(), which writes nanosecond-resolution pcap files
 // <dir>/<port>-rx.pcap and <dir>/<port>-tx.pcap with libpcap.
 // When the ring or the capture pool is full the frame is not captured and

@@ -1,7 +1,8 @@
 // counters.hpp - rocelab-switch counters: per port, per queue, per drop reason.
 //
-// Counters are plain uint64_t written only by the worker lcore that owns the
-// port (no atomics, no sharing). Readers on other threads (telemetry, status
+// Counters are plain uint64_t, one set per port for each worker lcore, written
+// only by that worker (no atomics, no sharing); readers sum the workers
+// (switch_pipeline::counters()). Readers on other threads (telemetry, status
 // line, report) use read_counter(), a relaxed atomic load, which on x86-64 is a
 // plain mov and never tears an aligned 64-bit value. This is the same model
 // DPDK's software PMDs use for their stats.
@@ -43,6 +44,8 @@ enum class drop_reason : std::uint8_t {
     neigh_queue_full,   // L3: frame for a neighbour being resolved (ARP/ND) whose wait queue is full
     neigh_unresolved,   // L3: frame that waited for a neighbour that never answered (or at shutdown)
     neigh_table_full,   // L3: frame for a new neighbour and the neighbour table is full
+    handoff_full,       // several workers: the queue to the egress port's worker was full (lossy frames;
+                        // lossless ones wait, charged, and are dropped only if that wait list is full too)
     count
 };
 
@@ -73,6 +76,7 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::neigh_queue_full: return "drop_neigh_queue_full";
         case drop_reason::neigh_unresolved: return "drop_neigh_unresolved";
         case drop_reason::neigh_table_full: return "drop_neigh_table_full";
+        case drop_reason::handoff_full: return "drop_handoff_full";
         case drop_reason::count: break;
     }
     return "?";

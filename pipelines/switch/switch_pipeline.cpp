@@ -10,6 +10,8 @@
 #include <cstring>
 
 #include "core/endian.hpp"
+#include "core/fixed_ring.hpp"
+#include "core/spsc_queue.hpp"
 #include "core/spsc_ring.hpp"
 #include "dpdk/capture.hpp"
 #include "port_burst.hpp"
@@ -39,7 +41,8 @@ namespace {
 constexpr std::uint16_t out_drop = 0xFFFF;
 constexpr std::uint16_t out_consumed = 0xFFFE;  // >= out_consumed: free without forwarding
 constexpr std::uint16_t out_flood = 0xFFFD;
-constexpr std::uint16_t out_held = 0xFFFC;  // parked for neighbour resolution: owned elsewhere now
+constexpr std::uint16_t out_held = 0xFFFC;  // parked for neighbour resolution (or handed over): owned elsewhere now
+constexpr std::uint16_t out_handled = 0xFFFB;  // dropped and freed where it was decided (counted)
 
 // Ingress buffer accounting: where a queued frame was charged (ingress
 // port, PG) travels in the egress queue entry's tag; the charge itself is
@@ -53,6 +56,10 @@ constexpr int tag_pg(std::uint32_t tag) noexcept { return static_cast<int>(tag >
 // received frame, on the copy that keeps the original mbuf): nothing to
 // release when it leaves.
 constexpr std::uint32_t tag_uncharged = 0x80000000u;
+// A frame parked for neighbour resolution before it was charged (one
+// worker: admission happens when it is released).
+constexpr std::uint32_t tag_none = 0x40000000u;
+constexpr bool tag_charged(std::uint32_t tag) noexcept { return (tag & (tag_uncharged | tag_none)) == 0; }
 
 inline std::byte* data(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
 
@@ -86,6 +93,7 @@ struct port_rt {
     vlan_mode vmode = vlan_mode::untagged;
     std::uint16_t vid = 0;
     std::uint8_t pfc_enable = 0;
+    std::uint16_t owner = 0;  // the worker that polls its RX and runs its egress (queues, scheduler, PFC)
     bool link_down = false;  // link state as the worker applied it (next to what admit() reads per frame)
     qos_maps maps{};
     scheduler sched;
@@ -119,8 +127,6 @@ struct port_rt {
     std::uint32_t icmp_src4 = 0;
     std::array<std::uint8_t, 16> icmp_src6{};
     bool has_src4 = false, has_src6 = false;
-    port_counters c{};
-
     port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
         : b(pb),
           idx(i),
@@ -172,6 +178,87 @@ struct port_rt {
     }
 };
 
+// A frame waiting for its neighbour (ARP/ND), with what admission needs.
+struct held_frame {
+    rte_mbuf* m = nullptr;
+    std::uint16_t in = 0;
+    std::uint8_t tc = 0;
+    bool tagged = false;
+    std::uint32_t tag = tag_none;  // charged at RX (handed over from another worker), or tag_none
+};
+
+// ---- several workers (docs/architecture.md, "Several workers") ----
+
+// A frame handed to the worker that owns the port it must go to.
+enum class handoff_kind : std::uint8_t {
+    enqueue,  // charged (or not) at RX, rewritten for the egress port: queue it
+    resolve,  // L3, next hop resolved by ARP/ND on the egress port: resolve, then queue
+    ingress,  // made on another worker for one of this worker's ports (an ICMP error back out
+              // of its ingress port): charge that port's PG here, then queue
+};
+struct handoff {
+    rte_mbuf* m = nullptr;
+    std::uint32_t tag = 0;   // acct_tag (charged), tag_uncharged, tag_none, or 0 (no accounting)
+    std::uint32_t aux = 0;   // resolve: offset of the destination address, or dynamic hop | aux_dynhop
+    std::uint16_t port = 0;  // egress port (ingress kind: the port to charge and send on)
+    std::uint16_t in = 0;    // ingress port
+    std::uint8_t tc = 0;
+    handoff_kind kind = handoff_kind::enqueue;
+    std::uint8_t flags = 0;  // hf_tagged, hf_v6
+    std::uint8_t pad = 0;
+};
+static_assert(sizeof(handoff) == 24);
+constexpr std::uint8_t hf_tagged = 1, hf_v6 = 2;
+constexpr std::uint32_t aux_dynhop = 0x80000000u;
+
+// Ingress buffer released by another worker, for one of this worker's (port, PG).
+struct credit {
+    std::uint32_t tag = 0;
+    std::uint32_t bytes = 0;
+};
+// An FDB write on one worker, replayed into every other worker's table.
+struct learn_msg {
+    std::uint64_t key = 0;  // MAC (6 bytes, wire order) | VID << 48
+    std::int64_t now = 0;
+    std::uint16_t port = 0;
+    std::uint16_t flush = 0;  // 1: forget every station on `port` (its link went down)
+    std::uint32_t pad = 0;
+};
+
+struct worker_rt {
+    static constexpr std::size_t handoff_slots = 8192;  // per worker pair
+    static constexpr std::size_t credit_slots = 4096;
+    static constexpr std::size_t learn_slots = 1024;
+    static constexpr std::size_t stage_max = 64;        // frames per destination before a push
+
+    // What this worker produces for one other worker (it is the single
+    // producer of these queues; that worker the single consumer).
+    struct peer {
+        std::unique_ptr<spsc_queue<handoff, handoff_slots>> frames;
+        std::unique_ptr<spsc_queue<credit, credit_slots>> credits;
+        std::unique_ptr<spsc_queue<learn_msg, learn_slots>> learns;
+        std::array<handoff, stage_max> stage{};
+        std::uint16_t n_stage = 0;
+        // Lossless frames the full queue did not take: kept in order, still
+        // charged to their ingress PG, pushed first at the next flush.
+        std::unique_ptr<fixed_ring<handoff, 1024>> stash;
+    };
+
+    std::uint16_t id = 0;
+    std::vector<std::uint16_t> ports;  // owned: RX, egress queues, scheduler, shaper, PFC
+    std::vector<port_counters> c;      // this worker's counts per port (readers sum the workers)
+    std::unique_ptr<fdb> table;        // L2: this worker's copy (learns replayed from the others)
+    std::unique_ptr<neigh_table<held_frame>> neigh;  // L3: neighbours behind its own ports
+    nanos neigh_next{0};
+    nanos last_now{0};
+    std::int64_t icmp_tat = INT64_MIN / 4;  // ICMP error rate (GCRA), per worker
+    spsc_ring<switch_event, 1024> events;   // for the control thread
+    std::vector<peer> peers;                // [worker]; empty with one worker
+    std::vector<std::uint64_t> owed;        // [port * 8 + pg]: bytes released here for other workers' ports
+    std::vector<std::uint16_t> owed_list;   // indices of owed[] that are non-zero
+    worker_stats st{};
+};
+
 struct switch_pipeline::impl {
     fwd_mode mode = fwd_mode::l2;
     bool wred_at_enqueue = false;  // ROCELAB ecn_at: enqueue (default: dequeue)
@@ -179,47 +266,48 @@ struct switch_pipeline::impl {
     std::uint32_t max_frame = 9216;
     rte_mempool* pool = nullptr;
     std::vector<std::unique_ptr<port_rt>> ports;
-    fdb table;
     std::unique_ptr<dpdk::route_table> routes;
     std::uint32_t ecmp_seed = 0;
     std::uint64_t all_ports_mask = 0;
     std::unique_ptr<mmu> buf;  // ingress buffer accounting (BUFFER_POOL); null = off
-    spsc_ring<switch_event, 1024> events;  // watchdog storms/restores for the control thread
     // ICMP errors (ROCELAB icmp_errors / icmp_rate): GCRA, one per interval, burst 50.
     bool icmp_on = true;
     std::int64_t icmp_interval = 1'000'000;
     std::int64_t icmp_tau = 49'000'000;
-    std::int64_t icmp_tat = INT64_MIN / 4;
-    // Dynamic neighbours (L3, ROCELAB neigh_dynamic): frames parked while
-    // their neighbour is resolved, with what admission needs later.
-    struct held_frame {
-        rte_mbuf* m = nullptr;
-        std::uint16_t in = 0;
-        std::uint8_t tc = 0;
-        bool tagged = false;
-    };
-    std::unique_ptr<neigh_table<held_frame>> neigh;
-    nanos neigh_next{0};
     std::vector<neigh_cfg> static_neigh;  // for the listing
-
-    explicit impl(std::size_t fdb_capacity, nanos aging) : table(fdb_capacity, aging) {}
+    std::vector<std::unique_ptr<worker_rt>> workers;
+    std::vector<std::unique_ptr<worker_view>> views;
+    bool multi = false;  // more than one worker
+    std::size_t event_rr = 0;
 };
 
 namespace {
-std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept;
+std::uint32_t flush_queue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q) noexcept;
 }  // namespace
 
 switch_pipeline::switch_pipeline(std::unique_ptr<impl> p) noexcept : _p(std::move(p)) {}
 switch_pipeline::~switch_pipeline() { release_all(); }
 
 std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::create(
-    const switch_cfg& cfg, const std::vector<port_binding>& ports, rte_mempool* pool) {
+    const switch_cfg& cfg, const std::vector<port_binding>& ports, rte_mempool* pool, unsigned workers,
+    const std::vector<unsigned>& port_worker) {
     if (ports.empty()) { return std::string("no ports: give --vdev=... or bind a NIC to DPDK"); }
+    if (workers == 0) { workers = 1; }
+    if (workers > ports.size()) {
+        return "workers: " + std::to_string(workers) + " worker lcores for " + std::to_string(ports.size()) +
+               " ports; each worker owns at least one port (give at most " + std::to_string(ports.size()) +
+               " worker lcores)";
+    }
+    if (workers > 64) { return std::string("workers: at most 64 worker lcores"); }
+    if (!port_worker.empty() && port_worker.size() != ports.size()) {
+        return "port-worker map: " + std::to_string(port_worker.size()) + " entries for " +
+               std::to_string(ports.size()) + " ports";
+    }
     if (ports.size() > 64) { return std::string("at most 64 ports per switch"); }
     if (cfg.ports.size() != ports.size()) {
         return std::string("internal: port config and bindings differ in count");
     }
-    auto p = std::make_unique<impl>(64 * 1024, cfg.fdb_aging);
+    auto p = std::make_unique<impl>();
     p->mode = cfg.mode;
     p->burst = std::clamp<std::uint16_t>(cfg.burst, 1, max_burst);
     p->max_frame = cfg.max_frame;
@@ -240,6 +328,39 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
         p->ports.back()->wred_rng.reseed(cfg.seed * 0x9E3779B97F4A7C15ULL + i);
         p->all_ports_mask |= 1ULL << i;
+        const unsigned ow = port_worker.empty() ? static_cast<unsigned>(i % workers) : port_worker[i];
+        if (ow >= workers) {
+            return "port-worker map: port " + ports[i].name + " to worker " + std::to_string(ow) + ", accepted range 0.." +
+                   std::to_string(workers - 1);
+        }
+        p->ports.back()->owner = static_cast<std::uint16_t>(ow);
+    }
+    p->multi = workers > 1;
+    for (unsigned k = 0; k < workers; ++k) {
+        auto w = std::make_unique<worker_rt>();
+        w->id = static_cast<std::uint16_t>(k);
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+            if (p->ports[i]->owner == k) { w->ports.push_back(static_cast<std::uint16_t>(i)); }
+        }
+        if (w->ports.empty()) { return "port-worker map: worker " + std::to_string(k) + " owns no port"; }
+        w->c.resize(ports.size());
+        w->table = std::make_unique<fdb>(64 * 1024, cfg.fdb_aging);
+        if (workers > 1) {
+            w->peers.resize(workers);
+            for (unsigned j = 0; j < workers; ++j) {
+                if (j == k) { continue; }
+                auto& pr = w->peers[j];
+                pr.frames = std::make_unique<spsc_queue<handoff, worker_rt::handoff_slots>>();
+                pr.credits = std::make_unique<spsc_queue<credit, worker_rt::credit_slots>>();
+                pr.learns = std::make_unique<spsc_queue<learn_msg, worker_rt::learn_slots>>();
+                pr.stash = std::make_unique<fixed_ring<handoff, 1024>>();
+            }
+            w->owed.assign(ports.size() * 8, 0);
+            w->owed_list.reserve(ports.size() * 8);
+        }
+        p->workers.push_back(std::move(w));
+        auto v = std::make_unique<worker_view>();
+        p->views.push_back(std::move(v));
     }
     // A port without an address of a family answers with the switch's first one.
     for (auto& a : p->ports) {
@@ -260,6 +381,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         const std::string err = mmu::validate(cfg.pool, static_cast<int>(pgs.size()), pgs);
         if (!err.empty()) { return "BUFFER_POOL: " + err; }
         p->buf = std::make_unique<mmu>(cfg.pool, static_cast<int>(pgs.size()), pgs);
+        p->buf->set_concurrent(workers > 1);
         // Lossless traffic is limited by ingress accounting (XOFF before the
         // headroom runs out), never by egress tail drop: lift the egress limits
         // of every queue a lossless PG's traffic class maps to.
@@ -296,16 +418,66 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
             // sweep of the slots in at most 64 ms, well inside retrans (>= 10 ms
             // is the configurable minimum; the sweep bounds timer precision).
             np.scan = std::max<std::size_t>(64, std::bit_ceil(std::max<std::size_t>(2 * np.capacity, 8)) / 64);
-            p->neigh = std::make_unique<neigh_table<impl::held_frame>>(np);
+            // One table per worker, for the neighbours behind its own ports
+            // (neigh_max each).
+            for (auto& w : p->workers) { w->neigh = std::make_unique<neigh_table<held_frame>>(np); }
         }
     }
-    return std::unique_ptr<switch_pipeline>(new switch_pipeline(std::move(p)));
+    auto sp = std::unique_ptr<switch_pipeline>(new switch_pipeline(std::move(p)));
+    for (std::size_t k = 0; k < sp->_p->views.size(); ++k) {
+        sp->_p->views[k]->pipe = sp.get();
+        sp->_p->views[k]->id = static_cast<std::uint16_t>(k);
+    }
+    return sp;
 }
 
 std::size_t switch_pipeline::port_count() const noexcept { return _p->ports.size(); }
 const port_binding& switch_pipeline::binding(std::size_t i) const noexcept { return _p->ports[i]->b; }
-const port_counters& switch_pipeline::counters(std::size_t i) const noexcept { return _p->ports[i]->c; }
-std::size_t switch_pipeline::fdb_size() const noexcept { return _p->table.size(); }
+port_counters switch_pipeline::counters(std::size_t i) const noexcept {
+    // Every field is a uint64_t: sum them as such, each read relaxed.
+    static_assert(sizeof(port_counters) % sizeof(std::uint64_t) == 0);
+    constexpr std::size_t nw = sizeof(port_counters) / sizeof(std::uint64_t);
+    port_counters out;
+    auto* o = reinterpret_cast<std::uint64_t*>(&out);
+    for (const auto& w : _p->workers) {
+        const auto* c = reinterpret_cast<const std::uint64_t*>(&w->c[i]);
+        for (std::size_t k = 0; k < nw; ++k) { o[k] += read_counter(c[k]); }
+    }
+    return out;
+}
+std::size_t switch_pipeline::fdb_size() const noexcept { return _p->workers[0]->table->size(); }
+std::size_t switch_pipeline::worker_count() const noexcept { return _p->workers.size(); }
+switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) noexcept { return *_p->views[k]; }
+const switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) const noexcept { return *_p->views[k]; }
+std::uint16_t switch_pipeline::port_worker(std::size_t port) const noexcept { return _p->ports[port]->owner; }
+switch_pipeline::worker_view switch_pipeline::poll_totals() const noexcept {
+    worker_view t;
+    t.busy_cycles = read_counter(busy_cycles);
+    t.loops = read_counter(loops);
+    t.max_poll_gap_ns = read_counter(max_poll_gap_ns);
+    t.stalls = read_counter(stalls);
+    t.stalled_ns = read_counter(stalled_ns);
+    for (const auto& v : _p->views) {
+        t.busy_cycles += read_counter(v->busy_cycles);
+        t.loops += read_counter(v->loops);
+        t.max_poll_gap_ns = std::max(t.max_poll_gap_ns, read_counter(v->max_poll_gap_ns));
+        t.stalls += read_counter(v->stalls);
+        t.stalled_ns += read_counter(v->stalled_ns);
+    }
+    return t;
+}
+
+worker_stats switch_pipeline::worker_figures(std::size_t k) const noexcept {
+    const worker_stats& s = _p->workers[k]->st;
+    worker_stats o;
+    o.handed_out = read_counter(s.handed_out);
+    o.handed_in = read_counter(s.handed_in);
+    o.stashed = read_counter(s.stashed);
+    o.credits_out = read_counter(s.credits_out);
+    o.learns_out = read_counter(s.learns_out);
+    o.learns_lost = read_counter(s.learns_lost);
+    return o;
+}
 fwd_mode switch_pipeline::mode() const noexcept { return _p->mode; }
 
 queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
@@ -324,8 +496,9 @@ queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
     s.drop_bytes = read_counter(st.drop_tail_bytes);
     s.flushed_packets = read_counter(st.drop_flush_packets);
     s.flushed_bytes = read_counter(st.drop_flush_bytes);
-    s.ecn_marked = read_counter(pr.c.ecn_marked[q]);
-    s.wred_dropped = read_counter(pr.c.wred_dropped[q]);
+    const port_counters c = counters(port);
+    s.ecn_marked = c.ecn_marked[q];
+    s.wred_dropped = c.wred_dropped[q];
     s.wred = (pr.wred_mask >> q & 1u) != 0;
     s.wred_kmin = pr.wred[q].kmin.v;
     s.wred_kmax = pr.wred[q].kmax.v;
@@ -368,9 +541,10 @@ pg_status switch_pipeline::pg(std::size_t port, int pgi) const noexcept {
 
 pfc_status switch_pipeline::pfc(std::size_t port, nanos now) const noexcept {
     const port_rt& pr = *_p->ports[port];
+    const port_counters c = counters(port);
     pfc_status st;
     for (int i = 0; i < 8; ++i) {
-        st.rx_frames[i] = read_counter(pr.c.rx_pfc_prio[i]);
+        st.rx_frames[i] = c.rx_pfc_prio[i];
         st.paused_ns[i] = pr.pause.paused_time(i, now).v;
         if (pr.pause.paused_until(i) > now) { st.paused_prios |= static_cast<std::uint8_t>(1u << i); }
         st.xoff_sent[i] = read_counter(pr.pfc_gen.stats().xoff_sent[i]);
@@ -385,13 +559,23 @@ pfc_status switch_pipeline::pfc(std::size_t port, nanos now) const noexcept {
             st.wd_rx_dropped[i] = pr.wd[i]->stats().rx_dropped;
         }
     }
-    st.frames_sent = read_counter(pr.c.tx_pfc_frames);
+    st.frames_sent = c.tx_pfc_frames;
     return st;
 }
 
 std::uint64_t switch_pipeline::pool_shared_used() const noexcept { return _p->buf ? _p->buf->pool().shared_used : 0; }
 std::uint64_t switch_pipeline::pool_shared_size() const noexcept { return _p->buf ? _p->buf->pool().shared_size : 0; }
-bool switch_pipeline::pop_event(switch_event& e) noexcept { return _p->events.pop(e); }
+bool switch_pipeline::pop_event(switch_event& e) noexcept {
+    const std::size_t n = _p->workers.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t k = (_p->event_rr + i) % n;
+        if (_p->workers[k]->events.pop(e)) {
+            _p->event_rr = k + 1;
+            return true;
+        }
+    }
+    return false;
+}
 
 void switch_pipeline::set_link(std::size_t port, bool up) noexcept {
     __atomic_store_n(&_p->ports[port]->link_req, static_cast<std::uint8_t>(up ? 1 : 0), __ATOMIC_RELAXED);
@@ -420,10 +604,27 @@ std::size_t switch_pipeline::poll_link_states() noexcept {
     return changed;
 }
 
-bool switch_pipeline::neigh_dynamic() const noexcept { return _p->neigh != nullptr; }
+bool switch_pipeline::neigh_dynamic() const noexcept { return _p->workers[0]->neigh != nullptr; }
 
 neigh_stats switch_pipeline::neigh_totals() const noexcept {
-    return _p->neigh ? _p->neigh->stats() : neigh_stats{};
+    neigh_stats t;
+    for (const auto& w : _p->workers) {
+        if (!w->neigh) { continue; }
+        const neigh_stats s = w->neigh->stats();
+        t.created += s.created;
+        t.learned += s.learned;
+        t.updated_mac += s.updated_mac;
+        t.resolved += s.resolved;
+        t.failed += s.failed;
+        t.aged += s.aged;
+        t.requests += s.requests;
+        t.held += s.held;
+        t.released += s.released;
+        t.dropped_queue_full += s.dropped_queue_full;
+        t.dropped_table_full += s.dropped_table_full;
+        t.dropped_unresolved += s.dropped_unresolved;
+    }
+    return t;
 }
 
 std::vector<neigh_row> switch_pipeline::neighbors(nanos now) const {
@@ -439,15 +640,16 @@ std::vector<neigh_row> switch_pipeline::neighbors(nanos now) const {
         r.state = "permanent";
         out.push_back(r);
     }
-    if (_p->neigh) {
-        _p->neigh->for_each([&](const neigh_table<impl::held_frame>::entry& e) {
+    for (const auto& w : _p->workers) {
+        if (!w->neigh) { continue; }
+        w->neigh->for_each([&](const neigh_table<held_frame>::entry& e) {
             neigh_row r;
             r.v6 = e.key.v6;
             r.addr = e.key.addr;
             r.port = e.port;
             r.mac = e.mac;
             neigh_state st = e.state;
-            if (st == neigh_state::reachable && now.v - e.confirmed_ns >= _p->neigh->params().reachable.v) {
+            if (st == neigh_state::reachable && now.v - e.confirmed_ns >= w->neigh->params().reachable.v) {
                 st = neigh_state::stale;
             }
             r.state = to_string(st);
@@ -464,43 +666,171 @@ nanos switch_pipeline::paused_time(std::size_t port, int prio, nanos now) const 
     return _p->ports[port]->pause.paused_time(prio, now);
 }
 
-void switch_pipeline::release_all() noexcept {
-    if (!_p) { return; }
-    if (_p->neigh) {
-        _p->neigh->drop_all_held([&](const impl::held_frame& h) noexcept {
-            _p->ports[h.in]->c.drop(drop_reason::neigh_unresolved);
-            rte_pktmbuf_free(h.m);
-        });
+// release_all() is defined at the end of the file (it drains the workers' queues).
+
+namespace {
+
+// ---- several workers: ownership, buffer releases, handoff staging ----
+
+// Release `bytes` charged to the (port, PG) in `tag`: here when this worker
+// owns that ingress port, else owed to its owner (sent back at the end of
+// the poll as one credit per (port, PG)).
+inline void release_tag(switch_pipeline::impl& p, worker_rt& w, std::uint32_t tag, std::uint64_t bytes) noexcept {
+    if (!p.buf || !tag_charged(tag) || bytes == 0) { return; }
+    const int port = tag_port(tag);
+    if (p.ports[static_cast<std::size_t>(port)]->owner == w.id) [[likely]] {
+        p.buf->release(port, tag_pg(tag), charge{static_cast<std::uint32_t>(bytes)});
+        return;
     }
-    for (auto& pp : _p->ports) {
-        for (int q = 0; q < 8; ++q) { flush_queue(*_p, *pp, q); }
-        for (std::uint16_t i = 0; i < pp->n_staged; ++i) { rte_pktmbuf_free(pp->staged[i]); }
-        pp->c.tx_flushed += pp->n_staged;
-        pp->n_staged = 0;
-        if (pp->pfc_pending != nullptr) {
-            rte_pktmbuf_free(pp->pfc_pending);
-            pp->pfc_pending = nullptr;
+    const std::size_t i = static_cast<std::size_t>(port) * 8 + static_cast<std::size_t>(tag_pg(tag));
+    if (w.owed[i] == 0) { w.owed_list.push_back(static_cast<std::uint16_t>(i)); }
+    w.owed[i] += bytes;
+}
+
+// Send what is owed to the ingress ports' owners (end of every poll). What
+// does not fit stays owed: a release is never lost, only later.
+void send_credits(switch_pipeline::impl& p, worker_rt& w) noexcept {
+    std::size_t keep = 0;
+    for (std::size_t k = 0; k < w.owed_list.size(); ++k) {
+        const std::uint16_t i = w.owed_list[k];
+        const std::size_t port = i / 8;
+        std::uint64_t& b = w.owed[i];
+        auto& q = *w.peers[p.ports[port]->owner].credits;
+        while (b != 0) {
+            const std::uint64_t part = std::min<std::uint64_t>(b, 0x7FFFFFFFu);
+            if (!q.push(credit{acct_tag(static_cast<std::uint16_t>(port), static_cast<std::uint8_t>(i % 8)),
+                               static_cast<std::uint32_t>(part)})) {
+                break;
+            }
+            b -= part;
+            ++w.st.credits_out;
+        }
+        if (b != 0) { w.owed_list[keep++] = i; }
+    }
+    w.owed_list.resize(keep);
+}
+
+// Does a handed-over frame belong to a lossless PG (then it is never dropped
+// for a full handoff queue: it waits, charged, in the stash)?
+inline bool handoff_lossless(const switch_pipeline::impl& p, const handoff& h) noexcept {
+    return p.buf && tag_charged(h.tag) && p.buf->lossless(tag_port(h.tag), tag_pg(h.tag));
+}
+
+void handoff_refused(switch_pipeline::impl& p, worker_rt& w, const handoff& h) noexcept {
+    w.c[h.port].drop(drop_reason::handoff_full);
+    release_tag(p, w, h.tag, p.buf ? p.buf->charge_for(rte_pktmbuf_pkt_len(h.m)) : 0);
+    rte_pktmbuf_free(h.m);
+}
+
+// Push the frames staged for worker `to`. A full queue: lossless frames wait
+// in the stash (in order, ahead of later lossless frames), others are
+// dropped by name (drop_handoff_full on the egress port).
+void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcept {
+    worker_rt::peer& pr = w.peers[to];
+    auto& q = *pr.frames;
+    auto& stash = *pr.stash;
+    while (!stash.empty() && q.push(stash.front())) { (void)stash.pop(); }
+    const std::size_t n = pr.n_stage;
+    pr.n_stage = 0;
+    if (n == 0) { return; }
+    std::size_t k = 0;
+    if (stash.empty()) {
+        k = q.push_burst(pr.stage.data(), n);
+        w.st.handed_out += k;
+        if (k == n) [[likely]] { return; }
+    }
+    for (std::size_t i = k; i < n; ++i) {
+        const handoff& h = pr.stage[i];
+        if (handoff_lossless(p, h)) {
+            if (stash.empty() && q.push(h)) {
+                ++w.st.handed_out;
+            } else if (stash.push(h)) {
+                ++w.st.stashed;
+                ++w.st.handed_out;
+            } else {
+                handoff_refused(p, w, h);
+            }
+        } else if (!q.push(h)) {
+            handoff_refused(p, w, h);
+        } else {
+            ++w.st.handed_out;
         }
     }
 }
 
-namespace {
+inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, const handoff& h) noexcept {
+    worker_rt::peer& pr = w.peers[to];
+    pr.stage[pr.n_stage++] = h;
+    if (pr.n_stage == worker_rt::stage_max) { flush_stage(p, w, to); }
+}
+
+// A frame for a port another worker owns: rewritten for that port (VLAN),
+// charged to its ingress PG here (unless `charged` is false: a flood copy),
+// and staged for the owner. False only when the ingress buffer refused it.
+[[gnu::noinline]] bool handoff_out(switch_pipeline::impl& p, worker_rt& w, port_rt& in, port_rt& eg, rte_mbuf* x,
+                                   std::uint8_t tc, bool tagged, bool charged, handoff_kind kind = handoff_kind::enqueue,
+                                   std::uint32_t aux = 0, std::uint8_t flags = 0) noexcept {
+    if (__atomic_load_n(&eg.link_down, __ATOMIC_RELAXED)) {
+        w.c[eg.idx].drop(drop_reason::link_down);
+        rte_pktmbuf_free(x);
+        return true;
+    }
+    const std::uint32_t before = rte_pktmbuf_pkt_len(x);
+    if (eg.vmode == vlan_mode::tagged) {
+        if (!vlan_set(x, tagged, tc, eg.vid)) {
+            w.c[eg.idx].drop(drop_reason::flood_nombuf);
+            rte_pktmbuf_free(x);
+            return true;
+        }
+        flags |= hf_tagged;
+    } else if (tagged) {
+        vlan_strip(x);
+    }
+    const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
+    if (kind == handoff_kind::resolve && (aux & aux_dynhop) == 0) { aux = aux + xlen - before; }  // tag in/out
+    std::uint32_t tag = 0;
+    if (p.buf) {
+        tag = tag_uncharged;
+        if (charged) {
+            const std::uint8_t pg = in.maps.tc_to_pg[tc];
+            const admit_result r = p.buf->admit(in.idx, pg, xlen);
+            if (!r.ok()) [[unlikely]] {
+                w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+                                                                        : drop_reason::headroom_overflow);
+                rte_pktmbuf_free(x);
+                return false;
+            }
+            tag = acct_tag(in.idx, pg);
+        }
+    }
+    handoff h;
+    h.m = x;
+    h.tag = tag;
+    h.aux = aux;
+    h.port = eg.idx;
+    h.in = in.idx;
+    h.tc = tc;
+    h.kind = kind;
+    h.flags = flags;
+    stage(p, w, eg.owner, h);
+    return true;
+}
 
 // Handle a consumed MAC Control frame (PAUSE or PFC).
-inline void on_mac_control(port_rt& in, const parsed_frame& pf, const std::byte* d, nanos now) noexcept {
-    ++in.c.rx_mac_control;
+inline void on_mac_control(worker_rt& w, port_rt& in, const parsed_frame& pf, const std::byte* d, nanos now) noexcept {
+    ++w.c[in.idx].rx_mac_control;
     const mac_control_cview v(d + pf.l3_off);  // body (opcode) follows the EtherType
     if (pf.mac_control_opcode == mac_control_op_pfc) {
-        ++in.c.rx_pfc;
+        ++w.c[in.idx].rx_pfc;
         const std::uint8_t cev = v.class_enable();
         const std::uint8_t honoured = cev & in.pfc_enable;
-        if ((cev & ~in.pfc_enable) != 0) { in.c.drop(drop_reason::pfc_disabled_prio); }
+        if ((cev & ~in.pfc_enable) != 0) { w.c[in.idx].drop(drop_reason::pfc_disabled_prio); }
         for (int i = 0; i < 8; ++i) {
-            if ((honoured >> i & 1u) != 0) { ++in.c.rx_pfc_prio[i]; }
+            if ((honoured >> i & 1u) != 0) { ++w.c[in.idx].rx_pfc_prio[i]; }
         }
         if (honoured != 0) { in.pause.on_pfc(now, honoured, v.pfc_times(), in.b.line_rate); }
     } else if (pf.mac_control_opcode == mac_control_op_pause) {
-        ++in.c.rx_pause;
+        ++w.c[in.idx].rx_pause;
         in.pause.on_pause(now, v.pause_time(), in.b.line_rate);
     }
 }
@@ -514,12 +844,12 @@ namespace {
 // previous hop. False (nothing sent) when errors are off, over the rate,
 // forbidden for this datagram (an ICMP error, multicast, ...), the port has
 // no address of the family, or the frame spans several segments.
-[[gnu::noinline]] bool icmp_error(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+[[gnu::noinline]] bool icmp_error(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* m, const parsed_frame& f,
                                   icmp_error_kind k, nanos now) noexcept {
     const bool v4 = f.kind == frame_kind::ipv4;
     if (!p.icmp_on || m->nb_segs != 1 || !(v4 ? in.has_src4 : in.has_src6)) { return false; }
-    if (now.v < p.icmp_tat - p.icmp_tau) {
-        ++in.c.icmp_ratelimited;
+    if (now.v < w.icmp_tat - p.icmp_tau) {
+        ++w.c[in.idx].icmp_ratelimited;
         return false;
     }
     std::byte* d = data(m);
@@ -528,26 +858,26 @@ namespace {
     const std::uint32_t n = v4 ? make_icmp4_error(d, len, cap, f.l3_off, k, in.b.mac.data(), in.icmp_src4)
                                : make_icmp6_error(d, len, cap, f.l3_off, k, in.b.mac.data(), in.icmp_src6.data());
     if (n == 0) { return false; }
-    p.icmp_tat = std::max(p.icmp_tat, now.v) + p.icmp_interval;
+    w.icmp_tat = std::max(w.icmp_tat, now.v) + p.icmp_interval;
     m->data_len = static_cast<std::uint16_t>(n);
     m->pkt_len = n;
-    ++in.c.icmp_errors;
+    ++w.c[in.idx].icmp_errors;
     return true;
 }
 
-using held_frame = switch_pipeline::impl::held_frame;
 using neigh_entry = neigh_table<held_frame>::entry;
 constexpr nanos neigh_poll_interval{1'000'000};
 
 // A frame that waited for its neighbour, forwarded now that it answered
 // (defined below admit()).
-void release_held(switch_pipeline::impl& p, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept;
-void unresolved_held(switch_pipeline::impl& p, const held_frame& h, nanos now) noexcept;
+void release_held(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept;
+void unresolved_held(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, nanos now) noexcept;
 
 // A frame that waited for a neighbour and is dropped (failed resolution,
 // shutdown): counted on its ingress port.
-void drop_held(switch_pipeline::impl& p, const held_frame& h, drop_reason why) noexcept {
-    p.ports[h.in]->c.drop(why);
+void drop_held(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, drop_reason why) noexcept {
+    w.c[h.in].drop(why);
+    release_tag(p, w, h.tag, p.buf ? p.buf->charge_for(rte_pktmbuf_pkt_len(h.m)) : 0);
     rte_pktmbuf_free(h.m);
 }
 
@@ -584,7 +914,7 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
 
 // Send an ARP request / Neighbor Solicitation for e on its port, queued
 // (uncharged) ahead of data in the queue of traffic class 7.
-[[gnu::noinline]] void send_neigh_request(switch_pipeline::impl& p, const neigh_entry& e, neigh_request kind) noexcept {
+[[gnu::noinline]] void send_neigh_request(switch_pipeline::impl& p, worker_rt& w, const neigh_entry& e, neigh_request kind) noexcept {
     port_rt& eg = *p.ports[e.port];
     std::uint8_t src[16];
     if (eg.link_down || !neigh_source(p, e.port, e.key, src)) { return; }
@@ -599,10 +929,10 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
     const mac_addr* to = kind == neigh_request::unicast ? &e.mac : nullptr;
     if (e.key.v6) {
         nd_make_solicit(d, eg.b.mac, src, e.key.addr.data(), to);
-        ++eg.c.nd_solicits;
+        ++w.c[eg.idx].nd_solicits;
     } else {
         arp_make_request(d, eg.b.mac, load_be32(reinterpret_cast<const std::byte*>(src)), e.key.v4_host(), to);
-        ++eg.c.arp_requests;
+        ++w.c[eg.idx].arp_requests;
     }
     if (eg.vmode == vlan_mode::tagged && !vlan_set(m, false, 7, eg.vid)) {
         rte_pktmbuf_free(m);
@@ -610,7 +940,7 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
     }
     const int q = eg.maps.tc_to_queue[7];
     if (!eg.eq.enqueue(q, m, rte_pktmbuf_pkt_len(m), p.buf ? tag_uncharged : 0u)) {
-        eg.c.drop(drop_reason::tail_drop);
+        w.c[eg.idx].drop(drop_reason::tail_drop);
         rte_pktmbuf_free(m);
     }
 }
@@ -619,106 +949,108 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
 // subnet, or a dynamic route next hop) is resolved by ARP/ND: forwarded with
 // the neighbour's MAC, parked while it is resolved, or dropped by name.
 // The TTL has been checked and decremented.
-[[gnu::noinline]] std::uint16_t neigh_forward(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m,
-                                              const neigh_key& k, const nexthop& nh, std::uint8_t tc, bool tagged,
-                                              nanos now) noexcept {
-    const auto r = p.neigh->resolve(k, nh.port, now, held_frame{m, in.idx, tc, tagged});
-    if (r.request != neigh_request::none) { send_neigh_request(p, *r.e, r.request); }
+// (On the worker that owns the egress port `port`; a dropped frame's charge,
+// if it has one, is released, and the caller frees it.)
+[[gnu::noinline]] std::uint16_t neigh_forward(switch_pipeline::impl& p, worker_rt& w, const held_frame& h,
+                                              const neigh_key& k, std::uint16_t port, nanos now) noexcept {
+    const auto r = w.neigh->resolve(k, port, now, h);
+    if (r.request != neigh_request::none) { send_neigh_request(p, w, *r.e, r.request); }
     switch (r.verdict) {
         case neigh_verdict::forward: {
-            std::byte* d = data(m);
+            std::byte* d = data(h.m);
             std::memcpy(d, r.e->mac.data(), 6);
-            std::memcpy(d + 6, nh.src_mac.data(), 6);
-            return nh.port;
+            std::memcpy(d + 6, p.ports[port]->b.mac.data(), 6);
+            return port;
         }
         case neigh_verdict::held:
-            ++in.c.neigh_held;
+            ++w.c[h.in].neigh_held;
             return out_held;
         case neigh_verdict::queue_full:
-            in.c.drop(drop_reason::neigh_queue_full);
-            return out_drop;
+            w.c[h.in].drop(drop_reason::neigh_queue_full);
+            break;
         case neigh_verdict::table_full:
+            w.c[h.in].drop(drop_reason::neigh_table_full);
             break;
     }
-    in.c.drop(drop_reason::neigh_table_full);
+    release_tag(p, w, h.tag, p.buf ? p.buf->charge_for(rte_pktmbuf_pkt_len(h.m)) : 0);
     return out_drop;
 }
 
 // Learn a neighbour from an ARP/ND packet received on `in`: only an address
 // in a connected subnet of that port without a static NEIGH entry (those
 // win). True if the table holds it now.
-bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, const mac_addr& mac, bool create,
+bool neigh_learn(switch_pipeline::impl& p, worker_rt& w, port_rt& in, const neigh_key& k, const mac_addr& mac, bool create,
                  nanos now) noexcept {
-    if (!p.neigh) { return false; }
+    if (!w.neigh) { return false; }
     const auto port = p.routes->connected_port(k.addr.data(), k.v6);
     if (!port || *port != in.idx) { return false; }
-    const bool ok = p.neigh->learn(k, in.idx, mac, now, create, [&](const held_frame& h, const mac_addr& m, std::uint16_t eg) noexcept {
-        ++p.ports[h.in]->c.neigh_released;
-        release_held(p, h, m, eg);
+    const bool ok = w.neigh->learn(k, in.idx, mac, now, create, [&](const held_frame& h, const mac_addr& m, std::uint16_t eg) noexcept {
+        ++w.c[h.in].neigh_released;
+        release_held(p, w, h, m, eg);
     });
-    if (ok) { ++in.c.neigh_learned; }
+    if (ok) { ++w.c[in.idx].neigh_learned; }
     return ok;
 }
 
 // ARP received in L3 mode: learn the sender, answer requests for our
 // addresses in place. Returns the egress (the ingress port: a reply), or
 // out_consumed / out_drop (counted).
-[[gnu::noinline]] std::uint16_t l3_arp(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+[[gnu::noinline]] std::uint16_t l3_arp(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* m, const parsed_frame& f,
                                        std::uint8_t& tc, nanos now) noexcept {
     std::byte* d = data(m);
     const arp_info a = arp_parse(d, rte_pktmbuf_data_len(m), f.l3_off);
     const bool for_us = a.ok && p.routes->is_local_v4(a.tpa);
     bool learned = false;
     if (a.ok && a.spa != 0 && a.spa != a.tpa) {  // not a probe (sender 0.0.0.0) nor an announcement
-        learned = neigh_learn(p, in, neigh_key::v4(a.spa), a.sha, for_us && a.oper == wire::arp_op_request, now);
+        learned = neigh_learn(p, w, in, neigh_key::v4(a.spa), a.sha, for_us && a.oper == wire::arp_op_request, now);
     } else if (a.ok && a.spa == a.tpa && a.spa != 0) {  // gratuitous ARP: update only
-        learned = neigh_learn(p, in, neigh_key::v4(a.spa), a.sha, false, now);
+        learned = neigh_learn(p, w, in, neigh_key::v4(a.spa), a.sha, false, now);
     }
     if (for_us && a.oper == wire::arp_op_request && arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
-        ++in.c.arp_replies;
+        ++w.c[in.idx].arp_replies;
         tc = 7;
         return in.idx;
     }
     if (learned) {  // a reply (or announcement) that told us a neighbour's MAC
-        ++in.c.neigh_consumed;
+        ++w.c[in.idx].neigh_consumed;
         return out_consumed;
     }
-    in.c.drop(drop_reason::to_switch);
+    w.c[in.idx].drop(drop_reason::to_switch);
     return out_drop;
 }
 
 // IPv6 neighbour discovery received in L3 mode: learn from NS (source
 // link-layer option) and NA (target link-layer option), answer NS for our
 // addresses in place.
-[[gnu::noinline]] std::uint16_t l3_nd(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+[[gnu::noinline]] std::uint16_t l3_nd(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* m, const parsed_frame& f,
                                       std::uint8_t& tc, nanos now) noexcept {
     std::byte* d = data(m);
     const std::uint32_t len = rte_pktmbuf_data_len(m);
     const nd_info nd = nd_parse(d, len, f.l3_off);
     if (nd.ok && nd.type == wire::icmp6_na) {
         const mac_addr mac = nd.has_lladdr ? nd.lladdr : wire::load_mac(d + wire::eth_src);
-        if (neigh_learn(p, in, neigh_key::v6_from(nd.target), mac, false, now)) {
-            ++in.c.neigh_consumed;
+        if (neigh_learn(p, w, in, neigh_key::v6_from(nd.target), mac, false, now)) {
+            ++w.c[in.idx].neigh_consumed;
             return out_consumed;
         }
-        in.c.drop(drop_reason::to_switch);
+        w.c[in.idx].drop(drop_reason::to_switch);
         return out_drop;
     }
     const std::uint8_t* target = nd_target(d, f.l3_off);
     const bool for_us = p.routes->is_local_v6(target);
     static constexpr std::uint8_t unspecified[16] = {};
     if (nd.ok && for_us && nd.has_lladdr && std::memcmp(nd.src, unspecified, 16) != 0) {
-        (void)neigh_learn(p, in, neigh_key::v6_from(nd.src), nd.lladdr, true, now);
+        (void)neigh_learn(p, w, in, neigh_key::v6_from(nd.src), nd.lladdr, true, now);
     }
     if (for_us && nd_make_advert(d, len, f.l3_off, in.b.mac.data())) {
         const auto na_len = static_cast<std::uint16_t>(nd_na_frame_len(f.l3_off));
         m->data_len = na_len;
         m->pkt_len = na_len;
-        ++in.c.nd_replies;
+        ++w.c[in.idx].nd_replies;
         tc = 7;
         return in.idx;
     }
-    in.c.drop(drop_reason::to_switch);
+    w.c[in.idx].drop(drop_reason::to_switch);
     return out_drop;
 }
 
@@ -726,7 +1058,7 @@ bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, cons
 // requests are answered in place (from the pinged address, out of the
 // ingress port; icmp_echo_replies), anything else is dropped as to_switch
 // (there is no stack behind the addresses).
-[[gnu::noinline]] std::uint16_t to_us(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+[[gnu::noinline]] std::uint16_t to_us(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* m, const parsed_frame& f,
                                       std::uint8_t& tc) noexcept {
     const bool v4 = f.kind == frame_kind::ipv4;
     if (f.l4_proto == (v4 ? wire::proto_icmp : wire::proto_icmpv6) && m->nb_segs == 1) {
@@ -740,32 +1072,32 @@ bool neigh_learn(switch_pipeline::impl& p, port_rt& in, const neigh_key& k, cons
             std::memcpy(d + 6, in.b.mac.data(), 6);  // from the port it came in on
             m->data_len = static_cast<std::uint16_t>(r.len);
             m->pkt_len = static_cast<std::uint32_t>(r.len);
-            ++in.c.icmp_echo_replies;
+            ++w.c[in.idx].icmp_echo_replies;
             tc = 7;
             return in.idx;
         }
     }
-    in.c.drop(drop_reason::to_switch);
+    w.c[in.idx].drop(drop_reason::to_switch);
     return out_drop;
 }
 
 // L3 forwarding decision for one parsed frame (ARP/ND answered in place,
 // ICMP errors for TTL expiry and no route made in place).
 // Returns the egress port index, or out_drop with the reason counted.
-std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+std::uint16_t l3_decide(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* m, const parsed_frame& f,
                         std::uint8_t& tc, nanos now) noexcept {
     std::byte* d = data(m);
     const auto* dmac = reinterpret_cast<const std::uint8_t*>(d);
-    if (f.kind == frame_kind::arp) { return l3_arp(p, in, m, f, tc, now); }
+    if (f.kind == frame_kind::arp) { return l3_arp(p, w, in, m, f, tc, now); }
     if (f.kind == frame_kind::ipv6 && nd_is_nd(d, f.l3_off, rte_pktmbuf_data_len(m))) [[unlikely]] {
-        return l3_nd(p, in, m, f, tc, now);
+        return l3_nd(p, w, in, m, f, tc, now);
     }
     if (std::memcmp(dmac, in.b.mac.data(), 6) != 0) {
-        in.c.drop((dmac[0] & 1u) ? drop_reason::link_local : drop_reason::not_router_mac);
+        w.c[in.idx].drop((dmac[0] & 1u) ? drop_reason::link_local : drop_reason::not_router_mac);
         return out_drop;
     }
     if (f.kind != frame_kind::ipv4 && f.kind != frame_kind::ipv6) {
-        in.c.drop(drop_reason::l3_not_ip);
+        w.c[in.idx].drop(drop_reason::l3_not_ip);
         return out_drop;
     }
     // The 5-tuple hash is computed only for routes with several next hops.
@@ -779,21 +1111,39 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
     const nexthop* nh = nullptr;
     int rc;
     if (f.kind == frame_kind::ipv4) {
-        if (p.routes->is_local_v4(f.ip4_dst)) { return to_us(p, in, m, f, tc); }
+        if (p.routes->is_local_v4(f.ip4_dst)) { return to_us(p, w, in, m, f, tc); }
         rc = p.routes->lookup_v4(f.ip4_dst, h, &nh);
     } else {
         const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
-        if (p.routes->is_local_v6(dst)) { return to_us(p, in, m, f, tc); }
+        if (p.routes->is_local_v6(dst)) { return to_us(p, w, in, m, f, tc); }
         rc = p.routes->lookup_v6(dst, h, &nh);
     }
     // Resolved by ARP/ND: a connected host without a NEIGH entry, or a
     // route's dynamic next hop.
-    const bool dyn = (rc == dpdk::route_table::no_neighbor && nh != nullptr && p.neigh) ||
+    const bool dyn = (rc == dpdk::route_table::no_neighbor && nh != nullptr && w.neigh) ||
                      (rc == 0 && nh != nullptr && nh->dynamic());
     if (dyn) [[unlikely]] {
         if (f.ttl <= 1) {
-            in.c.drop(drop_reason::ttl_expired);
-            return icmp_error(p, in, m, f, icmp_error_kind::time_exceeded, now) ? (tc = 7, in.idx) : out_drop;
+            w.c[in.idx].drop(drop_reason::ttl_expired);
+            return icmp_error(p, w, in, m, f, icmp_error_kind::time_exceeded, now) ? (tc = 7, in.idx) : out_drop;
+        }
+        if (f.kind == frame_kind::ipv4) {
+            ipv4_dec_ttl(d + f.l3_off);
+        } else {
+            d[f.l3_off + 7] = std::byte(f.ttl - 1);
+        }
+        port_rt& eg = *p.ports[nh->port];
+        if (eg.owner != w.id) {
+            // The neighbours behind eg live on its owner: hand it over with
+            // where the key is (charged here, resolved there).
+            const std::uint32_t aux = nh->dynamic() ? (nh->dynamic_index() | aux_dynhop)
+                                                    : static_cast<std::uint32_t>(f.kind == frame_kind::ipv4
+                                                                                     ? f.l3_off + 16
+                                                                                     : f.ip6_dst_off);
+            const std::uint8_t fl = f.kind == frame_kind::ipv6 ? hf_v6 : 0;
+            return handoff_out(p, w, in, eg, m, tc, f.vlan_count > 0, true, handoff_kind::resolve, aux, fl)
+                       ? out_held
+                       : out_handled;
         }
         neigh_key k;
         if (nh->dynamic()) {
@@ -805,25 +1155,20 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, cons
         } else {
             k = neigh_key::v6_from(reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off));
         }
-        if (f.kind == frame_kind::ipv4) {
-            ipv4_dec_ttl(d + f.l3_off);
-        } else {
-            d[f.l3_off + 7] = std::byte(f.ttl - 1);
-        }
-        return neigh_forward(p, in, m, k, *nh, tc, f.vlan_count > 0, now);
+        return neigh_forward(p, w, held_frame{m, in.idx, tc, f.vlan_count > 0, tag_none}, k, nh->port, now);
     }
     if (rc != 0 || nh == nullptr) {
         const bool no_nb = rc == dpdk::route_table::no_neighbor;
-        in.c.drop(no_nb ? drop_reason::no_neighbor : drop_reason::no_route);
-        if (!no_nb && icmp_error(p, in, m, f, icmp_error_kind::unreachable, now)) {
+        w.c[in.idx].drop(no_nb ? drop_reason::no_neighbor : drop_reason::no_route);
+        if (!no_nb && icmp_error(p, w, in, m, f, icmp_error_kind::unreachable, now)) {
             tc = 7;
             return in.idx;
         }
         return out_drop;
     }
     if (f.ttl <= 1) {
-        in.c.drop(drop_reason::ttl_expired);
-        if (icmp_error(p, in, m, f, icmp_error_kind::time_exceeded, now)) {
+        w.c[in.idx].drop(drop_reason::ttl_expired);
+        if (icmp_error(p, w, in, m, f, icmp_error_kind::time_exceeded, now)) {
             tc = 7;
             return in.idx;
         }
@@ -850,10 +1195,10 @@ inline std::uint64_t load_mac48(const std::byte* p) noexcept {
 }
 
 // Discard everything queued in q (watchdog drop, shutdown), releasing its buffer.
-std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept {
+std::uint32_t flush_queue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q) noexcept {
     return eg.eq.flush(q, [&](const auto& e) noexcept {
         if (p.buf && (e.tag & tag_uncharged) == 0) {
-            p.buf->release(tag_port(e.tag), tag_pg(e.tag), charge{p.buf->charge_for(e.len)});
+            release_tag(p, w, e.tag, p.buf->charge_for(e.len));
         }
         rte_pktmbuf_free(e.item);
     });
@@ -861,7 +1206,7 @@ std::uint32_t flush_queue(switch_pipeline::impl& p, port_rt& eg, int q) noexcept
 
 // Send XOFF/XON (or PAUSE) out of this port for its ingress PGs in XOFF. The
 // frame goes ahead of any data (MAC Control is never queued behind data).
-void send_pfc(switch_pipeline::impl& p, port_rt& eg, nanos now, dpdk::capture* cap) noexcept {
+void send_pfc(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, nanos now, dpdk::capture* cap) noexcept {
     if (eg.pfc_pending == nullptr) {
         const std::uint8_t want = eg.xoff_pg_to_prio[p.buf->xoff_pgs(eg.idx)];
         pfc_frame f;
@@ -883,12 +1228,12 @@ void send_pfc(switch_pipeline::impl& p, port_rt& eg, nanos now, dpdk::capture* c
     }
     if (dpdk::port_tx(eg.b, now, &eg.pfc_pending, 1) == 1) {
         eg.pfc_pending = nullptr;
-        ++eg.c.tx_pfc_frames;
+        ++w.c[eg.idx].tx_pfc_frames;
     }
 }
 
 // SONiC PFC watchdog, polled every poll_interval per watched queue.
-void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
+void poll_watchdog(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, nanos now) noexcept {
     eg.wd_next = now + eg.wd_interval;
     const std::uint8_t paused_prios = eg.pause.paused_mask(now);
     for (int q = 0; q < 8; ++q) {
@@ -897,7 +1242,7 @@ void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
         bool paused = false;
         for (int pr = 0; pr < 8; ++pr) {
             if (eg.maps.pfc_prio_to_queue[pr] == q) {
-                rx += eg.c.rx_pfc_prio[pr];
+                rx += w.c[eg.idx].rx_pfc_prio[pr];
                 paused = paused || (paused_prios >> pr & 1u) != 0;
             }
         }
@@ -910,16 +1255,16 @@ void poll_watchdog(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
             se.ns = ev.at.v;
             se.port = eg.idx;
             se.queue = static_cast<std::uint8_t>(q);
-            (void)p.events.push(se);
+            (void)w.events.push(se);
         }
         const auto bit = static_cast<std::uint8_t>(1u << q);
         eg.wd_drop_mask = wd.drop_active() ? (eg.wd_drop_mask | bit) : (eg.wd_drop_mask & ~bit);
         eg.wd_ignore_mask = wd.ignore_pause() ? (eg.wd_ignore_mask | bit) : (eg.wd_ignore_mask & ~bit);
         if (wd.drop_active()) {
-            const std::uint32_t n = flush_queue(p, eg, q);
+            const std::uint32_t n = flush_queue(p, w, eg, q);
             if (n != 0) {
                 wd.count_tx_drop(n);
-                eg.c.drops[static_cast<std::size_t>(drop_reason::pfcwd)] += n;
+                w.c[eg.idx].drops[static_cast<std::size_t>(drop_reason::pfcwd)] += n;
             }
         }
     }
@@ -942,7 +1287,7 @@ namespace {
 // frames) only when the profile enables WRED drop. Counters per queue:
 // ecn_marked, wred_dropped (the latter also as drops[drop_wred]).
 // Returns false when the caller must free the frame.
-[[gnu::noinline]] bool wred_stage(port_rt& eg, int q, rte_mbuf* m, std::uint64_t depth) noexcept {
+[[gnu::noinline]] bool wred_stage(worker_rt& w, port_rt& eg, int q, rte_mbuf* m, std::uint64_t depth) noexcept {
     std::byte* d = data(m);
     const std::uint32_t len = rte_pktmbuf_data_len(m);
     const std::uint8_t ecn = frame_ecn(d, len);
@@ -951,22 +1296,22 @@ namespace {
         case wred_verdict::pass:
             return true;
         case wred_verdict::mark:
-            if (mark_ce(d, len) == ce_mark_result::marked) { ++eg.c.ecn_marked[q]; }
+            if (mark_ce(d, len) == ce_mark_result::marked) { ++w.c[eg.idx].ecn_marked[q]; }
             return true;
         case wred_verdict::drop:
             break;
     }
-    ++eg.c.wred_dropped[q];
-    eg.c.drop(drop_reason::wred);
+    ++w.c[eg.idx].wred_dropped[q];
+    w.c[eg.idx].drop(drop_reason::wred);
     return false;
 }
 
 // ecn_at: enqueue. True when the frame was dropped (freed and counted).
-[[gnu::always_inline]] inline bool wred_enqueue_drop(switch_pipeline::impl& p, port_rt& eg, int q,
+[[gnu::always_inline]] inline bool wred_enqueue_drop(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q,
                                                      rte_mbuf* x) noexcept {
     if (!p.wred_at_enqueue || (eg.wred_mask >> q & 1u) == 0) [[likely]] { return false; }
     const std::uint64_t depth = eg.eq.depth_bytes(q).v;
-    if (depth <= eg.wred[q].kmin.v || wred_stage(eg, q, x, depth)) { return false; }
+    if (depth <= eg.wred[q].kmin.v || wred_stage(w, eg, q, x, depth)) { return false; }
     rte_pktmbuf_free(x);
     return true;
 }
@@ -974,21 +1319,21 @@ namespace {
 // Enqueue to queue q of eg with ingress buffer accounting: charged now,
 // released at dequeue (acct_tag). Frees and counts what is refused. False
 // only when the ingress buffer refused the frame (lossy limit, headroom).
-[[gnu::always_inline]] inline bool enqueue_accounted(switch_pipeline::impl& p, port_rt& in, port_rt& eg,
+[[gnu::always_inline]] inline bool enqueue_accounted(switch_pipeline::impl& p, worker_rt& w, port_rt& in, port_rt& eg,
                                                      rte_mbuf* x, std::uint8_t tc, int q,
                                                      std::uint32_t xlen) noexcept {
-    if (wred_enqueue_drop(p, eg, q, x)) [[unlikely]] { return true; }
+    if (wred_enqueue_drop(p, w, eg, q, x)) [[unlikely]] { return true; }
     const std::uint8_t pg = in.maps.tc_to_pg[tc];
     const admit_result r = p.buf->admit(in.idx, pg, xlen);
     if (!r.ok()) [[unlikely]] {
-        in.c.drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+        w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
                                                           : drop_reason::headroom_overflow);
         rte_pktmbuf_free(x);
         return false;
     }
     if (!eg.eq.enqueue(q, x, xlen, acct_tag(in.idx, pg))) [[unlikely]] {
-        eg.c.drop(drop_reason::tail_drop);
-        p.buf->release(in.idx, pg, r.token);
+        w.c[eg.idx].drop(drop_reason::tail_drop);
+        release_tag(p, w, acct_tag(in.idx, pg), r.token.bytes);
         rte_pktmbuf_free(x);
     }
     return true;
@@ -997,16 +1342,16 @@ namespace {
 // Admission of one frame to egress port eg, general case: VLAN tag rewrite,
 // PFC watchdog drop, ingress buffer accounting (unless `uncharged`: a flood
 // copy), then the egress queue. False only when the ingress buffer refused it.
-[[gnu::noinline]] bool admit_slow(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
+[[gnu::noinline]] bool admit_slow(switch_pipeline::impl& p, worker_rt& w, port_rt& in, port_rt& eg, rte_mbuf* x,
                                   std::uint8_t tc, bool tagged, bool uncharged = false) noexcept {
     if (eg.link_down) {
-        eg.c.drop(drop_reason::link_down);
+        w.c[eg.idx].drop(drop_reason::link_down);
         rte_pktmbuf_free(x);
         return true;
     }
     if (eg.vmode == vlan_mode::tagged) {
         if (!vlan_set(x, tagged, tc, eg.vid)) {
-            eg.c.drop(drop_reason::flood_nombuf);
+            w.c[eg.idx].drop(drop_reason::flood_nombuf);
             rte_pktmbuf_free(x);
             return true;
         }
@@ -1015,16 +1360,16 @@ namespace {
     }
     const int q = eg.maps.tc_to_queue[tc];
     if ((eg.wd_drop_mask >> q & 1u) != 0) {
-        eg.c.drop(drop_reason::pfcwd);
+        w.c[eg.idx].drop(drop_reason::pfcwd);
         eg.wd[q]->count_rx_drop();
         rte_pktmbuf_free(x);
         return true;
     }
     const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
-    if (p.buf && !uncharged) { return enqueue_accounted(p, in, eg, x, tc, q, xlen); }
-    if (wred_enqueue_drop(p, eg, q, x)) { return true; }
+    if (p.buf && !uncharged) { return enqueue_accounted(p, w, in, eg, x, tc, q, xlen); }
+    if (wred_enqueue_drop(p, w, eg, q, x)) { return true; }
     if (!eg.eq.enqueue(q, x, xlen, p.buf ? tag_uncharged : 0u)) {
-        eg.c.drop(drop_reason::tail_drop);
+        w.c[eg.idx].drop(drop_reason::tail_drop);
         rte_pktmbuf_free(x);
     }
     return true;
@@ -1032,23 +1377,55 @@ namespace {
 
 // Admission, common case inline: an untagged frame to an untagged port, no
 // watchdog drop active (with or without buffer accounting).
-[[gnu::always_inline]] inline void admit(switch_pipeline::impl& p, port_rt& in, port_rt& eg, rte_mbuf* x,
+[[gnu::always_inline]] inline void admit(switch_pipeline::impl& p, worker_rt& w, port_rt& in, port_rt& eg, rte_mbuf* x,
                                          std::uint8_t tc, bool tagged, bool acct) noexcept {
     if (!tagged && eg.vmode == vlan_mode::untagged && eg.wd_drop_mask == 0 && !eg.link_down) [[likely]] {
         const int q = eg.maps.tc_to_queue[tc];
         const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
         if (acct) {
-            enqueue_accounted(p, in, eg, x, tc, q, xlen);
+            enqueue_accounted(p, w, in, eg, x, tc, q, xlen);
             return;
         }
-        if (wred_enqueue_drop(p, eg, q, x)) [[unlikely]] { return; }
+        if (wred_enqueue_drop(p, w, eg, q, x)) [[unlikely]] { return; }
         if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
-            eg.c.drop(drop_reason::tail_drop);
+            w.c[eg.idx].drop(drop_reason::tail_drop);
             rte_pktmbuf_free(x);
         }
         return;
     }
-    admit_slow(p, in, eg, x, tc, tagged);
+    admit_slow(p, w, in, eg, x, tc, tagged);
+}
+
+// Admission to eg whichever worker owns it (general case).
+inline bool admit_any(switch_pipeline::impl& p, worker_rt& w, port_rt& in, port_rt& eg, rte_mbuf* x, std::uint8_t tc,
+                      bool tagged, bool uncharged) noexcept {
+    if (eg.owner == w.id) { return admit_slow(p, w, in, eg, x, tc, tagged, uncharged); }
+    return handoff_out(p, w, in, eg, x, tc, tagged, !uncharged);
+}
+
+// Queue a frame another worker handed over (or a charged frame that waited
+// for its neighbour here), already rewritten for eg and charged (tag) on
+// the ingress side: the egress half of admit_slow(). A drop releases the
+// charge (here or to the ingress port's owner).
+void egress_enqueue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, rte_mbuf* x, std::uint8_t tc,
+                    std::uint32_t tag) noexcept {
+    const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
+    const auto refuse = [&](drop_reason r) noexcept {
+        if (r != drop_reason::count) { w.c[eg.idx].drop(r); }
+        release_tag(p, w, tag, p.buf ? p.buf->charge_for(xlen) : 0);
+        rte_pktmbuf_free(x);
+    };
+    if (eg.link_down) [[unlikely]] { return refuse(drop_reason::link_down); }
+    const int q = eg.maps.tc_to_queue[tc];
+    if ((eg.wd_drop_mask >> q & 1u) != 0) [[unlikely]] {
+        eg.wd[q]->count_rx_drop();
+        return refuse(drop_reason::pfcwd);
+    }
+    if (p.wred_at_enqueue && (eg.wred_mask >> q & 1u) != 0) [[unlikely]] {
+        const std::uint64_t depth = eg.eq.depth_bytes(q).v;
+        if (depth > eg.wred[q].kmin.v && !wred_stage(w, eg, q, x, depth)) { return refuse(drop_reason::count); }
+    }
+    if (!eg.eq.enqueue(q, x, xlen, tag)) [[unlikely]] { refuse(drop_reason::tail_drop); }
 }
 
 // Flood to every port but the ingress port: copies for all but the last.
@@ -1058,11 +1435,11 @@ namespace {
 // the copies follow uncharged, only if the ingress admitted the original
 // (a lossless frame the headroom cannot take is dropped for every port).
 // Without accounting the same order applies (nothing is charged).
-[[gnu::noinline]] void flood(switch_pipeline::impl& p, port_rt& in, rte_mbuf* m, std::uint8_t tc,
+[[gnu::noinline]] void flood(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* m, std::uint8_t tc,
                              bool tagged) noexcept {
     std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
     if (targets == 0) {
-        in.c.drop(drop_reason::flood_no_port);
+        w.c[in.idx].drop(drop_reason::flood_no_port);
         rte_pktmbuf_free(m);
         return;
     }
@@ -1074,90 +1451,132 @@ namespace {
         targets &= targets - 1;
         rte_mbuf* x = rte_pktmbuf_copy(m, p.pool, 0, UINT32_MAX);
         if (x == nullptr) {
-            p.ports[t]->c.drop(drop_reason::flood_nombuf);
+            w.c[t].drop(drop_reason::flood_nombuf);
             continue;
         }
         copies[n] = x;
         to[n++] = static_cast<std::uint8_t>(t);
     }
-    const bool admitted = admit_slow(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
+    const bool admitted = admit_any(p, w, in, *p.ports[std::countr_zero(targets)], m, tc, tagged, false);
     for (unsigned k = 0; k < n; ++k) {
         if (!admitted) {
             rte_pktmbuf_free(copies[k]);
             continue;
         }
-        ++in.c.flood_copies;
-        admit_slow(p, in, *p.ports[to[k]], copies[k], tc, tagged, /*uncharged=*/true);
+        ++w.c[in.idx].flood_copies;
+        admit_any(p, w, in, *p.ports[to[k]], copies[k], tc, tagged, /*uncharged=*/true);
     }
 }
 
-void release_held(switch_pipeline::impl& p, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept {
+void release_held(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept {
     port_rt& eg = *p.ports[port];
     std::byte* d = data(h.m);
     std::memcpy(d, mac.data(), 6);
     std::memcpy(d + 6, eg.b.mac.data(), 6);
-    admit(p, *p.ports[h.in], eg, h.m, h.tc, h.tagged, p.buf != nullptr);
+    if (h.tag != tag_none) {  // handed over: rewritten and charged on its ingress worker
+        egress_enqueue(p, w, eg, h.m, h.tc, h.tag);
+        return;
+    }
+    admit(p, w, *p.ports[h.in], eg, h.m, h.tc, h.tagged, p.buf != nullptr);
 }
 
 // A frame whose neighbour never answered: dropped (drop_neigh_unresolved)
 // and answered with ICMP host / address unreachable from its ingress port,
 // as a router does when ARP / ND fails (RFC 1812 4.3.3.1, RFC 4443 3.1).
-void unresolved_held(switch_pipeline::impl& p, const held_frame& h, nanos now) noexcept {
+void unresolved_held(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, nanos now) noexcept {
     port_rt& in = *p.ports[h.in];
-    in.c.drop(drop_reason::neigh_unresolved);
+    w.c[in.idx].drop(drop_reason::neigh_unresolved);
+    release_tag(p, w, h.tag, p.buf ? p.buf->charge_for(rte_pktmbuf_pkt_len(h.m)) : 0);
     const parsed_frame f = parse_frame<parse_depth::l4>(data(h.m), rte_pktmbuf_pkt_len(h.m));
     if (f.status == parse_status::ok && (f.kind == frame_kind::ipv4 || f.kind == frame_kind::ipv6) &&
-        icmp_error(p, in, h.m, f, icmp_error_kind::host_unreachable, now)) {
-        admit(p, in, in, h.m, 7, h.tagged, p.buf != nullptr);
+        icmp_error(p, w, in, h.m, f, icmp_error_kind::host_unreachable, now)) {
+        if (in.owner == w.id) {
+            admit(p, w, in, in, h.m, 7, h.tagged, p.buf != nullptr);
+        } else {  // back to the ingress port's worker, which charges and sends it
+            handoff e;
+            e.m = h.m;
+            e.tag = tag_none;
+            e.port = in.idx;
+            e.in = in.idx;
+            e.tc = 7;
+            e.kind = handoff_kind::ingress;
+            e.flags = h.tagged ? hf_tagged : 0;
+            stage(p, w, in.owner, e);
+        }
         return;
     }
     rte_pktmbuf_free(h.m);
 }
 
 // The worker applies a link change (see set_link in the header).
-[[gnu::noinline]] void link_change(switch_pipeline::impl& p, port_rt& eg, bool up, nanos now) noexcept {
+[[gnu::noinline]] void link_change(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, bool up, nanos now) noexcept {
     switch_event se;
     se.ns = now.v;
     se.port = eg.idx;
     if (up) {
         __atomic_store_n(&eg.link_down, false, __ATOMIC_RELAXED);
         se.what = switch_event::kind::link_up;
-        (void)p.events.push(se);
+        (void)w.events.push(se);
         return;
     }
     std::uint64_t n = 0;
-    for (int q = 0; q < 8; ++q) { n += flush_queue(p, eg, q); }
+    for (int q = 0; q < 8; ++q) { n += flush_queue(p, w, eg, q); }
     // Staged frames were dequeued (their buffer already released): free them.
     if (eg.n_staged != 0) {
         rte_pktmbuf_free_bulk(eg.staged.data(), eg.n_staged);
         n += eg.n_staged;
-        eg.c.tx_flushed += eg.n_staged;  // dequeued (and ECN-marked) for TX, never sent, as at shutdown
+        w.c[eg.idx].tx_flushed += eg.n_staged;  // dequeued (and ECN-marked) for TX, never sent, as at shutdown
         eg.n_staged = 0;
     }
     if (eg.pfc_pending != nullptr) {
         rte_pktmbuf_free(eg.pfc_pending);
         eg.pfc_pending = nullptr;
     }
-    eg.c.drops[static_cast<std::size_t>(drop_reason::link_down)] += n;
+    w.c[eg.idx].drops[static_cast<std::size_t>(drop_reason::link_down)] += n;
     eg.backlog = false;
-    if (p.mode == fwd_mode::l2) { p.table.flush_port(eg.idx); }
-    if (p.neigh) {  // neighbours behind the port are forgotten; frames waiting for them dropped
-        p.neigh->flush_port(eg.idx, [&](const held_frame& h) noexcept { drop_held(p, h, drop_reason::link_down); });
+    if (p.mode == fwd_mode::l2) {
+        w.table->flush_port(eg.idx);
+        for (std::size_t k = 0; k < w.peers.size(); ++k) {  // and the other workers' copies
+            if (k == w.id) { continue; }
+            learn_msg lm;
+            lm.port = eg.idx;
+            lm.flush = 1;
+            if (!w.peers[k].learns->push(lm)) { ++w.st.learns_lost; }
+        }
+    }
+    if (w.neigh) {  // neighbours behind the port are forgotten; frames waiting for them dropped
+        w.neigh->flush_port(eg.idx, [&](const held_frame& h) noexcept { drop_held(p, w, h, drop_reason::link_down); });
     }
     __atomic_store_n(&eg.link_down, true, __ATOMIC_RELAXED);
     se.what = switch_event::kind::link_down;
-    (void)p.events.push(se);
+    (void)w.events.push(se);
 }
 
 }  // namespace
 
 namespace {
 
+// Tell the other workers' FDB copies about a write to this one's.
+[[gnu::noinline]] void learn_out(worker_rt& w, std::uint64_t key, std::uint16_t port, nanos now) noexcept {
+    learn_msg lm;
+    lm.key = key;
+    lm.now = now.v;
+    lm.port = port;
+    for (std::size_t k = 0; k < w.peers.size(); ++k) {
+        if (k == w.id) { continue; }
+        if (w.peers[k].learns->push(lm)) {
+            ++w.st.learns_out;
+        } else {
+            ++w.st.learns_lost;
+        }
+    }
+}
+
 // One RX burst of port `in`, one pass per frame: parse + classify +
 // forwarding decision + egress rewrite + enqueue. L2: learning bridge
 // (parses to the IP header); else L3 (checksum and L4 ports too).
 template <bool L2>
-std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::capture* cap) noexcept {
+std::uint32_t rx_port(switch_pipeline::impl& p, worker_rt& w, port_rt& in, nanos now, dpdk::capture* cap) noexcept {
     constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
     const bool acct = p.buf != nullptr;
     const std::uint32_t max_frame = p.max_frame;
@@ -1186,19 +1605,19 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
         bool tagged = false;
         do {  // decision; `break` leaves with o set (out_drop: counted)
             if (len > max_frame) [[unlikely]] {
-                in.c.drop(drop_reason::oversize);
+                w.c[in.idx].drop(drop_reason::oversize);
                 break;
             }
             const std::uint32_t seg = rte_pktmbuf_data_len(m);
             if (seg < len && seg < 128) [[unlikely]] {
-                in.c.drop(drop_reason::segmented_header);
+                w.c[in.idx].drop(drop_reason::segmented_header);
                 break;
             }
             const std::byte* d = data(m);
             const parsed_frame f = parse_frame<L2 ? parse_depth::l3 : parse_depth::l4>(d, len);
             if (f.status != parse_status::ok) [[unlikely]] {
-                ++in.c.malformed[static_cast<std::size_t>(f.status)];
-                in.c.drop(drop_reason::malformed);
+                ++w.c[in.idx].malformed[static_cast<std::size_t>(f.status)];
+                w.c[in.idx].drop(drop_reason::malformed);
                 break;
             }
             // Link-local group addresses 01:80:C2:00:00:00..0F are never
@@ -1211,10 +1630,10 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
             if (mac_ctl || is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d))) [[unlikely]] {
                 if (mac_ctl && (is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d)) ||
                                 std::memcmp(d, in.b.mac.data(), 6) == 0)) {
-                    on_mac_control(in, f, d, now);
+                    on_mac_control(w, in, f, d, now);
                     o = out_consumed;
                 } else {
-                    in.c.drop(mac_ctl ? drop_reason::mac_control_other : drop_reason::link_local);
+                    w.c[in.idx].drop(mac_ctl ? drop_reason::mac_control_other : drop_reason::link_local);
                 }
                 break;
             }
@@ -1225,20 +1644,23 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
             if (tagged) [[unlikely]] {
                 vid = static_cast<std::uint16_t>(f.outer_vid);
                 if (vid != 0 && (in.vmode != vlan_mode::tagged || vid != in.vid)) {
-                    in.c.drop(drop_reason::vlan_mismatch);
+                    w.c[in.idx].drop(drop_reason::vlan_mismatch);
                     break;
                 }
             }
             tc = in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, tagged ? f.outer_pcp : -1);
             if constexpr (!L2) {
-                o = l3_decide(p, in, m, f, tc, now);
+                o = l3_decide(p, w, in, m, f, tc, now);
                 break;
             }
             // L2: learn the source, look up the destination; flood on a miss.
             const std::uint64_t src = load_mac48(d + 6) | (std::uint64_t{vid} << 48);
             if (src != last_src) {
                 if ((std::to_integer<std::uint8_t>(d[6]) & 1u) == 0) {
-                    p.table.learn(now, reinterpret_cast<const std::uint8_t*>(d + 6), vid, in.idx);
+                    if (w.table->learn(now, reinterpret_cast<const std::uint8_t*>(d + 6), vid, in.idx) &&
+                        p.multi) [[unlikely]] {
+                        learn_out(w, src, in.idx, now);
+                    }
                 }
                 last_src = src;
             }
@@ -1249,34 +1671,44 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
             const std::uint64_t dst = load_mac48(d) | (std::uint64_t{vid} << 48);
             if (dst != last_dst) {
                 last_dst = dst;
-                last_dst_port = p.table.lookup(now, reinterpret_cast<const std::uint8_t*>(d), vid);
+                last_dst_port = w.table->lookup(now, reinterpret_cast<const std::uint8_t*>(d), vid);
             }
             if (last_dst_port < 0) {
                 o = out_flood;  // unknown unicast
             } else if (last_dst_port == in.idx) {
-                in.c.drop(drop_reason::same_port);
+                w.c[in.idx].drop(drop_reason::same_port);
             } else {
                 o = static_cast<std::uint16_t>(last_dst_port);
             }
         } while (false);
-        if (o < out_held) [[likely]] {
-            admit(p, in, *p.ports[o], m, tc, tagged, acct);
-        } else if (o == out_held) {
+        if (o < out_handled) [[likely]] {
+            port_rt& eg = *p.ports[o];
+            if (eg.owner == w.id) [[likely]] {
+                admit(p, w, in, eg, m, tc, tagged, acct);
+            } else {
+                (void)handoff_out(p, w, in, eg, m, tc, tagged, true);
+            }
+        } else if (o == out_held || o == out_handled) {
             // parked in the neighbour table (counted neigh_held)
         } else if (o == out_flood) {
             // With two ports a flood is one unicast: no copy, no call.
             const std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
             if (targets != 0 && (targets & (targets - 1)) == 0) {
-                admit(p, in, *p.ports[std::countr_zero(targets)], m, tc, tagged, acct);
+                port_rt& eg = *p.ports[std::countr_zero(targets)];
+                if (eg.owner == w.id) [[likely]] {
+                    admit(p, w, in, eg, m, tc, tagged, acct);
+                } else {
+                    (void)handoff_out(p, w, in, eg, m, tc, tagged, true);
+                }
             } else {
-                flood(p, in, m, tc, tagged);
+                flood(p, w, in, m, tc, tagged);
             }
         } else {  // out_drop or out_consumed: already counted
             to_free[n_free++] = m;
         }
     }
-    in.c.rx_packets += n;
-    in.c.rx_bytes += rx_bytes;
+    w.c[in.idx].rx_packets += n;
+    w.c[in.idx].rx_bytes += rx_bytes;
     if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
     return n;
 }
@@ -1288,8 +1720,9 @@ std::uint32_t rx_port(switch_pipeline::impl& p, port_rt& in, nanos now, dpdk::ca
 // the TX ring's, which only the port I/O knows).
 nanos switch_pipeline::next_deadline(nanos now) noexcept {
     impl& p = *_p;
+    worker_rt& w = *p.workers[0];  // virtual time runs one worker
     nanos d = nanos::max();
-    if (p.neigh && p.neigh->size() != 0) { d = std::max(now, p.neigh_next); }
+    if (w.neigh && w.neigh->size() != 0) { d = std::max(now, w.neigh_next); }
     for (auto& pp : p.ports) {
         port_rt& eg = *pp;
         if (p.buf != nullptr && eg.pfc_pending == nullptr) {
@@ -1308,47 +1741,140 @@ nanos switch_pipeline::next_deadline(nanos now) noexcept {
     return d;
 }
 
-std::uint32_t switch_pipeline::poll(nanos now) noexcept {
+namespace {
+
+// A frame another worker handed to this one (see handoff_kind).
+void take_handoff(switch_pipeline::impl& p, worker_rt& w, const handoff& h, nanos now) noexcept {
+    switch (h.kind) {
+        case handoff_kind::enqueue:
+            egress_enqueue(p, w, *p.ports[h.port], h.m, h.tc, h.tag);
+            return;
+        case handoff_kind::ingress: {
+            port_rt& in = *p.ports[h.port];
+            admit(p, w, in, in, h.m, h.tc, (h.flags & hf_tagged) != 0, p.buf != nullptr);
+            return;
+        }
+        case handoff_kind::resolve: {
+            neigh_key k;
+            if ((h.aux & aux_dynhop) != 0) {
+                const ip_prefix& a = p.routes->dynamic_hop(h.aux & ~aux_dynhop);
+                std::memcpy(k.addr.data(), a.addr.data(), 16);
+                k.v6 = a.v6;
+            } else if ((h.flags & hf_v6) != 0) {
+                k = neigh_key::v6_from(reinterpret_cast<const std::uint8_t*>(data(h.m) + h.aux));
+            } else {
+                k = neigh_key::v4(load_be32(data(h.m) + h.aux));
+            }
+            const held_frame hf{h.m, h.in, h.tc, (h.flags & hf_tagged) != 0, h.tag};
+            const std::uint16_t o = neigh_forward(p, w, hf, k, h.port, now);
+            if (o == out_drop) {
+                rte_pktmbuf_free(h.m);
+            } else if (o != out_held) {
+                egress_enqueue(p, w, *p.ports[o], h.m, h.tc, h.tag);
+            }
+            return;
+        }
+    }
+}
+
+// Start of a worker's poll: buffer released by the others for its ingress
+// ports, their FDB writes, then the frames they handed it (a bounded number
+// per peer and poll, so its own RX is never starved).
+std::uint32_t drain_in(switch_pipeline::impl& p, worker_rt& w, nanos now) noexcept {
+    std::uint32_t work = 0;
+    for (std::size_t v = 0; v < p.workers.size(); ++v) {
+        if (v == w.id) { continue; }
+        worker_rt::peer& from = p.workers[v]->peers[w.id];
+        if (p.buf) {
+            credit c[64];
+            std::size_t n;
+            while ((n = from.credits->pop_burst(c, 64)) != 0) {
+                for (std::size_t i = 0; i < n; ++i) {
+                    p.buf->release(tag_port(c[i].tag), tag_pg(c[i].tag), charge{c[i].bytes});
+                }
+            }
+        }
+        learn_msg l[32];
+        std::size_t nl;
+        while ((nl = from.learns->pop_burst(l, 32)) != 0) {
+            for (std::size_t i = 0; i < nl; ++i) {
+                if (l[i].flush != 0) {
+                    w.table->flush_port(l[i].port);
+                    continue;
+                }
+                std::uint8_t mac[8];
+                std::memcpy(mac, &l[i].key, 8);
+                (void)w.table->learn(nanos{l[i].now}, mac, static_cast<std::uint16_t>(l[i].key >> 48), l[i].port);
+            }
+        }
+        handoff h[64];
+        for (int round = 0; round < 4; ++round) {
+            const std::size_t n = from.frames->pop_burst(h, 64);
+            if (n == 0) { break; }
+            w.st.handed_in += n;
+            work += static_cast<std::uint32_t>(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i + 2 < n) { rte_prefetch0(h[i + 2].m); }
+                take_handoff(p, w, h[i], now);
+            }
+            if (n < 64) { break; }
+        }
+    }
+    return work;
+}
+
+}  // namespace
+
+std::uint32_t switch_pipeline::poll(nanos now) noexcept { return poll_worker(0, now); }
+
+std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
     impl& p = *_p;
-    const std::size_t nports = p.ports.size();
+    worker_rt& w = *p.workers[wk];
     dpdk::capture* const cap = _capture;
     const bool acct = p.buf != nullptr;
     std::uint32_t work = 0;
+    w.last_now = now;
 
-    for (std::size_t pi = 0; pi < nports; ++pi) {
+    if (p.multi) { work += drain_in(p, w, now); }
+    for (const std::uint16_t pi : w.ports) {
         port_rt& in = *p.ports[pi];
         if (!dpdk::port_rx_maybe(in.b)) { continue; }
-        work += p.mode == fwd_mode::l2 ? rx_port<true>(p, in, now, cap) : rx_port<false>(p, in, now, cap);
+        work += p.mode == fwd_mode::l2 ? rx_port<true>(p, w, in, now, cap) : rx_port<false>(p, w, in, now, cap);
+    }
+    if (p.multi) {
+        for (std::size_t k = 0; k < w.peers.size(); ++k) {
+            if (k != w.id && (w.peers[k].n_stage != 0 || !w.peers[k].stash->empty())) { flush_stage(p, w, k); }
+        }
     }
 
     // Neighbour timers (retransmissions, failures, aging), every millisecond.
-    if (p.neigh && now >= p.neigh_next) [[unlikely]] {
-        p.neigh_next = now + neigh_poll_interval;
-        p.neigh->poll(
-            now, [&](const neigh_entry& e, neigh_request kind) noexcept { send_neigh_request(p, e, kind); },
-            [&](const held_frame& h) noexcept { unresolved_held(p, h, now); });
+    if (w.neigh && now >= w.neigh_next) [[unlikely]] {
+        w.neigh_next = now + neigh_poll_interval;
+        w.neigh->poll(
+            now, [&](const neigh_entry& e, neigh_request kind) noexcept { send_neigh_request(p, w, e, kind); },
+            [&](const held_frame& h) noexcept { unresolved_held(p, w, h, now); });
     }
 
     // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----
-    for (std::size_t pi = 0; pi < nports; ++pi) {
+    for (const std::uint16_t pi : w.ports) {
         port_rt& eg = *p.ports[pi];
         // Link state from the control thread: applied here, on the owner lcore.
         if ((__atomic_load_n(&eg.link_req, __ATOMIC_RELAXED) != 0) == eg.link_down) [[unlikely]] {
-            link_change(p, eg, eg.link_down, now);
+            link_change(p, w, eg, eg.link_down, now);
         }
         if (eg.link_down) [[unlikely]] { continue; }
         if (acct) [[unlikely]] {
-            send_pfc(p, eg, now, cap);
+            send_pfc(p, w, eg, now, cap);
         }
         if (eg.wd_interval.v > 0 && now >= eg.wd_next) [[unlikely]] {
-            poll_watchdog(p, eg, now);
+            poll_watchdog(p, w, eg, now);
         }
         if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { continue; }
         const std::uint8_t paused = static_cast<std::uint8_t>(
             pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
         // The line sat idle for 200 us while frames were eligible: the lcore
         // (or the device) is not keeping up with the configured rate.
-        if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++eg.c.tx_behind; }
+        if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++w.c[eg.idx].tx_behind; }
         // Buffer released per run of frames from one (ingress port, PG):
         // release() is linear in the bytes, and XON is decided from the state
         // after the run (use only falls while dequeuing, so the decision is
@@ -1360,9 +1886,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         // not per frame: the per-frame path is the tag compare it always had).
         auto release_run = [&]() noexcept {
             if (rel_bytes != 0) {
-                if ((rel_tag & tag_uncharged) == 0) {
-                    p.buf->release(tag_port(rel_tag), tag_pg(rel_tag), charge{static_cast<std::uint32_t>(rel_bytes)});
-                }
+                release_tag(p, w, rel_tag, rel_bytes);
                 rel_bytes = 0;
             }
         };
@@ -1393,7 +1917,7 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
                 }
                 if (wred_q) [[unlikely]] {
                     const std::uint64_t depth = eg.eq.depth_bytes(q).v;
-                    if (depth > kmin && !wred_stage(eg, q, e.item, depth)) {
+                    if (depth > kmin && !wred_stage(w, eg, q, e.item, depth)) {
                         rte_pktmbuf_free(e.item);
                         continue;
                     }
@@ -1411,17 +1935,73 @@ std::uint32_t switch_pipeline::poll(nanos now) noexcept {
         const std::uint16_t sent = dpdk::port_tx(eg.b, now, eg.staged.data(), eg.n_staged);
         std::uint64_t txb = 0;
         for (std::uint16_t i = 0; i < sent; ++i) { txb += eg.staged_len[i]; }
-        eg.c.tx_packets += sent;
-        eg.c.tx_bytes += txb;
+        w.c[eg.idx].tx_packets += sent;
+        w.c[eg.idx].tx_bytes += txb;
         work += sent;
         if (sent < eg.n_staged) {
-            ++eg.c.tx_ring_full;
+            ++w.c[eg.idx].tx_ring_full;
             std::copy(eg.staged.begin() + sent, eg.staged.begin() + eg.n_staged, eg.staged.begin());
             std::copy(eg.staged_len.begin() + sent, eg.staged_len.begin() + eg.n_staged, eg.staged_len.begin());
         }
         eg.n_staged = static_cast<std::uint16_t>(eg.n_staged - sent);
     }
+    if (p.multi && !w.owed_list.empty()) { send_credits(p, w); }
     return work;
+}
+
+void switch_pipeline::release_all() noexcept {
+    if (!_p) { return; }
+    impl& p = *_p;
+    // The workers have stopped. Frames still between them are taken as their
+    // owner would take them (queued, or parked for a neighbour), then
+    // everything queued is flushed as with one worker.
+    if (p.multi) {
+        for (int guard = 0; guard < 100000; ++guard) {
+            bool busy = false;
+            for (auto& w : p.workers) {
+                for (std::size_t k = 0; k < w->peers.size(); ++k) {
+                    if (k == w->id) { continue; }
+                    if (w->peers[k].n_stage != 0 || !w->peers[k].stash->empty()) {
+                        flush_stage(p, *w, k);
+                        busy = true;
+                    }
+                }
+            }
+            for (auto& w : p.workers) {
+                if (drain_in(p, *w, w->last_now) != 0) { busy = true; }
+            }
+            if (!busy) { break; }
+        }
+    }
+    for (auto& w : p.workers) {
+        if (w->neigh) {
+            w->neigh->drop_all_held([&](const held_frame& h) noexcept { drop_held(p, *w, h, drop_reason::neigh_unresolved); });
+        }
+    }
+    for (auto& pp : p.ports) {
+        worker_rt& w = *p.workers[pp->owner];
+        for (int q = 0; q < 8; ++q) { flush_queue(p, w, *pp, q); }
+        for (std::uint16_t i = 0; i < pp->n_staged; ++i) { rte_pktmbuf_free(pp->staged[i]); }
+        w.c[pp->idx].tx_flushed += pp->n_staged;
+        pp->n_staged = 0;
+        if (pp->pfc_pending != nullptr) {
+            rte_pktmbuf_free(pp->pfc_pending);
+            pp->pfc_pending = nullptr;
+        }
+    }
+    if (p.multi) {  // buffer owed between workers goes home
+        for (int guard = 0; guard < 100000; ++guard) {
+            bool busy = false;
+            for (auto& w : p.workers) {
+                if (!w->owed_list.empty()) {
+                    send_credits(p, *w);
+                    busy = true;
+                }
+            }
+            for (auto& w : p.workers) { (void)drain_in(p, *w, w->last_now); }
+            if (!busy) { break; }
+        }
+    }
 }
 
 }  // namespace rocelab::sw

@@ -14,10 +14,16 @@
 // Time: poll(now) takes `now` from the caller's clock (TSC in production,
 // a virtual clock in the simulator). Nothing below reads a clock.
 //
-// Scaling over lcores: see docs/architecture.md. One pipeline per lcore;
-// with several lcores each owns a disjoint set of ports (RX and the egress
-// queues of those ports) and hands frames for other lcores' ports over SPSC
-// rings; this file is the single-lcore building block.
+// Several workers (docs/architecture.md, "Several workers"): create(...,
+// workers = N) partitions the ports over N workers; worker k runs
+// poll_worker(k, now) on its own lcore. A worker owns its ports' RX, their
+// ingress buffer accounting (per port and PG) and their egress (queues,
+// scheduler, shaper, PFC, watchdog, neighbours). A frame for another
+// worker's port is charged to its ingress PG here and handed over a
+// lock-free SPSC queue; that worker queues it and sends the buffer release
+// back over another. Counters are per worker and summed by every reader.
+// With one worker (the default) nothing of this runs: poll(now) is
+// poll_worker(0, now).
 #pragma once
 
 #include <array>
@@ -97,6 +103,16 @@ struct neigh_row {
     std::uint8_t waiting = 0;            // frames parked for it now
 };
 
+// One worker's own figures (the report, telemetry, the status line).
+struct worker_stats {
+    std::uint64_t handed_out = 0;     // frames handed to other workers
+    std::uint64_t handed_in = 0;      // frames taken from other workers
+    std::uint64_t stashed = 0;        // lossless frames that found the handoff queue full and waited
+    std::uint64_t credits_out = 0;    // buffer releases sent back to other workers
+    std::uint64_t learns_out = 0;     // FDB writes sent to the other workers' tables
+    std::uint64_t learns_lost = 0;    // ... that found the queue full (the station is flooded to until refreshed)
+};
+
 class switch_pipeline {
 public:
     static constexpr std::uint16_t max_burst = 64;
@@ -104,9 +120,11 @@ public:
 
     // Validates and precomputes everything (routes, maps, schedulers).
     // Returns an error line on failure; never half-built.
-    static std::variant<std::unique_ptr<switch_pipeline>, std::string> create(const switch_cfg& cfg,
-                                                                              const std::vector<port_binding>& ports,
-                                                                              rte_mempool* pool);
+    // workers: how many lcores run it (ports partitioned round-robin:
+    // port i to worker i % workers, unless port_worker gives one per port).
+    static std::variant<std::unique_ptr<switch_pipeline>, std::string> create(
+        const switch_cfg& cfg, const std::vector<port_binding>& ports, rte_mempool* pool, unsigned workers = 1,
+        const std::vector<unsigned>& port_worker = {});
     ~switch_pipeline();
     switch_pipeline(const switch_pipeline&) = delete;
     switch_pipeline& operator=(const switch_pipeline&) = delete;
@@ -114,6 +132,30 @@ public:
     // One iteration: receive a burst on every port, process, transmit.
     // Returns the number of frames received + transmitted (0 = idle loop).
     std::uint32_t poll(nanos now) noexcept;
+
+    // Several workers: worker k's iteration (its ports only, plus what the
+    // other workers handed it). Each k from one thread only.
+    std::uint32_t poll_worker(std::size_t k, nanos now) noexcept;
+    // What run_worker() drives on worker k's lcore (busy and stall figures per worker).
+    struct worker_view {
+        switch_pipeline* pipe = nullptr;
+        std::uint16_t id = 0;
+        std::uint64_t busy_cycles = 0;
+        std::uint64_t loops = 0;
+        std::int64_t max_poll_gap_ns = 0;
+        std::uint64_t stalls = 0;
+        std::int64_t stalled_ns = 0;
+        std::uint32_t poll(nanos now) noexcept { return pipe->poll_worker(id, now); }
+    };
+    std::size_t worker_count() const noexcept;
+    worker_view& worker(std::size_t k) noexcept;
+    const worker_view& worker(std::size_t k) const noexcept;
+    std::uint16_t port_worker(std::size_t port) const noexcept;
+    worker_stats worker_figures(std::size_t k) const noexcept;
+    // The poll figures of the whole switch: the workers' views summed (the
+    // longest gap: the largest), plus this object's own (when poll() is
+    // driven directly, as virtual time and the in-process tests do).
+    worker_view poll_totals() const noexcept;
 
     // After poll(now): the earliest time at which the pipeline has work of
     // its own, so a virtual-time engine can jump over idle time:
@@ -135,7 +177,8 @@ public:
 
     std::size_t port_count() const noexcept;
     const port_binding& binding(std::size_t i) const noexcept;
-    const port_counters& counters(std::size_t i) const noexcept;
+    // Summed over the workers (each counts what it did for the port).
+    port_counters counters(std::size_t i) const noexcept;
     queue_snapshot queue(std::size_t port, int q) const noexcept;
     std::uint64_t queued_bytes(std::size_t port, int q) const noexcept;
     std::uint8_t paused_queues(std::size_t port, nanos now) const noexcept;

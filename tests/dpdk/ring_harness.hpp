@@ -43,18 +43,22 @@
 #include "proto/mac_control.hpp"
 #include "qos/pause_timer.hpp"
 #include "qos/shaper.hpp"
+#include "runtime/worker.hpp"
 #include "runtime/worker_loop.hpp"
 #include "switch/switch_pipeline.hpp"
 
 namespace rocelab::test {
 
 // Initialise EAL once per test binary (2 lcores, no hugepages, no PCI).
-inline void init_eal_once(const char* prog) {
+// lcores: EAL's -l list, or an --lcores map when it has '@' (several
+// switch workers: "0@0,1@1,2@1" puts two workers on CPU 1).
+inline void init_eal_once(const char* prog, const char* lcores = "0-1") {
     static bool done = false;
     if (done) { return; }
     done = true;
     std::string prefix = std::string("--file-prefix=") + prog + std::to_string(::getpid());
-    std::vector<std::string> args = {prog, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1", prefix,
+    const bool map = std::strchr(lcores, '@') != nullptr;
+    std::vector<std::string> args = {prog, "--no-huge", "-m", "512", "--no-pci", map ? "--lcores" : "-l", lcores, prefix,
                                      "--log-level=lib.eal:error", "--no-telemetry"};
     std::vector<char*> argv;
     for (auto& a : args) { argv.push_back(a.data()); }
@@ -85,7 +89,12 @@ inline void without_buffers_and_wred(switch_cfg& cfg) {
 class ring_testbed {
 public:
     // n ports; cfg.ports must have n entries (names, speeds, maps).
-    explicit ring_testbed(switch_cfg cfg, const std::string& tag) : _cfg(std::move(cfg)) {
+    // workers > 1: the switch runs on that many worker lcores (ports as
+    // port_worker maps them), each yielding the CPU when idle so workers can
+    // share one CPU.
+    explicit ring_testbed(switch_cfg cfg, const std::string& tag, unsigned workers = 1,
+                          std::vector<unsigned> port_worker = {})
+        : _cfg(std::move(cfg)), _workers(workers) {
         const std::size_t n = _cfg.ports.size();
         _pool = rte_pktmbuf_pool_create(("tb_" + tag).c_str(), 32767, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
         EXPECT_NE(_pool, nullptr);
@@ -125,7 +134,7 @@ public:
         std::vector<std::pair<int, bits_per_sec>> speeds;
         for (std::size_t i = 0; i < n; ++i) { speeds.emplace_back(static_cast<int>(i), _bindings[i].line_rate); }
         if (const std::string e = resolve_port_speeds(_cfg, speeds); !e.empty()) { ADD_FAILURE() << e; return; }
-        auto r = sw::switch_pipeline::create(_cfg, _bindings, _pool);
+        auto r = sw::switch_pipeline::create(_cfg, _bindings, _pool, workers, port_worker);
         if (auto* e = std::get_if<std::string>(&r)) { ADD_FAILURE() << *e; return; }
         pipe = std::move(std::get<0>(r));
     }
@@ -146,6 +155,30 @@ public:
     }
 
     void start() {
+        if (_workers > 1) {
+            for (unsigned k = 0; k < _workers; ++k) {
+                auto c = std::make_unique<runtime::worker_ctl<sw::switch_pipeline::worker_view>>();
+                c->pipe = &pipe->worker(k);
+                c->yield_when_idle = true;
+                const unsigned l = runtime::lcore_launch::nth_worker_lcore(k);
+                ASSERT_LT(l, RTE_MAX_LCORE) << "the test needs " << _workers << " worker lcores";
+                _view_lcores.push_back(l);
+                auto* arg = new std::pair<ring_testbed*, runtime::worker_ctl<sw::switch_pipeline::worker_view>*>(this, c.get());
+                _view_ctls.push_back(std::move(c));
+                rte_eal_remote_launch(
+                    [](void* a) -> int {
+                        auto* pr = static_cast<std::pair<ring_testbed*, runtime::worker_ctl<sw::switch_pipeline::worker_view>*>*>(a);
+                        dpdk::tsc_clock clk = pr->first->clock;
+                        auto* ctl = pr->second;
+                        delete pr;
+                        runtime::run_worker(*ctl, clk);
+                        return 0;
+                    },
+                    arg, l);
+            }
+            _started = true;
+            return;
+        }
         _ctl.pipe = pipe.get();
         const unsigned w = rte_get_next_lcore(-1, 1, 0);
         ASSERT_LT(w, RTE_MAX_LCORE) << "tests need two lcores (-l 0-1)";
@@ -162,6 +195,12 @@ public:
     }
     void stop() {
         if (!_started) { return; }
+        if (_workers > 1) {
+            for (auto& c : _view_ctls) { c->stop.store(true); }
+            for (unsigned l : _view_lcores) { rte_eal_wait_lcore(l); }
+            _started = false;
+            return;
+        }
         _ctl.stop.store(true);
         rte_eal_wait_lcore(_worker);
         _started = false;
@@ -201,6 +240,9 @@ private:
     std::vector<sw::port_binding> _bindings;
     runtime::worker_ctl<sw::switch_pipeline> _ctl;
     unsigned _worker = 0;
+    unsigned _workers = 1;
+    std::vector<std::unique_ptr<runtime::worker_ctl<sw::switch_pipeline::worker_view>>> _view_ctls;
+    std::vector<unsigned> _view_lcores;
     bool _started = false;
 };
 

@@ -21,10 +21,26 @@ from scapy.contrib.roce import BTH  # noqa: E402
 _seq = [0]
 
 
-def eal_args(vdevs, lcores="0-1"):
+# ROCELAB_TEST_WORKERS=N runs every switch of these tests with N worker
+# lcores (at most one per port), sharing this machine's 2 CPUs: worker k on
+# CPU k % 2 ... (meson runs the L2 and L3 classes again with 2 and 3).
+TEST_WORKERS = int(os.environ.get("ROCELAB_TEST_WORKERS", "1"))
+
+
+def worker_lcores(n):
+    """EAL --lcores for a main lcore and n workers on this machine's 2 CPUs."""
+    if n <= 1:
+        return "0-1"
+    return ",".join(["0@0"] + [f"{k}@{(k + 1) % 2}" for k in range(1, n + 1)])
+
+
+def eal_args(vdevs, lcores=None):
     _seq[0] += 1
     prefix = f"rlt{os.getpid()}_{_seq[0]}"
-    args = ["--no-huge", "-m", "1024", "--no-pci", "-l", lcores, "--file-prefix", prefix,
+    if lcores is None:
+        lcores = worker_lcores(min(TEST_WORKERS, max(1, len(vdevs))))
+    opt = "--lcores" if "@" in lcores else "-l"
+    args = ["--no-huge", "-m", "1024", "--no-pci", opt, lcores, "--file-prefix", prefix,
             "--log-level", "lib.eal:error"]
     for v in vdevs:
         args.append(f"--vdev={v}")
@@ -32,16 +48,38 @@ def eal_args(vdevs, lcores="0-1"):
 
 
 class Run:
-    def __init__(self, rc, out, err, report):
+    def __init__(self, rc, out, err, report, workers=1):
         self.rc, self.out, self.err, self.report = rc, out, err, report
+        self.workers = workers  # worker lcores the run was given
 
     def port(self, name):
         return next(p for p in self.report["ports"] if p["name"] == name)
 
 
+def colocated(nports, *groups):
+    """--port-workers for a test whose expectation needs some ports on one
+    worker (frames of those ports processed in the order one worker polls
+    them), the rest spread over the others; [] with one test worker. Every
+    group (a tuple of port indices) goes to one worker."""
+    if TEST_WORKERS <= 1:
+        return []
+    owner = {p: g for g, ports in enumerate(groups) for p in ports}
+    others = [p for p in range(nports) if p not in owner]
+    spare = min(TEST_WORKERS, len(groups) + len(others)) - len(groups)  # workers left for the others
+    for i, p in enumerate(others):
+        owner[p] = len(groups) + i % spare if spare > 0 else i % len(groups)
+    return ["--port-workers", ",".join(str(owner[p]) for p in range(nports))]
+
+
 def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
-    """Run rocelab-switch to completion (app_args should include --duration)."""
-    eal, _ = eal_args(vdevs)
+    """Run rocelab-switch to completion (app_args should include --duration).
+    With --port-workers in app_args, as many workers as it names."""
+    workers = None
+    if "--port-workers" in app_args:
+        workers = max(int(x) for x in app_args[list(app_args).index("--port-workers") + 1].split(",")) + 1
+    if workers is None:
+        workers = min(TEST_WORKERS, max(1, len(vdevs)))
+    eal, _ = eal_args(vdevs, worker_lcores(workers))
     report = os.path.join(tmp, "report.json")
     if os.path.exists(report):
         os.remove(report)
@@ -62,7 +100,7 @@ def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
     if os.path.exists(report):
         with open(report) as f:
             rep = json.load(f)
-    return Run(p.returncode, out, err, rep)
+    return Run(p.returncode, out, err, rep, workers)
 
 
 def frames(path):
