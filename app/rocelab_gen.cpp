@@ -9,6 +9,7 @@
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_cycles.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -80,10 +81,18 @@ Application options:
       --linger TIME         after the run, keep the ports open (unpolled) until
                             every link is down or TIME has passed: lets a
                             memif peer (rocelab-switch) stop first
+      --port-workers LIST   which worker lcore owns each port, in port order,
+                            e.g. 0,1 (default: port i to worker i mod N)
   -q, --quiet               no status lines
       --check-config        validate the configuration and exit
   -V, --version             print the version
   -h, --help                this text
+
+Workers: one per EAL worker lcore (-l 0-1 one, -l 0-2 two). Each owns whole
+ports: their RX and TX, the requester side (QPs, pacing, DCQCN, message
+sources, FCTs) of the flows sent from them and the responder side (ACKs,
+NAKs, CNPs) of the flows received on them, so a flow's two ends can be on
+different workers. At most one worker per port; the banner prints the plan.
 
 Workload and transport (also YAML keys; dashes or underscores):
       --rate RATE           port line rate, e.g. 10Gbps (cap and default QP pace)
@@ -343,12 +352,14 @@ public:
             b.line_rate = _cfg.rate.v != 0 ? _cfg.rate : _opt.tx.tx_only ? bits_per_sec{0} : info.driver_speed;
             _bindings.push_back(b);
         }
-        auto pipe_r = gen::gen_pipeline::create(_cfg, _bindings, s.pool(), _opt.tx);
+        const unsigned lcores = rte_lcore_count();
+        const unsigned workers = lcores > 1 ? lcores - 1 : 1;
+        auto pipe_r = gen::gen_pipeline::create(_cfg, _bindings, s.pool(), _opt.tx, workers, _opt.common.port_workers);
         if (auto* e = std::get_if<std::string>(&pipe_r)) {
             s.fail(2, _cfg.source + ": " + *e);
         }
         _pipe = std::move(std::get<0>(pipe_r));
-        _status.emplace(_bindings.size());
+        _status.emplace(_bindings.size(), rte_get_tsc_hz());
     }
     gen::gen_pipeline& pipe() { return *_pipe; }
 
@@ -442,6 +453,17 @@ private:
                             : ("per port, CNPs at least " + format_time(np.min_time_between_cnps) + " apart, DSCP " +
                                std::to_string(np.cnp_dscp) + " PCP " + std::to_string(np.cnp_802p_prio)).c_str());
         }
+        std::string plan;
+        unsigned lc = rte_get_next_lcore(-1, 1, 0);
+        for (std::size_t k = 0; k < _pipe->worker_count(); ++k) {
+            plan += (k == 0 ? "" : "; ") + std::string("worker ") + std::to_string(k) +
+                    (lc < RTE_MAX_LCORE ? " (lcore " + std::to_string(lc) + ")" : " (thread)") + ":";
+            for (std::size_t i = 0; i < _bindings.size(); ++i) {
+                if (_pipe->port_worker(i) == k) { plan += " port " + std::to_string(i) + " rxq 0 txq 0"; }
+            }
+            if (lc < RTE_MAX_LCORE) { lc = rte_get_next_lcore(lc, 1, 0); }
+        }
+        std::printf("  workers: %zu; %s\n", _pipe->worker_count(), plan.c_str());
         for (const auto& h : _cfg.hosts) {
             std::printf("  host %s: port %d mac %s ip %s\n", h.name.c_str(), h.port, runtime::mac_str(h.mac).c_str(),
                         host_ip_str(h).c_str());

@@ -34,6 +34,7 @@ void gen_status::print(const gen::gen_pipeline& p, double dt, double t) {
     }
     line.append(" | msgs %llu naks %llu retx %llu timeouts %llu", (unsigned long long)done, (unsigned long long)naks,
                 (unsigned long long)retx, (unsigned long long)timeouts);
+    append_worker_busy(line, p, _hz, dt, _prev_busy);
     line.print();
 }
 
@@ -139,11 +140,13 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.end_object();
     }
     j.kv("elapsed_s", elapsed);
-    j.kv("busy_cycles", gen::read_counter(p.busy_cycles));
-    j.kv("loops", gen::read_counter(p.loops));
-    j.kv("max_poll_gap_ns", gen::read_counter(p.max_poll_gap_ns));
-    j.kv("stalls", gen::read_counter(p.stalls));
-    j.kv("stalled_ns", gen::read_counter(p.stalled_ns));
+    const auto tot = p.poll_totals();
+    j.kv("busy_cycles", tot.busy_cycles);
+    j.kv("loops", tot.loops);
+    j.kv("max_poll_gap_ns", tot.max_poll_gap_ns);
+    j.kv("stalls", tot.stalls);
+    j.kv("stalled_ns", tot.stalled_ns);
+    json_workers(j, p, r, [](json_writer&, std::size_t) {});
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("mbufs_total", r.mbufs_total);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);

@@ -39,12 +39,14 @@ void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elap
 // messages completed, NAKs, retransmissions and timeouts of all flows.
 class gen_status {
 public:
-    explicit gen_status(std::size_t ports) : _prev(ports) {}
+    explicit gen_status(std::size_t ports, std::uint64_t tsc_hz = 0) : _prev(ports), _hz(tsc_hz) {}
     // dt: seconds since the last line; t: since the start of the run.
     void print(const gen::gen_pipeline& p, double dt, double t);
 
 private:
     std::vector<port_traffic> _prev;
+    std::uint64_t _hz = 0;
+    std::vector<std::uint64_t> _prev_busy;  // per worker, at the last line
 };
 
 }  // namespace rocelab::runtime

@@ -173,14 +173,14 @@ bool tx_payload_parse(const std::string& s, tx_payload& out) noexcept {
 std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(const gen_cfg& cfg,
                                                                               std::vector<port_binding> ports,
                                                                               rte_mempool* pool,
-                                                                              gen_tx_opts opts) {
+                                                                              gen_tx_opts opts, unsigned workers,
+                                                                              const std::vector<unsigned>& port_worker) {
     std::unique_ptr<gen_pipeline> p(new gen_pipeline());
     p->_cfg = cfg;
     p->_pool = pool;
     p->_opts = opts;
     p->_room = static_cast<std::uint16_t>(rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM);
     p->_link_delay = cfg.link_delay;
-    p->_rng.reseed(cfg.seed);
     for (std::size_t i = 0; i < p->_payload.size(); ++i) {
         p->_payload[i] = static_cast<std::byte>(i & 0xFF);
     }
@@ -401,6 +401,45 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
             },
             &fa);
     }
+    // Workers: ports partitioned, each side of a flow served by the owner of its port.
+    if (workers == 0) { workers = 1; }
+    if (workers > ports.size()) {
+        return std::to_string(workers) + " worker lcores for " + std::to_string(ports.size()) +
+               " ports: each worker owns at least one port (give at most " + std::to_string(ports.size()) +
+               " worker lcores)";
+    }
+    if (!port_worker.empty() && port_worker.size() != ports.size()) {
+        return "port-worker map: " + std::to_string(port_worker.size()) + " entries for " +
+               std::to_string(ports.size()) + " ports";
+    }
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        const unsigned ow = port_worker.empty() ? static_cast<unsigned>(i % workers) : port_worker[i];
+        if (ow >= workers) {
+            return "port-worker map: port " + std::to_string(i) + " to worker " + std::to_string(ow) +
+                   ", accepted range 0.." + std::to_string(workers - 1);
+        }
+        p->_owner.push_back(static_cast<std::uint16_t>(ow));
+    }
+    for (unsigned k = 0; k < workers; ++k) {
+        auto w = std::make_unique<worker_state>();
+        w->id = static_cast<std::uint16_t>(k);
+        // Worker 0 draws what one worker always drew.
+        w->arrivals_rng.reseed(cfg.seed + 0x9E3779B97F4A7C15ULL * k);
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+            if (p->_owner[i] == k) { w->ports.push_back(static_cast<std::uint16_t>(i)); }
+        }
+        if (w->ports.empty()) { return "port-worker map: worker " + std::to_string(k) + " owns no port"; }
+        for (std::size_t fi = 0; fi < p->_flows.size(); ++fi) {
+            const flow_state& f = *p->_flows[fi];
+            flow_ref r{static_cast<std::uint32_t>(fi), p->_owner[f.src_port] == k, p->_owner[f.dst_port] == k};
+            if (r.req || r.resp) { w->flows.push_back(r); }
+        }
+        p->_workers.push_back(std::move(w));
+        auto v = std::make_unique<worker_view>();
+        v->pipe = p.get();
+        v->id = static_cast<std::uint16_t>(k);
+        p->_views.push_back(std::move(v));
+    }
     return p;
 }
 
@@ -547,14 +586,14 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
     if (t.hl != 0 && t.len == d.len && t.msg_size == d.msg_size) {
         rte_mbuf* m;
         std::byte* fr;
-        if (_pf_pool != nullptr && d.len == _pf_len && refill(_pf_stock, _pf_pool)) {
+        if (_pf_pool != nullptr && d.len == _pf_len && refill(ps.pf_stk, _pf_pool)) {
             // Payload already in place at pf_payload_off: headers before it, ICRC after it.
-            m = _pf_stock.m[--_pf_stock.n];
+            m = ps.pf_stk.m[--ps.pf_stk.n];
             m->data_off = static_cast<std::uint16_t>(pf_payload_off - t.hl);
             fr = mdata(m);
             bump(ps.c.tx_prefilled);
         } else {
-            m = _stock.m[--_stock.n];
+            m = ps.stk.m[--ps.stk.n];
             fr = mdata(m);
             std::memcpy(fr + t.hl, _payload.data(), d.len);
             std::memset(fr + t.hl + d.len, 0, pad_of(d.len));
@@ -593,7 +632,7 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
         // IPv6 without a template (sizes vary, unusual opcodes): the whole
         // frame built and its ICRC computed by build_roce_v6.
         fill_data_params(f.cfg.qp, d, std::span<const std::byte>(_payload.data(), d.len), f.data6);
-        rte_mbuf* m = _stock.m[--_stock.n];
+        rte_mbuf* m = ps.stk.m[--ps.stk.n];
         const std::uint32_t l = build_roce_v6(std::span<std::byte>(mdata(m), _room), f.data6);
         m->data_len = static_cast<std::uint16_t>(l);
         m->pkt_len = l;
@@ -604,9 +643,9 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
     fill_data_params(f.cfg.qp, d, std::span<const std::byte>(_payload.data(), d.len), f.data);
     f.data.ip_id = static_cast<std::uint16_t>(d.psn);
     const std::uint32_t hl = _opts.payload == tx_payload::build || d.len >= _pcrc.size() ? 0 : data_hdr_len(f.data);
-    if (hl != 0 && _pf_pool != nullptr && d.len == _pf_len && refill(_pf_stock, _pf_pool)) {
+    if (hl != 0 && _pf_pool != nullptr && d.len == _pf_len && refill(ps.pf_stk, _pf_pool)) {
         // Payload already in place at pf_payload_off: headers before it, ICRC after it.
-        rte_mbuf* m = _pf_stock.m[--_pf_stock.n];
+        rte_mbuf* m = ps.pf_stk.m[--ps.pf_stk.n];
         m->data_off = static_cast<std::uint16_t>(pf_payload_off - hl);
         std::byte* fr = mdata(m);
         write_data_hdrs(fr, f.data, hl, d.len);
@@ -621,7 +660,7 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
         bump(ps.c.tx_prefilled);
         return m;
     }
-    rte_mbuf* m = _stock.m[--_stock.n];
+    rte_mbuf* m = ps.stk.m[--ps.stk.n];
     std::byte* fr = mdata(m);
     if (hl == 0) {
         const std::uint32_t l = build_roce_v4(std::span<std::byte>(fr, _room), f.data);
@@ -649,13 +688,13 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
 }
 
 void gen_pipeline::release_all() noexcept {
-    for (stock* s : {&_stock, &_pf_stock}) {
-        for (std::uint16_t i = 0; i < s->n; ++i) {
-            rte_pktmbuf_free(s->m[i]);
-        }
-        s->n = 0;
-    }
     for (auto& ps : _ports) {
+        for (stock* s : {&ps.stk, &ps.pf_stk}) {
+            for (std::uint16_t i = 0; i < s->n; ++i) {
+                rte_pktmbuf_free(s->m[i]);
+            }
+            s->n = 0;
+        }
         for (std::uint16_t i = 0; i < ps.npend; ++i) {
             rte_pktmbuf_free(ps.pend[i]);
         }
@@ -684,21 +723,42 @@ inline bool ps_has_cnps(const P& ps) noexcept {
 }
 }  // namespace
 
-std::uint32_t gen_pipeline::poll(nanos now) noexcept {
+std::uint32_t gen_pipeline::poll(nanos now) noexcept { return poll_worker(0, now); }
+
+std::uint32_t gen_pipeline::poll_worker(std::size_t k, nanos now) noexcept {
+    worker_state& w = *_workers[k];
     std::uint32_t moved = 0;
-    for (std::size_t i = 0; !_opts.tx_only && i < _ports.size(); ++i) {
+    for (const std::uint16_t i : w.ports) {
+        if (_opts.tx_only) { break; }
         if (dpdk::port_rx_maybe(_ports[i].b) || _ports[i].delay_head != _ports[i].delay_tail) {
             moved += rx_port(i, now);
         }
     }
-    service_flows(now);
-    for (std::size_t i = 0; i < _ports.size(); ++i) {
+    service_flows(w, now);
+    for (const std::uint16_t i : w.ports) {
         if (ps_has_cnps(_ports[i])) [[unlikely]] {
             moved += tx_cnps(i, now);
         }
         moved += tx_port(i, now);
     }
     return moved;
+}
+
+gen_pipeline::worker_view gen_pipeline::poll_totals() const noexcept {
+    worker_view t;
+    t.busy_cycles = read_counter(busy_cycles);
+    t.loops = read_counter(loops);
+    t.max_poll_gap_ns = read_counter(max_poll_gap_ns);
+    t.stalls = read_counter(stalls);
+    t.stalled_ns = read_counter(stalled_ns);
+    for (const auto& v : _views) {
+        t.busy_cycles += read_counter(v->busy_cycles);
+        t.loops += read_counter(v->loops);
+        t.max_poll_gap_ns = std::max(t.max_poll_gap_ns, read_counter(v->max_poll_gap_ns));
+        t.stalls += read_counter(v->stalls);
+        t.stalled_ns += read_counter(v->stalled_ns);
+    }
+    return t;
 }
 
 // The earliest time at which poll() has work of its own (see the header).
@@ -961,16 +1021,22 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
     rte_pktmbuf_free(m);
 }
 
-void gen_pipeline::service_flows(nanos now) noexcept {
+void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
     bool all_done = _has_limit;
-    for (auto& fp : _flows) {
-        flow_state& f = *fp;
+    for (const flow_ref& ref : w.flows) {
+        flow_state& f = *_flows[ref.flow];
+        if (!ref.req) {  // only the responder side is this worker's
+            if (f.np.pending() && f.np.poll(now)) [[unlikely]] {
+                send_cnp(f, _ports[f.dst_port]);
+            }
+            continue;
+        }
         f.rq.poll_timeout(now);
         if (f.dcqcn && now >= f.rp_next) [[unlikely]] {
             f.rp_next = f.rp.advance(now);
             apply_rate(f, now);
         }
-        if (f.np.pending() && f.np.poll(now)) [[unlikely]] {
+        if (ref.resp && f.np.pending() && f.np.poll(now)) [[unlikely]] {
             send_cnp(f, _ports[f.dst_port]);
         }
         msg_completion c;
@@ -988,7 +1054,7 @@ void gen_pipeline::service_flows(nanos now) noexcept {
             }
         } else if (now >= f.cfg.start) {
             arrival a;
-            while (f.src.poll(now, _rng, a)) {
+            while (f.src.poll(now, w.arrivals_rng, a)) {
                 f.rq.post_message(now < a.at || f.cfg.arrivals.kind == arrival_kind::closed_loop ? now : a.at,
                                   a.size);
                 bump(f.posted);
@@ -999,11 +1065,16 @@ void gen_pipeline::service_flows(nanos now) noexcept {
         }
         all_done = all_done && f.finished;
     }
-    if (_ring) {
+    if (_ring && w.id == 0) {
         ring_account(now);
     }
-    if (all_done && !_all_finished) {
-        __atomic_store_n(&_all_finished, true, __ATOMIC_RELAXED);
+    if (all_done != __atomic_load_n(&w.done, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&w.done, all_done, __ATOMIC_RELAXED);
+    }
+    if (all_done && !__atomic_load_n(&_all_finished, __ATOMIC_RELAXED)) {
+        bool every = true;
+        for (const auto& o : _workers) { every = every && __atomic_load_n(&o->done, __ATOMIC_RELAXED); }
+        if (every) { __atomic_store_n(&_all_finished, true, __ATOMIC_RELAXED); }
     }
 }
 
@@ -1012,17 +1083,23 @@ void gen_pipeline::service_flows(nanos now) noexcept {
 // has arrived here (the responder of flow ring_pred, at host i, counts it).
 void gen_pipeline::ring_post(flow_state& f, nanos now) noexcept {
     const std::uint64_t k = f.posted;
+    // The predecessor's responder may be another worker's: its counter is read relaxed.
     if ((_ring_limit != 0 && k >= _ring_limit) || f.rq.messages_in_flight() != 0 ||
-        f.rq.counters().messages_completed < k || _flows[f.ring_pred]->rs.counters().messages_rx < k) {
+        f.rq.counters().messages_completed < k || read_counter(_flows[f.ring_pred]->rs.counters().messages_rx) < k) {
         return;
     }
     if (!f.rq.post_message(now, bytes{_ring_chunk})) {
         return;
     }
     const std::uint64_t c = k / _ring_steps;
-    if (k % _ring_steps == 0 && c >= _coll_started) {
-        _coll_start[c & 7] = now.v;
-        _coll_started = c + 1;
+    if (k % _ring_steps == 0) {  // the first host to start collective c records when (any worker)
+        std::uint64_t cs = __atomic_load_n(&_coll_started, __ATOMIC_ACQUIRE);
+        while (c >= cs) {
+            if (__atomic_compare_exchange_n(&_coll_started, &cs, c + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                __atomic_store_n(&_coll_start[c & 7], now.v, __ATOMIC_RELEASE);
+                break;
+            }
+        }
     }
     bump(f.posted);
 }
@@ -1031,20 +1108,21 @@ void gen_pipeline::ring_post(flow_state& f, nanos now) noexcept {
 void gen_pipeline::ring_account(nanos now) noexcept {
     std::uint64_t m = UINT64_MAX;
     for (const auto& fp : _flows) {
-        m = std::min(m, fp->rq.counters().messages_completed);
+        m = std::min(m, read_counter(fp->rq.counters().messages_completed));
     }
     while (_ring_min < m) {
         const std::uint64_t k = _ring_min;
         const std::uint64_t s = k % _ring_steps;
         const std::uint64_t c = k / _ring_steps;
-        const std::int64_t from = s == 0 ? _coll_start[c & 7] : _ring_step_t;
+        const std::int64_t from = s == 0 ? __atomic_load_n(&_coll_start[c & 7], __ATOMIC_ACQUIRE) : _ring_step_t;
         _step_sum_ns[s] += static_cast<std::uint64_t>(std::max<std::int64_t>(now.v - from, 0));
         ++_step_n[s];
         _ring_step_t = now.v;
         ++_ring_min;
         if (s + 1 == _ring_steps) {
             if (_coll_ns.size() < _coll_ns.capacity()) {
-                _coll_ns.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(now.v - _coll_start[c & 7], 0)));
+                _coll_ns.push_back(static_cast<std::uint64_t>(
+                    std::max<std::int64_t>(now.v - __atomic_load_n(&_coll_start[c & 7], __ATOMIC_ACQUIRE), 0)));
             } else {
                 ++_coll_dropped;
             }
@@ -1209,7 +1287,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                             break;
                         }
                         // Peek-free: a failed allocation must not consume the packet.
-                        if (!refill(_stock, _pool)) {
+                        if (!refill(ps.stk, _pool)) {
                             bump(ps.c.tx_alloc_fail);
                             stop = true;
                             break;
@@ -1224,7 +1302,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                             }
                             break;
                         }
-                        rte_mbuf* m = build_data(f, d, ps);  // never null: _stock holds one
+                        rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
                         if (_opts.tx_only) {
                             ack_psn = d.psn;
                             ends += d.offset + d.len >= d.msg_size ? 1u : 0u;

@@ -237,14 +237,47 @@ inline double mean_pacing_rate(const flow_state& f, const gen_cfg& cfg, nanos en
 
 class gen_pipeline {
 public:
+    // workers: how many lcores run it. Ports are partitioned over them
+    // (port i to worker i % workers, unless port_worker gives one per
+    // port): a worker polls its ports' RX, sends on them, and serves the
+    // requester side of every flow whose source port it owns (QPs, pacing,
+    // DCQCN reaction point, message sources, timeouts, FCTs) and the
+    // responder side of every flow whose destination port it owns (ACKs,
+    // NAKs, the notification point's CNPs). A flow's two ends may so sit on
+    // different workers; nothing of a port or of one side of a flow is
+    // written by two workers. ring-allreduce's gate reads the predecessor's
+    // responder counter (relaxed atomics); worker 0 keeps the ring's step
+    // and collective times.
     static std::variant<std::unique_ptr<gen_pipeline>, std::string> create(const gen_cfg& cfg,
                                                                            std::vector<port_binding> ports,
                                                                            rte_mempool* pool,
-                                                                           gen_tx_opts opts = {});
+                                                                           gen_tx_opts opts = {},
+                                                                           unsigned workers = 1,
+                                                                           const std::vector<unsigned>& port_worker = {});
     ~gen_pipeline();
 
-    // One poll of every port; returns frames moved.
+    // One poll of every port; returns frames moved (worker 0's poll: with
+    // one worker, everything).
     std::uint32_t poll(nanos now) noexcept;
+    // Worker k's poll (its ports and its sides of the flows); each k from one thread.
+    std::uint32_t poll_worker(std::size_t k, nanos now) noexcept;
+    struct worker_view {
+        gen_pipeline* pipe = nullptr;
+        std::uint16_t id = 0;
+        std::uint64_t busy_cycles = 0;
+        std::uint64_t loops = 0;
+        std::int64_t max_poll_gap_ns = 0;
+        std::uint64_t stalls = 0;
+        std::int64_t stalled_ns = 0;
+        std::uint32_t poll(nanos now) noexcept { return pipe->poll_worker(id, now); }
+    };
+    std::size_t worker_count() const noexcept { return _workers.size(); }
+    worker_view& worker(std::size_t k) noexcept { return *_views[k]; }
+    const worker_view& worker(std::size_t k) const noexcept { return *_views[k]; }
+    std::uint16_t port_worker(std::size_t port) const noexcept { return _owner[port]; }
+    // Poll figures of the whole generator: the views summed (the longest
+    // gap: the largest) plus this object's own (poll() driven directly).
+    worker_view poll_totals() const noexcept;
 
     // After poll(now): the earliest time at which the pipeline has work of
     // its own (>= now), so a virtual-time engine can jump over idle time: a
@@ -308,8 +341,16 @@ private:
         std::int64_t next = 0;
         std::uint64_t sent = 0;
     };
+    // mbufs allocated ahead in bulk (so a failed allocation never consumes a
+    // packet: next() is only called with one in hand); freed by release_all.
+    struct stock {
+        std::array<rte_mbuf*, max_burst> m{};
+        std::uint16_t n = 0;
+    };
     struct port_state {
         port_binding b;
+        stock stk;     // common pool (each port's: a port is one worker's)
+        stock pf_stk;  // prefilled pool
         std::vector<std::uint32_t> hosts_ip;  // local IPv4 host addresses
         std::vector<std::array<std::uint8_t, 16>> hosts_ip6;  // local IPv6 host addresses
         std::vector<gen_host> hosts;
@@ -346,7 +387,6 @@ private:
     void rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept;
     void queue_reply(port_state& ps, rte_mbuf* m, std::uint32_t len, std::uint64_t& sent) noexcept;
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
-    void service_flows(nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
     void self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept;
     void send_cnp(flow_state& f, port_state& ps) noexcept;
@@ -358,7 +398,6 @@ private:
     std::vector<port_state> _ports;
     std::vector<std::unique_ptr<flow_state>> _flows;
     std::vector<empirical_cdf> _cdfs;
-    rng _rng{1};
     dpdk::capture* _cap = nullptr;
     nanos _link_delay{0};
     bool _all_finished = false;
@@ -400,15 +439,25 @@ private:
     rte_mempool* _pf_pool = nullptr;  // prefilled pool (owned)
     std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf
     std::uint16_t _room = 0;          // data room of the common pool (without headroom)
-    // mbufs allocated ahead in bulk (so a failed allocation never consumes a
-    // packet: next() is only called with one in hand); freed by release_all.
-    struct stock {
-        std::array<rte_mbuf*, max_burst> m{};
-        std::uint16_t n = 0;
-    };
     bool refill(stock& s, rte_mempool* mp) noexcept;
-    stock _stock;     // common pool
-    stock _pf_stock;  // prefilled pool
+
+    // One worker's share: its ports, and the flows it serves one side of.
+    struct flow_ref {
+        std::uint32_t flow = 0;
+        bool req = false;   // requester side (the flow's source port is this worker's)
+        bool resp = false;  // responder side (its destination port)
+    };
+    struct worker_state {
+        std::uint16_t id = 0;
+        std::vector<std::uint16_t> ports;
+        std::vector<flow_ref> flows;  // in flow order
+        rng arrivals_rng{1};          // message sizes and arrivals of its flows
+        bool done = false;            // every flow it sends has finished (relaxed atomic)
+    };
+    std::vector<std::unique_ptr<worker_state>> _workers;
+    std::vector<std::unique_ptr<worker_view>> _views;
+    std::vector<std::uint16_t> _owner;  // port -> worker
+    void service_flows(worker_state& w, nanos now) noexcept;
 };
 
 }  // namespace rocelab::gen

@@ -26,9 +26,21 @@ from scapy.contrib.roce import BTH, AETH  # noqa: E402
 _seq = [0]
 
 
+# ROCELAB_TEST_WORKERS=N: every run_gen() with N worker lcores (at most one
+# per port; a loopback pair is 2 ports, so its requester and responder sit
+# on different workers), sharing this machine's 2 CPUs.
+TEST_WORKERS = int(os.environ.get("ROCELAB_TEST_WORKERS", "1"))
+
+
+def worker_lcores(n):
+    """EAL lcores for a main lcore and n workers on 2 CPUs (switchtest.py's map)."""
+    return "0-1" if n <= 1 else ",".join(["0@0"] + [f"{k}@{(k + 1) % 2}" for k in range(1, n + 1)])
+
+
 def eal_args(vdevs=(), lcores="0-1"):
     _seq[0] += 1
-    args = ["--no-huge", "-m", "512", "--no-pci", "-l", lcores, "--file-prefix", f"rlg{os.getpid()}_{_seq[0]}",
+    opt = "--lcores" if "@" in lcores else "-l"
+    args = ["--no-huge", "-m", "512", "--no-pci", opt, lcores, "--file-prefix", f"rlg{os.getpid()}_{_seq[0]}",
             "--log-level", "lib.eal:error"]
     return args + [f"--vdev={v}" for v in vdevs]
 
@@ -48,7 +60,8 @@ def run_gen(tmp, app_args, vdevs=(), timeout=60, loopback=1):
     report = os.path.join(tmp, "report.json")
     if os.path.exists(report):
         os.remove(report)
-    args = [GEN] + eal_args(vdevs) + ["--"] + list(app_args) + ["--report", report, "--quiet"]
+    workers = min(TEST_WORKERS, max(1, len(vdevs) + 2 * loopback))
+    args = [GEN] + eal_args(vdevs, worker_lcores(workers)) + ["--"] + list(app_args) + ["--report", report, "--quiet"]
     if loopback:
         args += ["--loopback-pairs", str(loopback)]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -62,6 +75,9 @@ def run_gen(tmp, app_args, vdevs=(), timeout=60, loopback=1):
     if os.path.exists(report):
         with open(report) as f:
             rep = json.load(f)
+        if p.returncode == 0:  # as many workers as lcores given, owning every port between them
+            assert len(rep["workers"]) == workers, (workers, rep["workers"])
+            assert sorted(x for w in rep["workers"] for x in w["ports"]) == sorted(q["name"] for q in rep["ports"])
     return Run(p.returncode, out, err, rep)
 
 
