@@ -10,7 +10,14 @@
 //   bed 2  L3 leaf, 2 ports, no NEIGH: neighbours resolved by ARP/ND (frames
 //          wait, requests are retransmitted every 10 ms, a small table that
 //          fills up, a route's next hop resolved at run time).
-// Input: byte 0 picks the bed (mod 3); then frames, each a control byte (port =
+//   bed 3  bed 0's L2 bridge on 3 workers (a port each): every forwarded
+//          frame, flood copy and buffer release crosses between workers.
+//   bed 4  bed 2's L3 leaf on 2 workers: frames waiting for a neighbour on
+//          the other worker's port, ICMP errors sent back across.
+//   The workers of a bed are polled in turn on this one thread (each poll
+//   is poll_worker(k) for every k, twice, so what one hands over the other
+//   takes in the same step).
+// Input: byte 0 picks the bed (mod 5); then frames, each a control byte (port =
 // (ctl & 15) % ports, time step = ctl >> 5: 0, 1us, 10us, 100us, 1ms, 10ms, 100ms,
 // 1s added to the fake clock) and a 2-byte length-prefixed body. Each frame
 // is copied into an mbuf, put on that port's RX ring, and poll(now) runs;
@@ -69,10 +76,10 @@ struct bed {
 };
 
 rte_mempool* g_pool = nullptr;
-bed g_beds[3];
+bed g_beds[5];
 std::int64_t g_now = 1'000'000'000;
 
-bed make_bed(switch_cfg cfg, const std::string& tag) {
+bed make_bed(switch_cfg cfg, const std::string& tag, unsigned workers = 1) {
     bed b;
     std::vector<sw::port_binding> bindings;
     for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
@@ -90,7 +97,7 @@ bed make_bed(switch_cfg cfg, const std::string& tag) {
         bindings.push_back(pb);
         b.ports.push_back(rp);
     }
-    auto r = sw::switch_pipeline::create(cfg, bindings, g_pool);
+    auto r = sw::switch_pipeline::create(cfg, bindings, g_pool, workers);
     if (auto* e = std::get_if<std::string>(&r)) {
         std::fprintf(stderr, "fuzz_switch_path: %s: %s\n", tag.c_str(), e->c_str());
         std::abort();
@@ -105,6 +112,14 @@ switch_cfg must_load(result<switch_cfg> r) {
         std::abort();
     }
     return *r;
+}
+
+std::uint32_t poll(bed& b, nanos now) {
+    std::uint32_t moved = 0;
+    for (int round = 0; round < (b.pipe->worker_count() > 1 ? 2 : 1); ++round) {
+        for (std::size_t k = 0; k < b.pipe->worker_count(); ++k) { moved += b.pipe->poll_worker(k, now); }
+    }
+    return moved;
 }
 
 void drain_all(bed& b) {
@@ -144,6 +159,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     g_beds[1] = make_bed(must_load(load_switch_cfg(std::string(ROCELAB_SOURCE_DIR) + "/conf/l3-leaf-ecmp.yaml")),
                          "l3_");
     g_beds[2] = make_bed(must_load(load_switch_cfg_from_string(l3_dyn_yaml, "fuzz-l3-dyn.yaml")), "l3d_");
+    g_beds[3] = make_bed(must_load(load_switch_cfg_from_string(l2_yaml, "fuzz-l2.yaml")), "l2w_", 3);
+    g_beds[4] = make_bed(must_load(load_switch_cfg_from_string(l3_dyn_yaml, "fuzz-l3-dyn.yaml")), "l3dw_", 2);
     std::atexit([] {
         for (auto& b : g_beds) {
             if (b.pipe) { b.pipe->release_all(); }
@@ -157,7 +174,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     input_reader in(data, size);
-    bed& b = g_beds[in.u8() % 3u];
+    bed& b = g_beds[in.u8() % 5u];
     const std::size_t np = b.ports.size();
     int frames = 0;
     while (!in.empty() && frames < 64) {
@@ -168,13 +185,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(m != nullptr);  // nothing else holds mbufs between inputs: the pool cannot run dry
         inject(b.ports[(ctl & 0x0Fu) % np], m);
         ++frames;
-        b.pipe->poll(nanos{g_now});
+        poll(b, nanos{g_now});
         drain_all(b);
     }
     // Let queues drain and pauses expire, then flush what is left.
     for (int i = 0; i < 32; ++i) {
         g_now += i < 2 ? 10'000 : 1'000'000;
-        const std::uint32_t moved = b.pipe->poll(nanos{g_now});
+        const std::uint32_t moved = poll(b, nanos{g_now});
         drain_all(b);
         if (moved == 0 && i >= 2) { break; }
     }

@@ -255,6 +255,20 @@ def main():
         (1, arp_request("02:00:00:00:00:44", "10.21.0.7", "10.21.0.1")),
         (0, d4), (0, via)]))
     write("fuzz_switch_path", "l3dyn_no_answer", wrap(2, [(0, d4)] * 12 + [(0, d6)], step=0))
+    # beds 3 and 4: the same switches on 3 and 2 workers (frames, flood copies, releases and
+    # neighbour resolution cross between workers).
+    write("fuzz_switch_path", "l2w_lossless_incast", wrap(3, [(2, ro(h[2], h[0])), (2, ro(h[2], h[1]))] + burst,
+                                                          step=0))
+    write("fuzz_switch_path", "l2w_learn_flood_pfc", wrap(3, [(0, ro(h[0], h[2])), (2, ro(h[2], h[0])),
+                                                             (1, tagged(h[1], h[0])),
+                                                             (2, pfc(h[2], 0x08, 0xFFFF)), (0, ro(h[0], h[2]))]))
+    write("fuzz_switch_path", "l3dynw_resolve_and_release", wrap(4, [
+        (0, d4), (0, d4), (0, d6), (0, via),
+        (1, arp_reply(hd, "10.21.0.9", rmac, "10.21.0.1")),
+        (1, neighbor_advert(hd, rmac, "2001:db8:21::9", "2001:db8:21::1")),
+        (1, arp_request("02:00:00:00:00:44", "10.21.0.7", "10.21.0.1")),
+        (0, d4), (0, via)]))
+    write("fuzz_switch_path", "l3dynw_no_answer", wrap(4, [(0, d4)] * 12 + [(0, d6)], step=0))
 
     # YAML: the example configs (fuzz_gen_config's first byte picks 1..4 ports; "\n" = 3).
     for f in sorted(os.listdir(os.path.join(ROOT, "conf"))):
