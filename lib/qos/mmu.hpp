@@ -270,7 +270,7 @@ public:
         std::uint8_t& xmask = _xoff[static_cast<std::size_t>(port)];
         if (rest != 0) {
             if ((xmask & bit) == 0) {
-                if (take_shared(s, rest)) {
+                if (take_shared(s, port, rest)) {
                     r.regions = region_shared;
                     rest = 0;
                 } else if (s.headroom_limit == 0) {
@@ -328,7 +328,14 @@ public:
         s.shared_use -= from_s;
         if (from_s != 0) {
             if (_concurrent) {
-                _pool_shared_used.fetch_sub(from_s, std::memory_order_relaxed);
+                // Back into the owner's credit; beyond two chunks, the excess to the pool.
+                std::uint64_t& c = _credit[_slot_of_port[static_cast<std::size_t>(port)]].bytes;
+                c += from_s;
+                if (c > 2 * _chunk) {
+                    const std::uint64_t give = c - _chunk;
+                    c -= give;
+                    _pool_shared_used.fetch_sub(give, std::memory_order_relaxed);
+                }
             } else {
                 _pool_shared_used.store(_pool_shared_used.load(std::memory_order_relaxed) - from_s,
                                         std::memory_order_relaxed);
@@ -391,21 +398,39 @@ public:
     }
 
     pool_snapshot pool() const noexcept {
+        std::uint64_t held = 0;  // taken from the pool by workers, not yet used
+        for (const auto& c : _credit) { held += __atomic_load_n(&c.bytes, __ATOMIC_RELAXED); }
+        const std::uint64_t used = _pool_shared_used.load(std::memory_order_relaxed);
         return pool_snapshot{_pool_size,
                              _pool_shared_size,
-                             _pool_shared_used.load(std::memory_order_relaxed),
+                             used > held ? used - held : 0,
                              _peak_pool_shared.load(std::memory_order_relaxed),
                              _reserved_total,
                              _headroom_total};
     }
 
     // Several switch workers: each admits and releases for the ingress ports
-    // it owns (a PG's state has one writer), and they share the pool. With
-    // set_concurrent(true) the pool's shared use is taken with a
-    // compare-and-swap, so the pool and the dynamic thresholds stay exact
-    // (never over size) whatever the interleaving; one worker (false) uses a
-    // plain load and store. Set before any admit().
-    void set_concurrent(bool on) noexcept { _concurrent = on; }
+    // it owns (a PG's state has one writer), and they share the pool. A
+    // worker takes shared-pool bytes in chunks (credit_chunk, 64 KiB, or
+    // 1/16 of its share of a small pool) with a
+    // compare-and-swap and serves its frames from that credit; a release
+    // goes back into the owner's credit, and beyond two chunks the excess to
+    // the pool. So a frame costs no atomic, the pool is never exceeded (the
+    // credits are taken from it), and the pool's count that the dynamic
+    // thresholds read includes the unused credits: thresholds are
+    // conservative by at most workers x 2 chunks, and one worker may find
+    // the pool full while another holds up to 2 chunks of credit.
+    // port_worker: each port's worker (0..workers-1). Set before any admit().
+    // With one worker (or never called) the pool is a plain count.
+    static constexpr std::uint64_t credit_chunk = 64 * 1024;
+    void set_workers(const std::vector<std::uint16_t>& port_worker, unsigned workers) {
+        _concurrent = workers > 1;
+        // A small pool is not hoarded: a chunk is at most 1/16 of a worker's share.
+        _chunk = std::clamp<std::uint64_t>(_pool_shared_size / (16 * std::max(1u, workers)), 1, credit_chunk);
+        _credit.assign(_concurrent ? workers : 0, credit_slot{});
+        _slot_of_port = port_worker;
+        _slot_of_port.resize(static_cast<std::size_t>(_num_ports), 0);
+    }
     bool concurrent() const noexcept { return _concurrent; }
 
 private:
@@ -430,22 +455,39 @@ private:
         return static_cast<std::size_t>(port) * num_pgs + static_cast<std::size_t>(pg);
     }
 
-    // Take `rest` shared bytes for s if its threshold and the pool allow.
-    bool take_shared(pg_state& s, std::uint64_t rest) noexcept {
+    // Take `rest` shared bytes for s (of `port`) if its threshold and the pool allow.
+    bool take_shared(pg_state& s, int port, std::uint64_t rest) noexcept {
         std::uint64_t cur = _pool_shared_used.load(std::memory_order_relaxed);
-        for (;;) {
+        if (!_concurrent) {
             if (s.shared_use + rest > threshold_at(s, cur) || cur + rest > _pool_shared_size) { return false; }
-            if (!_concurrent) {
-                _pool_shared_used.store(cur + rest, std::memory_order_relaxed);
-                break;
+            _pool_shared_used.store(cur + rest, std::memory_order_relaxed);
+            s.shared_use += rest;
+            if (cur + rest > _peak_pool_shared.load(std::memory_order_relaxed)) {
+                _peak_pool_shared.store(cur + rest, std::memory_order_relaxed);
             }
-            if (_pool_shared_used.compare_exchange_weak(cur, cur + rest, std::memory_order_relaxed)) { break; }
+            return true;
         }
+        if (s.shared_use + rest > threshold_at(s, cur)) { return false; }
+        std::uint64_t& c = _credit[_slot_of_port[static_cast<std::size_t>(port)]].bytes;
+        if (c < rest) {  // a chunk from the pool (or what is left of it, if that covers the frame)
+            const std::uint64_t need = rest - c;
+            for (;;) {
+                const std::uint64_t avail = _pool_shared_size - cur;
+                if (avail < need) { return false; }
+                const std::uint64_t take = std::max(need, std::min(_chunk, avail));
+                if (_pool_shared_used.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed)) {
+                    c += take;
+                    cur += take;
+                    break;
+                }
+            }
+            // The peak counts what the workers took from the pool (a statistic).
+            if (cur > _peak_pool_shared.load(std::memory_order_relaxed)) {
+                _peak_pool_shared.store(cur, std::memory_order_relaxed);
+            }
+        }
+        c -= rest;
         s.shared_use += rest;
-        // The peak is a statistic: a racing worker may leave it a frame low.
-        if (cur + rest > _peak_pool_shared.load(std::memory_order_relaxed)) {
-            _peak_pool_shared.store(cur + rest, std::memory_order_relaxed);
-        }
         return true;
     }
 
@@ -477,9 +519,15 @@ private:
     int _num_ports = 0;
     std::uint32_t _cell = 0;
     std::uint64_t _pool_shared_size = 0;
-    alignas(64) std::atomic<std::uint64_t> _pool_shared_used{0};
+    alignas(64) std::atomic<std::uint64_t> _pool_shared_used{0};  // with workers: taken from the pool, incl. credits
     std::atomic<std::uint64_t> _peak_pool_shared{0};
     bool _concurrent = false;
+    struct alignas(64) credit_slot {
+        std::uint64_t bytes = 0;  // shared-pool bytes a worker holds for its ports (written by that worker)
+    };
+    std::vector<credit_slot> _credit;
+    std::vector<std::uint16_t> _slot_of_port;
+    std::uint64_t _chunk = credit_chunk;
     std::uint64_t _pool_size = 0;
     std::uint64_t _reserved_total = 0;
     std::uint64_t _headroom_total = 0;

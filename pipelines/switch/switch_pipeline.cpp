@@ -226,7 +226,7 @@ struct learn_msg {
 };
 
 struct worker_rt {
-    static constexpr std::size_t handoff_slots = 8192;  // per worker pair
+    static constexpr std::size_t handoff_slots = 2048;  // per worker pair
     static constexpr std::size_t credit_slots = 4096;
     static constexpr std::size_t learn_slots = 1024;
     static constexpr std::size_t stage_max = 64;        // frames per destination before a push
@@ -241,7 +241,7 @@ struct worker_rt {
         std::uint16_t n_stage = 0;
         // Lossless frames the full queue did not take: kept in order, still
         // charged to their ingress PG, pushed first at the next flush.
-        std::unique_ptr<fixed_ring<handoff, 1024>> stash;
+        std::unique_ptr<fixed_ring<handoff, 4096>> stash;
     };
 
     std::uint16_t id = 0;
@@ -353,7 +353,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
                 pr.frames = std::make_unique<spsc_queue<handoff, worker_rt::handoff_slots>>();
                 pr.credits = std::make_unique<spsc_queue<credit, worker_rt::credit_slots>>();
                 pr.learns = std::make_unique<spsc_queue<learn_msg, worker_rt::learn_slots>>();
-                pr.stash = std::make_unique<fixed_ring<handoff, 1024>>();
+                pr.stash = std::make_unique<fixed_ring<handoff, 4096>>();
             }
             w->owed.assign(ports.size() * 8, 0);
             w->owed_list.reserve(ports.size() * 8);
@@ -381,7 +381,9 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         const std::string err = mmu::validate(cfg.pool, static_cast<int>(pgs.size()), pgs);
         if (!err.empty()) { return "BUFFER_POOL: " + err; }
         p->buf = std::make_unique<mmu>(cfg.pool, static_cast<int>(pgs.size()), pgs);
-        p->buf->set_concurrent(workers > 1);
+        std::vector<std::uint16_t> owners;
+        for (const auto& pr : p->ports) { owners.push_back(pr->owner); }
+        p->buf->set_workers(owners, workers);
         // Lossless traffic is limited by ingress accounting (XOFF before the
         // headroom runs out), never by egress tail drop: lift the egress limits
         // of every queue a lossless PG's traffic class maps to.
@@ -724,12 +726,21 @@ void handoff_refused(switch_pipeline::impl& p, worker_rt& w, const handoff& h) n
 
 // Push the frames staged for worker `to`. A full queue: lossless frames wait
 // in the stash (in order, ahead of later lossless frames), others are
-// dropped by name (drop_handoff_full on the egress port).
+// dropped by name (drop_handoff_full on the egress port). Everything moves
+// in bursts (a push that finds the queue full reads the consumer's index,
+// another core's cache line: once per burst, not per frame).
 void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcept {
     worker_rt::peer& pr = w.peers[to];
     auto& q = *pr.frames;
     auto& stash = *pr.stash;
-    while (!stash.empty() && q.push(stash.front())) { (void)stash.pop(); }
+    handoff tmp[worker_rt::stage_max];
+    while (!stash.empty()) {  // the oldest waiting lossless frames first
+        const std::size_t m = std::min<std::size_t>(stash.size(), worker_rt::stage_max);
+        for (std::size_t i = 0; i < m; ++i) { tmp[i] = stash[i]; }
+        const std::size_t k = q.push_burst(tmp, m);
+        for (std::size_t i = 0; i < k; ++i) { (void)stash.pop(); }
+        if (k < m) { break; }
+    }
     const std::size_t n = pr.n_stage;
     pr.n_stage = 0;
     if (n == 0) { return; }
@@ -739,23 +750,23 @@ void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcep
         w.st.handed_out += k;
         if (k == n) [[likely]] { return; }
     }
+    // What did not fit: lossless frames join the stash (behind the ones
+    // already waiting), lossy ones get one more try, then are dropped.
+    std::size_t nl = 0;
     for (std::size_t i = k; i < n; ++i) {
         const handoff& h = pr.stage[i];
-        if (handoff_lossless(p, h)) {
-            if (stash.empty() && q.push(h)) {
-                ++w.st.handed_out;
-            } else if (stash.push(h)) {
-                ++w.st.stashed;
-                ++w.st.handed_out;
-            } else {
-                handoff_refused(p, w, h);
-            }
-        } else if (!q.push(h)) {
-            handoff_refused(p, w, h);
-        } else {
+        if (!handoff_lossless(p, h)) {
+            tmp[nl++] = h;
+        } else if (stash.push(h)) {
+            ++w.st.stashed;
             ++w.st.handed_out;
+        } else {
+            handoff_refused(p, w, h);
         }
     }
+    const std::size_t kl = nl != 0 ? q.push_burst(tmp, nl) : 0;
+    w.st.handed_out += kl;
+    for (std::size_t i = kl; i < nl; ++i) { handoff_refused(p, w, tmp[i]); }
 }
 
 inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, const handoff& h) noexcept {
@@ -1807,17 +1818,21 @@ std::uint32_t drain_in(switch_pipeline::impl& p, worker_rt& w, nanos now) noexce
                 (void)w.table->learn(nanos{l[i].now}, mac, static_cast<std::uint16_t>(l[i].key >> 48), l[i].port);
             }
         }
-        handoff h[64];
-        for (int round = 0; round < 4; ++round) {
-            const std::size_t n = from.frames->pop_burst(h, 64);
-            if (n == 0) { break; }
-            w.st.handed_in += n;
-            work += static_cast<std::uint32_t>(n);
-            for (std::size_t i = 0; i < n; ++i) {
-                if (i + 2 < n) { rte_prefetch0(h[i + 2].m); }
-                take_handoff(p, w, h[i], now);
-            }
-            if (n < 64) { break; }
+        // Per peer and poll, one burst (what a port's TX sends per poll):
+        // polls take microseconds, so below CPU overload frames reach the
+        // egress queues as they come (queue depth, WRED/ECN and PFC see them
+        // there). When this worker is the bottleneck the surplus waits in the
+        // handoff queue, still charged to its ingress PG, and lossy frames
+        // are dropped at the sending worker (drop_handoff_full) before they
+        // cross, instead of crossing only to be tail-dropped here.
+        handoff h[switch_pipeline::max_burst];
+        const std::size_t n = from.frames->pop_burst(h, p.burst);
+        if (n == 0) { continue; }
+        w.st.handed_in += n;
+        work += static_cast<std::uint32_t>(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i + 2 < n) { rte_prefetch0(h[i + 2].m); }
+            take_handoff(p, w, h[i], now);
         }
     }
     return work;

@@ -432,12 +432,11 @@ TEST(mmu, per_port_totals_and_isolation) {
 }
 
 // Several switch workers: each admits and releases for its own ingress port
-// while the others do the same, sharing the pool (set_concurrent: the pool's
-// shared use is taken with a compare-and-swap). Two threads hammer one PG
-// each with a dynamic threshold over one pool: the pool's shared use never
-// exceeds its size, no PG exceeds its dynamic threshold by more than the
-// frames admitted against a stale free count (checked: never above the pool),
-// and once everything is released every counter is back at zero.
+// while the others do the same, sharing the pool (set_workers: each takes
+// shared bytes from the pool in 64 KiB credits with a compare-and-swap).
+// Two threads hammer one PG each with a dynamic threshold over one pool: the
+// pool is never exceeded, and once everything is released every counter and
+// the pool's use are back at zero.
 TEST(mmu, concurrent_workers_share_the_pool_exactly) {
     pg_table t{};
     t[0] = lossy_static_pg(0);
@@ -446,7 +445,7 @@ TEST(mmu, concurrent_workers_share_the_pool_exactly) {
     std::vector<pg_table> v{t, t};
     ASSERT_EQ(mmu::validate(pool_of(200000), 2, v), "");
     mmu m{pool_of(200000), 2, v};
-    m.set_concurrent(true);
+    m.set_workers({0, 1}, 2);
     const std::uint64_t size = m.pool().shared_size;
     std::atomic<bool> over{false};
     std::atomic<std::uint64_t> admitted{0};
