@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""bench_scaling.py - rocelab-switch (or rocelab-gen) with 1 and 2 worker lcores, side by side.
+
+Two streams of real RoCEv2 frames (many QPs, a distinct UDP source port per
+frame, the default profile's DSCPs), each replayed from its own net_pcap
+infinite_rx source into its own net_null sink (conf/bench-scaling.yaml, an
+L3 leaf routing every frame). Configurations alternate in one session
+(A B C A B C ...), each with --no-huge -m 1024 --no-pci and 16K mbufs:
+
+  1w        -l 0-1: one worker (CPU 1) owns all four ports
+  2w        --lcores 0@0,1@0,2@1: two workers, one per CPU (the main lcore,
+            which sleeps between status checks, shares CPU 0), each owning
+            one stream (--port-workers 0,0,1,1: no handoff)
+  2w-cross  the same, --port-workers 0,1,1,0: every frame is handed to the
+            other worker (the egress port's owner)
+
+Counting is at both sinks' ethdev opackets (DPDK telemetry), in WINDOW-second
+windows after WARMUP seconds; each result is the median [min-max] over all
+windows of all runs. TSC cycles per packet per worker = TSC Hz x workers /
+pps (the workers poll at 100 %). On a bigger box give --workers 4,8,16 and
+enough streams (see docs/benchmarks.md, "Scaling over workers").
+
+  tools/bench_scaling.py                  # 74 B and 1082 B frames, 3 runs
+  tools/bench_scaling.py --runs 1 --windows 2 --sizes 16
+
+--app gen: rocelab-gen --tx-only on two net_null sinks (no-rx=1), RC WRITE
+frames of 1082 B with their ICRC per packet (prefilled payload, header CRC
+combined), every QP paced and shaped (--rate 400Gbps: above what a worker
+sends, so pacing costs but does not limit) with DCQCN's reaction point on:
+  gen-1w  -l 0-1, one worker sends on both ports
+  gen-2w  --lcores 0@0,1@0,2@1, a worker per port
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from telemetry import Telemetry  # noqa: E402
+from bench_switch import tsc_hz  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = {
+    "1w": (1, "-l", "0-1", None),
+    "2w": (2, "--lcores", "0@0,1@0,2@1", "0,0,1,1"),
+    "2w-cross": (2, "--lcores", "0@0,1@0,2@1", "0,1,1,0"),
+    "gen-1w": (1, "-l", "0-1", None),
+    "gen-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
+}
+
+
+def make_pcap(path, payload, dst_ip):
+    if not os.path.exists(path):
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "mkpcap.py"), "roce", path,
+                        "--count", "4096", "--qps", "256", "--vary-sport", "--payload", str(payload),
+                        "--dscp", "26,3,0,8,48,46", "--src-ip", dst_ip[:-1] + "1", "--dst-ip", dst_ip],
+                       check=True, stderr=subprocess.DEVNULL)
+
+
+def run_once(name, pcaps, a):
+    workers, lopt, lval, pw = CONFIGS[name]
+    prefix = f"bsc{os.getpid()}_{name}_{time.monotonic_ns()}"
+    eal = ["--no-huge", "-m", "1024", "--no-pci", lopt, lval, "--file-prefix", prefix, "--log-level", "lib.eal:error"]
+    if name.startswith("gen-"):
+        sinks = (0, 1)
+        cmd = [a.gen_bin] + eal + ["--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1", "--", "--tx-only",
+                                   "--quiet", "--rate", "400Gbps", "--mbufs", "16384"]
+    else:
+        sinks = (1, 3)
+        cmd = [a.switch_bin] + eal + [
+            f"--vdev=net_pcap0,rx_pcap={pcaps[0]},infinite_rx=1", "--vdev=net_null1,no-rx=1",
+            f"--vdev=net_pcap2,rx_pcap={pcaps[1]},infinite_rx=1", "--vdev=net_null3,no-rx=1",
+            "--", "--quiet", "--config", os.path.join(ROOT, "conf", "bench-scaling.yaml")]
+    if pw:
+        cmd += ["--port-workers", pw]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    rates = []
+    try:
+        t = None
+        deadline = time.monotonic() + 20
+        while t is None and time.monotonic() < deadline:
+            if p.poll() is not None:
+                raise RuntimeError(f"{name} exited: {p.stderr.read().decode()[-800:]}")
+            try:
+                t = Telemetry(prefix)
+            except OSError:
+                time.sleep(0.2)
+        if t is None:
+            raise RuntimeError(f"{name}: no telemetry socket")
+
+        def sunk():
+            return sum(t.query(f"/ethdev/stats,{i}")["/ethdev/stats"]["opackets"] for i in sinks)
+        time.sleep(a.warmup)
+        last, t_last = sunk(), time.monotonic()
+        for _ in range(a.windows):
+            time.sleep(a.window)
+            now, t_now = sunk(), time.monotonic()
+            rates.append((now - last) / (t_now - t_last) / 1e6)
+            last, t_last = now, t_now
+        t.close()
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"], check=False)
+    return rates
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--windows", type=int, default=4)
+    ap.add_argument("--window", type=float, default=2.0)
+    ap.add_argument("--warmup", type=float, default=5.0)
+    ap.add_argument("--sizes", default="16,1024", help="RoCE payload bytes (default 16,1024: 74 B and 1082 B frames)")
+    ap.add_argument("--configs", default="1w,2w,2w-cross")
+    ap.add_argument("--switch-bin", default=os.path.join(ROOT, "build", "app", "rocelab-switch"))
+    ap.add_argument("--gen-bin", default=os.path.join(ROOT, "build", "app", "rocelab-gen"))
+    ap.add_argument("--app", choices=("switch", "gen"), default="switch")
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "rocelab-bench"))
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    names = a.configs.split(",")
+    if a.app == "gen":
+        names = ["gen-1w", "gen-2w"]
+        a.sizes = "1024"
+    hz = tsc_hz()
+    for payload in [int(x) for x in a.sizes.split(",")]:
+        pcaps = [os.path.join(a.workdir, f"scale_p{payload}_{i}.pcap") for i in (0, 1)]
+        make_pcap(pcaps[0], payload, "10.0.0.2")
+        make_pcap(pcaps[1], payload, "10.1.0.2")
+        res = {n: [] for n in names}
+        for r in range(a.runs):
+            for n in names:
+                rates = run_once(n, pcaps, a)
+                res[n] += rates
+                print(f"payload {payload} B run {r + 1}/{a.runs} {n:9s} " + " ".join(f"{x:6.2f}" for x in rates)
+                      + " Mpps", flush=True)
+        med = {n: statistics.median(v) for n, v in res.items()}
+        print(f"\n== {payload} B payload: " + ("rocelab-gen --tx-only, paced, DCQCN on, two net_null sinks ==" if a.app == "gen"
+              else "two pcap(infinite_rx) -> net_null streams, L3 leaf =="))
+        for n in names:
+            w = CONFIGS[n][0]
+            print(f"  {n:9s} {med[n]:6.2f} Mpps [{min(res[n]):.2f}-{max(res[n]):.2f}]  "
+                  f"{hz * w / (med[n] * 1e6):6.0f} TSC cycles/pkt per worker")
+        base = "gen-1w" if a.app == "gen" else "1w"
+        for n in names:
+            if n != base and base in med:
+                print(f"SUMMARY payload={payload}B {n}/{base}={med[n] / med[base]:.2f}")
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main()
