@@ -84,6 +84,9 @@ Application options:
       --port-workers LIST   which worker lcore owns each port, in port order,
                             e.g. 0,1 (default: port i to worker i mod N)
   -q, --quiet               no status lines
+      --idle-yield          a worker whose poll found nothing to do yields its
+                            CPU: for several workers sharing a CPU (a small
+                            test machine); costs latency on dedicated cores
       --check-config        validate the configuration and exit
   -V, --version             print the version
   -h, --help                this text
@@ -145,7 +148,7 @@ DCQCN (on by default, as on an NVIDIA NIC; docs/generator.md "DCQCN"):
 Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab_gen/ports,
 /rocelab_gen/port,<name>, /rocelab_gen/flows, /rocelab_gen/flow,<index>,
-/rocelab_gen/info.
+/rocelab_gen/info, /rocelab_gen/workers (ports and busy cycles per worker lcore).
 )";
 
 struct app_opts {

@@ -68,6 +68,9 @@ Options:
       --snaplen BYTES      bytes captured per frame (default 9216)
       --status-interval T  status line period (default 1s; 0 disables)
   -q, --quiet              no status lines
+      --idle-yield         a worker whose poll found nothing to do yields its
+                           CPU: for several workers sharing a CPU (a small
+                           test machine); costs latency on dedicated cores
       --check-config       validate the configuration and exit (0 = valid);
                            for a config_db.json also print the port mapping
       --port-map MAP       config_db.json: SONiC port -> DPDK device or port id,
@@ -91,7 +94,8 @@ Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
 /rocelab/port,<name>, /rocelab/queues,<name>, /rocelab/buffer,<name>
 (ingress buffer per priority group, computed xoff/xon), /rocelab/pfc,<name>
 (PFC per priority and the watchdog), /rocelab/info, /rocelab/fdb,
-/rocelab/neigh (L3 neighbours: static and resolved by ARP/ND).
+/rocelab/neigh (L3 neighbours: static and resolved by ARP/ND), /rocelab/workers
+(each worker lcore's ports, busy cycles, frames handed between workers).
 
 Lossless classes: BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / PFC_WD in the
 config (docs/config.md); conf/incast-lossless-1g.yaml is a worked example.

@@ -86,6 +86,7 @@ struct run_options {
     std::optional<nanos> duration;   // stop after (none: until SIGINT/SIGTERM or finished())
     nanos status_interval{1'000'000'000};  // 0 = no status lines
     bool quiet = false;              // no status lines (app.status() still runs, print = false)
+    bool idle_yield = false;         // --idle-yield: a worker whose poll found nothing yields its CPU
 };
 
 // EAL, the mbuf pool, the ports and the capture of one run.
@@ -178,6 +179,7 @@ int run_app(App& app, int argc, char** argv) {
         for (std::size_t k = 0; k < pipe.worker_count(); ++k) {
             ctls->push_back(std::make_unique<worker_ctl<view_t>>());
             ctls->back()->pipe = &pipe.worker(k);
+            ctls->back()->yield_when_idle = opt.idle_yield;
             if (k == 0) {
                 ws.push_back(std::make_unique<worker>(*ctls->back(), clock.tsc, App::name,
                                                       view_hook<decltype(app.worker_hook(clock.now()))>{
@@ -195,6 +197,7 @@ int run_app(App& app, int argc, char** argv) {
     } else {
         ctl1 = std::make_unique<worker_ctl<pipe_t>>();
         ctl1->pipe = &pipe;
+        ctl1->yield_when_idle = opt.idle_yield;
         w1 = std::make_unique<worker>(*ctl1, clock.tsc, App::name, app.worker_hook(clock.now()));
         stop_and_join.push_back([&] {
             ctl1->stop.store(true);

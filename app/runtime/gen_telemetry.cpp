@@ -6,6 +6,7 @@
 // of the words the worker writes); names, hosts and QPNs come from the pipeline's immutable config.
 #include "runtime/gen_telemetry.hpp"
 
+#include <rte_cycles.h>
 #include <rte_telemetry.h>
 
 #include <cerrno>
@@ -216,7 +217,13 @@ int cmd_flow(const gen_pipeline& p, const telemetry_info&, const char* params, r
 }
 
 // DPDK accepts only [A-Za-z0-9_/] in command names, hence rocelab_gen.
+// The worker lcores (runtime::tel_workers).
+int cmd_workers(const gen_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
+    return runtime::tel_workers(p, rte_get_tsc_hz(), d, [](rte_tel_data*, std::size_t) {});
+}
+
 constexpr runtime::tel_command commands[] = {
+    {"/rocelab_gen/workers", slot::command<cmd_workers>, "Worker lcores: ports owned, busy cycles, loops"},
     {"/rocelab_gen/info", slot::command<cmd_info>,
      "rocelab-gen version, config, seed, pattern, number of ports and flows"},
     {"/rocelab_gen/ports", slot::command<cmd_ports>, "List port names"},

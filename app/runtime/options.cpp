@@ -39,6 +39,8 @@ bool common_opts::parse(option_args& args, const char* usage) {
         run.snaplen = static_cast<std::uint32_t>(b->v);
     } else if (a == "-q" || a == "--quiet") {
         run.quiet = true;
+    } else if (a == "--idle-yield") {
+        run.idle_yield = true;
     } else if (a == "--check-config") {
         check_config = true;
     } else if (a == "--port-workers") {

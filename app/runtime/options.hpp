@@ -2,7 +2,7 @@
 //
 //   -c, --config FILE    -r, --report FILE    --pcap-out DIR    --snaplen BYTES
 //   -q, --quiet          --check-config       -V, --version     -h, --help
-//   --port-workers LIST  (which worker lcore owns each port: 0,0,1,1)
+//   --port-workers LIST  (which worker lcore owns each port: 0,0,1,1)    --idle-yield
 //
 // An app's parser walks its options with option_args and offers each to
 // common_opts::parse() first; what that does not take is the app's own (or

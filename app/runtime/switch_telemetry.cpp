@@ -219,42 +219,18 @@ int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*,
     return 0;
 }
 
-// The worker lcores: each one's ports, busy cycles and loops (busy share =
-// the change in busy_cycles over tsc_hz times the time between two reads),
-// and what it handed to / took from the others. "w0", "w1", ...
+// The worker lcores (runtime::tel_workers) and what each handed to / took
+// from the others.
 int cmd_workers(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
-    rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_u64(d, "workers", p.worker_count());
-    rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
-    const auto tot = p.poll_totals();
-    for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const auto& v = p.worker(k);
+    return runtime::tel_workers(p, rte_get_tsc_hz(), d, [&](rte_tel_data* x, std::size_t k) {
         const worker_stats ws = p.worker_figures(k);
-        rte_tel_data* x = rte_tel_data_alloc();
-        if (x == nullptr) { return -ENOMEM; }
-        rte_tel_data_start_dict(x);
-        std::string ports;
-        for (std::size_t i = 0; i < p.port_count(); ++i) {
-            if (p.port_worker(i) != k) { continue; }
-            if (!ports.empty()) { ports += ' '; }
-            ports += p.binding(i).name;
-        }
-        rte_tel_data_add_dict_string(x, "ports", ports.c_str());
-        const bool one = p.worker_count() == 1;
-        rte_tel_data_add_dict_u64(x, "busy_cycles", one ? tot.busy_cycles : read_counter(v.busy_cycles));
-        rte_tel_data_add_dict_u64(x, "loops", one ? tot.loops : read_counter(v.loops));
-        rte_tel_data_add_dict_u64(x, "max_poll_gap_ns", static_cast<std::uint64_t>(read_counter(v.max_poll_gap_ns)));
         rte_tel_data_add_dict_u64(x, "handed_out", ws.handed_out);
         rte_tel_data_add_dict_u64(x, "handed_in", ws.handed_in);
         rte_tel_data_add_dict_u64(x, "stashed", ws.stashed);
         rte_tel_data_add_dict_u64(x, "credits_out", ws.credits_out);
         rte_tel_data_add_dict_u64(x, "learns_out", ws.learns_out);
         rte_tel_data_add_dict_u64(x, "learns_lost", ws.learns_lost);
-        std::string key = "w";
-        key += std::to_string(k);
-        rte_tel_data_add_dict_container(d, key.c_str(), x, 0);
-    }
-    return 0;
+    });
 }
 
 constexpr runtime::tel_command commands[] = {

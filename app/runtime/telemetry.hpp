@@ -20,6 +20,7 @@
 
 #include <rte_telemetry.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -96,6 +97,42 @@ rte_tel_data* u64_array(const Values& values) {
         rte_tel_data_add_array_u64(a, static_cast<std::uint64_t>(__atomic_load_n(&v, __ATOMIC_RELAXED)));
     }
     return a;
+}
+
+// The worker lcores of a pipeline with worker views (the switch, the
+// generator), for a "/.../workers" command: "workers", "tsc_hz", then one
+// dict per worker, "w0", "w1", ...: its ports, busy cycles, loops, longest
+// poll gap, and what `extra(dict, k)` adds. Busy share = the change of
+// busy_cycles over tsc_hz x the time between two reads.
+template <typename Pipeline, typename Extra>
+int tel_workers(const Pipeline& p, std::uint64_t tsc_hz, rte_tel_data* d, Extra&& extra) {
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "workers", p.worker_count());
+    rte_tel_data_add_dict_u64(d, "tsc_hz", tsc_hz);
+    const auto tot = p.poll_totals();
+    const bool one = p.worker_count() == 1;  // then poll() may drive it directly: the totals are its figures
+    for (std::size_t k = 0; k < p.worker_count(); ++k) {
+        const auto& v = p.worker(k);
+        rte_tel_data* x = rte_tel_data_alloc();
+        if (x == nullptr) { return -ENOMEM; }
+        rte_tel_data_start_dict(x);
+        std::string ports;
+        for (std::size_t i = 0; i < p.port_count(); ++i) {
+            if (p.port_worker(i) != k) { continue; }
+            if (!ports.empty()) { ports += ' '; }
+            ports += p.binding(i).name;
+        }
+        rte_tel_data_add_dict_string(x, "ports", ports.c_str());
+        rte_tel_data_add_dict_u64(x, "busy_cycles", one ? tot.busy_cycles : __atomic_load_n(&v.busy_cycles, __ATOMIC_RELAXED));
+        rte_tel_data_add_dict_u64(x, "loops", one ? tot.loops : __atomic_load_n(&v.loops, __ATOMIC_RELAXED));
+        rte_tel_data_add_dict_u64(x, "max_poll_gap_ns", static_cast<std::uint64_t>(
+            one ? tot.max_poll_gap_ns : __atomic_load_n(&v.max_poll_gap_ns, __ATOMIC_RELAXED)));
+        extra(x, k);
+        std::string key = "w";
+        key += std::to_string(k);
+        rte_tel_data_add_dict_container(d, key.c_str(), x, 0);
+    }
+    return 0;
 }
 
 }  // namespace rocelab::runtime

@@ -265,9 +265,24 @@ void judge_lossless(const incast_result& r) {
     EXPECT_GT(xon, 0);
 }
 
+// A run the machine stalled longer than the headroom covers cannot be
+// judged (judge_lossless skips it); such a run is repeated, up to 3 runs in
+// all, and the first one that was not stalled is judged in full. A run that
+// was not stalled is never repeated, whatever its result.
+incast_result unstalled_incast(const std::string& tag, unsigned workers = 1, std::vector<unsigned> port_worker = {}) {
+    incast_result r;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        r = run_incast(26, tag, workers, port_worker);
+        if (r.max_stall_us >= 0 && r.max_stall_us <= r.stall_budget_us) { break; }
+        std::printf("[%s] run %d stalled %.0f us > %.0f us: not judged%s\n", tag.c_str(), attempt, r.max_stall_us,
+                    r.stall_budget_us, attempt < 3 ? ", running again" : "");
+    }
+    return r;
+}
+
 TEST(incast, lossless_4_to_1_drops_nothing_and_pauses_every_sender) {
     test::init_eal_once("incast", eal_lcores);
-    judge_lossless(run_incast(26, "ll"));
+    judge_lossless(unstalled_incast("ll"));
 }
 
 // The same incast with two switch workers: the four senders' ports (their
@@ -276,7 +291,7 @@ TEST(incast, lossless_4_to_1_drops_nothing_and_pauses_every_sender) {
 // and every buffer release comes back as a credit; nothing may be dropped.
 TEST(incast, lossless_4_to_1_across_two_workers_drops_nothing) {
     test::init_eal_once("incast", eal_lcores);
-    const incast_result r = run_incast(26, "llw", 2, {1, 0, 0, 0, 0});
+    const incast_result r = unstalled_incast("llw", 2, {1, 0, 0, 0, 0});
     if (r.sent > 0) {
         EXPECT_GE(r.handed_out, r.received) << "every frame to the receiver crossed workers";
         EXPECT_GT(r.credits_out, 0u) << "buffer releases went back to the ingress worker";

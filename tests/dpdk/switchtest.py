@@ -22,8 +22,9 @@ _seq = [0]
 
 
 # ROCELAB_TEST_WORKERS=N runs every switch of these tests with N worker
-# lcores (at most one per port), sharing this machine's 2 CPUs: worker k on
-# CPU k % 2 ... (meson runs the L2 and L3 classes again with 2 and 3).
+# lcores (at most one per port; meson runs the L2 and L3 classes again with
+# 2 and 3). The main lcore (status, capture, telemetry) keeps CPU 0; the
+# workers share CPU 1 and yield it when idle (--idle-yield).
 TEST_WORKERS = int(os.environ.get("ROCELAB_TEST_WORKERS", "1"))
 
 
@@ -31,7 +32,7 @@ def worker_lcores(n):
     """EAL --lcores for a main lcore and n workers on this machine's 2 CPUs."""
     if n <= 1:
         return "0-1"
-    return ",".join(["0@0"] + [f"{k}@{(k + 1) % 2}" for k in range(1, n + 1)])
+    return ",".join(["0@0"] + [f"{k}@1" for k in range(1, n + 1)])
 
 
 def eal_args(vdevs, lcores=None):
@@ -83,7 +84,7 @@ def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
     report = os.path.join(tmp, "report.json")
     if os.path.exists(report):
         os.remove(report)
-    args = list(app_args) + ["--report", report, "--quiet"]
+    args = list(app_args) + ["--report", report, "--quiet"] + (["--idle-yield"] if workers > 1 else [])
     if config is not None:
         cfg = os.path.join(tmp, "switch.yaml")
         with open(cfg, "w") as f:

@@ -754,6 +754,73 @@ class CliTests(Base):
         self.assertGreater(len(lines), 100)
         self.assertTrue(any(int(line.split(",")[3]) > 0 for line in lines[1:]))
 
+    def test_two_workers_plan_status_telemetry_and_errors(self):
+        """Two worker lcores (--lcores): the start-up line prints which
+        worker polls which port, the status line each worker's busy share,
+        /rocelab/workers the same per worker with the frames handed over (every
+        frame from Ethernet0 crosses to Ethernet1's worker), and a bad plan is
+        refused naming what is wrong."""
+        inp = self.path("in.pcap")
+        mkpcap("roce", inp, "--count", "64", "--dscp", "26,0", "--payload", "100")
+        eal, prefix = eal_args([f"net_pcap0,rx_pcap={inp},infinite_rx=1", "net_null1,no-rx=1"],
+                               lcores="0@0,1@0,2@1")
+        report = self.path("r.json")
+        p = subprocess.Popen([SWITCH] + eal + ["--", "--report", report], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(2.5)
+            from telemetry import Telemetry
+            t = Telemetry(prefix)
+            w = t.query("/rocelab/workers")["/rocelab/workers"]
+            t.close()
+            self.assertEqual(w["workers"], 2)
+            self.assertEqual((w["w0"]["ports"], w["w1"]["ports"]), ("Ethernet0", "Ethernet1"))
+            self.assertGreater(w["w0"]["handed_out"], 10000)
+            self.assertGreater(w["w1"]["handed_in"], 10000)
+            self.assertGreater(w["w1"]["busy_cycles"], 0)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("workers: 2; worker 0 (lcore 1): Ethernet0 rxq 0 txq 0; worker 1 (lcore 2): Ethernet1 rxq 0 txq 0",
+                      out)
+        self.assertRegex(out, r"\| workers busy \d+% \d+%")
+        with open(report) as f:
+            rep = json.load(f)
+        self.assertEqual(rep["mbufs_in_use_at_exit"], 0)
+        self.assertEqual([x["ports"] for x in rep["workers"]], [["Ethernet0"], ["Ethernet1"]])
+        e1 = next(x for x in rep["ports"] if x["name"] == "Ethernet1")
+        self.assertGreater(e1["tx_packets"], 10000)
+        # A bad plan: three workers for two ports, a worker number out of range, a short map.
+        for lcores, extra, want in (("0@0,1@0,2@1,3@1", [], "each worker owns at least one port"),
+                                    ("0@0,1@0,2@1", ["--port-workers", "0,5"], "accepted range 0..1"),
+                                    ("0@0,1@0,2@1", ["--port-workers", "1"], "1 entries for 2 ports"),
+                                    ("0@0,1@0,2@1", ["--port-workers", "0,x"], "'x' is not a worker number")):
+            e, _ = eal_args(["net_null0", "net_null1"], lcores=lcores)
+            r = subprocess.run([SWITCH] + e + ["--", "--duration", "1s"] + extra, capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(want, r.stderr)
+
+    def test_two_workers_capture_both_directions(self):
+        """--pcap-out with two workers tapping one capture ring: every frame
+        is captured once in each direction."""
+        inp = self.path("in.pcap")
+        mkpcap("roce", inp, "--count", "300", "--dscp", "26,48", "--cnp-for-dscp48", "--payload", "500")
+        capdir = self.path("cap")
+        run = run_switch(self.tmp, [f"net_pcap0,rx_pcap={inp}", "net_null1,no-rx=1"],
+                         ["--duration", "1s", "--pcap-out", capdir, "--port-workers", "0,1"])
+        self.assertClean(run)
+        self.assertEqual(run.workers, 2)
+        self.assertEqual((run.report["capture_frames"], run.report["capture_dropped"]), (600, 0))
+        self.assertEqual(len(tshark_fields(os.path.join(capdir, "Ethernet0-rx.pcap"), "frame.len")), 300)
+        self.assertEqual(len(tshark_fields(os.path.join(capdir, "Ethernet1-tx.pcap"), "frame.len")), 300)
+
     def test_pcap_out_captures_both_directions(self):
         inp = self.path("in.pcap")
         mkpcap("roce", inp, "--count", "300", "--dscp", "26,48", "--cnp-for-dscp48", "--payload", "500")
