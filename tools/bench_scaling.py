@@ -17,13 +17,14 @@ L3 leaf routing every frame). Configurations alternate in one session
 Counting is at both sinks' ethdev opackets (DPDK telemetry), in WINDOW-second
 windows after WARMUP seconds; each result is the median [min-max] over all
 windows of all runs. TSC cycles per packet per worker = TSC Hz x workers /
-pps (the workers poll at 100 %). On a bigger box give --workers 4,8,16 and
-enough streams (see docs/benchmarks.md, "Scaling over workers").
+pps (the workers poll at 100 %). For 4, 8 and 16 workers on a bigger box,
+see docs/benchmarks.md, "Scaling over workers" (one stream per worker).
 
   tools/bench_scaling.py                  # 74 B and 1082 B frames, 3 runs
   tools/bench_scaling.py --runs 1 --windows 2 --sizes 16
 
---app gen: rocelab-gen --tx-only on two net_null sinks (no-rx=1), RC WRITE
+--app gen: rocelab-gen --tx-only on two net_null sinks (no-rx=1), --pattern
+all-to-all (a QP sending from each port), RC WRITE
 frames of 1082 B with their ICRC per packet (prefilled payload, header CRC
 combined), every QP paced and shaped (--rate 400Gbps: above what a worker
 sends, so pacing costs but does not limit) with DCQCN's reaction point on:
@@ -67,7 +68,7 @@ def run_once(name, pcaps, a):
     if name.startswith("gen-"):
         sinks = (0, 1)
         cmd = [a.gen_bin] + eal + ["--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1", "--", "--tx-only",
-                                   "--quiet", "--rate", "400Gbps", "--mbufs", "16384"]
+                                   "--quiet", "--rate", "400Gbps", "--mbufs", "16384", "--pattern", "all-to-all"]
     else:
         sinks = (1, 3)
         cmd = [a.switch_bin] + eal + [
