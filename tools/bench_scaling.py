@@ -40,7 +40,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from telemetry import Telemetry  # noqa: E402
+from telemetry import measure_sink_mpps  # noqa: E402
 from bench_switch import tsc_hz  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,40 +77,7 @@ def run_once(name, pcaps, a):
             "--", "--quiet", "--config", os.path.join(ROOT, "conf", "bench-scaling.yaml")]
     if pw:
         cmd += ["--port-workers", pw]
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    rates = []
-    try:
-        t = None
-        deadline = time.monotonic() + 20
-        while t is None and time.monotonic() < deadline:
-            if p.poll() is not None:
-                raise RuntimeError(f"{name} exited: {p.stderr.read().decode()[-800:]}")
-            try:
-                t = Telemetry(prefix)
-            except OSError:
-                time.sleep(0.2)
-        if t is None:
-            raise RuntimeError(f"{name}: no telemetry socket")
-
-        def sunk():
-            return sum(t.query(f"/ethdev/stats,{i}")["/ethdev/stats"]["opackets"] for i in sinks)
-        time.sleep(a.warmup)
-        last, t_last = sunk(), time.monotonic()
-        for _ in range(a.windows):
-            time.sleep(a.window)
-            now, t_now = sunk(), time.monotonic()
-            rates.append((now - last) / (t_now - t_last) / 1e6)
-            last, t_last = now, t_now
-        t.close()
-    finally:
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"], check=False)
-    return rates
+    return measure_sink_mpps(cmd, prefix, name, sinks, a.warmup, a.windows, a.window)
 
 
 def main():

@@ -39,11 +39,13 @@ class Telemetry:
 def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):
     """Run `cmd` (a DPDK process started with --file-prefix `prefix`), wait
     for its telemetry socket, warm up, then return Mpps at the sink port's
-    ethdev opackets for each of `windows` windows of `window` seconds. The
-    process is stopped by its PID (SIGTERM, then SIGKILL after 15 s) and its
-    EAL runtime directory removed."""
+    ethdev opackets (summed, when sink_port is a tuple of ports) for each of
+    `windows` windows of `window` seconds. The process is stopped by its PID
+    (SIGTERM, then SIGKILL after 15 s) and its EAL runtime directory removed."""
+    sinks = sink_port if isinstance(sink_port, (tuple, list)) else (sink_port,)
+
     def opackets(t):
-        return t.query(f"/ethdev/stats,{sink_port}")["/ethdev/stats"]["opackets"]
+        return sum(t.query(f"/ethdev/stats,{s}")["/ethdev/stats"]["opackets"] for s in sinks)
 
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     rates = []

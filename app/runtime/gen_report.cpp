@@ -140,12 +140,6 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.end_object();
     }
     j.kv("elapsed_s", elapsed);
-    const auto tot = p.poll_totals();
-    j.kv("busy_cycles", tot.busy_cycles);
-    j.kv("loops", tot.loops);
-    j.kv("max_poll_gap_ns", tot.max_poll_gap_ns);
-    j.kv("stalls", tot.stalls);
-    j.kv("stalled_ns", tot.stalled_ns);
     json_workers(j, p, r, [](json_writer&, std::size_t) {});
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("mbufs_total", r.mbufs_total);

@@ -52,12 +52,19 @@ void write_capture_fields(json_writer& j, const run_report& r);
 // The "ethdev" object of port i.
 void write_ethdev(json_writer& j, const run_report& r, std::size_t i);
 
-// "workers": one object per worker lcore of a pipeline with worker views
-// (the switch, the generator): its ports, busy cycles and share of the run,
-// loops, longest poll gap, stalls, then what `extra(j, k)` adds.
+// The whole pipeline's busy_cycles, loops, max_poll_gap_ns, stalls and
+// stalled_ns, then "workers": one object per worker lcore of a pipeline
+// with worker views (the switch, the generator): its ports, busy cycles and
+// share of the run, loops, longest poll gap, stalls, then what `extra(j, k)`
+// adds.
 template <typename Pipeline, typename Extra>
 void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&& extra) {
     const auto tot = p.poll_totals();
+    j.kv("busy_cycles", tot.busy_cycles);
+    j.kv("loops", tot.loops);
+    j.kv("max_poll_gap_ns", tot.max_poll_gap_ns);
+    j.kv("stalls", tot.stalls);
+    j.kv("stalled_ns", tot.stalled_ns);
     j.key("workers");
     j.begin_array();
     for (std::size_t k = 0; k < p.worker_count(); ++k) {

@@ -65,12 +65,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     j.kv("mode", cfg.mode == fwd_mode::l2 ? "l2" : "l3");
     j.end_object();
     j.kv("elapsed_s", r.elapsed_s);
-    const auto tot = p.poll_totals();
-    j.kv("busy_cycles", tot.busy_cycles);
     j.kv("tsc_hz", r.tsc_hz);
-    j.kv("max_poll_gap_ns", tot.max_poll_gap_ns);
-    j.kv("stalls", tot.stalls);
-    j.kv("stalled_ns", tot.stalled_ns);
     // One entry per worker lcore: its ports, its share of the run spent
     // busy, and what it handed to / took from the others.
     json_workers(j, p, r, [&](json_writer& jw, std::size_t k) {

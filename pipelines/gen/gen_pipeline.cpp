@@ -744,22 +744,7 @@ std::uint32_t gen_pipeline::poll_worker(std::size_t k, nanos now) noexcept {
     return moved;
 }
 
-gen_pipeline::worker_view gen_pipeline::poll_totals() const noexcept {
-    worker_view t;
-    t.busy_cycles = read_counter(busy_cycles);
-    t.loops = read_counter(loops);
-    t.max_poll_gap_ns = read_counter(max_poll_gap_ns);
-    t.stalls = read_counter(stalls);
-    t.stalled_ns = read_counter(stalled_ns);
-    for (const auto& v : _views) {
-        t.busy_cycles += read_counter(v->busy_cycles);
-        t.loops += read_counter(v->loops);
-        t.max_poll_gap_ns = std::max(t.max_poll_gap_ns, read_counter(v->max_poll_gap_ns));
-        t.stalls += read_counter(v->stalls);
-        t.stalled_ns += read_counter(v->stalled_ns);
-    }
-    return t;
-}
+gen_pipeline::worker_view gen_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _views); }
 
 // The earliest time at which poll() has work of its own (see the header).
 nanos gen_pipeline::next_deadline(nanos now) noexcept {

@@ -102,6 +102,7 @@
 #include "roce/loss.hpp"
 #include "roce/requester.hpp"
 #include "roce/responder.hpp"
+#include "worker_view.hpp"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -261,16 +262,7 @@ public:
     std::uint32_t poll(nanos now) noexcept;
     // Worker k's poll (its ports and its sides of the flows); each k from one thread.
     std::uint32_t poll_worker(std::size_t k, nanos now) noexcept;
-    struct worker_view {
-        gen_pipeline* pipe = nullptr;
-        std::uint16_t id = 0;
-        std::uint64_t busy_cycles = 0;
-        std::uint64_t loops = 0;
-        std::int64_t max_poll_gap_ns = 0;
-        std::uint64_t stalls = 0;
-        std::int64_t stalled_ns = 0;
-        std::uint32_t poll(nanos now) noexcept { return pipe->poll_worker(id, now); }
-    };
+    using worker_view = rocelab::worker_view<gen_pipeline>;
     std::size_t worker_count() const noexcept { return _workers.size(); }
     worker_view& worker(std::size_t k) noexcept { return *_views[k]; }
     const worker_view& worker(std::size_t k) const noexcept { return *_views[k]; }

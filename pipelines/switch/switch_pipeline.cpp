@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "core/endian.hpp"
 #include "core/fixed_ring.hpp"
@@ -452,22 +453,7 @@ std::size_t switch_pipeline::worker_count() const noexcept { return _p->workers.
 switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) noexcept { return *_p->views[k]; }
 const switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) const noexcept { return *_p->views[k]; }
 std::uint16_t switch_pipeline::port_worker(std::size_t port) const noexcept { return _p->ports[port]->owner; }
-switch_pipeline::worker_view switch_pipeline::poll_totals() const noexcept {
-    worker_view t;
-    t.busy_cycles = read_counter(busy_cycles);
-    t.loops = read_counter(loops);
-    t.max_poll_gap_ns = read_counter(max_poll_gap_ns);
-    t.stalls = read_counter(stalls);
-    t.stalled_ns = read_counter(stalled_ns);
-    for (const auto& v : _p->views) {
-        t.busy_cycles += read_counter(v->busy_cycles);
-        t.loops += read_counter(v->loops);
-        t.max_poll_gap_ns = std::max(t.max_poll_gap_ns, read_counter(v->max_poll_gap_ns));
-        t.stalls += read_counter(v->stalls);
-        t.stalled_ns += read_counter(v->stalled_ns);
-    }
-    return t;
-}
+switch_pipeline::worker_view switch_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _p->views); }
 
 worker_stats switch_pipeline::worker_figures(std::size_t k) const noexcept {
     const worker_stats& s = _p->workers[k]->st;
@@ -775,6 +761,23 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
     if (pr.n_stage == worker_rt::stage_max) { flush_stage(p, w, to); }
 }
 
+// Charge a frame of `xlen` bytes and traffic class tc to its ingress PG
+// (in's, owned by this worker): its acct_tag, or nothing when the ingress
+// buffer refused it (counted on in: lossy limit or headroom overflow; freed).
+[[gnu::always_inline]] inline std::optional<std::uint32_t> charge_ingress(switch_pipeline::impl& p, worker_rt& w,
+                                                                          port_rt& in, rte_mbuf* x, std::uint8_t tc,
+                                                                          std::uint32_t xlen) noexcept {
+    const std::uint8_t pg = in.maps.tc_to_pg[tc];
+    const admit_result r = p.buf->admit(in.idx, pg, xlen);
+    if (!r.ok()) [[unlikely]] {
+        w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+                                                                : drop_reason::headroom_overflow);
+        rte_pktmbuf_free(x);
+        return std::nullopt;
+    }
+    return acct_tag(in.idx, pg);
+}
+
 // A frame for a port another worker owns: rewritten for that port (VLAN),
 // charged to its ingress PG here (unless `charged` is false: a flood copy),
 // and staged for the owner. False only when the ingress buffer refused it.
@@ -803,15 +806,9 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
     if (p.buf) {
         tag = tag_uncharged;
         if (charged) {
-            const std::uint8_t pg = in.maps.tc_to_pg[tc];
-            const admit_result r = p.buf->admit(in.idx, pg, xlen);
-            if (!r.ok()) [[unlikely]] {
-                w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
-                                                                        : drop_reason::headroom_overflow);
-                rte_pktmbuf_free(x);
-                return false;
-            }
-            tag = acct_tag(in.idx, pg);
+            const auto t = charge_ingress(p, w, in, x, tc, xlen);
+            if (!t) [[unlikely]] { return false; }
+            tag = *t;
         }
     }
     handoff h;
@@ -1334,17 +1331,11 @@ namespace {
                                                      rte_mbuf* x, std::uint8_t tc, int q,
                                                      std::uint32_t xlen) noexcept {
     if (wred_enqueue_drop(p, w, eg, q, x)) [[unlikely]] { return true; }
-    const std::uint8_t pg = in.maps.tc_to_pg[tc];
-    const admit_result r = p.buf->admit(in.idx, pg, xlen);
-    if (!r.ok()) [[unlikely]] {
-        w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
-                                                          : drop_reason::headroom_overflow);
-        rte_pktmbuf_free(x);
-        return false;
-    }
-    if (!eg.eq.enqueue(q, x, xlen, acct_tag(in.idx, pg))) [[unlikely]] {
+    const auto tag = charge_ingress(p, w, in, x, tc, xlen);
+    if (!tag) [[unlikely]] { return false; }
+    if (!eg.eq.enqueue(q, x, xlen, *tag)) [[unlikely]] {
         w.c[eg.idx].drop(drop_reason::tail_drop);
-        release_tag(p, w, acct_tag(in.idx, pg), r.token.bytes);
+        release_tag(p, w, *tag, p.buf->charge_for(xlen));
         rte_pktmbuf_free(x);
     }
     return true;

@@ -38,6 +38,7 @@
 #include "fwd/neigh_table.hpp"
 #include "dpdk/port_io.hpp"
 #include "switch/counters.hpp"
+#include "worker_view.hpp"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -137,16 +138,7 @@ public:
     // other workers handed it). Each k from one thread only.
     std::uint32_t poll_worker(std::size_t k, nanos now) noexcept;
     // What run_worker() drives on worker k's lcore (busy and stall figures per worker).
-    struct worker_view {
-        switch_pipeline* pipe = nullptr;
-        std::uint16_t id = 0;
-        std::uint64_t busy_cycles = 0;
-        std::uint64_t loops = 0;
-        std::int64_t max_poll_gap_ns = 0;
-        std::uint64_t stalls = 0;
-        std::int64_t stalled_ns = 0;
-        std::uint32_t poll(nanos now) noexcept { return pipe->poll_worker(id, now); }
-    };
+    using worker_view = rocelab::worker_view<switch_pipeline>;
     std::size_t worker_count() const noexcept;
     worker_view& worker(std::size_t k) noexcept;
     const worker_view& worker(std::size_t k) const noexcept;

@@ -22,9 +22,11 @@ using namespace rocelab::literals;
 
 namespace {
 
-// The main lcore (the test's hosts) on CPU 0; switch workers on CPU 1 (one,
-// or two sharing it and yielding to each other when idle).
-constexpr const char* eal_lcores = "0@0,1@1,2@1";
+// The main lcore (the test's hosts) on CPU 0, the first switch worker
+// (lcore 1, the one the stall probe watches) alone on CPU 1. A second worker
+// (lcore 2) shares CPU 0 with the hosts: both yield it whenever they have
+// nothing to do (worker_ctl::yield_when_idle; the host loop every turn).
+constexpr const char* eal_lcores = "0@0,1@1,2@0";
 
 struct incast_result {
     std::uint64_t sent = 0, received = 0, tx_fail = 0;
@@ -43,6 +45,10 @@ struct incast_result {
 
 incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned workers = 1,
                          std::vector<unsigned> port_worker = {}) {
+    // With a second worker on the hosts' CPU, the host loop yields every turn.
+    const auto host_turn = [workers] {
+        if (workers > 1) { std::this_thread::yield(); }
+    };
     incast_result res;
     auto cfg_r = load_switch_cfg(std::string(ROCELAB_SOURCE_DIR) + "/conf/incast-lossless-1g.yaml");
     EXPECT_TRUE(cfg_r.ok()) << (cfg_r.ok() ? "" : cfg_r.error().message);
@@ -83,6 +89,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned wor
     // Let the learning frame pass, then run for 2.5 s; measure over [0.5 s, 2.5 s].
     for (nanos end = clk.now() + 10_ms, now = clk.now(); now < end; now = clk.now()) {
         tb.drain(tb.hosts[0].port_id);
+        host_turn();
     }
     const nanos t0 = clk.now();
     const nanos w0 = t0 + 500_ms, w1 = t0 + 2500_ms;
@@ -96,6 +103,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned wor
             next_sample = now + 1_ms;
         }
         for (auto& s : senders) { s->poll(now); }
+        host_turn();
         const std::uint16_t n = rte_eth_rx_burst(tb.hosts[0].port_id, 0, b, 64);
         for (std::uint16_t k = 0; k < n; ++k) {
             ++res.received;
@@ -108,6 +116,7 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned wor
     // Drain: the switch empties its queues (senders keep reading PFC/XON).
     for (nanos end = clk.now() + 200_ms, now = clk.now(); now < end; now = clk.now()) {
         for (auto& s : senders) { s->poll(now); }
+        host_turn();
         const std::uint16_t n = rte_eth_rx_burst(tb.hosts[0].port_id, 0, b, 64);
         res.received += n;
         rte_pktmbuf_free_bulk(b, n);
@@ -272,7 +281,8 @@ void judge_lossless(const incast_result& r) {
 incast_result unstalled_incast(const std::string& tag, unsigned workers = 1, std::vector<unsigned> port_worker = {}) {
     incast_result r;
     for (int attempt = 1; attempt <= 3; ++attempt) {
-        r = run_incast(26, tag, workers, port_worker);
+        // A fresh tag per run: the net_ring devices and rings are named after it.
+        r = run_incast(26, tag + (attempt > 1 ? std::to_string(attempt) : ""), workers, port_worker);
         if (r.max_stall_us >= 0 && r.max_stall_us <= r.stall_budget_us) { break; }
         std::printf("[%s] run %d stalled %.0f us > %.0f us: not judged%s\n", tag.c_str(), attempt, r.max_stall_us,
                     r.stall_budget_us, attempt < 3 ? ", running again" : "");
