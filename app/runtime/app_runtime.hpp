@@ -33,7 +33,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -166,43 +165,26 @@ int run_app(App& app, int argc, char** argv) {
     app.start(s, clock);
     install_stop_signals();
 
-    // One worker per worker lcore (a multi_worker pipeline was built for
-    // that many); the app's per-loop hook runs on the first.
+    // One worker per worker lcore (the pipeline was built for that many:
+    // both apps' pipelines have worker views); the app's per-loop hook runs
+    // on the first.
     using pipe_t = std::remove_reference_t<decltype(pipe)>;
-    std::vector<std::function<void()>> stop_and_join;
-    std::unique_ptr<worker_ctl<pipe_t>> ctl1;
-    std::unique_ptr<worker> w1;
+    static_assert(multi_worker<pipe_t>, "run_app drives a pipeline's worker views");
+    using view_t = std::remove_reference_t<decltype(pipe.worker(0))>;
+    std::vector<std::unique_ptr<worker_ctl<view_t>>> ctls;
     std::vector<std::unique_ptr<worker>> ws;
-    if constexpr (multi_worker<pipe_t>) {
-        using view_t = std::remove_reference_t<decltype(pipe.worker(0))>;
-        auto ctls = std::make_shared<std::vector<std::unique_ptr<worker_ctl<view_t>>>>();
-        for (std::size_t k = 0; k < pipe.worker_count(); ++k) {
-            ctls->push_back(std::make_unique<worker_ctl<view_t>>());
-            ctls->back()->pipe = &pipe.worker(k);
-            ctls->back()->yield_when_idle = opt.idle_yield;
-            if (k == 0) {
-                ws.push_back(std::make_unique<worker>(*ctls->back(), clock.tsc, App::name,
-                                                      view_hook<decltype(app.worker_hook(clock.now()))>{
-                                                          app.worker_hook(clock.now())},
-                                                      0u));
-            } else {
-                ws.push_back(std::make_unique<worker>(*ctls->back(), clock.tsc, App::name, no_hook{},
-                                                      static_cast<unsigned>(k)));
-            }
+    for (std::size_t k = 0; k < pipe.worker_count(); ++k) {
+        ctls.push_back(std::make_unique<worker_ctl<view_t>>());
+        ctls.back()->pipe = &pipe.worker(k);
+        ctls.back()->yield_when_idle = opt.idle_yield;
+        if (k == 0) {
+            using hook_t = decltype(app.worker_hook(clock.now()));
+            ws.push_back(std::make_unique<worker>(*ctls.back(), clock.tsc, App::name,
+                                                  view_hook<hook_t>{app.worker_hook(clock.now())}, 0u));
+        } else {
+            ws.push_back(std::make_unique<worker>(*ctls.back(), clock.tsc, App::name, no_hook{},
+                                                  static_cast<unsigned>(k)));
         }
-        stop_and_join.push_back([ctls, &ws] {
-            for (auto& c : *ctls) { c->stop.store(true); }
-            for (auto& w : ws) { w->join(); }
-        });
-    } else {
-        ctl1 = std::make_unique<worker_ctl<pipe_t>>();
-        ctl1->pipe = &pipe;
-        ctl1->yield_when_idle = opt.idle_yield;
-        w1 = std::make_unique<worker>(*ctl1, clock.tsc, App::name, app.worker_hook(clock.now()));
-        stop_and_join.push_back([&] {
-            ctl1->stop.store(true);
-            w1->join();
-        });
     }
 
     const nanos start = clock.now();
@@ -220,7 +202,8 @@ int run_app(App& app, int argc, char** argv) {
         if (opt.duration && el * 1e9 >= double(opt.duration->v)) { break; }
         if (app.finished()) { break; }
     }
-    for (auto& f : stop_and_join) { f(); }
+    for (auto& c : ctls) { c->stop.store(true); }
+    for (auto& w : ws) { w->join(); }
     const nanos end = clock.now();
     const double elapsed = seconds(end - start);
     app.stopped(start, elapsed);

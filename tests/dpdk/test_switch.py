@@ -33,6 +33,18 @@ def roce(dst_mac="02:00:00:00:00:02", src_mac="02:00:00:00:00:01", src="10.1.0.0
         Raw(bytes((psn + k) & 0xFF for k in range(payload)))
 
 
+def sigterm_and_wait(p, timeout=30):
+    """Stop a running rocelab-switch by its PID (SIGTERM; SIGKILL if it does
+    not stop within `timeout`, then re-raise) and return its (stdout, stderr)."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+
+
 class Base(unittest.TestCase):
     def setUp(self):
         self._td = tempfile.TemporaryDirectory(prefix="rocelab-test-")
@@ -729,13 +741,7 @@ class CliTests(Base):
                                text=True, timeout=20)
             self.assertIn("Ethernet1", r.stdout)
         finally:
-            p.send_signal(signal.SIGTERM)
-            try:
-                out, err = p.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
-                raise
+            out, err = sigterm_and_wait(p)
         self.assertEqual(p.returncode, 0, err)
         self.assertIn("] | Ethernet0 rx", out)  # status line each second
         self.assertIn("final counters", out)
@@ -779,13 +785,7 @@ class CliTests(Base):
             self.assertGreater(w["w1"]["handed_in"], 10000)
             self.assertGreater(w["w1"]["busy_cycles"], 0)
         finally:
-            p.send_signal(signal.SIGTERM)
-            try:
-                out, err = p.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
-                raise
+            out, err = sigterm_and_wait(p)
         self.assertEqual(p.returncode, 0, err)
         self.assertIn("workers: 2; worker 0 (lcore 1): Ethernet0 rxq 0 txq 0; worker 1 (lcore 2): Ethernet1 rxq 0 txq 0",
                       out)
