@@ -68,11 +68,17 @@ void bm_shaper(benchmark::State& st) {
 }
 BENCHMARK(bm_shaper)->Arg(10)->Arg(100)->Arg(400);
 
+// A queued frame: the queues link items through a node each carries.
+struct bench_item {
+    queue_link<bench_item*> link{};
+};
+
 void bm_egress_enq_deq(benchmark::State& st) {
-    static egress_queues<void*, 1024> eq;  // static: 8 x 1024 entries, keep off the stack
+    egress_queues<bench_item*, member_link> eq;
+    bench_item one;
     int q = 0;
     for (auto _ : st) {
-        eq.enqueue(q, &q, 1024);
+        eq.enqueue(q, &one, 1024);
         auto e = eq.dequeue(q);
         benchmark::DoNotOptimize(e);
         q = (q + 1) & 7;
@@ -83,10 +89,11 @@ BENCHMARK(bm_egress_enq_deq);
 
 // enqueue 32 then dequeue 32 (queue holds a standing backlog).
 void bm_egress_burst32(benchmark::State& st) {
-    static egress_queues<void*, 1024> eq;
+    egress_queues<bench_item*, member_link> eq;
+    static std::array<bench_item, 32> frames{};
     for (auto _ : st) {
         for (int i = 0; i < 32; ++i) {
-            eq.enqueue(i & 7, &eq, 1500);
+            eq.enqueue(i & 7, &frames[static_cast<std::size_t>(i)], 1500);
         }
         for (int i = 0; i < 32; ++i) {
             auto e = eq.dequeue(i & 7);

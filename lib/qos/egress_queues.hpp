@@ -1,32 +1,39 @@
-// egress_queues.hpp - the 8 egress queues of one port, with tail drop.
+// egress_queues.hpp - the 8 egress queues of one port, linked through the frames.
 //
-// What: 8 FIFO queues (ring buffers, no allocation) of items T (rte_mbuf* in
-// the switch, anything in tests), each item stored together with its frame
-// length so byte accounting never touches the packet. A queue tail-drops an
-// arriving item when admitting it would exceed its queue_limits
-// (max_bytes or max_packets) or the ring is full.
+// What: 8 FIFO queues of items T (rte_mbuf* in the switch, test nodes in
+// unit tests). A queue is a singly linked list threaded through the items
+// themselves, as an ASIC links the cells of a queued packet: each item
+// carries a small node (next item, length, the caller's 32-bit tag), so a
+// queue holds whatever its items' memory holds. There is no ring of slots
+// to run out of: the only limits are the queue's own queue_limits and,
+// above them, the buffer model that admitted the frame (the MMU). A lossless
+// queue (limits lifted by the switch) therefore never tail-drops; it is
+// bounded by the ingress PG's XOFF and headroom alone.
 //
 // Parameters:
-//   T      item type (pointer-like, trivially copyable).
-//          Storage is one array; indices are free-running 32-bit counters
-//          masked by Depth-1 and rewound to 0 whenever a queue empties.
-//   Depth  ring capacity per queue (power of two). Effective packet limit is
-//          min(limits.max_packets, Depth).
+//   T      item type (pointer-like, trivially copyable; T{} is "none").
+//   Link   how to reach an item's node: `queue_link<T>& Link::node(T)`.
+//          A stateful policy (the switch's holds the mbuf dynamic-field
+//          offset); copied into the queues once.
 //   limits per-queue queue_limits (scheduler_cfg.hpp), settable at run time
 //          from the control path with set_limits().
 //
+// An item is in at most one queue at a time (its node is written at
+// enqueue and read at dequeue/flush). The caller keeps it alive while it is
+// queued.
+//
 // Hot state (read per packet by the scheduler): the `nonempty` bitmap (bit q
-// set = queue q holds at least one item) and per-queue queued bytes.
-// Cold state: egress_queue_stats per queue, in a separate cache-aligned
-// struct read by telemetry:
+// set = queue q holds at least one item), head/tail per queue, queued bytes
+// and packets. Cold state: egress_queue_stats per queue, in a separate
+// cache-aligned struct read by telemetry:
 //   enq_packets/enq_bytes         admitted
 //   deq_packets/deq_bytes         dequeued for transmission
-//   drop_tail_packets/bytes       refused by enqueue() (limit or ring full)
-//   drop_flush_packets/bytes      discarded by flush() (PFC watchdog)
+//   drop_tail_packets/bytes       refused by enqueue() (max_bytes / max_packets)
+//   drop_flush_packets/bytes      discarded by flush() (PFC watchdog, link down)
 //   depth_max_packets/bytes       high-water marks since reset_stats()
 //
 // Example:
-//   egress_queues<rte_mbuf*, 1024> eq{limits};
+//   egress_queues<rte_mbuf*, mbuf_link> eq{limits, mbuf_link{offset}};
 //   if (!eq.enqueue(tc_to_queue[tc], m, m->pkt_len)) { rte_pktmbuf_free(m); }
 //   int q = sched.pick(eq.nonempty_mask() & ~paused, [&](int i) { return eq.head_len(i); });
 //   auto [m, len, tag] = eq.dequeue(q);  sched.charge(q, len);
@@ -61,21 +68,36 @@ struct alignas(64) egress_port_stats {
     std::array<egress_queue_stats, 8> q{};
 };
 
-template <typename T, std::size_t Depth>
-class egress_queues {
-    static_assert(Depth >= 2 && (Depth & (Depth - 1)) == 0, "egress queue depth must be a power of two");
+// The node an item carries while it is queued (16 bytes for a pointer T).
+template <typename T>
+struct queue_link {
+    T next{};
+    std::uint32_t len = 0;
+    std::uint32_t tag = 0;
+};
 
+// Link policy for items that are pointers to a struct with a `link` member
+// (tests, benchmarks).
+struct member_link {
+    template <typename P>
+    auto& node(P p) const noexcept {
+        return p->link;
+    }
+};
+
+template <typename T, typename Link>
+class egress_queues {
 public:
     static constexpr int num_queues = 8;
 
     struct entry {
         T item{};
         std::uint32_t len = 0;
-        std::uint32_t tag = 0;  // caller's 32 bits carried with the item (fits the padding after a pointer)
+        std::uint32_t tag = 0;  // caller's 32 bits carried with the item
     };
 
-    egress_queues() noexcept { set_limits(queue_limits{}); }
-    explicit egress_queues(const std::array<queue_limits, 8>& limits) noexcept {
+    explicit egress_queues(Link link = Link{}) noexcept : _link(link) { set_limits(queue_limits{}); }
+    egress_queues(const std::array<queue_limits, 8>& limits, Link link = Link{}) noexcept : _link(link) {
         for (int q = 0; q < num_queues; ++q) {
             set_limits(q, limits[q]);
         }
@@ -85,7 +107,7 @@ public:
     // queued above a lowered limit stay; only new arrivals are refused.
     void set_limits(int q, const queue_limits& l) noexcept {
         _max_bytes[q] = l.max_bytes.v;
-        _max_packets[q] = l.max_packets < Depth ? l.max_packets : static_cast<std::uint32_t>(Depth);
+        _max_packets[q] = l.max_packets;
     }
     void set_limits(const queue_limits& l) noexcept {
         for (int q = 0; q < num_queues; ++q) {
@@ -97,15 +119,24 @@ public:
     // item is tail dropped (counted); the caller then frees it.
     bool enqueue(int q, T item, std::uint32_t len, std::uint32_t tag = 0) noexcept {
         const std::uint64_t nb = _bytes[q] + len;
-        const std::uint32_t np = _tail[q] - _head[q] + 1;
+        const std::uint32_t np = _packets[q] + 1;
         auto& st = _stats.q[q];
         if (nb > _max_bytes[q] || np > _max_packets[q]) {
             ++st.drop_tail_packets;
             st.drop_tail_bytes += len;
             return false;
         }
-        slot(q, _tail[q]) = entry{item, len, tag};  // fits: np <= _max_packets <= Depth
-        ++_tail[q];
+        auto& n = _link.node(item);
+        n.next = T{};
+        n.len = len;
+        n.tag = tag;
+        if (np == 1) {
+            _head[q] = item;
+        } else {
+            _link.node(_tail[q]).next = item;
+        }
+        _tail[q] = item;
+        _packets[q] = np;
         _bytes[q] = nb;
         _nonempty |= static_cast<std::uint8_t>(1u << q);
         ++st.enq_packets;
@@ -122,14 +153,13 @@ public:
     // Remove the head of queue q. Precondition: queue q is non-empty
     // (its bit is set in nonempty_mask()).
     entry dequeue(int q) noexcept {
-        const entry e = slot(q, _head[q]);
-        ++_head[q];
+        const T item = _head[q];
+        const auto& n = _link.node(item);
+        const entry e{item, n.len, n.tag};
+        _head[q] = n.next;
         _bytes[q] -= e.len;
-        if (_head[q] == _tail[q]) {
-            // Empty: restart at slot 0, so a queue that drains every poll
-            // keeps reusing the same few (hot) cache lines.
-            _head[q] = 0;
-            _tail[q] = 0;
+        if (--_packets[q] == 0) {
+            _tail[q] = T{};
             _nonempty &= static_cast<std::uint8_t>(~(1u << q));
         }
         auto& st = _stats.q[q];
@@ -139,11 +169,11 @@ public:
     }
 
     // Length of the head item of queue q, 0 when empty.
-    std::uint32_t head_len(int q) const noexcept { return empty(q) ? 0 : slot(q, _head[q]).len; }
-    const T& head(int q) const noexcept { return slot(q, _head[q]).item; }
+    std::uint32_t head_len(int q) const noexcept { return empty(q) ? 0 : _link.node(_head[q]).len; }
+    const T& head(int q) const noexcept { return _head[q]; }
 
     bytes depth_bytes(int q) const noexcept { return bytes{_bytes[q]}; }
-    std::uint32_t depth_packets(int q) const noexcept { return _tail[q] - _head[q]; }
+    std::uint32_t depth_packets(int q) const noexcept { return _packets[q]; }
     std::uint8_t nonempty_mask() const noexcept { return _nonempty; }
     bool empty(int q) const noexcept { return (_nonempty >> q & 1u) == 0; }
 
@@ -153,16 +183,19 @@ public:
     std::uint32_t flush(int q, Fn&& on_item) noexcept(noexcept(on_item(entry{}))) {
         auto& st = _stats.q[q];
         std::uint32_t n = 0;
-        while (_head[q] != _tail[q]) {
-            const entry e = slot(q, _head[q]);
-            ++_head[q];
+        while (_packets[q] != 0) {
+            const T item = _head[q];
+            const auto& nd = _link.node(item);
+            const entry e{item, nd.len, nd.tag};
+            _head[q] = nd.next;  // read before on_item frees the item
+            --_packets[q];
             ++st.drop_flush_packets;
             st.drop_flush_bytes += e.len;
             on_item(e);
             ++n;
         }
-        _head[q] = 0;
-        _tail[q] = 0;
+        _head[q] = T{};
+        _tail[q] = T{};
         _bytes[q] = 0;
         _nonempty &= static_cast<std::uint8_t>(~(1u << q));
         return n;
@@ -173,25 +206,17 @@ public:
     void reset_stats() noexcept { _stats = egress_port_stats{}; }
 
 private:
-    // Queue q's slots start at q * stride; head/tail are free-running
-    // counters (tail - head <= Depth) masked to a slot.
-    // The extra 4 entries (64 bytes) per queue stagger the queues' first
-    // slots over different cache sets: with a power-of-two stride the hot
-    // first slots of all 8 queues (and of every port) alias one L1 set.
-    static constexpr std::size_t stride = Depth + 4;
-    entry& slot(int q, std::uint32_t i) noexcept { return _slots[q * stride + (i & (Depth - 1))]; }
-    const entry& slot(int q, std::uint32_t i) const noexcept { return _slots[q * stride + (i & (Depth - 1))]; }
-
-    // hot: the bitmap, ring indices, byte depths and limits (3 cache lines)
+    // hot: the bitmap, list ends, depths and limits
     std::uint8_t _nonempty = 0;
-    std::array<std::uint32_t, 8> _head{};
-    std::array<std::uint32_t, 8> _tail{};
+    Link _link{};
+    std::array<T, 8> _head{};
+    std::array<T, 8> _tail{};
+    std::array<std::uint32_t, 8> _packets{};
     std::array<std::uint32_t, 8> _max_packets{};
     std::array<std::uint64_t, 8> _bytes{};
     std::array<std::uint64_t, 8> _max_bytes{};
     // cold
     egress_port_stats _stats{};
-    std::array<entry, 8 * stride> _slots{};
 };
 
 }  // namespace rocelab

@@ -44,8 +44,8 @@ enum class drop_reason : std::uint8_t {
     neigh_queue_full,   // L3: frame for a neighbour being resolved (ARP/ND) whose wait queue is full
     neigh_unresolved,   // L3: frame that waited for a neighbour that never answered (or at shutdown)
     neigh_table_full,   // L3: frame for a new neighbour and the neighbour table is full
-    handoff_full,       // several workers: the queue to the egress port's worker was full (lossy frames;
-                        // lossless ones wait, charged, and are dropped only if that wait list is full too)
+    handoff_full,       // several workers: the queue to the egress port's worker was full (lossy frames
+                        // only: lossless ones wait, charged, in a stash linked through the frames)
     count
 };
 
@@ -107,6 +107,8 @@ struct alignas(64) port_counters {
     std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
     std::uint64_t tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown or link down: freed
     std::uint64_t tx_pfc_frames = 0;   // PFC/PAUSE frames sent upstream
+    std::uint64_t wred_lossless_kept = 0;  // WRED drop decisions not carried out: the frame was admitted to a
+                                           // lossless PG (a lossless frame leaves only by TX, link down or watchdog)
     std::array<std::uint64_t, drop_reason_count> drops{};
     std::array<std::uint64_t, parse_status_count> malformed{};
     std::array<std::uint64_t, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)

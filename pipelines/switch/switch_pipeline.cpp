@@ -11,12 +11,13 @@
 #include <optional>
 
 #include "core/endian.hpp"
-#include "core/fixed_ring.hpp"
 #include "core/spsc_queue.hpp"
 #include "core/spsc_ring.hpp"
 #include "dpdk/capture.hpp"
+#include "dpdk/mbuf_meta.hpp"
 #include "port_burst.hpp"
 #include "route_lookup.hpp"
+#include "switch/frame_meta.hpp"
 #include "fwd/arp_nd.hpp"
 #include "fwd/icmp_error.hpp"
 #include "fwd/ecmp.hpp"
@@ -55,11 +56,18 @@ constexpr int tag_port(std::uint32_t tag) noexcept { return static_cast<int>(tag
 constexpr int tag_pg(std::uint32_t tag) noexcept { return static_cast<int>(tag >> 16 & 0xFFu); }
 // A flood copy that carries no charge (the ingress PG is charged once per
 // received frame, on the copy that keeps the original mbuf): nothing to
-// release when it leaves.
+// release when it leaves. It still names its ingress (port, PG), so that a
+// copy of a lossless frame is treated as lossless (never WRED-dropped, never
+// dropped for a full handoff queue).
 constexpr std::uint32_t tag_uncharged = 0x80000000u;
-// A frame parked for neighbour resolution before it was charged (one
-// worker: admission happens when it is released).
+// A frame parked for neighbour resolution: not admitted (not charged) yet;
+// admission happens when its neighbour resolves (docs/architecture.md,
+// "Lossless containers"). tag_handed: the same, for a frame another worker
+// handed over for resolution (already rewritten for its egress port).
 constexpr std::uint32_t tag_none = 0x40000000u;
+constexpr std::uint32_t tag_handed = tag_none | 0x20000000u;
+// Made by the switch itself (ARP requests, Neighbor Solicitations): no ingress PG.
+constexpr std::uint32_t tag_made = tag_uncharged | tag_none;
 constexpr bool tag_charged(std::uint32_t tag) noexcept { return (tag & (tag_uncharged | tag_none)) == 0; }
 
 inline std::byte* data(rte_mbuf* m) noexcept { return rte_pktmbuf_mtod(m, std::byte*); }
@@ -100,7 +108,7 @@ struct port_rt {
     scheduler sched;
     shaper shp;
     pause_timer pause;
-    egress_queues<rte_mbuf*, switch_pipeline::queue_slots> eq;
+    egress_queues<rte_mbuf*, mbuf_link> eq;  // linked through the frames: no slots to run out of
     std::array<rte_mbuf*, switch_pipeline::max_burst> staged{};
     std::array<std::uint32_t, switch_pipeline::max_burst> staged_len{};
     std::uint16_t n_staged = 0;
@@ -128,7 +136,7 @@ struct port_rt {
     std::uint32_t icmp_src4 = 0;
     std::array<std::uint8_t, 16> icmp_src6{};
     bool has_src4 = false, has_src6 = false;
-    port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i)
+    port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i, mbuf_link link)
         : b(pb),
           idx(i),
           trust(pc.trust),
@@ -139,7 +147,7 @@ struct port_rt {
           sched(pc.sched),
           shp(pb.shaped ? pb.line_rate : bits_per_sec{0}, bytes{16 * 1024}),
           pause(pc.pfc_enable),
-          eq(pc.limits),
+          eq(pc.limits, link),
           pfc_gen(pc.fc_mode, pb.line_rate, pc.pfc_quanta),
           wred(pc.wred),
           wred_rng(0x5EED0000u + i) {
@@ -185,7 +193,7 @@ struct held_frame {
     std::uint16_t in = 0;
     std::uint8_t tc = 0;
     bool tagged = false;
-    std::uint32_t tag = tag_none;  // charged at RX (handed over from another worker), or tag_none
+    std::uint32_t tag = tag_none;  // tag_none, or tag_handed (handed over by the ingress port's worker)
 };
 
 // ---- several workers (docs/architecture.md, "Several workers") ----
@@ -193,13 +201,17 @@ struct held_frame {
 // A frame handed to the worker that owns the port it must go to.
 enum class handoff_kind : std::uint8_t {
     enqueue,  // charged (or not) at RX, rewritten for the egress port: queue it
-    resolve,  // L3, next hop resolved by ARP/ND on the egress port: resolve, then queue
+    resolve,  // L3, next hop resolved by ARP/ND on the egress port: resolve there (not charged:
+              // a frame waiting for its neighbour is not admitted yet), then back to `admit`
     ingress,  // made on another worker for one of this worker's ports (an ICMP error back out
               // of its ingress port): charge that port's PG here, then queue
+    admit,    // resolved on the egress port's worker (MAC and VLAN rewritten): charge its
+              // ingress PG here, on the ingress port's owner, then hand it to `port`'s owner
 };
 struct handoff {
     rte_mbuf* m = nullptr;
-    std::uint32_t tag = 0;   // acct_tag (charged), tag_uncharged, tag_none, or 0 (no accounting)
+    std::uint32_t tag = 0;   // acct_tag (charged), | tag_uncharged (a flood copy), tag_handed, tag_none,
+                             // or 0 (no accounting)
     std::uint32_t aux = 0;   // resolve: offset of the destination address, or dynamic hop | aux_dynhop
     std::uint16_t port = 0;  // egress port (ingress kind: the port to charge and send on)
     std::uint16_t in = 0;    // ingress port
@@ -241,8 +253,10 @@ struct worker_rt {
         std::array<handoff, stage_max> stage{};
         std::uint16_t n_stage = 0;
         // Lossless frames the full queue did not take: kept in order, still
-        // charged to their ingress PG, pushed first at the next flush.
-        std::unique_ptr<fixed_ring<handoff, 4096>> stash;
+        // charged to their ingress PG, pushed first at the next flush. Linked
+        // through the frames (frame_meta): it holds whatever the buffer
+        // model admitted, so a full handoff queue never drops a lossless frame.
+        frame_fifo stash;
     };
 
     std::uint16_t id = 0;
@@ -266,6 +280,7 @@ struct switch_pipeline::impl {
     std::uint16_t burst = 32;
     std::uint32_t max_frame = 9216;
     rte_mempool* pool = nullptr;
+    mbuf_link link;  // the frames' frame_meta (egress queues, stash)
     std::vector<std::unique_ptr<port_rt>> ports;
     std::unique_ptr<dpdk::route_table> routes;
     std::uint32_t ecmp_seed = 0;
@@ -309,6 +324,11 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         return std::string("internal: port config and bindings differ in count");
     }
     auto p = std::make_unique<impl>();
+    {
+        auto off = dpdk::frame_meta_offset(sizeof(frame_meta), alignof(frame_meta));
+        if (auto* e = std::get_if<std::string>(&off)) { return *e; }
+        p->link = mbuf_link{std::get<int>(off)};
+    }
     p->mode = cfg.mode;
     p->burst = std::clamp<std::uint16_t>(cfg.burst, 1, max_burst);
     p->max_frame = cfg.max_frame;
@@ -319,14 +339,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
     p->icmp_interval = 1'000'000'000 / std::max<std::int64_t>(1, cfg.icmp_rate);
     p->icmp_tau = 49 * p->icmp_interval;
     for (std::size_t i = 0; i < ports.size(); ++i) {
-        for (int q = 0; q < 8; ++q) {
-            if (cfg.ports[i].limits[q].max_packets > queue_slots) {
-                return "QUEUE|" + cfg.ports[i].name + "|" + std::to_string(q) + "|max_packets: " +
-                       std::to_string(cfg.ports[i].limits[q].max_packets) + " exceeds the per-queue ring of " +
-                       std::to_string(queue_slots) + " packets";
-            }
-        }
-        p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i)));
+        p->ports.push_back(std::make_unique<port_rt>(cfg.ports[i], ports[i], static_cast<std::uint16_t>(i), p->link));
         p->ports.back()->wred_rng.reseed(cfg.seed * 0x9E3779B97F4A7C15ULL + i);
         p->all_ports_mask |= 1ULL << i;
         const unsigned ow = port_worker.empty() ? static_cast<unsigned>(i % workers) : port_worker[i];
@@ -354,7 +367,6 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
                 pr.frames = std::make_unique<spsc_queue<handoff, worker_rt::handoff_slots>>();
                 pr.credits = std::make_unique<spsc_queue<credit, worker_rt::credit_slots>>();
                 pr.learns = std::make_unique<spsc_queue<learn_msg, worker_rt::learn_slots>>();
-                pr.stash = std::make_unique<fixed_ring<handoff, 4096>>();
             }
             w->owed.assign(ports.size() * 8, 0);
             w->owed_list.reserve(ports.size() * 8);
@@ -387,12 +399,14 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         p->buf->set_workers(owners, workers);
         // Lossless traffic is limited by ingress accounting (XOFF before the
         // headroom runs out), never by egress tail drop: lift the egress limits
-        // of every queue a lossless PG's traffic class maps to.
+        // of every queue a lossless PG's traffic class maps to. The queues are
+        // linked through the frames, so a lifted queue holds whatever the
+        // buffer admitted (docs/architecture.md, "Lossless containers").
         for (auto& eg : p->ports) {
             for (const auto& pc : cfg.ports) {
                 for (int tc = 0; tc < 8; ++tc) {
                     if (pc.pgs[pc.maps.tc_to_pg[tc]].lossless()) {
-                        eg->eq.set_limits(eg->maps.tc_to_queue[tc], queue_limits{bytes{~0ULL >> 1}, queue_slots});
+                        eg->eq.set_limits(eg->maps.tc_to_queue[tc], queue_limits{bytes{~0ULL >> 1}, ~0u});
                     }
                 }
             }
@@ -698,16 +712,46 @@ void send_credits(switch_pipeline::impl& p, worker_rt& w) noexcept {
     w.owed_list.resize(keep);
 }
 
-// Does a handed-over frame belong to a lossless PG (then it is never dropped
-// for a full handoff queue: it waits, charged, in the stash)?
-inline bool handoff_lossless(const switch_pipeline::impl& p, const handoff& h) noexcept {
-    return p.buf && tag_charged(h.tag) && p.buf->lossless(tag_port(h.tag), tag_pg(h.tag));
+// Does a frame with this tag belong to a lossless PG (charged to it, or a
+// flood copy of a frame charged to it)? Such a frame leaves only by
+// transmission, link down or the PFC watchdog: it is never dropped for a
+// full handoff queue (it waits in the stash) nor by WRED.
+inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noexcept {
+    return p.buf && (tag & tag_none) == 0 && p.buf->lossless(tag_port(tag), tag_pg(tag));
 }
+inline bool handoff_lossless(const switch_pipeline::impl& p, const handoff& h) noexcept { return tag_lossless(p, h.tag); }
 
+// A lossy frame the full handoff queue did not take (lossless ones wait in the stash).
 void handoff_refused(switch_pipeline::impl& p, worker_rt& w, const handoff& h) noexcept {
     w.c[h.port].drop(drop_reason::handoff_full);
     release_tag(p, w, h.tag, p.buf ? p.buf->charge_for(rte_pktmbuf_pkt_len(h.m)) : 0);
     rte_pktmbuf_free(h.m);
+}
+
+// A handoff record kept in the frame itself while it waits in the stash.
+inline void stash_push(switch_pipeline::impl& p, frame_fifo& stash, const handoff& h) noexcept {
+    frame_meta& fm = p.link.meta(h.m);
+    fm.q.len = h.aux;
+    fm.q.tag = h.tag;
+    fm.port = h.port;
+    fm.in = h.in;
+    fm.tc = h.tc;
+    fm.kind = static_cast<std::uint8_t>(h.kind);
+    fm.flags = h.flags;
+    stash.push(p.link, h.m);
+}
+inline handoff stash_peek(const switch_pipeline::impl& p, rte_mbuf* m) noexcept {
+    const frame_meta& fm = p.link.meta(m);
+    handoff h;
+    h.m = m;
+    h.tag = fm.q.tag;
+    h.aux = fm.q.len;
+    h.port = fm.port;
+    h.in = fm.in;
+    h.tc = fm.tc;
+    h.kind = static_cast<handoff_kind>(fm.kind);
+    h.flags = fm.flags;
+    return h;
 }
 
 // Push the frames staged for worker `to`. A full queue: lossless frames wait
@@ -718,13 +762,17 @@ void handoff_refused(switch_pipeline::impl& p, worker_rt& w, const handoff& h) n
 void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcept {
     worker_rt::peer& pr = w.peers[to];
     auto& q = *pr.frames;
-    auto& stash = *pr.stash;
+    frame_fifo& stash = pr.stash;
     handoff tmp[worker_rt::stage_max];
     while (!stash.empty()) {  // the oldest waiting lossless frames first
         const std::size_t m = std::min<std::size_t>(stash.size(), worker_rt::stage_max);
-        for (std::size_t i = 0; i < m; ++i) { tmp[i] = stash[i]; }
+        rte_mbuf* x = stash.front();
+        for (std::size_t i = 0; i < m; ++i) {
+            tmp[i] = stash_peek(p, x);
+            x = p.link.node(x).next;
+        }
         const std::size_t k = q.push_burst(tmp, m);
-        for (std::size_t i = 0; i < k; ++i) { (void)stash.pop(); }
+        for (std::size_t i = 0; i < k; ++i) { (void)stash.pop(p.link); }
         if (k < m) { break; }
     }
     const std::size_t n = pr.n_stage;
@@ -743,11 +791,10 @@ void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcep
         const handoff& h = pr.stage[i];
         if (!handoff_lossless(p, h)) {
             tmp[nl++] = h;
-        } else if (stash.push(h)) {
+        } else {
+            stash_push(p, stash, h);
             ++w.st.stashed;
             ++w.st.handed_out;
-        } else {
-            handoff_refused(p, w, h);
         }
     }
     const std::size_t kl = nl != 0 ? q.push_burst(tmp, nl) : 0;
@@ -803,8 +850,10 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
     const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
     if (kind == handoff_kind::resolve && (aux & aux_dynhop) == 0) { aux = aux + xlen - before; }  // tag in/out
     std::uint32_t tag = 0;
-    if (p.buf) {
-        tag = tag_uncharged;
+    if (kind == handoff_kind::resolve) {
+        tag = tag_handed;  // not admitted while it waits for its neighbour: charged once resolved
+    } else if (p.buf) {
+        tag = tag_uncharged | acct_tag(in.idx, in.maps.tc_to_pg[tc]);
         if (charged) {
             const auto t = charge_ingress(p, w, in, x, tc, xlen);
             if (!t) [[unlikely]] { return false; }
@@ -947,7 +996,7 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
         return;
     }
     const int q = eg.maps.tc_to_queue[7];
-    if (!eg.eq.enqueue(q, m, rte_pktmbuf_pkt_len(m), p.buf ? tag_uncharged : 0u)) {
+    if (!eg.eq.enqueue(q, m, rte_pktmbuf_pkt_len(m), p.buf ? tag_made : 0u)) {
         w.c[eg.idx].drop(drop_reason::tail_drop);
         rte_pktmbuf_free(m);
     }
@@ -1149,7 +1198,7 @@ std::uint16_t l3_decide(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte
                                                                                      ? f.l3_off + 16
                                                                                      : f.ip6_dst_off);
             const std::uint8_t fl = f.kind == frame_kind::ipv6 ? hf_v6 : 0;
-            return handoff_out(p, w, in, eg, m, tc, f.vlan_count > 0, true, handoff_kind::resolve, aux, fl)
+            return handoff_out(p, w, in, eg, m, tc, f.vlan_count > 0, false, handoff_kind::resolve, aux, fl)
                        ? out_held
                        : out_handled;
         }
@@ -1294,8 +1343,12 @@ namespace {
 // traffic class), or tells the caller to drop: Not-ECT frames (and non-IP
 // frames) only when the profile enables WRED drop. Counters per queue:
 // ecn_marked, wred_dropped (the latter also as drops[drop_wred]).
+// A frame of a lossless PG (`tag`: tag_lossless) is never dropped: a drop
+// decision passes it (wred_lossless_kept), since a lossless frame leaves
+// only by transmission, link down or the PFC watchdog.
 // Returns false when the caller must free the frame.
-[[gnu::noinline]] bool wred_stage(worker_rt& w, port_rt& eg, int q, rte_mbuf* m, std::uint64_t depth) noexcept {
+[[gnu::noinline]] bool wred_stage(const switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q, rte_mbuf* m,
+                                  std::uint64_t depth, std::uint32_t tag) noexcept {
     std::byte* d = data(m);
     const std::uint32_t len = rte_pktmbuf_data_len(m);
     const std::uint8_t ecn = frame_ecn(d, len);
@@ -1309,17 +1362,24 @@ namespace {
         case wred_verdict::drop:
             break;
     }
+    if (tag_lossless(p, tag)) {
+        ++w.c[eg.idx].wred_lossless_kept;
+        return true;
+    }
     ++w.c[eg.idx].wred_dropped[q];
     w.c[eg.idx].drop(drop_reason::wred);
     return false;
 }
 
-// ecn_at: enqueue. True when the frame was dropped (freed and counted).
-[[gnu::always_inline]] inline bool wred_enqueue_drop(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q,
-                                                     rte_mbuf* x) noexcept {
+// ecn_at: enqueue, for a frame from `in` of traffic class tc. True when the
+// frame was dropped (freed and counted).
+[[gnu::always_inline]] inline bool wred_enqueue_drop(switch_pipeline::impl& p, worker_rt& w, const port_rt& in,
+                                                     port_rt& eg, int q, std::uint8_t tc, rte_mbuf* x) noexcept {
     if (!p.wred_at_enqueue || (eg.wred_mask >> q & 1u) == 0) [[likely]] { return false; }
     const std::uint64_t depth = eg.eq.depth_bytes(q).v;
-    if (depth <= eg.wred[q].kmin.v || wred_stage(w, eg, q, x, depth)) { return false; }
+    if (depth <= eg.wred[q].kmin.v || wred_stage(p, w, eg, q, x, depth, acct_tag(in.idx, in.maps.tc_to_pg[tc]))) {
+        return false;
+    }
     rte_pktmbuf_free(x);
     return true;
 }
@@ -1330,7 +1390,7 @@ namespace {
 [[gnu::always_inline]] inline bool enqueue_accounted(switch_pipeline::impl& p, worker_rt& w, port_rt& in, port_rt& eg,
                                                      rte_mbuf* x, std::uint8_t tc, int q,
                                                      std::uint32_t xlen) noexcept {
-    if (wred_enqueue_drop(p, w, eg, q, x)) [[unlikely]] { return true; }
+    if (wred_enqueue_drop(p, w, in, eg, q, tc, x)) [[unlikely]] { return true; }
     const auto tag = charge_ingress(p, w, in, x, tc, xlen);
     if (!tag) [[unlikely]] { return false; }
     if (!eg.eq.enqueue(q, x, xlen, *tag)) [[unlikely]] {
@@ -1369,8 +1429,8 @@ namespace {
     }
     const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
     if (p.buf && !uncharged) { return enqueue_accounted(p, w, in, eg, x, tc, q, xlen); }
-    if (wred_enqueue_drop(p, w, eg, q, x)) { return true; }
-    if (!eg.eq.enqueue(q, x, xlen, p.buf ? tag_uncharged : 0u)) {
+    if (wred_enqueue_drop(p, w, in, eg, q, tc, x)) { return true; }
+    if (!eg.eq.enqueue(q, x, xlen, p.buf ? (tag_uncharged | acct_tag(in.idx, in.maps.tc_to_pg[tc])) : 0u)) {
         w.c[eg.idx].drop(drop_reason::tail_drop);
         rte_pktmbuf_free(x);
     }
@@ -1388,7 +1448,7 @@ namespace {
             enqueue_accounted(p, w, in, eg, x, tc, q, xlen);
             return;
         }
-        if (wred_enqueue_drop(p, w, eg, q, x)) [[unlikely]] { return; }
+        if (wred_enqueue_drop(p, w, in, eg, q, tc, x)) [[unlikely]] { return; }
         if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
             w.c[eg.idx].drop(drop_reason::tail_drop);
             rte_pktmbuf_free(x);
@@ -1425,7 +1485,7 @@ void egress_enqueue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, rte_mbu
     }
     if (p.wred_at_enqueue && (eg.wred_mask >> q & 1u) != 0) [[unlikely]] {
         const std::uint64_t depth = eg.eq.depth_bytes(q).v;
-        if (depth > eg.wred[q].kmin.v && !wred_stage(w, eg, q, x, depth)) { return refuse(drop_reason::count); }
+        if (depth > eg.wred[q].kmin.v && !wred_stage(p, w, eg, q, x, depth, tag)) { return refuse(drop_reason::count); }
     }
     if (!eg.eq.enqueue(q, x, xlen, tag)) [[unlikely]] { refuse(drop_reason::tail_drop); }
 }
@@ -1470,16 +1530,37 @@ void egress_enqueue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, rte_mbu
     }
 }
 
+// A frame whose neighbour is known now (its MACs rewritten) is admitted:
+// charged to its ingress PG and queued. One handed over by the ingress
+// port's worker (tag_handed) goes back there to be charged, since only the
+// port's owner writes its PG; that worker hands it to eg's owner charged.
+void admit_resolved(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, port_rt& eg) noexcept {
+    port_rt& in = *p.ports[h.in];
+    if (h.tag != tag_handed) {
+        admit(p, w, in, eg, h.m, h.tc, h.tagged, p.buf != nullptr);
+        return;
+    }
+    if (!p.buf) {  // no accounting: nothing to charge
+        egress_enqueue(p, w, eg, h.m, h.tc, 0);
+        return;
+    }
+    handoff e;
+    e.m = h.m;
+    e.tag = tag_none;
+    e.port = eg.idx;
+    e.in = in.idx;
+    e.tc = h.tc;
+    e.kind = handoff_kind::admit;
+    e.flags = h.tagged ? hf_tagged : 0;
+    stage(p, w, in.owner, e);
+}
+
 void release_held(switch_pipeline::impl& p, worker_rt& w, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept {
     port_rt& eg = *p.ports[port];
     std::byte* d = data(h.m);
     std::memcpy(d, mac.data(), 6);
     std::memcpy(d + 6, eg.b.mac.data(), 6);
-    if (h.tag != tag_none) {  // handed over: rewritten and charged on its ingress worker
-        egress_enqueue(p, w, eg, h.m, h.tc, h.tag);
-        return;
-    }
-    admit(p, w, *p.ports[h.in], eg, h.m, h.tc, h.tagged, p.buf != nullptr);
+    admit_resolved(p, w, h, eg);
 }
 
 // A frame whose neighbour never answered: dropped (drop_neigh_unresolved)
@@ -1767,12 +1848,23 @@ void take_handoff(switch_pipeline::impl& p, worker_rt& w, const handoff& h, nano
             } else {
                 k = neigh_key::v4(load_be32(data(h.m) + h.aux));
             }
-            const held_frame hf{h.m, h.in, h.tc, (h.flags & hf_tagged) != 0, h.tag};
+            const held_frame hf{h.m, h.in, h.tc, (h.flags & hf_tagged) != 0, tag_handed};
             const std::uint16_t o = neigh_forward(p, w, hf, k, h.port, now);
             if (o == out_drop) {
                 rte_pktmbuf_free(h.m);
             } else if (o != out_held) {
-                egress_enqueue(p, w, *p.ports[o], h.m, h.tc, h.tag);
+                admit_resolved(p, w, hf, *p.ports[o]);
+            }
+            return;
+        }
+        case handoff_kind::admit: {  // resolved on eg's worker: charge here, then send it there
+            port_rt& in = *p.ports[h.in];
+            port_rt& eg = *p.ports[h.port];
+            const bool tagged = (h.flags & hf_tagged) != 0;
+            if (eg.owner == w.id) {
+                admit(p, w, in, eg, h.m, h.tc, tagged, p.buf != nullptr);
+            } else {
+                (void)handoff_out(p, w, in, eg, h.m, h.tc, tagged, true);
             }
             return;
         }
@@ -1849,7 +1941,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
     }
     if (p.multi) {
         for (std::size_t k = 0; k < w.peers.size(); ++k) {
-            if (k != w.id && (w.peers[k].n_stage != 0 || !w.peers[k].stash->empty())) { flush_stage(p, w, k); }
+            if (k != w.id && (w.peers[k].n_stage != 0 || !w.peers[k].stash.empty())) { flush_stage(p, w, k); }
         }
     }
 
@@ -1923,7 +2015,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
                 }
                 if (wred_q) [[unlikely]] {
                     const std::uint64_t depth = eg.eq.depth_bytes(q).v;
-                    if (depth > kmin && !wred_stage(w, eg, q, e.item, depth)) {
+                    if (depth > kmin && !wred_stage(p, w, eg, q, e.item, depth, e.tag)) {
                         rte_pktmbuf_free(e.item);
                         continue;
                     }
@@ -1967,7 +2059,7 @@ void switch_pipeline::release_all() noexcept {
             for (auto& w : p.workers) {
                 for (std::size_t k = 0; k < w->peers.size(); ++k) {
                     if (k == w->id) { continue; }
-                    if (w->peers[k].n_stage != 0 || !w->peers[k].stash->empty()) {
+                    if (w->peers[k].n_stage != 0 || !w->peers[k].stash.empty()) {
                         flush_stage(p, *w, k);
                         busy = true;
                     }

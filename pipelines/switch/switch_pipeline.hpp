@@ -117,7 +117,6 @@ struct worker_stats {
 class switch_pipeline {
 public:
     static constexpr std::uint16_t max_burst = 64;
-    static constexpr std::size_t queue_slots = 16384;  // per egress queue (QUEUE max_packets <= this)
 
     // Validates and precomputes everything (routes, maps, schedulers).
     // Returns an error line on failure; never half-built.

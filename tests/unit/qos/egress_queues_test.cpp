@@ -3,10 +3,25 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <vector>
 
 namespace rocelab {
 namespace {
+
+// A queued item: a value and the node the queues link it by.
+struct item {
+    int v = 0;
+    queue_link<item*> link{};
+};
+using queues = egress_queues<item*, member_link>;
+
+// Items 0..n-1 with v = i (stable addresses).
+std::deque<item> items(int n) {
+    std::deque<item> d(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) { d[static_cast<std::size_t>(i)].v = i; }
+    return d;
+}
 
 std::array<queue_limits, 8> limits_all(std::uint64_t max_bytes, std::uint32_t max_packets) {
     std::array<queue_limits, 8> l{};
@@ -18,23 +33,24 @@ std::array<queue_limits, 8> limits_all(std::uint64_t max_bytes, std::uint32_t ma
 }
 
 TEST(egress_queues, fifo_per_queue_and_nonempty_mask) {
-    egress_queues<int, 16> eq{limits_all(1 << 20, 16)};
+    auto it = items(100);
+    queues eq{limits_all(1 << 20, 16)};
     EXPECT_EQ(eq.nonempty_mask(), 0);
-    EXPECT_TRUE(eq.enqueue(3, 30, 100));
-    EXPECT_TRUE(eq.enqueue(3, 31, 200));
-    EXPECT_TRUE(eq.enqueue(6, 60, 64));
+    EXPECT_TRUE(eq.enqueue(3, &it[30], 100));
+    EXPECT_TRUE(eq.enqueue(3, &it[31], 200));
+    EXPECT_TRUE(eq.enqueue(6, &it[60], 64));
     EXPECT_EQ(eq.nonempty_mask(), 0b0100'1000);
     EXPECT_EQ(eq.head_len(3), 100u);
-    EXPECT_EQ(eq.head(3), 30);
+    EXPECT_EQ(eq.head(3)->v, 30);
     EXPECT_EQ(eq.head_len(0), 0u);
     EXPECT_EQ(eq.depth_bytes(3), bytes{300});
     EXPECT_EQ(eq.depth_packets(3), 2u);
     auto e = eq.dequeue(3);
-    EXPECT_EQ(e.item, 30);
+    EXPECT_EQ(e.item->v, 30);
     EXPECT_EQ(e.len, 100u);
     EXPECT_EQ(eq.depth_bytes(3), bytes{200});
-    auto [item, len, tag] = eq.dequeue(3);
-    EXPECT_EQ(item, 31);
+    auto [x, len, tag] = eq.dequeue(3);
+    EXPECT_EQ(x->v, 31);
     EXPECT_EQ(len, 200u);
     EXPECT_EQ(tag, 0u);
     EXPECT_EQ(eq.nonempty_mask(), 0b0100'0000);
@@ -49,57 +65,113 @@ TEST(egress_queues, fifo_per_queue_and_nonempty_mask) {
 }
 
 TEST(egress_queues, tail_drop_on_byte_limit) {
-    egress_queues<int, 64> eq{limits_all(3000, 64)};
-    EXPECT_TRUE(eq.enqueue(1, 0, 1500));
-    EXPECT_TRUE(eq.enqueue(1, 1, 1500));  // exactly at the limit is allowed
-    EXPECT_FALSE(eq.enqueue(1, 2, 1));    // would exceed
-    EXPECT_FALSE(eq.enqueue(1, 3, 9000));
+    auto it = items(10);
+    queues eq{limits_all(3000, 64)};
+    EXPECT_TRUE(eq.enqueue(1, &it[0], 1500));
+    EXPECT_TRUE(eq.enqueue(1, &it[1], 1500));  // exactly at the limit is allowed
+    EXPECT_FALSE(eq.enqueue(1, &it[2], 1));    // would exceed
+    EXPECT_FALSE(eq.enqueue(1, &it[3], 9000));
     EXPECT_EQ(eq.depth_bytes(1), bytes{3000});
     EXPECT_EQ(eq.stats(1).drop_tail_packets, 2u);
     EXPECT_EQ(eq.stats(1).drop_tail_bytes, 9001u);
     eq.dequeue(1);
-    EXPECT_TRUE(eq.enqueue(1, 4, 1000));  // room again
+    EXPECT_TRUE(eq.enqueue(1, &it[4], 1000));  // room again
     EXPECT_EQ(eq.stats(1).enq_packets, 3u);
     // other queues unaffected
-    EXPECT_TRUE(eq.enqueue(2, 5, 3000));
+    EXPECT_TRUE(eq.enqueue(2, &it[5], 3000));
     EXPECT_EQ(eq.stats(2).drop_tail_packets, 0u);
 }
 
-TEST(egress_queues, tail_drop_on_packet_limit_and_ring_depth) {
+TEST(egress_queues, tail_drop_on_packet_limit) {
+    auto it = items(32);
     std::array<queue_limits, 8> l = limits_all(1 << 20, 4);
-    l[5].max_packets = 1000;  // more than the ring: clamped to Depth 8
-    egress_queues<int, 8> eq{l};
+    l[5].max_packets = 8;
+    queues eq{l};
     for (int i = 0; i < 4; ++i) {
-        EXPECT_TRUE(eq.enqueue(0, i, 64));
+        EXPECT_TRUE(eq.enqueue(0, &it[static_cast<std::size_t>(i)], 64));
     }
-    EXPECT_FALSE(eq.enqueue(0, 4, 64));
+    EXPECT_FALSE(eq.enqueue(0, &it[4], 64));
     EXPECT_EQ(eq.stats(0).drop_tail_packets, 1u);
     EXPECT_EQ(eq.stats(0).drop_tail_bytes, 64u);
     for (int i = 0; i < 8; ++i) {
-        EXPECT_TRUE(eq.enqueue(5, i, 64));
+        EXPECT_TRUE(eq.enqueue(5, &it[static_cast<std::size_t>(10 + i)], 64));
     }
-    EXPECT_FALSE(eq.enqueue(5, 8, 64));
+    EXPECT_FALSE(eq.enqueue(5, &it[20], 64));
     EXPECT_EQ(eq.stats(5).drop_tail_packets, 1u);
     EXPECT_EQ(eq.stats(5).depth_max_packets, 8u);
     // lowering a limit at run time affects new arrivals only
     eq.set_limits(5, queue_limits{bytes{100}, 8});
     EXPECT_EQ(eq.depth_packets(5), 8u);
     eq.dequeue(5);
-    EXPECT_FALSE(eq.enqueue(5, 9, 64));  // 7*64 + 64 > 100
+    EXPECT_FALSE(eq.enqueue(5, &it[21], 64));  // 7*64 + 64 > 100
+}
+
+// There is no ring of slots: with its limits lifted (as the switch lifts a
+// lossless queue's) a queue holds every item it is given, a million here,
+// and gives them back in order, interleaved with the other queues.
+TEST(egress_queues, lifted_limits_hold_any_number_in_order) {
+    constexpr int n = 1'000'000;
+    auto it = items(n);
+    queues eq{limits_all(~0ULL >> 1, ~0u)};
+    for (int i = 0; i < n; ++i) {
+        ASSERT_TRUE(eq.enqueue(i % 3, &it[static_cast<std::size_t>(i)], 64 + static_cast<std::uint32_t>(i % 7),
+                               static_cast<std::uint32_t>(i)));
+    }
+    EXPECT_EQ(eq.depth_packets(0) + eq.depth_packets(1) + eq.depth_packets(2), static_cast<std::uint32_t>(n));
+    EXPECT_EQ(eq.stats(0).drop_tail_packets + eq.stats(1).drop_tail_packets + eq.stats(2).drop_tail_packets, 0u);
+    std::array<int, 3> next{0, 1, 2};
+    for (int k = 0; k < n; ++k) {
+        const int q = k % 3 == 0 ? 2 : k % 3 == 1 ? 0 : 1;  // another order than the enqueues'
+        if (eq.empty(q)) { continue; }
+        const auto e = eq.dequeue(q);
+        ASSERT_EQ(e.item->v, next[static_cast<std::size_t>(q)]);
+        ASSERT_EQ(e.tag, static_cast<std::uint32_t>(e.item->v));
+        ASSERT_EQ(e.len, 64u + static_cast<std::uint32_t>(e.item->v % 7));
+        next[static_cast<std::size_t>(q)] += 3;
+    }
+    for (int q = 0; q < 3; ++q) {
+        while (!eq.empty(q)) {
+            ASSERT_EQ(eq.dequeue(q).item->v, next[static_cast<std::size_t>(q)]);
+            next[static_cast<std::size_t>(q)] += 3;
+        }
+    }
+    EXPECT_EQ(eq.nonempty_mask(), 0);
+    EXPECT_EQ(eq.depth_bytes(0).v + eq.depth_bytes(1).v + eq.depth_bytes(2).v, 0u);
+}
+
+// An item dequeued can be queued again at once (its node is rewritten), and
+// a queue that empties and refills keeps FIFO order.
+TEST(egress_queues, requeue_after_dequeue_and_refill) {
+    auto it = items(4);
+    queues eq{limits_all(1 << 20, 16)};
+    EXPECT_TRUE(eq.enqueue(2, &it[0], 100));
+    EXPECT_TRUE(eq.enqueue(2, &it[1], 100));
+    auto a = eq.dequeue(2);
+    EXPECT_TRUE(eq.enqueue(2, a.item, 100));  // behind it[1]
+    EXPECT_EQ(eq.dequeue(2).item->v, 1);
+    EXPECT_EQ(eq.dequeue(2).item->v, 0);
+    EXPECT_TRUE(eq.empty(2));
+    EXPECT_TRUE(eq.enqueue(2, &it[3], 60));
+    EXPECT_EQ(eq.head(2)->v, 3);
+    EXPECT_EQ(eq.head_len(2), 60u);
+    EXPECT_EQ(eq.dequeue(2).item->v, 3);
 }
 
 TEST(egress_queues, flush_drops_everything_and_counts) {
-    egress_queues<int, 16> eq{limits_all(1 << 20, 16)};
+    auto it = items(64);
+    queues eq{limits_all(1 << 20, 16)};
     for (int i = 0; i < 5; ++i) {
-        eq.enqueue(4, 40 + i, 100 + i, 0x500u + static_cast<std::uint32_t>(i));
+        eq.enqueue(4, &it[static_cast<std::size_t>(40 + i)], 100 + static_cast<std::uint32_t>(i),
+                   0x500u + static_cast<std::uint32_t>(i));
     }
-    eq.enqueue(3, 7, 64);
+    eq.enqueue(3, &it[7], 64);
     std::vector<int> freed;
     std::vector<std::uint32_t> tags;
     std::uint64_t freed_bytes = 0;
     EXPECT_EQ(eq.flush(4,
                        [&](const auto& e) {
-                           freed.push_back(e.item);
+                           freed.push_back(e.item->v);
+                           e.item->link = {};  // the caller may reuse the item at once
                            tags.push_back(e.tag);
                            freed_bytes += e.len;
                        }),

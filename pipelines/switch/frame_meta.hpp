@@ -1,0 +1,79 @@
+// frame_meta.hpp - what the switch keeps inside a frame while it holds it.
+//
+// Every container that holds a frame the buffer model admitted links the
+// frame through this metadata, kept in the mbuf's dynamic field
+// (dpdk/mbuf_meta.hpp): the egress queues (qos/egress_queues.hpp, through
+// mbuf_link) and the per-worker-pair stash of lossless frames waiting for a
+// full handoff queue (frame_fifo). None of them has slots to run out of: the
+// buffer model (the MMU's pool, thresholds and headroom) is the only limit,
+// as an ASIC's queues are linked lists of the cells its buffer holds
+// (docs/architecture.md, "Lossless containers").
+//
+// Layout (24 bytes, aligned 8; DPDK's dynfield1 has room for it beside
+// net_pcap's 8-byte timestamp):
+//   q      egress queue / stash link: next frame, length (stash: aux), tag
+//   port   stash: egress port         in    stash: ingress port
+//   tc     stash: traffic class       kind  stash: handoff kind
+//   flags  stash: handoff flags
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "qos/egress_queues.hpp"
+
+struct rte_mbuf;
+
+namespace rocelab::sw {
+
+struct frame_meta {
+    queue_link<rte_mbuf*> q{};
+    std::uint16_t port = 0;
+    std::uint16_t in = 0;
+    std::uint8_t tc = 0;
+    std::uint8_t kind = 0;
+    std::uint8_t flags = 0;
+    std::uint8_t pad = 0;
+};
+static_assert(sizeof(frame_meta) == 24 && alignof(frame_meta) == 8);
+
+// The frame_meta of an mbuf, at the registered dynamic-field offset.
+struct mbuf_link {
+    int off = 0;
+    frame_meta& meta(rte_mbuf* m) const noexcept {
+        return *reinterpret_cast<frame_meta*>(reinterpret_cast<std::byte*>(m) + off);
+    }
+    queue_link<rte_mbuf*>& node(rte_mbuf* m) const noexcept { return meta(m).q; }
+};
+
+// A FIFO of frames linked through their frame_meta: no capacity, one owner.
+class frame_fifo {
+public:
+    bool empty() const noexcept { return _n == 0; }
+    std::uint32_t size() const noexcept { return _n; }
+    rte_mbuf* front() const noexcept { return _head; }
+    // Append m; its meta (but the link) is the caller's to fill first.
+    void push(const mbuf_link& l, rte_mbuf* m) noexcept {
+        l.node(m).next = nullptr;
+        if (_n == 0) {
+            _head = m;
+        } else {
+            l.node(_tail).next = m;
+        }
+        _tail = m;
+        ++_n;
+    }
+    rte_mbuf* pop(const mbuf_link& l) noexcept {
+        rte_mbuf* m = _head;
+        _head = l.node(m).next;
+        if (--_n == 0) { _tail = nullptr; }
+        return m;
+    }
+
+private:
+    rte_mbuf* _head = nullptr;
+    rte_mbuf* _tail = nullptr;
+    std::uint32_t _n = 0;
+};
+
+}  // namespace rocelab::sw
