@@ -232,7 +232,37 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
         j.kv("ports", static_cast<std::uint64_t>(f.port_count(i)));
         j.kv("polls", f.stats(i).polls);
         j.kv("spins", f.stats(i).spins);
-        if (f.kind(i) == vt::node_kind::switch_node) { j.kv("drops", switch_drops(f.switch_at(i))); }
+        if (f.kind(i) == vt::node_kind::switch_node) {
+            auto& sw = f.switch_at(i);
+            j.kv("drops", switch_drops(sw));
+            // The ingress buffer pool: its peak, and what is still in use at the
+            // end of the run (0 once every frame has left).
+            const auto bp = sw.buffer_pool();
+            j.key("buffer_pool");
+            j.begin_object();
+            j.kv("size_bytes", bp.size);
+            j.kv("shared_bytes", bp.shared_size);
+            j.kv("peak_shared_used_bytes", bp.peak_shared_used);
+            j.kv("shared_used_end_bytes", bp.shared_used);
+            std::uint64_t pg_use_end = 0;
+            for (std::size_t p = 0; p < sw.port_count(); ++p) {
+                for (int g = 0; g < 8; ++g) { pg_use_end += sw.pg(p, g).use; }
+            }
+            j.kv("pg_use_end_bytes", pg_use_end);
+            j.end_object();
+            // PFC/PAUSE frames each port sent and received.
+            j.key("pfc");
+            j.begin_array();
+            for (std::size_t p = 0; p < sw.port_count(); ++p) {
+                const auto c = sw.counters(p);
+                j.begin_object();
+                j.kv("port", f.port_name(i, static_cast<int>(p)));
+                j.kv("tx_frames", c.tx_pfc_frames);
+                j.kv("rx_frames", c.rx_pfc);
+                j.end_object();
+            }
+            j.end_array();
+        }
         j.end_object();
     }
     j.end_array();
@@ -307,6 +337,7 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
                 j.kv("port", f.port_name(n, static_cast<int>(p)));
                 j.kv("pg", g);
                 j.kv("peak_use_bytes", pg.peak_use);
+                j.kv("use_end_bytes", pg.use);
                 j.kv("peak_headroom_bytes", pg.peak_headroom);
                 j.kv("xoff_transitions", pg.xoff_transitions);
                 j.kv("drop_headroom_overflow", pg.drop_headroom_overflow);

@@ -156,6 +156,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("tx_behind", c.tx_behind);
         j.kv("tx_ring_full", c.tx_ring_full);
         j.kv("tx_flushed", c.tx_flushed);
+        j.kv("wred_lossless_kept", c.wred_lossless_kept);
         j.key("drops");
         j.begin_object();
         for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {

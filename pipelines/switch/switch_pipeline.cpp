@@ -567,6 +567,11 @@ pfc_status switch_pipeline::pfc(std::size_t port, nanos now) const noexcept {
 
 std::uint64_t switch_pipeline::pool_shared_used() const noexcept { return _p->buf ? _p->buf->pool().shared_used : 0; }
 std::uint64_t switch_pipeline::pool_shared_size() const noexcept { return _p->buf ? _p->buf->pool().shared_size : 0; }
+switch_pipeline::pool_figures switch_pipeline::buffer_pool() const noexcept {
+    if (!_p->buf) { return {}; }
+    const pool_snapshot ps = _p->buf->pool();
+    return pool_figures{ps.size, ps.shared_size, ps.shared_used, ps.peak_shared_used};
+}
 bool switch_pipeline::pop_event(switch_event& e) noexcept {
     const std::size_t n = _p->workers.size();
     for (std::size_t i = 0; i < n; ++i) {

@@ -181,6 +181,12 @@ public:
     pfc_status pfc(std::size_t port, nanos now) const noexcept;
     std::uint64_t pool_shared_used() const noexcept;
     std::uint64_t pool_shared_size() const noexcept;
+    // The ingress buffer pool as a whole (zeros without buffer accounting):
+    // size, shared part, shared bytes in use now and at most.
+    struct pool_figures {
+        std::uint64_t size = 0, shared_size = 0, shared_used = 0, peak_shared_used = 0;
+    };
+    pool_figures buffer_pool() const noexcept;
     // Control thread: next watchdog or link event, if any.
     bool pop_event(switch_event& e) noexcept;
 
