@@ -18,6 +18,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <sys/resource.h>
 #include <cinttypes>
 #include <csignal>
 #include <cstdio>
@@ -81,7 +82,10 @@ Options:
   --pcap            wire captures DIR/<node>-<port>-{tx,rx}.pcap, nanosecond
                     timestamps in fabric time (t = 0 at the start)
   --snaplen BYTES   captured bytes per frame (default 128B)
-  --mbufs N         the shared mbuf pool (default: the nodes' own mbufs summed)
+  --mbufs N         the mbuf pool's capacity (default: sized from the scenario:
+                    every switch's BUFFER_POOL in minimum-size frames, the
+                    cables' rings and wires, the generators' stocks; memory
+                    grows with what is in use; docs/fabric.md "Memory")
   --real-time       run in real time (above) instead of virtual time
   --rt-rate RATE    real time: the fastest cable's rate after scaling
                     (default 1Gbps, what one core here sustains)
@@ -89,7 +93,7 @@ Options:
   --help, --version
 
 EAL: without EAL options rocelab-fabric runs as
-  --no-huge -m <sized to the pool> --no-pci -l 0 --file-prefix rocelab-fabric-<pid>
+  --no-huge -m <sized to its rings and LPM tables> --no-pci -l 0 --file-prefix rocelab-fabric-<pid>
   --no-telemetry --log-level=lib.eal:error
 It needs no device: every port is a modelled cable.
 
@@ -487,6 +491,7 @@ void summary_page(const std::string& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    const auto t_start = std::chrono::steady_clock::now();
     // EAL options, if any, come before "--"; ours after it (or all of argv).
     int eal_n = 0;
     for (int i = 1; i < argc; ++i) {
@@ -531,24 +536,45 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    std::uint64_t mbufs = o.mbufs;
-    if (mbufs == 0) {
-        for (const auto& n : topo.nodes) { mbufs += n.kind == topo_node::kind_t::switch_node ? n.sw.mbufs : n.gen.mbufs; }
+    // The fabric is described first (pure: no DPDK), so its memory can be
+    // planned before EAL starts (docs/fabric.md, "Memory").
+    auto fab = std::make_unique<vt::fabric>();
+    vt::fabric& f = *fab;
+    for (const auto& n : topo.nodes) {
+        if (n.kind == topo_node::kind_t::switch_node) {
+            f.add_switch(n.name, n.sw);
+        } else {
+            std::function<void(gen_cfg&)> adjust;
+            if (k != 1.0) {
+                const bits_per_sec line = n.gen.rate.v != 0 ? n.gen.rate : node_line[&n - topo.nodes.data()];
+                adjust = [k, line](gen_cfg& c) { rt_scale_gen(c, k, line); };
+            }
+            f.add_gen(n.name, n.gen, {}, std::move(adjust));
+        }
     }
+    for (const auto& l : topo.links) {
+        f.connect(l.a, l.pa, l.b, l.pb,
+                  vt::cable_cfg{.rate = l.cable.rate, .prop_delay = l.cable.delay, .loss = l.cable.loss,
+                                .loss_seed = l.cable.loss_seed, .tx_ring_size = l.cable.tx_ring_size,
+                                .rx_ring_size = l.cable.rx_ring_size});
+    }
+    const auto plan_r = f.plan_memory();
+    if (auto* e = std::get_if<std::string>(&plan_r)) { die(2, topo.source + ": " + *e); }
+    const vt::memory_plan& plan = std::get<vt::memory_plan>(plan_r);
+    if (o.mbufs != 0 && o.mbufs < plan.mbufs) {
+        std::string why;
+        for (const auto& t : plan.terms) { why += (why.empty() ? "" : "; ") + t.what + ": " + std::to_string(t.mbufs); }
+        die(2, "--mbufs " + std::to_string(o.mbufs) + " cannot back " + topo.source + ": it needs at least " +
+                   std::to_string(plan.mbufs) + " mbufs (" + why + ")");
+    }
+    const std::uint64_t mbufs = std::max<std::uint64_t>(o.mbufs, plan.mbufs);
     std::vector<std::string> eal_args;
     if (eal_n > 0) {
         for (int i = 0; i < eal_n; ++i) { eal_args.emplace_back(argv[i]); }
     } else {
-        // The shared pool, plus each generator's own pool of prefilled data
-        // mbufs (as many again as its mbufs), with a quarter to spare.
-        std::uint64_t gen_mbufs = 0;
-        for (const auto& n : topo.nodes) { gen_mbufs += n.kind == topo_node::kind_t::gen_node ? n.gen.mbufs : 0; }
-        // An L3 switch's LPM tables take 64 MiB (IPv4 tbl24) + 64 MiB (IPv6) of EAL heap.
-        std::uint64_t l3 = 0;
-        for (const auto& n : topo.nodes) { l3 += n.kind == topo_node::kind_t::switch_node && n.sw.mode == fwd_mode::l3; }
-        const std::uint64_t mem_mb =
-            (mbufs + gen_mbufs) * (RTE_MBUF_DEFAULT_BUF_SIZE + 384) * 5 / 4 / (1024 * 1024) + 768 + 160 * l3;
-        eal_args = {argv[0], "--no-huge", "-m", std::to_string(mem_mb), "--no-pci", "-l", "0",
+        // EAL memory holds rings and LPM tables: the mbufs live outside it,
+        // in pools that grow with what is in use (plan_memory).
+        eal_args = {argv[0], "--no-huge", "-m", std::to_string(plan.eal_mb + (o.realtime ? 64 : 0)), "--no-pci", "-l", "0",
                     "--file-prefix=rocelab-fabric-" + std::to_string(::getpid()), "--no-telemetry",
                     "--log-level=lib.eal:error"};
     }
@@ -560,35 +586,9 @@ int main(int argc, char** argv) {
 
     int rc = 0;
     bool wrote_summary = false;
-    rte_mempool* pool = rte_pktmbuf_pool_create("rocelab_fabric", static_cast<unsigned>(mbufs), 256, 0,
-                                                RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    if (pool == nullptr) {
-        dpdk::eal_cleanup();
-        die(1, "cannot create the mbuf pool of " + std::to_string(mbufs) + " mbufs: " + rte_strerror(rte_errno) +
-                   " (give --mbufs, or EAL -m)");
-    }
     {
-        vt::fabric f;
-        for (const auto& n : topo.nodes) {
-            if (n.kind == topo_node::kind_t::switch_node) {
-                f.add_switch(n.name, n.sw);
-            } else {
-                std::function<void(gen_cfg&)> adjust;
-                if (k != 1.0) {
-                    const bits_per_sec line = n.gen.rate.v != 0 ? n.gen.rate : node_line[&n - topo.nodes.data()];
-                    adjust = [k, line](gen_cfg& c) { rt_scale_gen(c, k, line); };
-                }
-                f.add_gen(n.name, n.gen, {}, std::move(adjust));
-            }
-        }
-        for (const auto& l : topo.links) {
-            f.connect(l.a, l.pa, l.b, l.pb,
-                      vt::cable_cfg{.rate = l.cable.rate, .prop_delay = l.cable.delay, .loss = l.cable.loss,
-                                    .loss_seed = l.cable.loss_seed, .tx_ring_size = l.cable.tx_ring_size,
-                                    .rx_ring_size = l.cable.rx_ring_size});
-        }
         if (o.realtime) { f.use_ethdevs("rtf"); }  // every cabled port a net_ring ethdev
-        if (const std::string e = f.build(pool); !e.empty()) {
+        if (const std::string e = f.build(mbufs); !e.empty()) {
             std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
             rc = 2;
         }
@@ -628,6 +628,7 @@ int main(int argc, char** argv) {
             series ts(o.out, f);
             using clk = std::chrono::steady_clock;
             const auto t0 = clk::now();
+            const double setup_s = std::chrono::duration<double>(t0 - t_start).count();
             auto last = t0;
             std::uint64_t last_hops = 0;
             const nanos step = topo.sample_interval.v > 0 ? topo.sample_interval
@@ -713,6 +714,16 @@ int main(int argc, char** argv) {
                 j.kv("packet_hops_per_wall_s", wall > 0 ? double(f.packet_hops()) / wall : 0.0);
                 j.kv("node_polls", f.engine_counters().node_polls);
                 j.kv("slowdown", double(ran.v) > 0 ? wall / (double(ran.v) / 1e9) : 0.0);
+                // Memory: the process's peak RSS, and the mbuf pools (their
+                // capacity from the sizing rule; populated: what was ever needed).
+                rusage ru{};
+                ::getrusage(RUSAGE_SELF, &ru);
+                j.kv("peak_rss_bytes", static_cast<std::uint64_t>(ru.ru_maxrss) * 1024);
+                const auto pf = f.pools();
+                j.kv("mbufs_capacity", pf.capacity);
+                j.kv("mbufs_populated", pf.populated);
+                j.kv("mbuf_bytes", pf.bytes);
+                j.kv("setup_s", setup_s);
                 j.end_object();
                 s += "\n";
                 write_file(o.out + "/speed.json", s);
@@ -857,7 +868,7 @@ int main(int argc, char** argv) {
                 r.end = f.now();
                 r.tsc_hz = o.realtime ? rte_get_tsc_hz() : 1'000'000'000;
                 r.mbufs_total = mbufs;
-                r.mbufs_in_use = rte_mempool_in_use_count(pool);
+                r.mbufs_in_use = f.pools().in_use;
                 r.command_line = "rocelab-fabric run " + o.topology;
                 for (std::size_t p = 0; p < f.port_count(n); ++p) {
                     const std::string pn = f.port_name(n, static_cast<int>(p));
@@ -887,12 +898,12 @@ int main(int argc, char** argv) {
             }
         }
     }
-    const unsigned in_use = rte_mempool_in_use_count(pool);
+    const std::uint64_t in_use = f.pools().in_use;
     if (in_use != 0) {
-        std::fprintf(stderr, "rocelab-fabric: %u mbufs still in use after the run (a leak)\n", in_use);
+        std::fprintf(stderr, "rocelab-fabric: %" PRIu64 " mbufs still in use after the run (a leak)\n", in_use);
         rc = rc == 0 ? 1 : rc;
     }
-    rte_mempool_free(pool);
+    fab.reset();  // pipelines, links, then the pools
     dpdk::eal_cleanup();
     if (wrote_summary && o.plots) { summary_page(o.out); }  // the time series are closed by now
     return rc;

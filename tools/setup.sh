@@ -3,7 +3,7 @@
 # Installs only missing packages; does nothing when everything is present.
 set -euo pipefail
 pkgs=(g++ meson ninja-build pkg-config libdpdk-dev dpdk dpdk-dev libpcap-dev libyaml-cpp-dev
-      googletest libgtest-dev zlib1g-dev libbenchmark-dev tshark python3-scapy python3-matplotlib iproute2
+      googletest libgtest-dev zlib1g-dev libbenchmark-dev tshark python3-scapy python3-matplotlib python3-yaml iproute2
       clang libclang-rt-14-dev   # tools/fuzz.sh: clang + libFuzzer/ASan runtimes (libclang_rt.fuzzer-x86_64.a)
       ethtool iputils-ping traceroute)  # tests/dpdk/test_linux_hosts.py: offloads off, ping, traceroute through the leaf
 missing=()

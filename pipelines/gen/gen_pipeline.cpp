@@ -311,11 +311,7 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
     }
 
     // Payload CRC and combine operator per payload length (control path).
-    std::uint32_t max_pmtu = 256;
-    for (const auto& f : cfg.flows) {
-        max_pmtu = std::max(max_pmtu, f.qp.pmtu);
-    }
-    max_pmtu = std::min<std::uint32_t>(max_pmtu, 4096);
+    const std::uint32_t max_pmtu = max_pmtu_of(cfg);
     p->_pcrc.resize(max_pmtu + 1);
     p->_pop.resize(max_pmtu + 1);
     std::uint32_t run = 0;  // CRC of pattern[0..L)
@@ -353,7 +349,8 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         }
     }
     const bool prefilled = opts.payload == tx_payload::prefilled || opts.payload == tx_payload::no_icrc;
-    const std::uint32_t pf_n = prefilled ? std::max<std::uint32_t>(cfg.mbufs, 2048) : 0;
+    rte_mempool* const shared_pf = prefilled ? opts.prefilled_pool : nullptr;
+    const std::uint32_t pf_n = !prefilled ? 0 : shared_pf != nullptr ? shared_pf->size : std::max<std::uint32_t>(cfg.mbufs, 2048);
     std::vector<bits_per_sec> rates;
     for (const auto& ps : p->_ports) {
         rates.push_back(ps.b.line_rate);
@@ -373,9 +370,17 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
             ps.delay_mask = cap - 1;
         }
     }
-    if (prefilled) {
+    if (shared_pf != nullptr) {
+        if (rte_pktmbuf_data_room_size(shared_pf) < prefilled_data_room(max_pmtu)) {
+            return "the shared prefilled mbuf pool's data room (" + std::to_string(rte_pktmbuf_data_room_size(shared_pf)) +
+                   " B) is smaller than pmtu " + std::to_string(max_pmtu) + " needs (" +
+                   std::to_string(prefilled_data_room(max_pmtu)) + " B)";
+        }
+        p->_pf_pool = shared_pf;
+        p->_pf_len = max_pmtu;
+    } else if (prefilled) {
         // Frames of max_pmtu payload bytes: payload at pf_payload_off, ICRC after it.
-        const std::uint32_t room = pf_payload_off + max_pmtu + icrc_len;
+        const std::uint32_t room = prefilled_data_room(max_pmtu);
         const std::uint32_t n = pf_n;
         // Several generators may share a process (virtual time): unique names.
         static std::atomic<unsigned> pools{0};
@@ -387,19 +392,12 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
             return "cannot create the prefilled mbuf pool (" + std::to_string(n) + " mbufs): raise -m, lower "
                    "--mbufs or use --tx-payload copy";
         }
+        p->_pf_owned = true;
         p->_pf_len = max_pmtu;
-        struct fill_arg {
-            const std::byte* src;
-            std::uint32_t len;
-        } fa{p->_payload.data(), max_pmtu};
         rte_mempool_obj_iter(
             p->_pf_pool,
-            [](rte_mempool*, void* arg, void* obj, unsigned) {
-                const auto* a = static_cast<const fill_arg*>(arg);
-                auto* m = static_cast<rte_mbuf*>(obj);
-                std::memcpy(static_cast<std::byte*>(m->buf_addr) + pf_payload_off, a->src, a->len);
-            },
-            &fa);
+            [](rte_mempool*, void* arg, void* obj, unsigned) { prefill(arg, static_cast<rte_mbuf*>(obj)); },
+            reinterpret_cast<void*>(static_cast<std::uintptr_t>(max_pmtu)));
     }
     // Workers: ports partitioned, each side of a flow served by the owner of its port.
     if (workers == 0) { workers = 1; }
@@ -445,9 +443,27 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
 
 gen_pipeline::~gen_pipeline() {
     release_all();
-    if (_pf_pool != nullptr) {
+    if (_pf_owned) {
         rte_mempool_free(_pf_pool);
     }
+}
+
+std::uint16_t gen_pipeline::prefilled_data_room(std::uint32_t pmtu) noexcept {
+    return static_cast<std::uint16_t>(pf_payload_off + pmtu + icrc_len);
+}
+
+std::uint32_t gen_pipeline::max_pmtu_of(const gen_cfg& cfg) noexcept {
+    std::uint32_t m = 256;
+    for (const auto& f : cfg.flows) { m = std::max(m, f.qp.pmtu); }
+    return std::min<std::uint32_t>(m, 4096);
+}
+
+// The payload pattern every generator sends (byte i = i mod 256, as
+// create() fills _payload), at pf_payload_off.
+void gen_pipeline::prefill(void* pmtu, rte_mbuf* m) noexcept {
+    const auto len = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(pmtu));
+    auto* d = static_cast<std::byte*>(m->buf_addr) + pf_payload_off;
+    for (std::uint32_t i = 0; i < len; ++i) { d[i] = static_cast<std::byte>(i & 0xFF); }
 }
 
 void gen_pipeline::make_templates(flow_state& f) {
@@ -576,7 +592,7 @@ std::uint32_t gen_pipeline::icrc_of(const std::byte* l3, std::uint32_t hdr_len, 
 }
 
 std::uint64_t gen_pipeline::own_mbufs_in_use() const noexcept {
-    return _pf_pool != nullptr ? rte_mempool_in_use_count(_pf_pool) : 0;
+    return _pf_owned ? rte_mempool_in_use_count(_pf_pool) : 0;
 }
 
 rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept {

@@ -127,6 +127,12 @@ bool tx_payload_parse(const std::string& s, tx_payload& out) noexcept;
 struct gen_tx_opts {
     bool tx_only = false;  // self-acknowledge at send time (benchmark mode, no receiver)
     tx_payload payload = tx_payload::prefilled;
+    // prefilled: an external pool of prefilled mbufs, shared by the
+    // generators of one process (rocelab-fabric) and not owned: its mbufs
+    // hold gen_pipeline::prefill()'s pattern for this generator's largest
+    // pmtu, and its data room is at least prefilled_data_room(that pmtu).
+    // Null: the pipeline creates its own (mbufs of them).
+    rte_mempool* prefilled_pool = nullptr;
 };
 
 // A port as the pipeline sees it (dpdk/port_io.hpp); the generator uses
@@ -309,6 +315,13 @@ public:
     const std::vector<std::uint64_t>& step_count() const noexcept { return _step_n; }
     // mbufs of the pipeline's own (prefilled) pool still in use; 0 after release_all at exit.
     std::uint64_t own_mbufs_in_use() const noexcept;
+    // The prefilled pool's layout, for a pool shared by several generators:
+    // the data room a prefilled mbuf needs for payloads of `pmtu` bytes, the
+    // largest pmtu of a configuration's flows (after expand_gen_cfg), and
+    // the per-mbuf fill (arg: the pmtu, as an integer in the pointer).
+    static std::uint16_t prefilled_data_room(std::uint32_t pmtu) noexcept;
+    static std::uint32_t max_pmtu_of(const gen_cfg& cfg) noexcept;
+    static void prefill(void* pmtu, rte_mbuf* m) noexcept;
     // DCQCN: the reaction point's resolved parameters (same for every flow
     // but the line rate) and the notification point's.
     const dcqcn_np_cfg& np_cfg() const noexcept { return _np_cfg; }
@@ -428,7 +441,8 @@ private:
     std::vector<std::pair<std::uint32_t, std::uint32_t>> _ptab_key;  // (header bytes, payload bytes)
     void make_templates(flow_state& f);
     std::uint32_t icrc_of(const std::byte* l3, std::uint32_t hdr_len, std::uint32_t len) const noexcept;
-    rte_mempool* _pf_pool = nullptr;  // prefilled pool (owned)
+    rte_mempool* _pf_pool = nullptr;  // prefilled pool
+    bool _pf_owned = false;           // created here (else shared: gen_tx_opts::prefilled_pool)
     std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf
     std::uint16_t _room = 0;          // data room of the common pool (without headroom)
     bool refill(stock& s, rte_mempool* mp) noexcept;

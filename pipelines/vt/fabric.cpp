@@ -15,6 +15,8 @@
 
 #include "config/gen_config.hpp"
 #include "config/switch_config.hpp"
+#include "config/units_parse.hpp"
+#include "dpdk/growing_pool.hpp"
 #include "dpdk/port.hpp"
 
 namespace rocelab::vt {
@@ -101,6 +103,20 @@ sim::link_cfg link_of(const cable_cfg& c) noexcept {
     return lc;
 }
 
+// Growing pools (fabric::build(mbufs)): before each poll, every pool has
+// at least `low` free mbufs (more than any node allocates in one poll), so
+// the pipelines never see a pool that could still grow run dry.
+struct pool_keeper {
+    std::vector<dpdk::growing_pool*> pools;
+    std::uint32_t low = 4096;
+    bool exhausted = false;  // a pool was low at its capacity
+    void check() noexcept {
+        for (dpdk::growing_pool* g : pools) {
+            if (g->free_count() < low && !g->top_up(low)) { exhausted = true; }
+        }
+    }
+};
+
 // A pipeline as an engine node.
 template <typename Pipe>
 class pipe_node final : public sim::sim_node {
@@ -109,8 +125,10 @@ public:
     std::vector<vt_port*> ports;
     node_stats st;
     bool realtime = false;  // polled every round: no deadline to compute
+    pool_keeper* keeper = nullptr;
 
     nanos poll(nanos now) noexcept override {
+        if (keeper != nullptr) { keeper->check(); }
         if (realtime) {
             ++st.polls;
             (void)pipe->poll(now);
@@ -151,6 +169,7 @@ struct fabric::impl {
         std::unique_ptr<pipe_node<gen::gen_pipeline>> gen_node;
         std::vector<std::int32_t> port_cable;  // cable index per port, -1 none
         std::vector<std::int32_t> port_txlink;  // engine link leaving the port, -1 none
+        bool expanded = false;                  // gen: expand_gen_cfg (and adjust) done
     };
     struct cable {
         std::size_t a = 0, b = 0;
@@ -164,7 +183,13 @@ struct fabric::impl {
     bool built = false;
     bool released = false;
     bool realtime = false;
+    bool checked = false;  // ports and cables checked, generators expanded
     std::string eth_tag;  // use_ethdevs(): non-empty
+    // build(mbufs): the growing pools (common first, then one prefilled pool per pmtu).
+    std::vector<std::unique_ptr<dpdk::growing_pool>> pools;
+    pool_keeper keeper;
+
+    std::string check();
 
     std::string port_label(std::size_t n, int p) const {
         const node_rec& r = nodes[n];
@@ -176,7 +201,13 @@ struct fabric::impl {
 };
 
 fabric::fabric() : _p(std::make_unique<impl>()) {}
-fabric::~fabric() { release_all(); }
+fabric::~fabric() {
+    release_all();
+    // Pipelines and links before the pools their mbufs belong to.
+    _p->eng.reset();
+    _p->nodes.clear();
+    _p->pools.clear();
+}
 
 std::size_t fabric::add_switch(const std::string& name, const switch_cfg& cfg) {
     impl::node_rec r;
@@ -205,9 +236,11 @@ void fabric::connect(std::size_t a, int pa, std::size_t b, int pb, const cable_c
     _p->cables.push_back(impl::cable{a, b, pa, pb, c});
 }
 
-std::string fabric::build(rte_mempool* pool) {
-    impl& p = *_p;
-    if (p.built) { return "fabric: build() called twice"; }
+// Port counts, the cable on each port, cable parameters; then every
+// generator's configuration expanded (hosts and flows) for its port count.
+std::string fabric::impl::check() {
+    impl& p = *this;
+    if (p.checked) { return {}; }
     if (p.nodes.empty()) { return "fabric: no nodes"; }
     // Port counts and the cable on each port.
     for (auto& n : p.nodes) {
@@ -238,6 +271,157 @@ std::string fabric::build(rte_mempool* pool) {
         }
         if (const std::string e = sim::link_cfg_error(link_of(c.cfg)); !e.empty()) { return what + ": " + e; }
     }
+    for (auto& n : p.nodes) {
+        if (n.kind != node_kind::gen_node || n.expanded) { continue; }
+        if (auto e = expand_gen_cfg(n.gcfg, static_cast<int>(n.port_cable.size())); !e.empty()) { return n.name + ": " + e; }
+        if (n.adjust) { n.adjust(n.gcfg); }
+        n.expanded = true;
+    }
+    p.checked = true;
+    return {};
+}
+
+// docs/fabric.md, "Memory": the sizing rule.
+std::variant<memory_plan, std::string> fabric::plan_memory() {
+    impl& p = *_p;
+    if (const std::string e = p.check(); !e.empty()) { return e; }
+    memory_plan m;
+    constexpr std::uint64_t min_frame = 60;  // the smallest frame any node makes (an Ethernet minimum)
+    constexpr std::uint64_t burst = 64;      // frames a pipeline stages per port (max_burst)
+    std::uint32_t max_pmtu = 256;
+    std::uint64_t l3 = 0;
+    for (const auto& n : p.nodes) {
+        if (n.kind == node_kind::switch_node) {
+            const switch_cfg& c = n.scfg;
+            std::uint64_t frames = 0;
+            std::string what;
+            if (c.pool.enabled) {
+                // Every frame the buffer model can admit: the whole pool in
+                // minimum-size charges (a cell, or the smallest frame).
+                const std::uint64_t charge = std::max<std::uint64_t>(c.pool.cell.v, min_frame);
+                frames = c.pool.size.v / charge;
+                what = n.name + ": BUFFER_POOL " + format_bytes(c.pool.size) + " / " + std::to_string(charge) + " B";
+            } else {
+                for (const auto& pc : c.ports) {
+                    for (const auto& l : pc.limits) {
+                        frames += std::min<std::uint64_t>(l.max_packets, l.max_bytes.v / min_frame + 1);
+                    }
+                }
+                what = n.name + ": egress queue limits (no BUFFER_POOL)";
+            }
+            if (c.mode == fwd_mode::l2) {
+                frames *= 2;  // flood copies are not charged (stored once by an ASIC, copied here)
+                what += ", x2 for flood copies";
+            } else {
+                ++l3;
+            }
+            m.terms.push_back({what, frames});
+            m.terms.push_back({n.name + ": TX staging and PFC frames", c.ports.size() * (2 * burst + 1)});
+        } else {
+            const gen_cfg& g = n.gcfg;
+            max_pmtu = std::max(max_pmtu, gen::gen_pipeline::max_pmtu_of(g));
+            const std::uint64_t ports = n.port_cable.size();
+            // Stocks (common and prefilled), RX and TX bursts, replies and CNPs waiting.
+            std::uint64_t own = 256 + 4 * burst * ports;
+            if (g.link_delay.v > 0) {  // a delay line holds every frame of a window
+                for (const auto& f : g.flows) { own += f.qp.window; }
+            }
+            m.terms.push_back({n.name + ": generator stocks and bursts", own});
+            const bool pf = n.opts.payload == gen::tx_payload::prefilled || n.opts.payload == gen::tx_payload::no_icrc;
+            const std::uint32_t pm = gen::gen_pipeline::max_pmtu_of(g);
+            if (pf && std::find(m.prefilled_pmtus.begin(), m.prefilled_pmtus.end(), pm) == m.prefilled_pmtus.end()) {
+                m.prefilled_pmtus.push_back(pm);
+            }
+        }
+    }
+    std::uint64_t wire = 0;
+    for (const auto& c : p.cables) {
+        const double bits = double(c.cfg.prop_delay.v) * double(c.cfg.rate.v) / 1e9;
+        const auto in_flight = static_cast<std::uint64_t>(bits / double((min_frame + 24) * 8)) + 1;
+        wire += 2 * (c.cfg.tx_ring_size + c.cfg.rx_ring_size + in_flight);
+    }
+    m.terms.push_back({"cables: TX and RX rings, frames on the wire", wire});
+    for (const auto& t : m.terms) { m.mbufs += t.mbufs; }
+    // The largest frame: a data frame of the largest pmtu with its headers
+    // (Ethernet, 802.1Q, IPv6, UDP, BTH, RETH, ImmDt, ICRC: 102 B), rounded.
+    m.data_room = static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + ((max_pmtu + 160 + 63) / 64) * 64);
+    std::uint64_t ring = 1;
+    while (ring <= m.mbufs) { ring <<= 1; }
+    m.eal_mb = 96 + (ring * 8 * (1 + m.prefilled_pmtus.size()) >> 20) + 160 * l3;
+    return m;
+}
+
+std::string fabric::build(std::uint64_t mbufs) {
+    impl& p = *_p;
+    if (p.built) { return "fabric: build() called twice"; }
+    auto pr = plan_memory();
+    if (auto* e = std::get_if<std::string>(&pr)) { return *e; }
+    const memory_plan& m = std::get<memory_plan>(pr);
+    if (mbufs != 0 && mbufs < m.mbufs) {
+        std::string why;
+        for (const auto& t : m.terms) { why += (why.empty() ? "" : "; ") + t.what + ": " + std::to_string(t.mbufs); }
+        return "--mbufs " + std::to_string(mbufs) + " cannot back the fabric's buffers: it needs " +
+               std::to_string(m.mbufs) + " mbufs (" + why + ")";
+    }
+    const std::uint64_t cap = std::max(mbufs, m.mbufs);
+    if (cap > UINT32_MAX / 2) { return "the fabric needs " + std::to_string(cap) + " mbufs: too many for one pool"; }
+    // Free mbufs kept ahead of the pipelines: more than any node allocates
+    // in one poll (its stocks: 2 x 64 per port, and some).
+    std::size_t max_ports = 1;
+    for (const auto& n : p.nodes) { max_ports = std::max(max_ports, n.port_cable.size()); }
+    p.keeper.low = static_cast<std::uint32_t>(std::min<std::uint64_t>(cap, 1024 + 2 * 64 * max_ports));
+    const auto chunk = static_cast<std::uint32_t>(std::max<std::uint64_t>(8192, 2 * p.keeper.low));
+    static unsigned instance = 0;
+    const std::string tag = std::to_string(instance++);
+    dpdk::growing_pool::params cp;
+    cp.name = "fab_mbufs" + tag;
+    cp.capacity = static_cast<std::uint32_t>(cap);
+    cp.initial = std::min<std::uint32_t>(cp.capacity, chunk);
+    cp.chunk = chunk;
+    cp.data_room = m.data_room;
+    auto g = dpdk::growing_pool::create(cp);
+    if (auto* e = std::get_if<std::string>(&g)) { return *e; }
+    p.pools.push_back(std::move(std::get<0>(g)));
+    for (std::uint32_t pm : m.prefilled_pmtus) {
+        dpdk::growing_pool::params pp = cp;
+        pp.name = "fab_pf" + std::to_string(pm) + "_" + tag;
+        pp.data_room = gen::gen_pipeline::prefilled_data_room(pm);
+        pp.init = &gen::gen_pipeline::prefill;
+        pp.arg = reinterpret_cast<void*>(static_cast<std::uintptr_t>(pm));
+        auto gp = dpdk::growing_pool::create(pp);
+        if (auto* e = std::get_if<std::string>(&gp)) { return *e; }
+        for (auto& n : p.nodes) {
+            if (n.kind == node_kind::gen_node && gen::gen_pipeline::max_pmtu_of(n.gcfg) == pm) {
+                n.opts.prefilled_pool = std::get<0>(gp)->get();
+            }
+        }
+        p.pools.push_back(std::move(std::get<0>(gp)));
+    }
+    for (const auto& gp : p.pools) { p.keeper.pools.push_back(gp.get()); }
+    if (const std::string e = build(p.pools.front()->get()); !e.empty()) { return e; }
+    for (auto& n : p.nodes) {
+        if (n.sw_node) { n.sw_node->keeper = &p.keeper; }
+        if (n.gen_node) { n.gen_node->keeper = &p.keeper; }
+    }
+    return {};
+}
+
+fabric::pool_figures fabric::pools() const noexcept {
+    pool_figures f;
+    for (const auto& g : _p->pools) {
+        f.capacity += g->capacity();
+        f.populated += g->populated();
+        f.bytes += std::uint64_t{g->populated()} * g->object_bytes();
+        f.in_use += g->populated() - rte_mempool_avail_count(g->get());
+    }
+    f.exhausted = _p->keeper.exhausted;
+    return f;
+}
+
+std::string fabric::build(rte_mempool* pool) {
+    impl& p = *_p;
+    if (p.built) { return "fabric: build() called twice"; }
+    if (const std::string e = p.check(); !e.empty()) { return e; }
     auto cable_rate = [&](const impl::node_rec& n, std::size_t port) {
         const std::int32_t ci = n.port_cable[port];
         return ci < 0 ? bits_per_sec{0} : p.cables[static_cast<std::size_t>(ci)].cfg.rate;
@@ -308,8 +492,6 @@ std::string fabric::build(rte_mempool* pool) {
             n.sw_node->pipe = n.sw.get();
             for (auto& vp : n.ports) { n.sw_node->ports.push_back(vp.get()); }
         } else {
-            if (auto e = expand_gen_cfg(n.gcfg, static_cast<int>(np)); !e.empty()) { return n.name + ": " + e; }
-            if (n.adjust) { n.adjust(n.gcfg); }
             for (std::size_t i = 0; i < np; ++i) {
                 bindings[i].line_rate = n.gcfg.rate.v != 0 ? n.gcfg.rate : cable_rate(n, i);
             }

@@ -42,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "config/gen_config.hpp"
@@ -53,6 +54,10 @@
 
 struct rte_mbuf;
 struct rte_mempool;
+
+namespace rocelab::dpdk {
+class growing_pool;
+}
 
 namespace rocelab::vt {
 
@@ -80,6 +85,22 @@ struct mbuf_traits {
 using mbuf_engine = sim::engine<rte_mbuf*, mbuf_traits>;
 
 enum class node_kind : std::uint8_t { switch_node, gen_node };
+
+// The mbufs a fabric needs, sized from its description (docs/fabric.md,
+// "Memory"): every frame the switches' buffers can admit (their pools in
+// minimum-size charges), what the cables' rings and wires can hold, and the
+// generators' own working sets. Pure arithmetic over the configuration.
+struct memory_plan {
+    struct term {
+        std::string what;          // "leaf0 BUFFER_POOL 12MiB / 96 B", "cables", ...
+        std::uint64_t mbufs = 0;
+    };
+    std::vector<term> terms;
+    std::uint64_t mbufs = 0;          // the common pool's capacity: the terms summed
+    std::uint16_t data_room = 0;      // bytes per mbuf, headroom included: the largest frame
+    std::vector<std::uint32_t> prefilled_pmtus;  // one shared prefilled pool per pmtu
+    std::uint64_t eal_mb = 0;         // EAL memory for rings and LPM tables (mbufs live outside it)
+};
 
 struct node_stats {
     std::uint64_t polls = 0;
@@ -120,9 +141,30 @@ public:
     // the ring and device names unique.
     void use_ethdevs(const std::string& tag);
 
+    // The memory the description needs (before EAL starts: pure). Also
+    // checks ports and cables, and expands the generators' configurations.
+    std::variant<memory_plan, std::string> plan_memory();
+
     // Checks the description and creates pipelines, nodes and links. One
     // error line (naming the node, port or cable) or "".
+    //   build(pool): every node on the caller's pool (and each generator's
+    //                own prefilled pool).
+    //   build(mbufs): pools sized by plan_memory() (mbufs: the common pool's
+    //                capacity, at least the plan's), growing with what is in
+    //                use (dpdk/growing_pool.hpp): the memory follows the frames
+    //                held, not the capacity. Generators of one pmtu share one
+    //                prefilled pool.
     std::string build(rte_mempool* pool);
+    std::string build(std::uint64_t mbufs);
+    // build(mbufs): the pools' figures.
+    struct pool_figures {
+        std::uint64_t capacity = 0;    // mbufs, all pools
+        std::uint64_t populated = 0;   // mbufs that were ever needed (memory touched)
+        std::uint64_t bytes = 0;       // their memory
+        std::uint64_t in_use = 0;      // mbufs in use now
+        bool exhausted = false;        // a pool ran low at its capacity
+    };
+    pool_figures pools() const noexcept;
 
     // Wire captures (see above); call after build(), before running.
     std::string capture_to(const std::string& dir, std::uint32_t snaplen = 256);

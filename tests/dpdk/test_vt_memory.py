@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""rocelab-fabric's memory grows with the scenario (issue 19 item 4;
+docs/fabric.md, "Memory").
+
+- The pool's capacity is the sizing rule, recomputed here from the scenario
+  file itself (its switches' BUFFER_POOL size / cell, the cables' rings and
+  in-flight frames, the generators' stocks), not read back from the runner:
+  speed.json's mbufs_capacity must equal it.
+- A 3-host scenario (hpcc-incast-2to1, a 32 MB switch pool that the old
+  runner backed with 1.35M touched mbufs) peaks under 371 MB of RSS (half of
+  the 742 MB it took before) and populates only a fraction of the capacity:
+  the memory follows the frames held, not the capacity. Each run's peak RSS
+  is in speed.json.
+- --mbufs below the rule is refused with exit 2 and one line naming each
+  term; nothing runs (no report folder).
+- The frames a 16:1 incast holds (pmtu 256, lossless, 12 MiB pool) are all
+  backed: no drop anywhere, and the populated mbufs stay below the capacity
+  the rule gave.
+
+Run: /usr/bin/python3 tests/dpdk/test_vt_memory.py -v
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from switchtest import BUILD, ROOT  # noqa: E402
+
+FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
+UNITS = {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1000, "MB": 10**6, "GB": 10**9}
+RATES = {"Gbps": 10**9, "Mbps": 10**6, "Kbps": 10**3, "bps": 1}
+TIMES = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
+
+
+def quantity(text, units):
+    t = str(text).strip().strip('"')
+    for u in sorted(units, key=len, reverse=True):
+        if t.endswith(u):
+            return float(t[: -len(u)]) * units[u]
+    return float(t)
+
+
+def rule(path):
+    """The sizing rule of docs/fabric.md, from the scenario file alone."""
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+    total = 0
+    ports = {}
+    for sw in doc.get("switches", []):
+        cfg = sw["config"]
+        mode = cfg.get("ROCELAB", {}).get("mode", "l2")
+        pools = cfg.get("BUFFER_POOL")
+        assert pools != {}, "the test's scenarios keep a buffer pool"
+        # No BUFFER_POOL: the built-in RoCE default, 12 MiB in 96 B cells.
+        pool = next(iter(pools.values())) if pools else {"size": "12MiB", "cell": 96}
+        size = quantity(pool["size"], UNITS)
+        cell = quantity(pool.get("cell", 96), UNITS)
+        frames = int(size // max(cell, 60))
+        total += frames * (2 if mode == "l2" else 1)
+        n = len(cfg["PORT"])
+        total += n * (2 * 64 + 1)
+        ports[sw["name"]] = n
+    link = doc.get("link", {})
+    h = doc.get("hosts", [])
+    if isinstance(h, str):  # "h0..h2"
+        lo, hi = (int("".join(c for c in x if c.isdigit())) for x in h.split(".."))
+        hosts = hi - lo + 1
+    else:
+        hosts = len(h)
+    for l in doc["links"]:
+        rate = quantity(l.get("rate", link.get("rate", "100Gbps")), RATES)
+        delay = quantity(l.get("delay", link.get("delay", "25ns")), TIMES)
+        tx = int(l.get("tx_ring_size", link.get("tx_ring_size", 256)))
+        rx = int(l.get("rx_ring_size", link.get("rx_ring_size", 1024)))
+        in_flight = int(delay * rate / 1e9 / ((60 + 24) * 8)) + 1
+        a, b = l["a"], l["b"]
+        count = 1
+        for end in (a, b):
+            if ".." in end:
+                lo, hi = end.split(":")[-1].split("..")
+                lo = int("".join(c for c in lo if c.isdigit()))
+                hi = int("".join(c for c in hi if c.isdigit()))
+                count = hi - lo + 1
+        total += count * 2 * (tx + rx + in_flight)
+    # Scenario files give every host its own generator port on one
+    # generator node ("hosts" + "traffic"): 256 + 4 x 64 per port.
+    total += 256 + 4 * 64 * hosts
+    return total
+
+
+def run(args, **kw):
+    return subprocess.run([FABRIC] + args, capture_output=True, text=True, timeout=600, **kw)
+
+
+class Memory(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rocelab-mem-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def speed(self, scenario, extra=()):
+        out = os.path.join(self.tmp, "out-" + os.path.basename(scenario))
+        r = run(["run", scenario, "--out", out, "--no-plots", "--quiet"] + list(extra))
+        self.assertIn(r.returncode, (0, 3), r.stdout + r.stderr)
+        with open(os.path.join(out, "speed.json")) as f:
+            return json.load(f), out
+
+    def test_capacity_is_the_rule_and_rss_follows_use(self):
+        path = os.path.join(ROOT, "conf", "scenarios", "hpcc-incast-2to1.yaml")
+        sp, _ = self.speed(path, ["--duration", "2ms"])
+        want = rule(path)
+        print(f"hpcc-incast-2to1: capacity {sp['mbufs_capacity']} (rule {want}), populated {sp['mbufs_populated']}, "
+              f"peak RSS {sp['peak_rss_bytes'] >> 20} MiB, set-up {sp['setup_s']:.3f} s")
+        # Two pools (common + one prefilled for the scenario's pmtu), each of the rule's capacity.
+        self.assertEqual(sp["mbufs_capacity"], 2 * want)
+        self.assertLess(sp["peak_rss_bytes"], 371 * 10**6, "at most half of the 742 MB the runner took before")
+        self.assertLess(sp["mbufs_populated"], sp["mbufs_capacity"] // 10)
+        self.assertGreater(sp["peak_rss_bytes"], 0)
+
+    def test_mbufs_below_the_rule_is_refused_naming_each_term(self):
+        path = os.path.join(ROOT, "conf", "scenarios", "incast-8to1-pfc.yaml")
+        out = os.path.join(self.tmp, "refused")
+        r = run(["run", path, "--out", out, "--mbufs", "2000"])
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("--mbufs 2000 cannot back", lines[0])
+        self.assertIn(f"at least {rule(path)} mbufs", lines[0])
+        self.assertIn("BUFFER_POOL", lines[0])
+        self.assertIn("cables", lines[0])
+        self.assertFalse(os.path.exists(os.path.join(out, "summary.json")))
+
+    def test_incast_16_to_1_small_frames_backed_and_lossless(self):
+        ports = "\n".join(f"        Ethernet{i}: {{speed: 100Gbps}}" for i in range(17))
+        topo = os.path.join(self.tmp, "inc16.yaml")
+        with open(topo, "w") as f:
+            f.write(f"""duration: 3ms
+link: {{rate: 100Gbps, delay: 25ns}}
+nodes:
+  - name: leaf0
+    switch:
+      PORT:
+{ports}
+  - name: hosts
+    gen: {{seed: 7, pattern: incast, senders: 16, msg_size: 4MiB, pmtu: 256, window: 8192, dcqcn: "off"}}
+links:
+  - {{a: hosts:0..16, b: leaf0:Ethernet0..Ethernet16}}
+""")
+        sp, out = self.speed(topo)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(out, "fabric.json")) as f:
+            fab = json.load(f)
+        self.assertEqual(s["totals"]["lossless_drops"], 0)
+        self.assertEqual(s["totals"]["drops"], 0)
+        self.assertEqual(sum(l["rx_ring_full"] + l["lost"] for l in fab["links"]), 0)
+        sw = next(n for n in fab["nodes"] if n["kind"] == "switch")
+        peak = sw["buffer_pool"]["peak_shared_used_bytes"]
+        print(f"16:1 pmtu 256: peak shared buffer {peak >> 10} KiB, populated {sp['mbufs_populated']} of "
+              f"{sp['mbufs_capacity']}, peak RSS {sp['peak_rss_bytes'] >> 20} MiB")
+        self.assertGreater(peak, 4 << 20, "the buffer really filled (the old 16384-slot queue dropped here)")
+        self.assertLess(sp["mbufs_populated"], sp["mbufs_capacity"])
+
+
+if __name__ == "__main__":
+    unittest.main()
