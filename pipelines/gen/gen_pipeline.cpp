@@ -765,11 +765,23 @@ gen_pipeline::worker_view gen_pipeline::poll_totals() const noexcept { return po
 // The earliest time at which poll() has work of its own (see the header).
 nanos gen_pipeline::next_deadline(nanos now) noexcept {
     nanos d = nanos::max();
-    for (auto& fp : _flows) {
-        flow_state& f = *fp;
+    for (std::size_t k = 0; k < _workers.size(); ++k) { d = std::min(d, next_deadline_worker(k, now)); }
+    return d;
+}
+
+// Worker k's share: the requester side of its flows (ACK timeouts, DCQCN
+// timers, message arrivals, a QP that may send), the responder side's
+// deferred CNPs, and its ports (CNPs and replies waiting, PFC sources, the
+// delay line).
+nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
+    const worker_state& w = *_workers[k];
+    nanos d = nanos::max();
+    for (const flow_ref& ref : w.flows) {
+        flow_state& f = *_flows[ref.flow];
+        if (ref.resp && f.np.pending()) { d = std::min(d, f.np.next_due()); }
+        if (!ref.req) { continue; }
         d = std::min(d, f.rq.next_deadline());
         if (f.dcqcn) { d = std::min(d, f.rp_next); }
-        if (f.np.pending()) { d = std::min(d, f.np.next_due()); }
         if (now < f.cfg.start) {
             d = std::min(d, f.cfg.start);
             continue;
@@ -786,7 +798,8 @@ nanos gen_pipeline::next_deadline(nanos now) noexcept {
         if (ps.line.rate().v != 0) { t = std::max(t, ps.line.next_send_time()); }
         d = std::min(d, t);
     }
-    for (auto& ps : _ports) {
+    for (const std::uint16_t pi : w.ports) {
+        port_state& ps = _ports[pi];
         if (!ps.cnps.empty()) { d = now; }
         if (ps.delay_head != ps.delay_tail) {
             d = std::min(d, nanos{ps.delay[ps.delay_head & ps.delay_mask].due});

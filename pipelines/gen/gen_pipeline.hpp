@@ -287,6 +287,10 @@ public:
     // included: frames waiting in an RX ring and ports whose TX refused
     // frames (the port I/O knows when its ring frees up).
     nanos next_deadline(nanos now) noexcept;
+    // Worker k's own deadline (its ports and its sides of its flows): a
+    // virtual-time fabric polls each worker as a node of its own (one per
+    // host), each from one thread.
+    nanos next_deadline_worker(std::size_t k, nanos now) noexcept;
 
     // Free every mbuf the pipeline holds (pending, replies, delay line).
     void release_all() noexcept;

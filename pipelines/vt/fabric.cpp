@@ -117,6 +117,14 @@ struct pool_keeper {
     }
 };
 
+// A generator's worker (one host and its NIC ports) as what pipe_node polls.
+struct gen_worker {
+    gen::gen_pipeline* g = nullptr;
+    std::size_t k = 0;
+    std::uint32_t poll(nanos now) noexcept { return g->poll_worker(k, now); }
+    nanos next_deadline(nanos now) noexcept { return g->next_deadline_worker(k, now); }
+};
+
 // A pipeline as an engine node.
 template <typename Pipe>
 class pipe_node final : public sim::sim_node {
@@ -166,7 +174,11 @@ struct fabric::impl {
         std::unique_ptr<gen::gen_pipeline> gen;
         std::vector<std::unique_ptr<vt_port>> ports;
         std::unique_ptr<pipe_node<sw::switch_pipeline>> sw_node;
-        std::unique_ptr<pipe_node<gen::gen_pipeline>> gen_node;
+        // A generator: one engine node per host (the worker that owns the
+        // host's ports: hosts sharing a port share a node).
+        std::vector<std::unique_ptr<gen_worker>> workers;
+        std::vector<std::unique_ptr<pipe_node<gen_worker>>> gen_nodes;
+        std::vector<std::uint32_t> port_node;  // engine node of each port
         std::vector<std::int32_t> port_cable;  // cable index per port, -1 none
         std::vector<std::int32_t> port_txlink;  // engine link leaving the port, -1 none
         bool expanded = false;                  // gen: expand_gen_cfg (and adjust) done
@@ -401,7 +413,7 @@ std::string fabric::build(std::uint64_t mbufs) {
     if (const std::string e = build(p.pools.front()->get()); !e.empty()) { return e; }
     for (auto& n : p.nodes) {
         if (n.sw_node) { n.sw_node->keeper = &p.keeper; }
-        if (n.gen_node) { n.gen_node->keeper = &p.keeper; }
+        for (auto& g : n.gen_nodes) { g->keeper = &p.keeper; }
     }
     return {};
 }
@@ -495,12 +507,29 @@ std::string fabric::build(rte_mempool* pool) {
             for (std::size_t i = 0; i < np; ++i) {
                 bindings[i].line_rate = n.gcfg.rate.v != 0 ? n.gcfg.rate : cable_rate(n, i);
             }
-            auto r = gen::gen_pipeline::create(n.gcfg, bindings, pool, n.opts);
+            // One worker per NIC port, i.e. per host (hosts spread over one
+            // port, as an incast's extra senders are, share its worker); each
+            // worker is an engine node of its own.
+            const auto workers = static_cast<unsigned>(np);
+            std::vector<unsigned> port_worker(np);
+            for (std::size_t i = 0; i < np; ++i) { port_worker[i] = static_cast<unsigned>(i); }
+            auto r = gen::gen_pipeline::create(n.gcfg, bindings, pool, n.opts, workers, port_worker);
             if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
             n.gen = std::move(std::get<0>(r));
-            n.gen_node = std::make_unique<pipe_node<gen::gen_pipeline>>();
-            n.gen_node->pipe = n.gen.get();
-            for (auto& vp : n.ports) { n.gen_node->ports.push_back(vp.get()); }
+            for (unsigned k = 0; k < workers; ++k) {
+                auto w = std::make_unique<gen_worker>();
+                w->g = n.gen.get();
+                w->k = k;
+                auto pn = std::make_unique<pipe_node<gen_worker>>();
+                pn->pipe = w.get();
+                for (std::size_t i = 0; i < np; ++i) {
+                    if (port_worker[i] == k) { pn->ports.push_back(n.ports[i].get()); }
+                }
+                n.workers.push_back(std::move(w));
+                n.gen_nodes.push_back(std::move(pn));
+            }
+            n.port_node.assign(np, 0);
+            for (std::size_t i = 0; i < np; ++i) { n.port_node[i] = port_worker[i]; }  // made absolute below
         }
     }
 
@@ -509,22 +538,28 @@ std::string fabric::build(rte_mempool* pool) {
     p.eng = std::make_unique<mbuf_engine>();
     for (auto& n : p.nodes) {
         if (n.sw_node) {
-            p.eng->add_node(*n.sw_node);
+            const std::uint32_t id = p.eng->add_node(*n.sw_node);
+            n.port_node.assign(n.ports.size(), id);
         } else {
-            p.eng->add_node(*n.gen_node);
+            std::uint32_t first = 0;
+            for (std::size_t k = 0; k < n.gen_nodes.size(); ++k) {
+                const std::uint32_t id = p.eng->add_node(*n.gen_nodes[k]);
+                if (k == 0) { first = id; }
+            }
+            for (auto& e : n.port_node) { e += first; }
         }
     }
     for (const auto& c : p.cables) {
         sim::link_cfg lc = link_of(c.cfg);
         p.taps.push_back(std::make_unique<wire_tap>());
         p.taps.back()->rx_waiting = &p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->rx_waiting;
-        const auto ab = p.eng->add_link(static_cast<std::uint32_t>(c.a), static_cast<std::uint32_t>(c.b), lc,
-                                        mbuf_traits{p.taps.back().get()});
+        const std::uint32_t ea = p.nodes[c.a].port_node[static_cast<std::size_t>(c.pa)];
+        const std::uint32_t eb = p.nodes[c.b].port_node[static_cast<std::size_t>(c.pb)];
+        const auto ab = p.eng->add_link(ea, eb, lc, mbuf_traits{p.taps.back().get()});
         lc.loss_seed = c.cfg.loss_seed + 1;
         p.taps.push_back(std::make_unique<wire_tap>());
         p.taps.back()->rx_waiting = &p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->rx_waiting;
-        const auto ba = p.eng->add_link(static_cast<std::uint32_t>(c.b), static_cast<std::uint32_t>(c.a), lc,
-                                        mbuf_traits{p.taps.back().get()});
+        const auto ba = p.eng->add_link(eb, ea, lc, mbuf_traits{p.taps.back().get()});
         p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->sp = p.eng->port(ab, ba);
         p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->sp = p.eng->port(ba, ab);
         p.nodes[c.a].port_txlink[static_cast<std::size_t>(c.pa)] = static_cast<std::int32_t>(ab);
@@ -574,7 +609,7 @@ void fabric::poll_realtime(nanos now) noexcept {
         p.realtime = true;
         for (auto& n : p.nodes) {
             if (n.sw_node) { n.sw_node->realtime = true; }
-            if (n.gen_node) { n.gen_node->realtime = true; }
+            for (auto& g : n.gen_nodes) { g->realtime = true; }
         }
     }
     if (p.eth_tag.empty()) {
@@ -599,7 +634,7 @@ void fabric::poll_realtime(nanos now) noexcept {
     }
     for (auto& n : p.nodes) {
         if (n.sw_node) { n.sw_node->poll(now); }
-        if (n.gen_node) { n.gen_node->poll(now); }
+        for (auto& g : n.gen_nodes) { g->poll(now); }
     }
     for (auto& n : p.nodes) {
         for (auto& vp : n.ports) {
@@ -668,7 +703,13 @@ const switch_cfg& fabric::switch_config(std::size_t n) const noexcept { return _
 const gen_cfg& fabric::gen_config(std::size_t n) const noexcept { return _p->nodes[n].gcfg; }
 node_stats fabric::stats(std::size_t n) const noexcept {
     const auto& r = _p->nodes[n];
-    return r.sw_node ? r.sw_node->st : r.gen_node ? r.gen_node->st : node_stats{};
+    if (r.sw_node) { return r.sw_node->st; }
+    node_stats s;  // a generator: its hosts' nodes summed
+    for (const auto& g : r.gen_nodes) {
+        s.polls += g->st.polls;
+        s.spins += g->st.spins;
+    }
+    return s;
 }
 std::size_t fabric::port_count(std::size_t n) const noexcept { return _p->nodes[n].port_cable.size(); }
 std::string fabric::port_name(std::size_t n, int port) const { return _p->port_label(n, port); }
