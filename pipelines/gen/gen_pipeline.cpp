@@ -6,6 +6,7 @@
 #include <rte_mempool.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -303,6 +304,7 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         const std::uint32_t h = cfg.ring_hosts;
         for (std::uint32_t i = 0; i < h; ++i) {
             p->_flows[i]->ring_pred = (i + h - 1) % h;  // flow i-1 goes host i-1 -> host i
+            p->_flows[(i + h - 1) % h]->ring_succ = i;   // ... whose arrivals open flow i's gate
         }
         p->_coll_ns.reserve(cfg.ring_collectives != 0 ? std::min<std::uint64_t>(cfg.ring_collectives, 1u << 22)
                                                       : std::size_t{1} << 18);
@@ -437,6 +439,30 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         v->pipe = p.get();
         v->id = static_cast<std::uint16_t>(k);
         p->_views.push_back(std::move(v));
+    }
+    // Scheduling state: each side's ref, the QP slots; the first poll
+    // services every flow (as every poll once did).
+    for (auto& wp : p->_workers) {
+        worker_state& w = *wp;
+        w.timers.reserve(w.flows.size());
+        w.svc.assign((w.flows.size() + 63) / 64, 0);
+        for (std::uint32_t r = 0; r < w.flows.size(); ++r) {
+            flow_state& f = *p->_flows[w.flows[r].flow];
+            if (w.flows[r].req) {
+                f.req_ref = r;
+                f.req_worker = w.id;
+                w.unfinished += p->_has_limit ? 1u : 0u;
+            }
+            if (w.flows[r].resp) {
+                f.resp_ref = r;
+                f.resp_worker = w.id;
+            }
+            w.svc[r >> 6] |= std::uint64_t{1} << (r & 63);
+        }
+    }
+    for (auto& ps : p->_ports) {
+        ps.ready.assign((ps.qps.size() + 63) / 64, 0);
+        for (std::uint32_t slot = 0; slot < ps.qps.size(); ++slot) { p->_flows[ps.qps[slot]]->qp_slot = slot; }
     }
     return p;
 }
@@ -769,34 +795,20 @@ nanos gen_pipeline::next_deadline(nanos now) noexcept {
     return d;
 }
 
-// Worker k's share: the requester side of its flows (ACK timeouts, DCQCN
-// timers, message arrivals, a QP that may send), the responder side's
-// deferred CNPs, and its ports (CNPs and replies waiting, PFC sources, the
-// delay line).
+// Worker k's share: its flows' timers (ACK timeouts, RNR waits, DCQCN
+// timers, deferred CNPs, starts, arrivals: the timer heap's top), a flow
+// touched since its last service, the QPs of its ports that may send (the
+// ready ones: when their pacer and the port's line cap conform, or their
+// pause ends), and its ports' own work (CNPs and replies waiting, PFC
+// sources, the delay line). Flows with nothing to do are not visited.
 nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
     const worker_state& w = *_workers[k];
-    nanos d = nanos::max();
-    for (const flow_ref& ref : w.flows) {
-        flow_state& f = *_flows[ref.flow];
-        if (ref.resp && f.np.pending()) { d = std::min(d, f.np.next_due()); }
-        if (!ref.req) { continue; }
-        d = std::min(d, f.rq.next_deadline());
-        if (f.dcqcn) { d = std::min(d, f.rp_next); }
-        if (now < f.cfg.start) {
-            d = std::min(d, f.cfg.start);
-            continue;
+    nanos d = w.timers.top_time();
+    for (const std::uint64_t word : w.svc) {
+        if (word != 0) {
+            d = now;
+            break;
         }
-        if (!_ring) { d = std::min(d, f.src.next_deadline()); }
-        port_state& ps = _ports[f.src_port];
-        if (ps.npend != 0 || !f.rq.can_send(now)) { continue; }
-        if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
-            d = std::min(d, ps.pt.next_deadline(now));
-            continue;
-        }
-        nanos t = now;
-        if (f.pacer.rate().v != 0) { t = std::max(t, f.pacer.next_send_time()); }
-        if (ps.line.rate().v != 0) { t = std::max(t, ps.line.next_send_time()); }
-        d = std::min(d, t);
     }
     for (const std::uint16_t pi : w.ports) {
         port_state& ps = _ports[pi];
@@ -811,6 +823,20 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
         if (!ps.replies.empty()) {
             const bool paused = (ps.pt.paused_mask(now) & (1u << (_cfg.priority & 7u))) != 0;
             d = std::min(d, paused ? ps.pt.next_deadline(now) : now);
+        }
+        for (std::size_t b = 0; b < ps.ready.size(); ++b) {
+            for (std::uint64_t word = ps.ready[b]; word != 0; word &= word - 1) {
+                flow_state& f = *_flows[ps.qps[b * 64 + static_cast<std::size_t>(std::countr_zero(word))]];
+                if (now < f.cfg.start || !f.rq.can_send(now)) { continue; }
+                if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
+                    d = std::min(d, ps.pt.next_deadline(now));
+                    continue;
+                }
+                nanos t = now;
+                if (f.pacer.rate().v != 0) { t = std::max(t, f.pacer.next_send_time()); }
+                if (ps.line.rate().v != 0) { t = std::max(t, ps.line.next_send_time()); }
+                d = std::min(d, t);
+            }
         }
     }
     return std::max(d, now);
@@ -977,6 +1003,7 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
                 f.rp.on_cnp(now);
                 f.rp_next = f.rp.next_deadline();
                 apply_rate(f, now);
+                touch(f, true);
             }
         } else {
             bump(ps.c.rx_unsupported_opcode);
@@ -990,6 +1017,7 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         } else {
             const aeth_fields a = read_aeth(p + pf.bth_off + bth_len);
             f.rq.on_aeth(now, pf.psn, a.syndrome, a.msn);
+            touch(f, true);
         }
         rte_pktmbuf_free(m);
         return;
@@ -1002,6 +1030,8 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         }
     }
     const rx_verdict v = f.rs.on_packet(now, pf.psn, pf.opcode, pf.ack_req, pf.roce_payload_len);
+    touch(f, false);  // its notification point may have a CNP to defer
+    if (_ring && f.ring_succ != UINT32_MAX) { touch(*_flows[f.ring_succ], true); }  // a message in: a gate may open
     if (v.status == rx_status::unsupported) {
         bump(ps.c.rx_unsupported_opcode);
     }
@@ -1035,50 +1065,93 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
     rte_pktmbuf_free(m);
 }
 
+// A side of a flow needs service at the next poll (a frame, a send or a
+// completion changed it).
+void gen_pipeline::touch(flow_state& f, bool req_side) noexcept {
+    const std::uint32_t r = req_side ? f.req_ref : f.resp_ref;
+    worker_state& w = *_workers[req_side ? f.req_worker : f.resp_worker];
+    w.svc[r >> 6] |= std::uint64_t{1} << (r & 63);
+}
+
+// When ref r next needs service without any input (timer_heap).
+void gen_pipeline::reschedule(worker_state& w, std::uint32_t r, nanos now) noexcept {
+    const flow_ref& ref = w.flows[r];
+    flow_state& f = *_flows[ref.flow];
+    nanos d = nanos::max();
+    if (ref.resp && f.np.pending()) { d = std::min(d, f.np.next_due()); }
+    if (ref.req) {
+        d = std::min(d, f.rq.next_deadline());
+        if (f.dcqcn) { d = std::min(d, f.rp_next); }
+        if (now < f.cfg.start) {
+            d = std::min(d, f.cfg.start);
+        } else if (!_ring) {
+            d = std::min(d, f.src.next_deadline());
+        }
+    }
+    w.timers.set(r, d);
+}
+
+// The QP's bit in its port's ready set: it has a packet its window allows.
+void gen_pipeline::update_ready(flow_state& f) noexcept {
+    auto& word = _ports[f.src_port].ready[f.qp_slot >> 6];
+    const std::uint64_t bit = std::uint64_t{1} << (f.qp_slot & 63);
+    word = f.rq.can_send(nanos::max()) ? (word | bit) : (word & ~bit);
+}
+
 void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
-    bool all_done = _has_limit;
-    for (const flow_ref& ref : w.flows) {
-        flow_state& f = *_flows[ref.flow];
-        if (!ref.req) {  // only the responder side is this worker's
-            if (f.np.pending() && f.np.poll(now)) [[unlikely]] {
+    w.timers.pop_due(now, [&](std::uint32_t r) noexcept { w.svc[r >> 6] |= std::uint64_t{1} << (r & 63); });
+    // The refs due or touched, in flow order (the order every ref once was).
+    for (std::size_t b = 0; b < w.svc.size(); ++b) {
+        while (w.svc[b] != 0) {
+            const auto r = static_cast<std::uint32_t>(b * 64 + static_cast<std::size_t>(std::countr_zero(w.svc[b])));
+            w.svc[b] &= w.svc[b] - 1;
+            const flow_ref& ref = w.flows[r];
+            flow_state& f = *_flows[ref.flow];
+            if (!ref.req) {  // only the responder side is this worker's
+                if (f.np.pending() && f.np.poll(now)) [[unlikely]] {
+                    send_cnp(f, _ports[f.dst_port]);
+                }
+                reschedule(w, r, now);
+                continue;
+            }
+            f.rq.poll_timeout(now);
+            if (f.dcqcn && now >= f.rp_next) [[unlikely]] {
+                f.rp_next = f.rp.advance(now);
+                apply_rate(f, now);
+            }
+            if (ref.resp && f.np.pending() && f.np.poll(now)) [[unlikely]] {
                 send_cnp(f, _ports[f.dst_port]);
             }
-            continue;
-        }
-        f.rq.poll_timeout(now);
-        if (f.dcqcn && now >= f.rp_next) [[unlikely]] {
-            f.rp_next = f.rp.advance(now);
-            apply_rate(f, now);
-        }
-        if (ref.resp && f.np.pending() && f.np.poll(now)) [[unlikely]] {
-            send_cnp(f, _ports[f.dst_port]);
-        }
-        msg_completion c;
-        while (f.rq.pop_completion(c)) {
-            if (f.fct_ns.size() < f.fct_ns.capacity()) {
-                f.fct_ns.push_back(static_cast<std::uint64_t>(c.fct().v));
-            } else {
-                bump(f.fct_dropped);
+            msg_completion c;
+            while (f.rq.pop_completion(c)) {
+                if (f.fct_ns.size() < f.fct_ns.capacity()) {
+                    f.fct_ns.push_back(static_cast<std::uint64_t>(c.fct().v));
+                } else {
+                    bump(f.fct_dropped);
+                }
+                f.src.on_complete();
             }
-            f.src.on_complete();
-        }
-        if (_ring) {
-            if (now >= f.cfg.start) {
-                ring_post(f, now);
+            if (_ring) {
+                if (now >= f.cfg.start) {
+                    ring_post(f, now);
+                }
+            } else if (now >= f.cfg.start) {
+                arrival a;
+                while (f.src.poll(now, w.arrivals_rng, a)) {
+                    f.rq.post_message(now < a.at || f.cfg.arrivals.kind == arrival_kind::closed_loop ? now : a.at,
+                                      a.size);
+                    bump(f.posted);
+                }
             }
-        } else if (now >= f.cfg.start) {
-            arrival a;
-            while (f.src.poll(now, w.arrivals_rng, a)) {
-                f.rq.post_message(now < a.at || f.cfg.arrivals.kind == arrival_kind::closed_loop ? now : a.at,
-                                  a.size);
-                bump(f.posted);
+            if (_has_limit && !f.finished) {
+                f.finished = f.posted >= f.cfg.arrivals.count && f.rq.messages_in_flight() == 0;
+                if (f.finished) { --w.unfinished; }
             }
+            reschedule(w, r, now);
+            update_ready(f);
         }
-        if (_has_limit && !f.finished) {
-            f.finished = f.posted >= f.cfg.arrivals.count && f.rq.messages_in_flight() == 0;
-        }
-        all_done = all_done && f.finished;
     }
+    const bool all_done = _has_limit && w.unfinished == 0;
     if (_ring && w.id == 0) {
         ring_account(now);
     }
@@ -1228,6 +1301,27 @@ void gen_pipeline::self_ack(flow_state& f, nanos now, std::uint32_t psn, std::ui
     // No receiver (--tx-only): acknowledge cumulatively up to psn with the MSN
     // a responder would return after it.
     f.rq.on_ack(now, psn, static_cast<std::uint32_t>(f.rq.counters().messages_completed + ends));
+    touch(f, true);  // completions to take
+}
+
+// Cyclic distance from `from` to the next set bit of bm (slots 0..n-1), n if none.
+static std::uint32_t next_ready(const std::vector<std::uint64_t>& bm, std::uint32_t from, std::uint32_t n) noexcept {
+    const auto scan = [&](std::uint32_t lo, std::uint32_t hi) noexcept -> std::uint32_t {  // first set in [lo, hi)
+        std::uint32_t i = lo;
+        while (i < hi) {
+            const std::uint64_t w = bm[i >> 6] >> (i & 63);
+            if (w != 0) {
+                const std::uint32_t j = i + static_cast<std::uint32_t>(std::countr_zero(w));
+                return j < hi ? j : hi;
+            }
+            i = (i | 63) + 1;
+        }
+        return hi;
+    };
+    const std::uint32_t a = scan(from, n);
+    if (a < n) { return a - from; }
+    const std::uint32_t b = scan(0, from);
+    return b < from ? n - from + b : n;
 }
 
 std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
@@ -1279,11 +1373,20 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
             bool stop = false;
             while (!stop && progress && n < max_burst && (!line_shaped || ps.line.conforms(now))) {
                 progress = false;
-                for (std::uint32_t k = 0; k < nq && n < max_burst; ++k) {
-                    flow_state& f = *_flows[ps.qps[rr]];
-                    if (++rr == nq) {
-                        rr = 0;
+                // One cycle over the QP slots from rr, visiting the ready ones
+                // (ps.ready) only: the same order, and the same rr after it, as
+                // visiting every slot and skipping those that cannot send.
+                std::uint32_t visited = 0;
+                while (visited < nq && n < max_burst) {
+                    const std::uint32_t dist = next_ready(ps.ready, rr, nq);
+                    if (dist >= nq - visited) {  // none before the cycle ends
+                        rr = static_cast<std::uint32_t>((rr + (nq - visited)) % nq);
+                        break;
                     }
+                    const std::uint32_t slot = (rr + dist) % nq;
+                    visited += dist + 1;
+                    rr = slot + 1 == nq ? 0 : slot + 1;
+                    flow_state& f = *_flows[ps.qps[slot]];
                     if ((paused & f.prio_bit) != 0 || !f.rq.can_send(now)) {
                         continue;
                     }
@@ -1344,6 +1447,10 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                     }
                     if (unacked) {
                         self_ack(f, now, ack_psn, ends);
+                    }
+                    if (q != 0) {  // its timers and window changed
+                        reschedule(*_workers[f.req_worker], f.req_ref, now);
+                        update_ready(f);
                     }
                     progress = progress || q != 0;
                     if (stop) {

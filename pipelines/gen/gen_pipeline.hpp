@@ -91,6 +91,7 @@
 #include "config/gen_config.hpp"
 #include "core/fixed_ring.hpp"
 #include "core/rng.hpp"
+#include "core/timer_heap.hpp"
 #include "core/units.hpp"
 #include "dpdk/port_io.hpp"
 #include "proto/build.hpp"
@@ -224,6 +225,15 @@ struct flow_state {
     nanos rate_t{0};
     std::vector<dcqcn_trace_rec> trace_store;  // --dcqcn-trace: preallocated, never grows
     std::unique_ptr<dcqcn_trace_buf> trace;
+    // Scheduling (gen_pipeline::service_flows): each side's place in its
+    // worker's flow list, the QP's slot in its source port's list, and for
+    // ring-allreduce the flow whose gate this flow's responder opens.
+    std::uint32_t req_ref = UINT32_MAX;
+    std::uint32_t resp_ref = UINT32_MAX;
+    std::uint16_t req_worker = 0;
+    std::uint16_t resp_worker = 0;
+    std::uint32_t qp_slot = 0;
+    std::uint32_t ring_succ = UINT32_MAX;
 };
 
 // Time-weighted mean of flow f's pacing rate from its start to end_now (the
@@ -366,6 +376,10 @@ private:
         std::vector<std::int32_t> qpn_table;  // QPN -> flow*2 + role (0 requester, 1 responder), -1 none
         std::vector<std::uint32_t> qps;       // flows whose requester is here
         std::uint32_t rr = 0;
+        // Bit per qps slot: the QP has a packet it may send (window, posted
+        // data; an RNR wait is checked when it is visited). tx_port's round
+        // robin visits these only, in the same order as over every QP.
+        std::vector<std::uint64_t> ready;
         shaper line;
         pause_timer pt{0xff};
         fixed_ring<rte_mbuf*, 4096> replies;
@@ -463,11 +477,22 @@ private:
         std::vector<flow_ref> flows;  // in flow order
         rng arrivals_rng{1};          // message sizes and arrivals of its flows
         bool done = false;            // every flow it sends has finished (relaxed atomic)
+        // Only flows with something to do are visited: a ref is serviced when
+        // its deadline (timer_heap: ACK timeout, RNR end, DCQCN timer, CNP
+        // due, start, next arrival) has come, or when a frame, a send or a
+        // completion touched it (svc). An idle flow costs nothing per poll.
+        timer_heap timers;
+        std::vector<std::uint64_t> svc;  // bit per ref: service at the next poll
+        std::uint32_t n_svc = 0;
+        std::uint32_t unfinished = 0;    // requester refs not finished (message limits)
     };
     std::vector<std::unique_ptr<worker_state>> _workers;
     std::vector<std::unique_ptr<worker_view>> _views;
     std::vector<std::uint16_t> _owner;  // port -> worker
     void service_flows(worker_state& w, nanos now) noexcept;
+    void touch(flow_state& f, bool req_side) noexcept;
+    void reschedule(worker_state& w, std::uint32_t ref, nanos now) noexcept;
+    void update_ready(flow_state& f) noexcept;
 };
 
 }  // namespace rocelab::gen
