@@ -462,7 +462,10 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
     }
     for (auto& ps : p->_ports) {
         ps.ready.assign((ps.qps.size() + 63) / 64, 0);
-        for (std::uint32_t slot = 0; slot < ps.qps.size(); ++slot) { p->_flows[ps.qps[slot]]->qp_slot = slot; }
+        for (std::uint32_t slot = 0; slot < ps.qps.size(); ++slot) {
+            p->_flows[ps.qps[slot]]->qp_slot = slot;
+            ps.qp_prios |= p->_flows[ps.qps[slot]]->prio_bit;
+        }
     }
     return p;
 }
@@ -824,18 +827,25 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
             const bool paused = (ps.pt.paused_mask(now) & (1u << (_cfg.priority & 7u))) != 0;
             d = std::min(d, paused ? ps.pt.next_deadline(now) : now);
         }
-        for (std::size_t b = 0; b < ps.ready.size(); ++b) {
-            for (std::uint64_t word = ps.ready[b]; word != 0; word &= word - 1) {
+        // With one PFC priority on the port, the first QP that may send
+        // settles it when it is paused (every QP waits for the same pause) or
+        // unpaced (it sends when the line lets it, and no QP sooner).
+        const bool one_prio = std::has_single_bit(ps.qp_prios);
+        bool settled = false;
+        for (std::size_t b = 0; b < ps.ready.size() && !settled; ++b) {
+            for (std::uint64_t word = ps.ready[b]; word != 0 && !settled; word &= word - 1) {
                 flow_state& f = *_flows[ps.qps[b * 64 + static_cast<std::size_t>(std::countr_zero(word))]];
                 if (now < f.cfg.start || !f.rq.can_send(now)) { continue; }
                 if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
                     d = std::min(d, ps.pt.next_deadline(now));
+                    settled = one_prio;
                     continue;
                 }
                 nanos t = now;
                 if (f.pacer.rate().v != 0) { t = std::max(t, f.pacer.next_send_time()); }
                 if (ps.line.rate().v != 0) { t = std::max(t, ps.line.next_send_time()); }
                 d = std::min(d, t);
+                settled = one_prio && f.pacer.rate().v == 0;
             }
         }
     }

@@ -380,6 +380,7 @@ private:
         // data; an RNR wait is checked when it is visited). tx_port's round
         // robin visits these only, in the same order as over every QP.
         std::vector<std::uint64_t> ready;
+        std::uint8_t qp_prios = 0;  // the PFC priorities of its QPs
         shaper line;
         pause_timer pt{0xff};
         fixed_ring<rte_mbuf*, 4096> replies;

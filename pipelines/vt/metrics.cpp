@@ -75,14 +75,16 @@ std::size_t metrics::node(const std::string& name) const {
 }
 
 std::pair<std::size_t, std::size_t> metrics::flow(const std::string& name) const {
-    for (std::size_t n = 0; n < _f.node_count(); ++n) {
-        if (_f.kind(n) != node_kind::gen_node) { continue; }
-        auto& g = _f.gen_at(n);
-        for (std::size_t i = 0; i < g.flow_count(); ++i) {
-            if (g.flow(i).cfg.name == name) { return {n, i}; }
+    if (!_indexed) {
+        for (std::size_t n = 0; n < _f.node_count(); ++n) {
+            if (_f.kind(n) != node_kind::gen_node) { continue; }
+            auto& g = _f.gen_at(n);
+            for (std::size_t i = 0; i < g.flow_count(); ++i) { _flow_index.emplace(g.flow(i).cfg.name, std::pair{n, i}); }
         }
+        _indexed = true;
     }
-    return {SIZE_MAX, 0};
+    const auto it = _flow_index.find(name);
+    return it == _flow_index.end() ? std::pair<std::size_t, std::size_t>{SIZE_MAX, 0} : it->second;
 }
 
 std::pair<std::size_t, int> metrics::port_of(const std::string& x) const {

@@ -29,6 +29,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "config/expect.hpp"
 #include "config/topology.hpp"
@@ -55,6 +56,10 @@ private:
     std::string check_args(const expect_metric& m) const;
     fabric& _f;
     const topology_cfg& _t;
+    // Flow name -> (node, index), built at the first lookup (a scenario of
+    // thousands of flows asks for each of them in its summary).
+    mutable std::unordered_map<std::string, std::pair<std::size_t, std::size_t>> _flow_index;
+    mutable bool _indexed = false;
 };
 
 }  // namespace rocelab::vt
