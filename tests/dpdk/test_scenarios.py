@@ -24,6 +24,7 @@
 
 Run: ROCELAB_BUILD=build /usr/bin/python3 tests/dpdk/test_scenarios.py -v
 """
+import csv
 import glob
 import json
 import os
@@ -286,7 +287,6 @@ class HpccNs3Fidelity(unittest.TestCase):
         not the frames its scheduler already handed to the port's TX ring
         (15 frames, 16 KB, while the port is busy; bounded here by a burst
         of 32)."""
-        import csv
         with open(os.path.join(self.out, "queues.csv")) as f:
             rows = [(round(float(r["time_s"]) * 1e9), int(r["depth_bytes"])) for r in csv.DictReader(f)
                     if r["node"] == "sw0" and r["port"] == "Ethernet2" and r["queue"] == "3"]
