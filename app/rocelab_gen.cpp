@@ -140,7 +140,8 @@ DCQCN (on by default, as on an NVIDIA NIC; docs/generator.md "DCQCN"):
                             NVIDIA's parameter names, units written out
                             (e.g. --rpg-ai-rate 5Mbps --rpg-time-reset 300us);
                             each overrides the profile's value
-      --cnp-mode per_qp|per_port, --cnp-interval T (50us),
+      --cnp-mode per_qp|per_port (per_qp; hpcc_ns3: per_port, a CNP per CE
+                            packet), --cnp-interval T (50us),
       --min-time-between-cnps T (0us), --cnp-dscp N (48), --cnp-802p-prio N (6)
       --dcqcn-trace FILE    CSV of every reaction-point event per QP:
                             time_s,flow,event,rc_bps,rt_bps,alpha

@@ -415,6 +415,7 @@ std::string set_dcqcn_key(gen_cfg& c, const std::string& k, const std::string& v
         } else {
             return bad(k, v, "per_qp or per_port");
         }
+        c.cnp_mode_set = true;
         return {};
     }
     if (k == "cnp_interval" || k == "min_time_between_cnps") {
@@ -468,6 +469,9 @@ dcqcn_cfg resolve_dcqcn(const gen_cfg& c, bits_per_sec line_rate) noexcept {
 
 dcqcn_np_cfg resolve_dcqcn_np(const gen_cfg& c) noexcept {
     dcqcn_np_cfg n = c.cnp;
+    if (!c.cnp_mode_set) {
+        n.mode = dcqcn_np_defaults(c.dcqcn).mode;
+    }
     n.enabled = c.dcqcn != dcqcn_profile::off;
     return n;
 }

@@ -79,8 +79,10 @@
 //     rate_to_set_on_first_cnp RATE 0bps..1Tbps  0bps = off (0bps)
 //     clamp_tgt_rate bool (false), clamp_tgt_rate_after_time_inc bool (true)
 //   notification point (resolve_dcqcn_np; no CNPs when dcqcn is off):
-//     cnp_mode per_qp|per_port (per_qp)  per_qp: <= 1 CNP per cnp_interval per QP;
-//                                        per_port: min_time_between_cnps per port
+//     cnp_mode per_qp|per_port (per_qp; hpcc_ns3: per_port, the profile's
+//                                        dcqcn_np_defaults) per_qp: <= 1 CNP per
+//                                        cnp_interval per QP; per_port:
+//                                        min_time_between_cnps per port
 //     cnp_interval TIME 0s..1s (50us), min_time_between_cnps TIME 0s..1s (0s)
 //     cnp_dscp 0..63 (48), cnp_802p_prio 0..7 (6)
 //   dcqcn_trace FILE ("")    CSV of per-QP rate traces; empty = off
@@ -203,6 +205,7 @@ struct gen_cfg {
     dcqcn_profile dcqcn = dcqcn_profile::nvidia_cx;
     dcqcn_overrides rp_overrides{};
     dcqcn_np_cfg cnp{};               // `enabled` is set by resolve_dcqcn_np
+    bool cnp_mode_set = false;        // cnp_mode given; else the profile's (dcqcn_np_defaults)
     std::string dcqcn_trace;          // CSV path; empty = no trace
     std::vector<gen_host> hosts;        // explicit (YAML); empty = one host per port
     std::vector<gen_flow_spec> flow_specs;  // explicit (YAML); empty = pattern

@@ -24,7 +24,10 @@
 //                on the first CNP, the decrease check 4us + 1ns after the
 //                first CNP and every 4us, timer 300us only, F = 1, stage rule
 //                stage<F FR / ==F AI once / >F HAI, constant R_HAI,
-//                R_AI = line/5000, R_HAI = line/500, floor 1000Mbps.
+//                R_AI = line/5000, R_HAI = line/500, floor 1000Mbps. Its NP
+//                (dcqcn_np_defaults) answers every CE-marked packet: ns-3
+//                ACKs every packet (L2_ACK_INTERVAL 1) and flags the ACK of a
+//                CE-marked one as a CNP (docs/dcqcn.md, "hpcc_ns3 and ns-3").
 //   off          rate() is the line rate; CNPs are only counted.
 //
 // Timers are deadlines, never callbacks: every entry point takes `now`, first
@@ -565,6 +568,16 @@ private:
 //             otherwise it is not answered (no deferral). The spacing belongs
 //             to the port: every QP of a port shares one dcqcn_cnp_limiter.
 // Tie rule: a CE at exactly last + N sends at once.
+//
+// A profile's NP (dcqcn_np_defaults; the config's cnp_mode overrides it):
+//   hpcc_ns3     per_port, min_time_between_cnps 0: a CNP for every CE-marked
+//                packet, as HPCC's ns-3 (rdma-hw.cc ReceiveUdp: the ACK of a
+//                packet that arrived with ECN bits carries the CNP flag, and
+//                with L2_ACK_INTERVAL 1 every packet is ACKed; ReceiveAck
+//                hands each flagged ACK to the RP). The RP's
+//                rate_reduce_monitor_period (4us) then folds them into at
+//                most one cut per period.
+//   the others   per_qp, cnp_interval 50us (the paper).
 
 enum class dcqcn_np_mode : std::uint8_t { per_qp, per_port };
 
@@ -576,6 +589,19 @@ struct dcqcn_np_cfg {
     std::uint8_t cnp_802p_prio = 6;
     bool enabled = true;                 // false: CE packets are counted, no CNPs
 };
+
+// The notification point of a profile (the block above). The
+// cnp_interval / min_time_between_cnps / DSCP / PCP defaults are the same for
+// every profile; only the mode differs.
+constexpr dcqcn_np_cfg dcqcn_np_defaults(dcqcn_profile p) noexcept {
+    dcqcn_np_cfg n{};
+    n.enabled = p != dcqcn_profile::off;
+    if (p == dcqcn_profile::hpcc_ns3) {
+        n.mode = dcqcn_np_mode::per_port;
+        n.min_time_between_cnps = nanos{0};
+    }
+    return n;
+}
 
 // Per-port CNP spacing, shared (by pointer) by the port's per-QP NPs; used
 // by one lcore only.

@@ -374,6 +374,28 @@ TEST(gen_config, dcqcn_keys_cli_and_yaml) {
     EXPECT_EQ(resolve_dcqcn(m, 10_Gbps).rpg_min_dec_fac, 100u);
 }
 
+// The NP's mode comes from the profile unless cnp_mode is given: hpcc_ns3
+// answers every CE-marked packet (per_port, min_time_between_cnps 0s), as
+// HPCC's ns-3 flags the ACK of each; the others keep the paper's per-QP 50us.
+TEST(gen_config, cnp_mode_defaults_to_the_profiles) {
+    for (const char* p : {"dcqcn_paper", "nvidia_cx", "hpcc_ns3"}) {
+        gen_cfg g;
+        ASSERT_EQ(gen_cfg_set(g, "dcqcn", p), "") << p;
+        const dcqcn_np_cfg n = resolve_dcqcn_np(g);
+        EXPECT_EQ(n.mode, std::string(p) == "hpcc_ns3" ? dcqcn_np_mode::per_port : dcqcn_np_mode::per_qp) << p;
+        EXPECT_EQ(n.min_time_between_cnps, nanos{0});
+        EXPECT_EQ(n.cnp_interval, 50_us);
+        gen_cfg q;  // given, in either order with the profile
+        ASSERT_EQ(gen_cfg_set(q, "cnp_mode", "per_qp"), "");
+        ASSERT_EQ(gen_cfg_set(q, "dcqcn", p), "");
+        EXPECT_EQ(resolve_dcqcn_np(q).mode, dcqcn_np_mode::per_qp) << p;
+    }
+    auto y = load_gen_cfg_from_string("dcqcn: hpcc_ns3\nmin_time_between_cnps: 2us\n", "h.yaml");
+    ASSERT_TRUE(y) << y.error().message;
+    EXPECT_EQ(resolve_dcqcn_np(*y).mode, dcqcn_np_mode::per_port);
+    EXPECT_EQ(resolve_dcqcn_np(*y).min_time_between_cnps, 2_us);
+}
+
 TEST(gen_config, dcqcn_errors_name_field_value_and_range) {
     const struct {
         const char* k;

@@ -1,13 +1,19 @@
 // Unit tests for roce/dcqcn.hpp: the reaction point against every rate-trace
 // oracle of reference sec. 4.7 (manual clock, configs written out here from
 // the reference text), the parameter variants, deadlines, the off profile,
-// and the notification point (per-QP window over a seeded CE stream,
-// per-port spacing, counters).
+// the notification point (per-QP window over a seeded CE stream, per-port
+// spacing, counters), each profile's NP, and the hpcc_ns3 NP + RP against an
+// event-queue model of HPCC's ns-3 over a long seeded CE stream.
 #include "roce/dcqcn.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -753,6 +759,257 @@ TEST(dcqcn_np, disabled_sends_nothing) {
     EXPECT_EQ(np.counters().cnp_suppressed, 5u);
     EXPECT_EQ(cfg.cnp_dscp, 48);
     EXPECT_EQ(cfg.cnp_802p_prio, 6);
+}
+
+// ---------------------------------------------------------------------------
+// hpcc_ns3 against HPCC's ns-3.
+
+TEST(dcqcn_np, profile_defaults) {
+    for (auto p : {dcqcn_profile::off, dcqcn_profile::dcqcn_paper, dcqcn_profile::nvidia_cx}) {
+        const dcqcn_np_cfg n = dcqcn_np_defaults(p);
+        EXPECT_EQ(n.mode, dcqcn_np_mode::per_qp) << dcqcn_profile_name(p);
+        EXPECT_EQ(n.cnp_interval, 50_us);
+        EXPECT_EQ(n.enabled, p != dcqcn_profile::off);
+    }
+    // ns-3 flags the ACK of every CE-marked packet: a CNP per CE, no spacing.
+    const dcqcn_np_cfg h = dcqcn_np_defaults(dcqcn_profile::hpcc_ns3);
+    EXPECT_TRUE(h.enabled);
+    EXPECT_EQ(h.mode, dcqcn_np_mode::per_port);
+    EXPECT_EQ(h.min_time_between_cnps, nanos{0});
+    EXPECT_EQ(h.cnp_dscp, 48);
+    EXPECT_EQ(h.cnp_802p_prio, 6);
+    dcqcn_cnp_limiter port{h.min_time_between_cnps};
+    dcqcn_np a{h, &port};
+    dcqcn_np b{h, &port};
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_TRUE((i % 3 == 0 ? b : a).on_ce(nanos{i * 7}));  // two QPs, 7ns apart
+    }
+    EXPECT_EQ(a.counters().cnp_tx + b.counters().cnp_tx, 100u);
+    EXPECT_EQ(a.counters().cnp_suppressed + b.counters().cnp_suppressed, 0u);
+}
+
+// An independent model of HPCC ns-3's DCQCN ("mlx", CC_MODE 1, rdma-hw.cc)
+// with run.py's `dcqcn` values at 100Gbps, in double precision (ns-3 keeps
+// rates as integer bit/s, within a few bit/s of this). Written as ns-3 runs
+// it: an event queue ordered by (time, order of scheduling), the QP's three
+// self-rescheduling events, and the feedback path: with L2_ACK_INTERVAL 1
+// the receiver ACKs every packet, the ACK of a CE-marked packet carries the
+// CNP flag, and the sender's RP takes every flagged ACK as a CNP.
+//   CNP:       alpha flag and decrease flag set; on the first one alpha = 1,
+//              its flag cleared, the alpha event at +ALPHA_RESUME_INTERVAL,
+//              the decrease check at +RATE_DECREASE_INTERVAL + 1ns, the rate
+//              times RateOnFirstCnp (1.0, third.cc leaves the default).
+//   alpha:     alpha = (1-g) alpha (+ g if the flag is set), flag cleared,
+//              again in ALPHA_RESUME_INTERVAL.
+//   decrease:  again in RATE_DECREASE_INTERVAL; if the flag is set: target =
+//              rate unless the timer stage is 0 (CLAMP_TARGET_RATE 0), rate =
+//              max(MIN_RATE, rate (1 - alpha/2)), stage 0, flag cleared, the
+//              RP timer cancelled and started again (RP_TIMER).
+//   RP timer:  again in RP_TIMER; stage < FAST_RECOVERY_TIMES: rate = (rate +
+//              target)/2; == : target += RATE_AI (capped at the line), rate =
+//              (rate + target)/2; > : the same with RATE_HAI; then stage++.
+class ns3_mlx_model {
+public:
+    double rate = 100e9, target = 100e9, alpha = 1.0;
+    std::uint64_t cnps = 0, cuts = 0, fr = 0, ai = 0, hai = 0;
+
+    void run_until(std::int64_t t) {
+        while (!_q.empty() && _q.begin()->first.first <= t) {
+            const auto it = _q.begin();
+            const std::int64_t now = it->first.first;
+            const ev e = it->second;
+            _q.erase(it);
+            if (e == ev::alpha) {
+                alpha = (1 - g) * alpha + (_alpha_flag ? g : 0.0);
+                _alpha_flag = false;
+                at(now + alpha_resume_ns, ev::alpha);
+            } else if (e == ev::decrease) {
+                at(now + decrease_ns, ev::decrease);
+                if (_dec_flag) {
+                    if (_stage != 0) {
+                        target = rate;
+                    }
+                    rate = std::max(min_rate, rate * (1 - alpha / 2));
+                    _stage = 0;
+                    _dec_flag = false;
+                    ++cuts;
+                    if (_timer_at >= 0) {
+                        _q.erase({_timer_at, _timer_seq});
+                    }
+                    _timer_seq = at(now + rp_timer_ns, ev::timer);
+                    _timer_at = now + rp_timer_ns;
+                }
+            } else {
+                _timer_seq = at(now + rp_timer_ns, ev::timer);
+                _timer_at = now + rp_timer_ns;
+                // Counted only while it can change something (dcqcn_rp stops
+                // its timer there; rate within 1 bit/s of the line is there).
+                const bool counts = target < line || line - rate >= 1.0;
+                if (_stage < fast_recovery_times) {
+                    fr += counts ? 1 : 0;
+                } else {
+                    target = std::min(line, target + (_stage == fast_recovery_times ? rate_ai : rate_hai));
+                    (_stage == fast_recovery_times ? ai : hai) += counts ? 1 : 0;
+                }
+                rate = rate / 2 + target / 2;
+                ++_stage;
+            }
+        }
+    }
+    // An ACK with the CNP flag reaches the sender at t.
+    void flagged_ack(std::int64_t t) {
+        run_until(t);
+        ++cnps;
+        _alpha_flag = _dec_flag = true;
+        if (_first) {
+            _first = false;
+            alpha = 1.0;
+            _alpha_flag = false;
+            at(t + alpha_resume_ns, ev::alpha);
+            at(t + decrease_ns + 1, ev::decrease);
+        }
+    }
+
+private:
+    // run.py `dcqcn` at bw = 100: ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL
+    // 4, RP_TIMER 300 (us), EWMA_GAIN 0.00390625, FAST_RECOVERY_TIMES 1,
+    // RATE_AI 5 x 100/25 = 20Mb/s, RATE_HAI 50 x 100/25 = 200Mb/s, MIN_RATE 1000Mb/s.
+    static constexpr double line = 100e9, g = 0.00390625, rate_ai = 20e6, rate_hai = 200e6, min_rate = 1000e6;
+    static constexpr std::int64_t alpha_resume_ns = 1000, decrease_ns = 4000, rp_timer_ns = 300'000;
+    static constexpr std::uint32_t fast_recovery_times = 1;
+    enum class ev : std::uint8_t { alpha, decrease, timer };
+    std::uint64_t at(std::int64_t t, ev e) {
+        _q.emplace(std::pair{t, _seq}, e);
+        return _seq++;
+    }
+    std::map<std::pair<std::int64_t, std::uint64_t>, ev> _q;
+    std::uint64_t _seq = 0;
+    std::int64_t _timer_at = -1;
+    std::uint64_t _timer_seq = 0;
+    bool _first = true, _alpha_flag = false, _dec_flag = false;
+    std::uint32_t _stage = 0;
+};
+
+// A seeded, bursty CE stream over 60 ms as the bottleneck's marks reach the
+// receiver: bursts of marks a few hundred ns apart (some long enough to cut
+// to MIN_RATE), quiet gaps up to 2.5 ms (fast recovery, additive and hyper
+// increase between bursts); the test adds 300 ms without marks after it
+// (the return to line rate). No CE falls on
+// or 1ns after a whole microsecond since the first one: ns-3 would order
+// such a tie by when the ACK's arrival was scheduled, which this model does
+// not know (the timer-against-timer tie is tested above).
+std::vector<nanos> ce_stream(std::uint64_t seed) {
+    rng r{seed};
+    std::vector<nanos> ce;
+    std::int64_t t = 10'000;
+    while (t < 60'000'000) {
+        const std::uint64_t kind = r.next() % 8;
+        const std::int64_t burst_ns = kind == 0 ? 250'000 : static_cast<std::int64_t>(r.next() % 40'000);
+        const std::int64_t end = t + burst_ns;
+        while (t < end) {
+            std::int64_t x = t;
+            if (!ce.empty()) {
+                const std::int64_t off = (x - ce.front().v) % 1000;
+                x += off <= 1 ? 2 - off : 0;
+            }
+            ce.push_back(nanos{x});
+            t = x + 50 + static_cast<std::int64_t>(r.next() % 2000);
+        }
+        t += kind == 1 ? 2'500'000 : static_cast<std::int64_t>(r.next() % 600'000);
+    }
+    return ce;
+}
+
+// The hpcc_ns3 profile's NP and RP, fed each CE, follow the ns-3 model event
+// for event: after every CE, at 7 instants between two CEs and every 1 ms of
+// a quiet tail, R_C, R_T and alpha agree to 1e-9 (relative), and the counts
+// of CNPs, cuts and of each increase stage are equal.
+TEST(dcqcn_hpcc_ns3, np_and_rp_follow_the_ns3_model) {
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+        const std::vector<nanos> ce = ce_stream(0x4cc0 + seed);
+        ASSERT_GT(ce.size(), 2000u);
+        dcqcn_rp rp{dcqcn_defaults(dcqcn_profile::hpcc_ns3, 100_Gbps)};
+        const dcqcn_np_cfg npc = dcqcn_np_defaults(dcqcn_profile::hpcc_ns3);
+        dcqcn_cnp_limiter port{npc.min_time_between_cnps};
+        dcqcn_np np{npc, &port};
+        ns3_mlx_model ref;
+        double worst = 0;
+        bool saw_floor = false, saw_line_again = false;
+        auto check = [&](nanos t, const char* where) {
+            const double e = std::max({std::abs(rp.rate_bps() / ref.rate - 1), std::abs(rp.target_bps() / ref.target - 1),
+                                       std::abs(rp.alpha() - ref.alpha)});
+            worst = std::max(worst, e);
+            ASSERT_LT(e, 1e-9) << where << " t=" << t.v << " rc " << rp.rate_bps() << " vs " << ref.rate << " rt "
+                               << rp.target_bps() << " vs " << ref.target << " alpha " << rp.alpha() << " vs "
+                               << ref.alpha;
+            saw_floor = saw_floor || ref.rate == 1e9;
+            saw_line_again = saw_line_again || (ref.cuts > 0 && ref.rate > 99e9);
+        };
+        for (std::size_t i = 0; i < ce.size(); ++i) {
+            if (i > 0) {
+                for (int k = 1; k <= 7; ++k) {
+                    const nanos m{ce[i - 1].v + (ce[i] - ce[i - 1]).v * k / 8};
+                    rp.advance(m);
+                    ref.run_until(m.v);
+                    ASSERT_NO_FATAL_FAILURE(check(m, "between"));
+                }
+            }
+            ASSERT_TRUE(np.on_ce(ce[i]));
+            rp.on_cnp(ce[i]);
+            ref.flagged_ack(ce[i].v);
+            ASSERT_NO_FATAL_FAILURE(check(ce[i], "CE"));
+        }
+        // A quiet 300 ms after the last mark: increase events only, back to line rate.
+        for (std::int64_t m = ce.back().v + 1'000'000; m <= ce.back().v + 300'000'000; m += 1'000'000) {
+            rp.advance(nanos{m});
+            ref.run_until(m);
+            ASSERT_NO_FATAL_FAILURE(check(nanos{m}, "tail"));
+        }
+        const auto& k = rp.counters();
+        EXPECT_EQ(np.counters().cnp_tx, ce.size());
+        EXPECT_EQ(k.cnps_rx, ref.cnps);
+        EXPECT_EQ(k.cuts, ref.cuts);
+        EXPECT_EQ(k.fast_recovery, ref.fr);
+        EXPECT_EQ(k.additive_increase, ref.ai);
+        EXPECT_EQ(k.hyper_increase, ref.hai);
+        // The stream exercises every stage: many CNPs per cut (at most one
+        // cut per 4us), the floor, and whole recoveries.
+        EXPECT_GT(k.cuts, 500u);
+        EXPECT_GT(k.cnps_merged, k.cuts);
+        EXPECT_GT(k.hyper_increase, 100u);
+        EXPECT_TRUE(saw_floor);
+        EXPECT_TRUE(saw_line_again);
+        std::printf("seed %llu: %zu CE, %llu cuts, %llu FR, %llu AI, %llu HAI, worst relative difference %.2e\n",
+                    static_cast<unsigned long long>(seed), ce.size(), static_cast<unsigned long long>(k.cuts),
+                    static_cast<unsigned long long>(k.fast_recovery), static_cast<unsigned long long>(k.additive_increase),
+                    static_cast<unsigned long long>(k.hyper_increase), worst);
+    }
+}
+
+// The same stream through the paper's per-QP NP (one CNP per 50us, the
+// profile's NP before it followed ns-3) gives the RP far fewer CNPs and
+// another rate: the comparison above would catch an NP that spaces CNPs.
+TEST(dcqcn_hpcc_ns3, a_spaced_np_departs_from_the_ns3_model) {
+    const std::vector<nanos> ce = ce_stream(0x4cc0 + 1);
+    dcqcn_rp rp{dcqcn_defaults(dcqcn_profile::hpcc_ns3, 100_Gbps)};
+    dcqcn_np np{dcqcn_np_defaults(dcqcn_profile::nvidia_cx)};
+    ns3_mlx_model ref;
+    double worst = 0;
+    for (const nanos t : ce) {
+        while (np.next_due() <= t) {
+            const nanos due = np.next_due();
+            ASSERT_TRUE(np.poll(due));
+            rp.on_cnp(due);
+        }
+        if (np.on_ce(t)) {
+            rp.on_cnp(t);
+        }
+        ref.flagged_ack(t.v);
+        rp.advance(t);
+        worst = std::max(worst, std::abs(rp.rate_bps() / ref.rate - 1));
+    }
+    EXPECT_LT(np.counters().cnp_tx * 4, ce.size());
+    EXPECT_GT(worst, 0.5);
 }
 
 }  // namespace
