@@ -106,11 +106,26 @@ public:
             throw std::invalid_argument("sim engine: add_link names a node that was not added");
         }
         const auto id = static_cast<std::uint32_t>(_links.size());
-        _links.push_back(link_rec{std::make_unique<link_type>(cfg, traits), from, to,
-                                  add_slot(slot_kind::link, id)});
+        _owned.push_back(std::make_unique<link_type>(cfg, traits));
+        _links.push_back(link_rec{_owned.back().get(), from, to, add_slot(slot_kind::link, id)});
         _nodes[from].out_links.push_back(id);
         return id;
     }
+    // A split link (link.hpp) whose sender is a node of another engine (a
+    // partition of sim/parallel.hpp), owned by the caller: this engine
+    // schedules its arrivals and wakes `to`. After the link's transfer()
+    // the caller calls sync_in(id).
+    std::uint32_t add_link_in(std::uint32_t to, link_type& l) {
+        if (to >= _nodes.size()) {
+            throw std::invalid_argument("sim engine: add_link_in names a node that was not added");
+        }
+        const auto id = static_cast<std::uint32_t>(_links.size());
+        _links.push_back(link_rec{&l, no_node, to, add_slot(slot_kind::link, id)});
+        return id;
+    }
+    void sync_in(std::uint32_t id) noexcept { sync_link(_links[id]); }
+
+    static constexpr std::uint32_t no_node = UINT32_MAX;
 
     // A port transmitting on link `tx` and receiving from link `rx` (either
     // may be no_link).
@@ -121,8 +136,8 @@ public:
         if (tx != no_link && rx != no_link && _links[tx].from != _links[rx].to) {
             throw std::invalid_argument("sim engine: a port's TX link and RX link belong to different nodes");
         }
-        return port_type{tx == no_link ? nullptr : _links[tx].l.get(),
-                         rx == no_link ? nullptr : _links[rx].l.get()};
+        return port_type{tx == no_link ? nullptr : _links[tx].l,
+                         rx == no_link ? nullptr : _links[rx].l};
     }
 
     // ---- run ----
@@ -207,8 +222,8 @@ private:
         std::vector<std::uint32_t> out_links;
     };
     struct link_rec {
-        std::unique_ptr<link_type> l;
-        std::uint32_t from;
+        link_type* l;
+        std::uint32_t from;  // no_node: a link in from another engine
         std::uint32_t to;
         std::uint32_t slot;
     };
@@ -284,6 +299,7 @@ private:
     std::vector<slot_rec> _slots;
     std::vector<node_rec> _nodes;
     std::vector<link_rec> _links;
+    std::vector<std::unique_ptr<link_type>> _owned;
     std::vector<std::uint64_t> _due;  // bitmap of nodes due at the current instant
     engine_counters _c;
 };

@@ -45,6 +45,19 @@
 // shorter than min_frame_len can exhaust the wire storage on a long link;
 // it is then refused like a full TX ring and counted (tx_refused_wire_full).
 //
+// Split (set_split(), before use): the sender and the receiver run on two
+// threads (partitions of a parallel engine, sim/parallel.hpp). The sender's
+// calls (tx_burst, tx_free_time, tx_ring_used, take_tx_since_sync) touch
+// only the TX side: frames it accepts go to an outbox with their departure
+// and arrival times, and it keeps their departures to know its TX ring. The
+// receiver's calls (rx_burst, deliver, next_wire_arrival, next_arrival)
+// touch only the wire and RX side. transfer(), called while neither runs
+// (between the engine's windows), moves the outbox onto the wire. Since a
+// frame arrives at least prop_delay + a minimum frame's wire time after it
+// was accepted, and a window is no longer than that, every frame is
+// transferred before its arrival time comes: the run is the same, event for
+// event, as with one thread.
+//
 // Items: a frame handle (plain struct with `len`, or rte_mbuf*). Traits
 // gives length(item) and drop(item) (called on a frame the link drops, so
 // the DPDK layer can free the mbuf); the default reads `item.len` and does
@@ -163,14 +176,14 @@ public:
     // Puts in[0..n) on the TX ring in order until it is full; returns how
     // many were taken. The caller still owns in[ret..n).
     std::size_t tx_burst(nanos now, const Item* in, std::size_t n) noexcept {
-        advance(now);
+        advance_tx(now);
         std::size_t i = 0;
         for (; i < n; ++i) {
-            if (_wire.size() - _departed >= _cfg.tx_ring_size) {
+            if (tx_held() >= _cfg.tx_ring_size) {
                 _c.tx_refused += n - i;
                 break;
             }
-            if (_wire.full()) {
+            if (_split ? _out.full() : _wire.full()) {
                 _c.tx_refused_wire_full += n - i;
                 break;
             }
@@ -182,7 +195,12 @@ public:
             add_wire_time(len + _cfg.overhead.v);
             _tx_since_sync = true;
             const std::int64_t depart = _free_ns + (_free_rem != 0 ? 1 : 0);
-            _wire.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
+            if (_split) {
+                _out.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
+                _txdep.push(depart);
+            } else {
+                _wire.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
+            }
             ++_c.tx_accepted;
             _c.tx_bytes += len;
         }
@@ -232,18 +250,41 @@ public:
         if (k > _cfg.tx_ring_size) {
             return nanos::max();
         }
-        advance(now);
-        const std::size_t held = _wire.size() - _departed;
+        advance_tx(now);
+        const std::size_t held = tx_held();
         const std::size_t free = _cfg.tx_ring_size - held;
         if (free >= k) {
             return now;
         }
-        return nanos{_wire[_departed + (k - free) - 1].depart};
+        const std::size_t j = (k - free) - 1;
+        return nanos{_split ? _txdep[j] : _wire[_departed + j].depart};
     }
     // Frames holding TX slots at `now`.
     std::size_t tx_ring_used(nanos now) noexcept {
-        advance(now);
-        return _wire.size() - _departed;
+        advance_tx(now);
+        return tx_held();
+    }
+
+    // ---- split (see above) ----
+    // Set-up, before the first frame: the sender and the receiver will run
+    // on different threads.
+    void set_split() {
+        _split = true;
+        _out = fifo<wire_entry>(_wire.capacity());
+        _txdep = fifo<std::int64_t>(_wire.capacity());
+    }
+    bool split() const noexcept { return _split; }
+    // Between windows (neither side running): the outbox onto the wire, in
+    // order. True when frames moved (the receiver's next arrival may be new).
+    bool transfer() noexcept {
+        if (_out.empty()) {
+            return false;
+        }
+        while (!_out.empty()) {
+            _wire.push(_out.front());  // fits: the wire and the outbox share one bound
+            _out.pop();
+        }
+        return true;
     }
     std::size_t rx_ring_used() const noexcept { return _rx.size(); }
     // Frames accepted but not yet delivered (TX ring + wire).
@@ -260,6 +301,11 @@ public:
     // ring) to f, uncounted, and empties the link.
     template <typename F>
     void drain(F&& f) {
+        while (!_out.empty()) {
+            f(_out.front().item);
+            _out.pop();
+        }
+        while (!_txdep.empty()) { _txdep.pop(); }
         while (!_wire.empty()) {
             f(_wire.front().item);
             _wire.pop();
@@ -315,10 +361,25 @@ private:
         rocelab::add_wire_time(_free_ns, _free_rem, wire_bytes, _cfg.rate.v);
     }
 
-    // Retires departures and delivers arrivals up to `now`, in order.
+    // Frames holding TX slots (accepted, not yet departed).
+    std::size_t tx_held() const noexcept { return _split ? _txdep.size() : _wire.size() - _departed; }
+    // The sender's side: retires departures up to `now` (unsplit: and
+    // delivers arrivals, as before).
+    void advance_tx(nanos now) noexcept {
+        if (!_split) {
+            advance(now);
+            return;
+        }
+        while (!_txdep.empty() && _txdep.front() <= now.v) { _txdep.pop(); }
+    }
+    // Retires departures and delivers arrivals up to `now`, in order. Split:
+    // the receiver's side only (every frame on the wire has departed: the
+    // sender keeps its TX ring).
     void advance(nanos now) noexcept {
-        while (_departed < _wire.size() && _wire[_departed].depart <= now.v) {
-            ++_departed;
+        if (!_split) {
+            while (_departed < _wire.size() && _wire[_departed].depart <= now.v) {
+                ++_departed;
+            }
         }
         while (!_wire.empty() && _wire.front().arrive <= now.v) {
             wire_entry& e = _wire.front();
@@ -338,14 +399,19 @@ private:
                 ++_c.delivered;
             }
             _wire.pop();
-            --_departed;  // arrive >= depart: the front had departed
+            if (!_split) {
+                --_departed;  // arrive >= depart: the front had departed
+            }
         }
     }
 
     link_cfg _cfg;
     [[no_unique_address]] Traits _traits;
-    fifo<wire_entry> _wire;  // [0, _departed): on the wire; [_departed, size): TX ring
+    fifo<wire_entry> _wire;  // [0, _departed): on the wire; [_departed, size): TX ring (split: all on the wire)
     std::size_t _departed = 0;
+    bool _split = false;
+    fifo<wire_entry> _out{0};         // split: accepted since the last transfer (the sender's)
+    fifo<std::int64_t> _txdep{0};     // split: departures of the frames holding TX slots (the sender's)
     fifo<rx_entry> _rx;
     std::int64_t _free_ns = INT64_MIN / 4;
     std::uint64_t _free_rem = 0;

@@ -3,6 +3,7 @@
 // topology (sources -> shaper node -> sink), and an M/D/1 queue against its
 // closed form.
 #include "sim/engine.hpp"
+#include "sim/parallel.hpp"
 
 #include <gtest/gtest.h>
 
@@ -498,6 +499,131 @@ TEST(sim_engine, run_loop_allocates_nothing_after_set_up) {
 TEST(sim_engine, md1_mean_wait_matches_closed_form) {
     check_md1(0.5, 1'000'000, 17);
     check_md1(0.8, 1'000'000, 23);
+}
+
+// ---- the parallel engine: the same run on several partitions and threads ----
+
+// The determinism topology (two sources -> shaper node -> sink, loss, RX
+// drops, refused TX) with each node logging on its own, run by one engine
+// (parts == {}) or partitioned (parts[node] = partition) on `threads`.
+struct split_result {
+    std::array<std::string, 4> logs;  // s0, s1, shaper, sink
+    std::string links;
+    std::uint64_t windows = 0;
+};
+
+split_result run_split(std::uint64_t seed, const std::array<int, 4>& parts, unsigned threads) {
+    split_result res;
+    random_source s0{0, seed, &res.logs[0]};
+    random_source s1{1, seed + 1, &res.logs[1]};
+    shaper_node sh{40_Gbps, &res.logs[2]};
+    logging_sink sink{&res.logs[3]};
+    const link_cfg c0{.rate = 100_Gbps, .prop_delay = 700_ns, .loss = 0.001, .loss_seed = seed * 3, .tx_ring_size = 16,
+                      .rx_ring_size = 64};
+    const link_cfg c1{.rate = 25_Gbps, .prop_delay = 1_us, .tx_ring_size = 16, .rx_ring_size = 64};
+    const link_cfg c2{.rate = 100_Gbps, .prop_delay = 300_ns, .tx_ring_size = 32};
+    sim_node* nodes[4] = {&s0, &s1, &sh, &sink};
+    const link_cfg* cfgs[3] = {&c0, &c1, &c2};
+    const int ends[3][2] = {{0, 2}, {1, 2}, {2, 3}};
+    const sim_link<frame>* lk[3] = {};
+    const nanos end = 2_ms;
+    if (parts[0] < 0) {  // one engine
+        eng e;
+        std::uint32_t id[4];
+        for (int i = 0; i < 4; ++i) { id[i] = e.add_node(*nodes[i]); }
+        std::uint32_t l[3];
+        for (int i = 0; i < 3; ++i) { l[i] = e.add_link(id[ends[i][0]], id[ends[i][1]], *cfgs[i]); }
+        s0.p = e.port(l[0], eng::no_link);
+        s1.p = e.port(l[1], eng::no_link);
+        sh.in = {e.port(eng::no_link, l[0]), e.port(eng::no_link, l[1])};
+        sh.out = e.port(l[2], eng::no_link);
+        sink.p = e.port(eng::no_link, l[2]);
+        e.run_until(end);
+        for (int i = 0; i < 3; ++i) { lk[i] = &e.link(l[i]); }
+        for (int i = 0; i < 3; ++i) {
+            const auto& lc = lk[i]->counters();
+            logf(&res.links, "link%lld acc %lld ref %lld lost %lld rxfull %lld dlv %lld\n", i, lc.tx_accepted,
+                 lc.tx_refused, lc.lost, lc.rx_ring_full, lc.delivered);
+        }
+        return res;
+    }
+    std::size_t np = 0;
+    for (int p : parts) { np = std::max<std::size_t>(np, static_cast<std::size_t>(p) + 1); }
+    parallel_engine<frame> pe(np);
+    std::uint32_t id[4];
+    for (int i = 0; i < 4; ++i) { id[i] = pe.part(static_cast<std::size_t>(parts[i])).add_node(*nodes[i]); }
+    sim_link<frame>* links[3];
+    nanos look = nanos::max();
+    for (int i = 0; i < 3; ++i) {
+        const int a = ends[i][0], b = ends[i][1];
+        const auto pa = static_cast<std::size_t>(parts[a]), pb = static_cast<std::size_t>(parts[b]);
+        if (pa == pb) {
+            links[i] = &pe.part(pa).link(pe.part(pa).add_link(id[a], id[b], *cfgs[i]));
+        } else {
+            links[i] = &pe.cross_link(pe.add_cross_link(pa, id[a], pb, id[b], *cfgs[i]));
+            // delay + the wire time of the smallest frame (60 + 24 B)
+            const std::int64_t ser = static_cast<std::int64_t>(84ull * 8 * 1'000'000'000ull / cfgs[i]->rate.v);
+            look = std::min(look, nanos{cfgs[i]->prop_delay.v + std::max<std::int64_t>(ser, 1)});
+        }
+    }
+    pe.set_lookahead(look == nanos::max() ? end : look);
+    s0.p = port{links[0], nullptr};
+    s1.p = port{links[1], nullptr};
+    sh.in = {port{nullptr, links[0]}, port{nullptr, links[1]}};
+    sh.out = port{links[2], nullptr};
+    sink.p = port{nullptr, links[2]};
+    pe.run_until(end, threads);
+    for (int i = 0; i < 3; ++i) {
+        const auto& lc = links[i]->counters();
+        logf(&res.links, "link%lld acc %lld ref %lld lost %lld rxfull %lld dlv %lld\n", i, lc.tx_accepted,
+             lc.tx_refused, lc.lost, lc.rx_ring_full, lc.delivered);
+    }
+    res.windows = pe.counters().windows;
+    EXPECT_EQ(pe.counters().late, 0u);
+    return res;
+}
+
+TEST(sim_parallel, partitions_and_threads_give_the_one_engine_run) {
+    const split_result one = run_split(5, {-1, -1, -1, -1}, 1);
+    EXPECT_GT(one.logs[3].size(), 100'000u);
+    const std::array<std::array<int, 4>, 4> layouts{{{0, 0, 1, 1}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}}};
+    for (const auto& parts : layouts) {
+        for (unsigned threads : {1u, 2u, 3u}) {
+            const split_result r = run_split(5, parts, threads);
+            for (int i = 0; i < 4; ++i) {
+                ASSERT_TRUE(r.logs[i] == one.logs[i])
+                    << "node " << i << " differs with partitions " << parts[0] << parts[1] << parts[2] << parts[3]
+                    << " on " << threads << " threads";
+            }
+            EXPECT_EQ(r.links, one.links);
+            EXPECT_GT(r.windows, 100u);
+        }
+    }
+}
+
+// A lookahead longer than a cross link really takes lets frames arrive in
+// the window they were sent in, before they are transferred: the engine
+// counts them (`late`), and the fabric fails such a run. The true lookahead
+// (delay + the smallest frame's wire time) never does.
+TEST(sim_parallel, a_too_long_lookahead_is_caught) {
+    auto late = [](nanos look) {
+        std::string log_s, log_k;
+        random_source s{0, 5, &log_s};
+        logging_sink k{&log_k};
+        parallel_engine<frame> pe(2);
+        const auto a = pe.part(0).add_node(s);
+        const auto b = pe.part(1).add_node(k);
+        auto& l = pe.cross_link(pe.add_cross_link(0, a, 1, b, link_cfg{.rate = 100_Gbps, .prop_delay = 700_ns}));
+        s.p = port{&l, nullptr};
+        k.p = port{nullptr, &l};
+        pe.set_lookahead(look);
+        pe.run_until(200_us, 1);
+        EXPECT_GT(k.n, 100u);
+        return pe.counters().late;
+    };
+    EXPECT_EQ(late(706_ns), 0u);  // 700 ns + 6 ns for 84 B at 100 Gb/s
+    EXPECT_EQ(late(700_ns), 0u);  // shorter is always safe
+    EXPECT_GT(late(5_us), 0u);
 }
 
 }  // namespace
