@@ -88,6 +88,10 @@ Options:
                     every switch's BUFFER_POOL in minimum-size frames, the
                     cables' rings and wires, the generators' stocks; memory
                     grows with what is in use; docs/fabric.md "Memory")
+  --threads N       virtual time on N threads (default 1): each switch with
+                    the hosts cabled to it is a part; parts go to N
+                    partitions synchronised in windows of the quickest
+                    cable between them; every report is the same for any N
   --real-time       run in real time (above) instead of virtual time
   --rt-rate RATE    real time: the fastest cable's rate after scaling
                     (default 1Gbps, what one core here sustains)
@@ -117,6 +121,7 @@ struct opts {
     bool plots = true;
     bool realtime = false;
     bits_per_sec rt_rate{1'000'000'000};
+    unsigned threads = 1;
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-fabric", code, msg); }
@@ -169,6 +174,12 @@ opts parse(int argc, char** argv) {
             o.rt_rate = *r;
         } else if (a == "--no-plots") {
             o.plots = false;
+        } else if (a == "--threads") {
+            const std::string v = need("a thread count, e.g. 2");
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (end == v.c_str() || *end != '\0' || n < 1 || n > 256) { die(2, "--threads '" + v + "': 1..256"); }
+            o.threads = static_cast<unsigned>(n);
         } else if (!a.empty() && a[0] == '-') {
             die(2, "unknown option " + a + " (see --help)");
         } else if (o.cmd.empty()) {
@@ -181,6 +192,7 @@ opts parse(int argc, char** argv) {
         }
     }
     if (o.cmd.empty() || o.topology.empty()) { die(2, "usage: rocelab-fabric run TOPOLOGY.yaml [options] (see --help)"); }
+    if (o.threads > 1 && o.realtime) { die(2, "--threads: virtual time only (--real-time runs on one thread)"); }
     return o;
 }
 
@@ -226,7 +238,6 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
     j.kv("events", f.engine_counters().events);
     j.kv("link_events", f.engine_counters().link_events);
     j.kv("node_polls", f.engine_counters().node_polls);
-    j.kv("instants", f.engine_counters().instants);
     j.end_object();
     j.key("nodes");
     j.begin_array();
@@ -645,6 +656,7 @@ int main(int argc, char** argv) {
     bool wrote_summary = false;
     {
         if (o.realtime) { f.use_ethdevs("rtf"); }  // every cabled port a net_ring ethdev
+        f.set_threads(o.threads);
         if (const std::string e = f.build(mbufs); !e.empty()) {
             std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
             rc = 2;
@@ -781,6 +793,14 @@ int main(int argc, char** argv) {
                 j.kv("mbufs_populated", pf.populated);
                 j.kv("mbuf_bytes", pf.bytes);
                 j.kv("setup_s", setup_s);
+                // Threads: the partitions, the lookahead between them, the
+                // cables cut and the synchronisation windows run.
+                const auto pf2 = f.partitions();
+                j.kv("threads", o.threads);
+                j.kv("partitions", pf2.partitions);
+                j.kv("lookahead_ns", pf2.lookahead.v);
+                j.kv("cut_cables", static_cast<std::uint64_t>(pf2.cut_cables));
+                j.kv("windows", pf2.windows);
                 j.end_object();
                 s += "\n";
                 write_file(o.out + "/speed.json", s);
@@ -811,6 +831,24 @@ int main(int argc, char** argv) {
                             "\n",
                             format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
                             lt.lost + lt.rx_full, f.spins());
+                const auto pf2 = f.partitions();
+                if (pf2.partitions > 1) {
+                    std::printf("rocelab-fabric: %u threads: %u partitions, %zu cables cut, lookahead %s, %" PRIu64
+                                " windows\n",
+                                o.threads, pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(), pf2.windows);
+                }
+                if (pf2.late != 0) {
+                    std::fprintf(stderr, "rocelab-fabric: internal error: %" PRIu64
+                                         " frames crossed partitions after their arrival time (lookahead too long)\n",
+                                 pf2.late);
+                    rc = 1;
+                }
+                if (f.pools().exhausted) {
+                    std::fprintf(stderr, "rocelab-fabric: the mbuf pool ran low at its capacity (%" PRIu64
+                                         " mbufs): frames may have been refused; raise --mbufs\n",
+                                 f.pools().capacity);
+                    rc = 1;
+                }
             }
             // Expectations, then summary.json (deterministic in virtual
             // time, like fabric.json). In real time a metric is put back on

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cstring>
 
 namespace rocelab::dpdk {
@@ -75,28 +76,38 @@ std::uint32_t growing_pool::free_count() const noexcept {
 bool growing_pool::add_chunk() noexcept {
     const std::uint32_t want = std::min(_chunk, _capacity - populated());
     if (want == 0) { return false; }
-    std::size_t len = _elt * want + 64;  // room to align the first object
-    if (_used + len > _reserved) { len = _reserved - _used; }
-    const int n = rte_mempool_populate_iova(_mp, reinterpret_cast<char*>(_base + _used), RTE_BAD_IOVA, len, nullptr,
-                                            nullptr);
-    if (n <= 0) {
-        rte_errno = n < 0 ? -n : ENOSPC;
-        return false;
-    }
-    _used += len;
-    // The new objects are the tail of the pool's object list: initialise
-    // them (nobody allocates between the populate and here: one thread).
-    rte_mempool_objhdr* h = _last == nullptr ? STAILQ_FIRST(&_mp->elt_list) : STAILQ_NEXT(_last, next);
-    for (; h != nullptr; h = STAILQ_NEXT(h, next)) {
-        void* obj = reinterpret_cast<std::byte*>(h) + sizeof(*h);
+    std::size_t len = _elt * want;
+    if (_used + len > _reserved) { len = (_reserved - _used) / _elt * _elt; }
+    if (len == 0) { return false; }
+    // The objects go, header first, at _elt strides from the chunk's start
+    // (RTE_MEMPOOL_F_NO_IOVA_CONTIG: nothing is skipped at page ends).
+    // Initialise them before the pool can hand them out: populate puts each
+    // object in the pool as it adds it, and another thread may be taking
+    // mbufs from it meanwhile.
+    std::byte* const base = _base + _used;
+    const std::size_t n = len / _elt;
+    for (std::size_t i = 0; i < n; ++i) {
+        void* obj = base + i * _elt + _mp->header_size;
         rte_pktmbuf_init(_mp, nullptr, obj, 0);
         if (_init != nullptr) { _init(_arg, static_cast<rte_mbuf*>(obj)); }
+    }
+    const int added = rte_mempool_populate_iova(_mp, reinterpret_cast<char*>(base), RTE_BAD_IOVA, len, nullptr, nullptr);
+    if (added <= 0) {
+        rte_errno = added < 0 ? -added : ENOSPC;
+        return false;
+    }
+    // Check the layout assumed above against where populate put them.
+    rte_mempool_objhdr* h = _last == nullptr ? STAILQ_FIRST(&_mp->elt_list) : STAILQ_NEXT(_last, next);
+    for (std::size_t i = 0; h != nullptr; h = STAILQ_NEXT(h, next), ++i) {
+        if (reinterpret_cast<std::byte*>(h) + sizeof(*h) != base + i * _elt + _mp->header_size) { _layout_ok = false; }
         _last = h;
     }
+    _used += len;
     return true;
 }
 
 bool growing_pool::top_up(std::uint32_t low) noexcept {
+    std::lock_guard<std::mutex> g(_grow);  // one thread grows the pool at a time
     while (free_count() < low) {
         if (!add_chunk()) { return false; }
     }

@@ -14,9 +14,11 @@
 // faults) and RSS. With a growing pool the capacity is sized from the
 // scenario and the memory follows the frames actually held.
 //
-// Single owner: top_up() and the destructor from one thread (the fabric's
-// engine thread), between polls. Objects carry no IOVA (virtual devices and
-// simulated ports only: not for a real NIC's DMA).
+// Threads: top_up() may be called from several threads (one grows the pool
+// at a time, under a mutex) while others take and return mbufs: a chunk's
+// objects are initialised before the pool can hand them out. Objects carry
+// no IOVA (virtual devices and simulated ports only: not for a real NIC's
+// DMA).
 //
 // Parameters: capacity (objects at most), initial (populated at create),
 // chunk (objects per top-up), data_room (bytes, incl. headroom), and an
@@ -28,6 +30,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <variant>
 
@@ -65,6 +68,9 @@ public:
     std::uint32_t populated() const noexcept;
     std::uint32_t capacity() const noexcept { return _capacity; }
     std::uint64_t object_bytes() const noexcept { return _elt; }  // memory per mbuf, headers included
+    // The objects were where add_chunk initialised them (checked after each
+    // chunk; false would be a DPDK layout this code does not expect).
+    bool layout_ok() const noexcept { return _layout_ok; }
 
 private:
     growing_pool() = default;
@@ -81,6 +87,8 @@ private:
     init_fn _init = nullptr;
     void* _arg = nullptr;
     bool _ring_ops = false;  // a ring_* mempool handler (free_count reads its ring)
+    bool _layout_ok = true;
+    std::mutex _grow;
 };
 
 }  // namespace rocelab::dpdk

@@ -6,9 +6,11 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_lcore.h>
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstring>
 #include <map>
@@ -109,10 +111,10 @@ sim::link_cfg link_of(const cable_cfg& c) noexcept {
 struct pool_keeper {
     std::vector<dpdk::growing_pool*> pools;
     std::uint32_t low = 4096;
-    bool exhausted = false;  // a pool was low at its capacity
+    std::atomic<bool> exhausted{false};  // a pool was low at its capacity (any partition's thread)
     void check() noexcept {
         for (dpdk::growing_pool* g : pools) {
-            if (g->free_count() < low && !g->top_up(low)) { exhausted = true; }
+            if (g->free_count() < low && !g->top_up(low)) { exhausted.store(true, std::memory_order_relaxed); }
         }
     }
 };
@@ -190,7 +192,11 @@ struct fabric::impl {
     };
     std::vector<node_rec> nodes;
     std::vector<cable> cables;
-    std::unique_ptr<mbuf_engine> eng;
+    std::unique_ptr<mbuf_parallel> peng;            // one partition, or one per thread
+    std::vector<mbuf_engine::link_type*> links;     // by cable direction: 2c a->b, 2c+1 b->a
+    std::vector<unsigned> en_part;                  // engine node -> partition
+    unsigned threads = 1;
+    std::size_t cut_cables = 0;
     std::vector<std::unique_ptr<wire_tap>> taps;  // per engine link
     bool built = false;
     bool released = false;
@@ -216,7 +222,7 @@ fabric::fabric() : _p(std::make_unique<impl>()) {}
 fabric::~fabric() {
     release_all();
     // Pipelines and links before the pools their mbufs belong to.
-    _p->eng.reset();
+    _p->peng.reset();
     _p->nodes.clear();
     _p->pools.clear();
 }
@@ -426,7 +432,7 @@ fabric::pool_figures fabric::pools() const noexcept {
         f.bytes += std::uint64_t{g->populated()} * g->object_bytes();
         f.in_use += g->populated() - rte_mempool_avail_count(g->get());
     }
-    f.exhausted = _p->keeper.exhausted;
+    f.exhausted = _p->keeper.exhausted.load();
     return f;
 }
 
@@ -533,38 +539,120 @@ std::string fabric::build(rte_mempool* pool) {
         }
     }
 
-    // The engine: nodes in declaration order (the poll order at an instant),
-    // then two links per cable.
-    p.eng = std::make_unique<mbuf_engine>();
+    // Engine nodes in declaration order (the poll order at an instant):
+    // each switch, each generator's hosts.
+    std::vector<sim::sim_node*> en;
+    std::vector<std::size_t> en_ports;  // ports each engine node polls (its weight)
     for (auto& n : p.nodes) {
+        const auto first = static_cast<std::uint32_t>(en.size());
         if (n.sw_node) {
-            const std::uint32_t id = p.eng->add_node(*n.sw_node);
-            n.port_node.assign(n.ports.size(), id);
+            en.push_back(n.sw_node.get());
+            en_ports.push_back(n.ports.size());
+            n.port_node.assign(n.ports.size(), first);
         } else {
-            std::uint32_t first = 0;
-            for (std::size_t k = 0; k < n.gen_nodes.size(); ++k) {
-                const std::uint32_t id = p.eng->add_node(*n.gen_nodes[k]);
-                if (k == 0) { first = id; }
+            for (auto& g : n.gen_nodes) {
+                en.push_back(g.get());
+                en_ports.push_back(g->ports.size());
             }
             for (auto& e : n.port_node) { e += first; }
         }
     }
+    // Partitions: units are joined along every cable with a generator end
+    // (a host's cable is never cut); switch-to-switch cables may be.
+    std::vector<std::uint32_t> up(en.size());
+    for (std::uint32_t i = 0; i < up.size(); ++i) { up[i] = i; }
+    const auto find = [&](std::uint32_t x) {
+        while (up[x] != x) { x = up[x] = up[up[x]]; }
+        return x;
+    };
+    for (const auto& c : p.cables) {
+        if (p.nodes[c.a].kind == node_kind::gen_node || p.nodes[c.b].kind == node_kind::gen_node) {
+            const std::uint32_t a = find(p.nodes[c.a].port_node[static_cast<std::size_t>(c.pa)]);
+            const std::uint32_t b = find(p.nodes[c.b].port_node[static_cast<std::size_t>(c.pb)]);
+            if (a != b) { up[std::max(a, b)] = std::min(a, b); }
+        }
+    }
+    std::vector<std::uint32_t> unit_of(en.size());
+    std::vector<std::uint32_t> unit_root;  // by unit: its smallest engine node
+    std::vector<std::uint64_t> unit_weight;
+    for (std::uint32_t i = 0; i < en.size(); ++i) {
+        const std::uint32_t r = find(i);
+        const auto it = std::find(unit_root.begin(), unit_root.end(), r);
+        const auto u = static_cast<std::uint32_t>(it - unit_root.begin());
+        if (it == unit_root.end()) {
+            unit_root.push_back(r);
+            unit_weight.push_back(0);
+        }
+        unit_of[i] = u;
+        unit_weight[u] += en_ports[i];
+    }
+    const unsigned parts = p.threads;
+    if (parts > unit_root.size()) {
+        return "--threads " + std::to_string(parts) + ": the fabric has " + std::to_string(unit_root.size()) +
+               " part" + (unit_root.size() == 1 ? "" : "s") +
+               " that can run apart (each switch with the hosts cabled to it): at most " +
+               std::to_string(unit_root.size()) + " threads";
+    }
+    std::vector<std::uint32_t> order(unit_root.size());
+    for (std::uint32_t u = 0; u < order.size(); ++u) { order[u] = u; }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return unit_weight[a] > unit_weight[b]; });
+    std::vector<std::uint64_t> load(parts, 0);
+    std::vector<unsigned> unit_part(unit_root.size(), 0);
+    for (const std::uint32_t u : order) {
+        unsigned best = 0;
+        for (unsigned q = 1; q < parts; ++q) {
+            if (load[q] < load[best]) { best = q; }
+        }
+        unit_part[u] = best;
+        load[best] += unit_weight[u];
+    }
+    p.en_part.resize(en.size());
+    for (std::uint32_t i = 0; i < en.size(); ++i) { p.en_part[i] = unit_part[unit_of[i]]; }
+    p.peng = std::make_unique<mbuf_parallel>(parts);
+    std::vector<std::uint32_t> local(en.size());
+    for (std::uint32_t i = 0; i < en.size(); ++i) { local[i] = p.peng->part(p.en_part[i]).add_node(*en[i]); }
+    // Two links per cable (a->b, b->a): inside a partition an engine's own,
+    // across partitions a split link. The lookahead: the quickest crossing.
+    nanos look = nanos::max();
+    p.cut_cables = 0;
+    p.links.clear();
     for (const auto& c : p.cables) {
         sim::link_cfg lc = link_of(c.cfg);
-        p.taps.push_back(std::make_unique<wire_tap>());
-        p.taps.back()->rx_waiting = &p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->rx_waiting;
         const std::uint32_t ea = p.nodes[c.a].port_node[static_cast<std::size_t>(c.pa)];
         const std::uint32_t eb = p.nodes[c.b].port_node[static_cast<std::size_t>(c.pb)];
-        const auto ab = p.eng->add_link(ea, eb, lc, mbuf_traits{p.taps.back().get()});
+        const unsigned pa = p.en_part[ea], pb = p.en_part[eb];
+        const auto add = [&](std::uint32_t from, unsigned fp, std::uint32_t to, unsigned tp, std::size_t rx_node,
+                             int rx_port) {
+            p.taps.push_back(std::make_unique<wire_tap>());
+            p.taps.back()->rx_waiting = &p.nodes[rx_node].ports[static_cast<std::size_t>(rx_port)]->rx_waiting;
+            const mbuf_traits tr{p.taps.back().get()};
+            if (fp == tp) {
+                auto& e = p.peng->part(fp);
+                p.links.push_back(&e.link(e.add_link(local[from], local[to], lc, tr)));
+            } else {
+                p.links.push_back(&p.peng->cross_link(p.peng->add_cross_link(fp, local[from], tp, local[to], lc, tr)));
+            }
+        };
+        add(ea, pa, eb, pb, c.b, c.pb);
         lc.loss_seed = c.cfg.loss_seed + 1;
-        p.taps.push_back(std::make_unique<wire_tap>());
-        p.taps.back()->rx_waiting = &p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->rx_waiting;
-        const auto ba = p.eng->add_link(eb, ea, lc, mbuf_traits{p.taps.back().get()});
-        p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->sp = p.eng->port(ab, ba);
-        p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->sp = p.eng->port(ba, ab);
-        p.nodes[c.a].port_txlink[static_cast<std::size_t>(c.pa)] = static_cast<std::int32_t>(ab);
-        p.nodes[c.b].port_txlink[static_cast<std::size_t>(c.pb)] = static_cast<std::int32_t>(ba);
+        add(eb, pb, ea, pa, c.a, c.pa);
+        if (pa != pb) {
+            ++p.cut_cables;
+            // The smallest frame (60 B + 24 B of preamble, IFG and FCS) at the cable's rate.
+            const auto wire = static_cast<std::int64_t>(84ull * 8 * 1'000'000'000ull / c.cfg.rate.v);
+            look = std::min(look, nanos{c.cfg.prop_delay.v + std::max<std::int64_t>(wire, 1)});
+        }
+        const auto ab = static_cast<std::int32_t>(p.links.size() - 2);
+        const auto ba = static_cast<std::int32_t>(p.links.size() - 1);
+        p.nodes[c.a].ports[static_cast<std::size_t>(c.pa)]->sp = mbuf_engine::port_type{p.links[ab], p.links[ba]};
+        p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->sp = mbuf_engine::port_type{p.links[ba], p.links[ab]};
+        p.nodes[c.a].port_txlink[static_cast<std::size_t>(c.pa)] = ab;
+        p.nodes[c.b].port_txlink[static_cast<std::size_t>(c.pb)] = ba;
     }
+    p.peng->set_lookahead(look == nanos::max() ? nanos{INT64_MAX / 4} : look);
+    // Threads other than the caller's take DPDK lcore ids (their own mempool caches).
+    p.peng->on_thread_start([](unsigned) { (void)rte_thread_register(); });
     p.built = true;
     return {};
 }
@@ -599,7 +687,7 @@ std::string fabric::capture_to(const std::string& dir, std::uint32_t snaplen) {
 }
 
 void fabric::run_until(nanos end) noexcept {
-    if (_p->built && !_p->released) { _p->eng->run_until(end); }
+    if (_p->built && !_p->released) { _p->peng->run_until(end, _p->threads); }
 }
 
 void fabric::poll_realtime(nanos now) noexcept {
@@ -613,12 +701,12 @@ void fabric::poll_realtime(nanos now) noexcept {
         }
     }
     if (p.eth_tag.empty()) {
-        p.eng->poll_all(now);
+        p.peng->part(0).poll_all(now);
         return;
     }
     // Cables -> ethdev RX rings, the pipelines, ethdev TX rings -> cables.
     rte_mbuf* buf[64];
-    p.eng->deliver_all(now);
+    p.peng->part(0).deliver_all(now);
     for (auto& n : p.nodes) {
         for (auto& vp : n.ports) {
             if (vp->eth_rx == nullptr) { continue; }
@@ -649,18 +737,30 @@ void fabric::poll_realtime(nanos now) noexcept {
             for (unsigned i = k; i < m; ++i) { rte_pktmbuf_free(buf[i]); }  // not expected: the room was checked
         }
     }
-    p.eng->end_round();
+    p.peng->part(0).end_round();
 }
 
-nanos fabric::now() const noexcept { return _p->eng ? _p->eng->now() : nanos{0}; }
+nanos fabric::now() const noexcept { return _p->peng ? _p->peng->now() : nanos{0}; }
+
+void fabric::set_threads(unsigned threads) noexcept { _p->threads = threads == 0 ? 1 : threads; }
+
+fabric::partition_figures fabric::partitions() const {
+    partition_figures f;
+    if (!_p->peng) { return f; }
+    f.partitions = static_cast<unsigned>(_p->peng->partitions());
+    f.lookahead = _p->cut_cables != 0 ? _p->peng->lookahead() : nanos{0};
+    f.cut_cables = _p->cut_cables;
+    f.windows = _p->peng->counters().windows;
+    f.late = _p->peng->counters().late;
+    for (const auto& n : _p->nodes) { f.node_partition.push_back(_p->en_part[n.port_node.empty() ? 0 : n.port_node[0]]); }
+    return f;
+}
 
 void fabric::release_all() noexcept {
     impl& p = *_p;
     if (!p.built || p.released) { return; }
     p.released = true;
-    for (std::size_t li = 0; li < p.eng->link_count(); ++li) {
-        p.eng->link(static_cast<std::uint32_t>(li)).drain([](rte_mbuf* m) { rte_pktmbuf_free(m); });
-    }
+    for (auto* l : p.links) { l->drain([](rte_mbuf* m) { rte_pktmbuf_free(m); }); }
     for (auto& n : p.nodes) {
         if (n.sw) { n.sw->release_all(); }
         if (n.gen) { n.gen->release_all(); }
@@ -718,7 +818,7 @@ const mbuf_engine::link_type* fabric::tx_link(std::size_t n, int port) const noe
     if (port < 0 || static_cast<std::size_t>(port) >= r.port_txlink.size() || r.port_txlink[static_cast<std::size_t>(port)] < 0) {
         return nullptr;
     }
-    return &_p->eng->link(static_cast<std::uint32_t>(r.port_txlink[static_cast<std::size_t>(port)]));
+    return _p->links[static_cast<std::size_t>(r.port_txlink[static_cast<std::size_t>(port)])];
 }
 const mbuf_engine::link_type* fabric::rx_link(std::size_t n, int port) const noexcept {
     const auto& r = _p->nodes[n];
@@ -727,7 +827,7 @@ const mbuf_engine::link_type* fabric::rx_link(std::size_t n, int port) const noe
     }
     // The two directions of a cable are added together: a->b even, b->a odd.
     const std::int32_t tx = r.port_txlink[static_cast<std::size_t>(port)];
-    return &_p->eng->link(static_cast<std::uint32_t>(tx % 2 == 0 ? tx + 1 : tx - 1));
+    return _p->links[static_cast<std::size_t>(tx % 2 == 0 ? tx + 1 : tx - 1)];
 }
 
 int fabric::eth_port(std::size_t n, int port) const noexcept {
@@ -736,8 +836,24 @@ int fabric::eth_port(std::size_t n, int port) const noexcept {
     return r.ports[static_cast<std::size_t>(port)]->eth_port;
 }
 
-const sim::engine_counters& fabric::engine_counters() const noexcept { return _p->eng->counters(); }
-std::uint64_t fabric::packet_hops() const noexcept { return _p->eng ? _p->eng->items_delivered() : 0; }
+sim::engine_counters fabric::engine_counters() const noexcept {
+    sim::engine_counters c;
+    if (!_p->peng) { return c; }
+    for (std::size_t i = 0; i < _p->peng->partitions(); ++i) {
+        const auto& k = _p->peng->part(i).counters();
+        c.events += k.events;
+        c.link_events += k.link_events;
+        c.node_polls += k.node_polls;
+        c.instants += k.instants;
+    }
+    return c;
+}
+std::uint64_t fabric::packet_hops() const noexcept {
+    std::uint64_t n = 0;
+    if (!_p->peng) { return n; }
+    for (std::size_t i = 0; i < _p->peng->partitions(); ++i) { n += _p->peng->part(i).items_delivered(); }
+    return n;
+}
 std::uint64_t fabric::spins() const noexcept {
     std::uint64_t s = 0;
     for (std::size_t i = 0; i < _p->nodes.size(); ++i) { s += stats(i).spins; }

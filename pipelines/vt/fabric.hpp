@@ -50,6 +50,7 @@
 #include "core/units.hpp"
 #include "gen/gen_pipeline.hpp"
 #include "sim/engine.hpp"
+#include "sim/parallel.hpp"
 #include "switch/switch_pipeline.hpp"
 
 struct rte_mbuf;
@@ -83,6 +84,7 @@ struct mbuf_traits {
 };
 
 using mbuf_engine = sim::engine<rte_mbuf*, mbuf_traits>;
+using mbuf_parallel = sim::parallel_engine<rte_mbuf*, mbuf_traits>;
 
 enum class node_kind : std::uint8_t { switch_node, gen_node };
 
@@ -128,6 +130,26 @@ public:
     // A cable between (node a, port pa) and (node b, port pb). A port takes
     // one cable. Errors are reported by build().
     void connect(std::size_t a, int pa, std::size_t b, int pb, const cable_cfg& c);
+
+    // Several threads (call before build; virtual time only). The fabric is
+    // cut into `threads` partitions (sim/parallel.hpp): each switch with
+    // the generator hosts cabled to it is one unit (a host's cable is never
+    // cut); units go, heaviest first (by ports), to the lightest partition.
+    // The lookahead is the smallest delay plus minimum-frame wire time of
+    // the cables cut. build() refuses more threads than units. Reports and
+    // captures are the same, byte for byte, for every thread count.
+    void set_threads(unsigned threads) noexcept;
+    // After build: the partitions, the lookahead, the cables cut, and the
+    // synchronisation windows run so far.
+    struct partition_figures {
+        unsigned partitions = 1;
+        nanos lookahead{0};
+        std::size_t cut_cables = 0;
+        std::uint64_t windows = 0;
+        std::uint64_t late = 0;  // frames that crossed too late (must be 0)
+        std::vector<unsigned> node_partition;  // per node (a generator: its first host's)
+    };
+    partition_figures partitions() const;
 
     // Real time over ethdevs (call before build): every cabled port becomes
     // a net_ring ethdev (rte_eth_from_rings, opened with dpdk::port_open as
@@ -201,7 +223,7 @@ public:
     const mbuf_engine::link_type* rx_link(std::size_t n, int port) const noexcept;
     // use_ethdevs(): the DPDK port id of (node, port), -1 when none.
     int eth_port(std::size_t n, int port) const noexcept;
-    const sim::engine_counters& engine_counters() const noexcept;
+    sim::engine_counters engine_counters() const noexcept;  // summed over the partitions
     std::uint64_t packet_hops() const noexcept;  // frames delivered by all links
     std::uint64_t spins() const noexcept;        // summed over nodes
 
