@@ -63,6 +63,14 @@ public:
         _tail = m;
         ++_n;
     }
+    // Forget the first k frames without reading their links: they have been
+    // handed to another core, which may already be relinking or freeing them.
+    // `next` is the frame after the k-th, read before they were handed over.
+    void drop_front(std::uint32_t k, rte_mbuf* next) noexcept {
+        _n -= k;
+        _head = _n == 0 ? nullptr : next;
+        if (_n == 0) { _tail = nullptr; }
+    }
     rte_mbuf* pop(const mbuf_link& l) noexcept {
         rte_mbuf* m = _head;
         _head = l.node(m).next;

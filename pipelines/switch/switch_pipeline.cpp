@@ -772,12 +772,17 @@ void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcep
     while (!stash.empty()) {  // the oldest waiting lossless frames first
         const std::size_t m = std::min<std::size_t>(stash.size(), worker_rt::stage_max);
         rte_mbuf* x = stash.front();
+        rte_mbuf* after[worker_rt::stage_max];  // each frame's successor, read while it is still ours
         for (std::size_t i = 0; i < m; ++i) {
             tmp[i] = stash_peek(p, x);
             x = p.link.node(x).next;
+            after[i] = x;
         }
         const std::size_t k = q.push_burst(tmp, m);
-        for (std::size_t i = 0; i < k; ++i) { (void)stash.pop(p.link); }
+        // The k frames pushed belong to the consumer now: its worker may be
+        // linking them into an egress queue already, so their links are not
+        // read again here.
+        if (k != 0) { stash.drop_front(static_cast<std::uint32_t>(k), after[k - 1]); }
         if (k < m) { break; }
     }
     const std::size_t n = pr.n_stage;
