@@ -472,4 +472,26 @@ inline bool roce_frame_icrc_ok(const std::byte* frame, const parsed_frame& pf) n
                             pf.kind == frame_kind::ipv6);
 }
 
+// A RoCEv2 frame whose payload is pattern[0..payload) followed by zero pad
+// bytes and then the ICRC (the last 4 bytes of the UDP payload): true when
+// it is so. Then its ICRC can be checked from its headers and the pattern's
+// precomputed CRC (CRC is linear), as the generator builds it.
+inline bool roce_payload_is(const std::byte* frame, const parsed_frame& pf, std::span<const std::byte> pattern) noexcept {
+    const std::uint32_t len = pf.roce_payload_len;
+    if (!pf.ok() || !pf.is_roce || len > pattern.size() ||
+        static_cast<std::uint32_t>(pf.roce_payload_off) + len + pf.pad_count + 4u !=
+            static_cast<std::uint32_t>(pf.l4_off) + pf.l4_len) {
+        return false;
+    }
+    if (std::memcmp(frame + pf.roce_payload_off, pattern.data(), len) != 0) {
+        return false;
+    }
+    for (std::uint32_t i = 0; i < pf.pad_count; ++i) {
+        if (frame[pf.roce_payload_off + len + i] != std::byte{0}) {
+            return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace rocelab

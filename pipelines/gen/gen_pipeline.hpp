@@ -460,6 +460,7 @@ private:
     std::vector<std::pair<std::uint32_t, std::uint32_t>> _ptab_key;  // (header bytes, payload bytes)
     void make_templates(flow_state& f);
     std::uint32_t icrc_of(const std::byte* l3, std::uint32_t hdr_len, std::uint32_t len) const noexcept;
+    bool icrc_ok(const std::byte* frame, const parsed_frame& pf) const noexcept;
     rte_mempool* _pf_pool = nullptr;  // prefilled pool
     bool _pf_owned = false;           // created here (else shared: gen_tx_opts::prefilled_pool)
     std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf

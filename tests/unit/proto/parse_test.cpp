@@ -418,5 +418,42 @@ TEST(ProtoParse, DscpEcnTtl) {
     EXPECT_TRUE(roce_frame_icrc_ok(e.data(), r));
 }
 
+// roce_payload_is: the pattern, its pad and its place before the ICRC,
+// exactly; a frame with any other payload (or a non-zero pad byte, or
+// bytes between the pad and the ICRC) is not it.
+TEST(ProtoParse, RocePayloadIsThePatternExactly) {
+    std::vector<std::byte> pattern(4096);
+    for (std::size_t i = 0; i < pattern.size(); ++i) { pattern[i] = static_cast<std::byte>(i & 0xFF); }
+    for (std::uint32_t len : {1u, 3u, 255u, 256u, 1021u, 1024u, 4096u}) {
+        roce_v4_params p{};
+        p.bth.opcode = roce_op::rc_write_only;
+        p.payload = std::span<const std::byte>(pattern.data(), len);
+        bytes_t f(roce_v4_frame_len(p));
+        build_roce_v4(std::span<std::byte>(f), p);
+        const parsed_frame pf = parse_frame(f.data(), static_cast<std::uint32_t>(f.size()));
+        ASSERT_TRUE(pf.ok());
+        ASSERT_EQ(pf.roce_payload_len, len);
+        EXPECT_TRUE(roce_payload_is(f.data(), pf, pattern)) << len;
+        EXPECT_FALSE(roce_payload_is(f.data(), pf, std::span<const std::byte>(pattern.data(), len - 1))) << len;
+        bytes_t g = f;
+        g[pf.roce_payload_off + len / 2] ^= std::byte{1};  // one payload bit
+        EXPECT_FALSE(roce_payload_is(g.data(), pf, pattern)) << len;
+        if (pf.pad_count != 0) {
+            bytes_t h = f;
+            h[pf.roce_payload_off + len] = std::byte{1};  // a pad byte
+            EXPECT_FALSE(roce_payload_is(h.data(), pf, pattern)) << len;
+        }
+    }
+    // A frame whose payload is another pattern.
+    roce_v4_params p{};
+    p.bth.opcode = roce_op::rc_write_only;
+    std::vector<std::byte> other(512, std::byte{0x5a});
+    p.payload = other;
+    bytes_t f(roce_v4_frame_len(p));
+    build_roce_v4(std::span<std::byte>(f), p);
+    const parsed_frame pf = parse_frame(f.data(), static_cast<std::uint32_t>(f.size()));
+    EXPECT_FALSE(roce_payload_is(f.data(), pf, pattern));
+}
+
 }  // namespace
 }  // namespace rocelab
