@@ -48,6 +48,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import BUILD  # noqa: E402
+from wire import WIRE_OVERHEAD, read_pcap  # noqa: E402
 
 FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
 
@@ -55,7 +56,6 @@ RATE = 100e9
 KMIN, KMAX, PMAX = 100_000, 600_000, 0.20
 SHAPER_BURST = 16 * 1024                # docs/architecture.md: the egress shaper's burst tolerance
 TAU_NS = SHAPER_BURST * 8 / RATE * 1e9  # how far ahead of the wire a busy port dequeues
-WIRE_OVERHEAD = 24                      # preamble + SFD + IFG (20 B) and FCS (4 B), not in the capture
 Z999 = 3.29                             # two-sided 99.9 % normal quantile
 BIN = 25_000
 
@@ -89,21 +89,6 @@ traffic:
   dcqcn: hpcc_ns3
 {cnp}
 """
-
-
-def read_pcap(path):
-    """(time_ns, original length, captured bytes) per record of a nanosecond pcap."""
-    with open(path, "rb") as f:
-        b = f.read()
-    magic = struct.unpack_from("<I", b, 0)[0]
-    assert magic == 0xA1B23C4D, f"{path}: not a nanosecond pcap ({magic:#x})"
-    off, out = 24, []
-    while off < len(b):
-        s, ns, incl, orig = struct.unpack_from("<IIII", b, off)
-        off += 16
-        out.append((s * 10**9 + ns, orig, b[off:off + incl]))
-        off += incl
-    return out
 
 
 def roce_v4(d):
