@@ -28,6 +28,16 @@
 // by any path: forwarding, flooding copies, drops, PFC frames, ARP/ND
 // replies), and with buffer accounting every PG's use and the shared pool
 // use are back to 0 (no byte leaked in the MMU).
+// Conservation (trap), over each input and every port of the bed: every
+// frame injected is received (rx_packets), and the frames the harness
+// drained from the TX rings are exactly
+//     received - counted drops - consumed (MAC Control, ARP/ND taken in)
+//     + made by the switch (flood copies, PFC frames, ARP requests, NS,
+//       ICMP errors) - flushed (queued or staged at release, counted)
+// so no frame is lost, or made, without a counter saying so. And no frame of
+// a lossless class is dropped at its egress queue (tail or WRED): queue 3
+// (TC 3, lossless PG 3 in the accounting beds) drops none; a lossless frame
+// leaves only by TX, link down, the watchdog, or headroom overflow at ingress.
 // State (FDB, pause timers, watchdog) persists between inputs, as in a
 // running switch; the clock only moves forward.
 #include <cstddef>
@@ -122,8 +132,37 @@ std::uint32_t poll(bed& b, nanos now) {
     return moved;
 }
 
+std::uint64_t g_drained = 0;  // frames the harness took off the TX rings
+
 void drain_all(bed& b) {
-    for (const auto& p : b.ports) { drain(p); }
+    for (const auto& p : b.ports) { g_drained += drain(p); }
+}
+
+// The counters of a bed that conservation needs, summed over its ports.
+struct totals {
+    std::uint64_t rx = 0, drops = 0, consumed = 0, made = 0, flushed = 0, lossless_q_drops = 0;
+};
+
+totals sum_counters(const bed& b) {
+    totals t;
+    for (std::size_t i = 0; i < b.ports.size(); ++i) {
+        const auto& c = b.pipe->counters(i);
+        t.rx += c.rx_packets;
+        for (std::size_t r = 0; r < sw::drop_reason_count; ++r) { t.drops += c.drops[r]; }
+        // A PFC frame naming disabled priorities is consumed and counted by that name too.
+        t.drops -= c.drops[static_cast<std::size_t>(sw::drop_reason::pfc_disabled_prio)];
+        t.consumed += c.rx_mac_control + c.neigh_consumed;
+        t.made += c.flood_copies + c.tx_pfc_frames + c.arp_requests + c.nd_solicits + c.icmp_errors;
+        // Queued or staged frames discarded: the watchdog and link down count
+        // them as drops too, so only what release_all() discards is taken
+        // (the difference across it).
+        t.flushed += c.tx_flushed;
+        for (int q = 0; q < 8; ++q) { t.flushed += b.pipe->queue(i, q).flushed_packets; }
+        if (b.pipe->buffer_accounting()) {
+            t.lossless_q_drops += b.pipe->queue(i, 3).drop_packets + c.wred_dropped[3];
+        }
+    }
+    return t;
 }
 
 constexpr std::int64_t steps_ns[8] = {0, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000,
@@ -176,6 +215,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     input_reader in(data, size);
     bed& b = g_beds[in.u8() % 5u];
     const std::size_t np = b.ports.size();
+    const totals before = sum_counters(b);
+    g_drained = 0;
     int frames = 0;
     while (!in.empty() && frames < 64) {
         const std::uint8_t ctl = in.u8();
@@ -215,9 +256,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             std::fprintf(stderr, "\n");
         }
     }
+    const totals at_release = sum_counters(b);
     b.pipe->release_all();
     drain_all(b);
     FUZZ_CHECK(rte_mempool_in_use_count(g_pool) == 0);
+    const totals after = sum_counters(b);
+    const std::uint64_t rx = after.rx - before.rx;
+    const std::uint64_t out = rx - (after.drops - before.drops) - (after.consumed - before.consumed) +
+                              (after.made - before.made) - (after.flushed - at_release.flushed);
+    if (verbose || rx != static_cast<std::uint64_t>(frames) || out != g_drained) {
+        std::fprintf(stderr,
+                     "conservation: injected %d rx %lu drops %lu consumed %lu made %lu flushed %lu -> expect %lu, "
+                     "drained %lu\n",
+                     frames, rx, after.drops - before.drops, after.consumed - before.consumed,
+                     after.made - before.made, after.flushed - at_release.flushed, out, g_drained);
+    }
+    FUZZ_CHECK(rx == static_cast<std::uint64_t>(frames));
+    FUZZ_CHECK(out == g_drained);
+    FUZZ_CHECK(after.lossless_q_drops == before.lossless_q_drops);
     if (b.pipe->buffer_accounting()) {
         for (std::size_t p = 0; p < np; ++p) {
             for (int pg = 0; pg < 8; ++pg) { FUZZ_CHECK(b.pipe->pg(p, pg).use == 0); }
