@@ -15,13 +15,17 @@
 // off the CPU the link idles (the shaper's 16 KiB burst cannot make up a
 // millisecond). The kernel's account of that waiting (schedstat run_delay,
 // test::worker_stall_probe) gives the lowest rate the switch can be held to:
-// R x (1 - waited / window). In a VM the worker also loses the CPU to
+// R x (1 - waited / window) - 1 %. In a VM the worker also loses the CPU to
 // timer ticks and interrupts (tens of microseconds every few milliseconds)
 // that run_delay does not see; the switch counts those itself as stalls
-// (idle polls followed by > 5 us without a poll, stalled_ns; a lower bound
-// of what it lost). The allowance is the larger of the two over the window,
-// capped: a run that lost more than 2 % of it is run again, and after 3 such
-// runs the test skips (kLostCap below). The upper bound needs no allowance.
+// (stalled_ns). They are printed but not allowed for: the switch's own
+// counter must not excuse its rate, and a stall shorter than the bucket's
+// 131 us at 1 Gbps costs nothing (measured: 71 ms of counted stalls in a 2 s
+// window with 7.8 ms of run_delay, rate 0.9939 Gbps); the 1 % covers the
+// few that are longer. The allowance is capped: a run whose worker waited
+// more than 2 % of the window is not judged and is run again, and after 3
+// such runs the test skips (kLostCap below). The upper bound needs no
+// allowance.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -48,7 +52,7 @@ struct measured {
     double waited_s = 0;   // worker's wait for a CPU during the window (kernel)
     double max_wait_s = 0;
     double stalled_s = 0;  // the switch's own count of its stalls during the window
-    double lost_s() const { return std::max(waited_s, stalled_s); }
+    double lost_s() const { return waited_s; }  // the kernel's count only (above)
 };
 
 // Runs senders into port 0 and measures what the host on port 1 receives.
@@ -179,7 +183,7 @@ shaped_run run_shaped(const std::string& tag) {
     return r;
 }
 
-// The lower bound R (1 - lost / window) widens with the time the worker lost,
+// The lower bound R (1 - waited / window) widens with the time the worker waited,
 // so it is only used while that is small: a run whose worker lost more than
 // kLostCap of the window is not judged on it and is run again, up to 3 runs;
 // the first run within the cap is judged (never repeated, whatever its
@@ -199,12 +203,12 @@ TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
         const double low = R * (1 - lost_share) * 0.99;
         const bool judged = lost_share <= kLostCap;
         std::printf("run %d: receiver-side rate %.6f Gbps over %.3f s (configured 1 Gbps); worker waited %.1f ms for a "
-                    "CPU (longest %.1f ms), stalled %.1f ms: lost %.2f %% of the window, lower bound %.6f Gbps, upper "
+                    "CPU (longest %.1f ms; %.2f %% of the window), stalled %.1f ms (not allowed for): lower bound %.6f Gbps, upper "
                     "%.6f Gbps%s\n",
-                    attempt, m.rate_bps / 1e9, m.seconds, m.waited_s * 1e3, m.max_wait_s * 1e3, m.stalled_s * 1e3,
-                    100 * lost_share, low / 1e9, R * 1.01 / 1e9,
-                    judged ? "" : (attempt < 3 ? ": lost more than 2 %, not judged, running again"
-                                               : ": lost more than 2 %, not judged"));
+                    attempt, m.rate_bps / 1e9, m.seconds, m.waited_s * 1e3, m.max_wait_s * 1e3, 100 * lost_share,
+                    m.stalled_s * 1e3, low / 1e9, R * 1.01 / 1e9,
+                    judged ? "" : (attempt < 3 ? ": waited more than 2 %, not judged, running again"
+                                               : ": waited more than 2 %, not judged"));
         EXPECT_LE(m.rate_bps, R * 1.01) << "the shaper let more than the configured rate onto the wire";
         EXPECT_GT(r.depth_end, 0u) << "the egress queue ran empty: not backlogged";
         EXPECT_GT(r.drops, 0u) << "the egress was not backlogged";
@@ -217,7 +221,7 @@ TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
         std::snprintf(buf, sizeof buf, "%s%.1f %%", lost_shares.empty() ? "" : ", ", 100 * lost_share);
         lost_shares += buf;
     }
-    GTEST_SKIP() << "the switch's worker lost " << lost_shares << " of the rate window to the machine in each of 3 "
+    GTEST_SKIP() << "the switch's worker waited for a CPU " << lost_shares << " of the rate window in each of 3 "
                  << "runs (judged only up to 2 %): too busy to hold the shaped rate to a lower bound";
 }
 
