@@ -494,22 +494,28 @@ class GenAllReduce(Base):
             self.assertIn(field, r.stderr)
 
 
-def worker_waits_ns(pid):
-    """{thread name: run_delay} of the process's DPDK worker lcore threads
-    (ns a runnable thread waited for a CPU, /proc schedstat field 2)."""
+def worker_tasks(pid):
+    """{thread name: /proc task directory} of the process's DPDK worker lcore threads."""
     import glob
     out = {}
     for t in glob.glob(f"/proc/{pid}/task/*"):
         try:
             with open(t + "/comm") as f:
                 name = f.read().strip()
-            if not name.startswith(("rte-worker-", "lcore-worker-")):
-                continue
-            with open(t + "/schedstat") as f:
-                out[name] = int(f.read().split()[1])
         except OSError:
-            pass
+            continue
+        if name.startswith(("rte-worker-", "lcore-worker-")):
+            out[name] = t
     return out
+
+
+def run_delay_ns(task):
+    """ns the thread waited for a CPU while runnable (/proc schedstat field 2), or None."""
+    try:
+        with open(task + "/schedstat") as f:
+            return int(f.read().split()[1])
+    except OSError:
+        return None
 
 
 def sweep_lcores(n):
@@ -540,11 +546,19 @@ def run_gen_waits(tmp, app_args, timeout=60):
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first, last = {}, {}
     t_end = time.monotonic() + timeout
+    tasks = {}
+    # Find the worker threads as they start (every 2 ms, before traffic
+    # flows), then read only their schedstat every 50 ms: the sampler itself
+    # must not take a worker's CPU (with 2 workers one shares CPU 0 with it).
     while p.poll() is None and time.monotonic() < t_end:
-        for name, v in worker_waits_ns(p.pid).items():
-            first.setdefault(name, v)
-            last[name] = v
-        time.sleep(0.005)
+        if len(tasks) < workers:
+            tasks.update({k: v for k, v in worker_tasks(p.pid).items() if k not in tasks})
+        for name, task in tasks.items():
+            v = run_delay_ns(task)
+            if v is not None:
+                first.setdefault(name, v)
+                last[name] = v
+        time.sleep(0.002 if len(tasks) < workers else 0.05)
     try:
         out, err = p.communicate(timeout=max(1, t_end - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -568,7 +582,7 @@ class GenLossSweep(Base):
     ACK_TIMEOUT = 9          # 4.096us x 2^9 = 2.097 ms
     DELAY = 140e-6           # one way: RTT 2 x 140 us = 31.6 packet times at 1Gbps
     Z = 3.0                  # normal quantile of the counting bounds (two-sided 99.7 %)
-    LOST_CAP = 0.03          # a run whose workers lost more of it than this is not judged (run again)
+    LOST_CAP = 0.06          # a run whose workers lost more of it than this is not judged (run again)
     RUNS = 3                 # runs per loss rate before the test skips
 
     def test_goodput_vs_loss_follows_model(self):
@@ -605,11 +619,18 @@ class GenLossSweep(Base):
         on a CPU of its own) the run_delay is summed over both.
 
         That interval widens with the lost time, so it is capped: a run
-        whose workers lost more than LOST_CAP (3 %) of it is not judged and
+        whose workers lost more than LOST_CAP (6 %) of it is not judged and
         is run again, up to RUNS (3) runs per loss rate; the first run
         within the cap is judged (a run within it is never repeated,
         whatever its result). When all 3 exceed it the test SKIPs with the
-        measured shares. A quiet machine loses 1.5-2.5 % (tick stalls).
+        measured shares. Measured with one worker and nothing else running
+        (December 2026): run_delay 0.5-1 ms, stalled_ns 74-77 ms in 1.6 s
+        (4.6-4.8 %, tick stalls), goodput 97.7 % of line (an earlier
+        session measured 1.5-2.4 %). Two workers sum both workers' stalls
+        (13-18 % in the same conditions), so GenLossSweep_w2 SKIPs unless
+        the machine is quieter than that: the report gives no per-worker
+        stalled_ns from which the requester's worker's share alone could be
+        taken.
 
         Tolerance from the sample size, not a fixed slack: with N packet
         times sent, the number of lost data packets is Binomial(N, p), sd
