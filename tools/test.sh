@@ -1,14 +1,34 @@
 #!/usr/bin/env bash
 # test.sh - install what is missing, build, and run every test: the fuzzers
-# and the sanitizer build first, then the unit and DPDK suites (their meson
-# summary is the last thing printed).
+# and the sanitizer build first, then the unit and DPDK suites, then the list
+# of skipped test cases and a verdict naming every part that failed.
+#
+# A failing fuzzer or sanitizer run does not stop the meson suites: they run
+# in any case, and the exit status is non-zero at the end when any part
+# failed (fuzzing, sanitizers, a meson test, or the skip check below).
+#
+# Skips: every skipped case is listed from meson's log (tests/dpdk/skip_report.py);
+# a case that skipped yet reported OK fails the run. ROCELAB_MAX_SKIPS=N also
+# fails it when more than N cases skipped (.ci/run sets 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 bash tools/build.sh
+failed=()
 # Hostile input (docs/testing.md): the libFuzzer targets for a bounded time
 # (ROCELAB_FUZZ_SECONDS per target, default 20: ~3 min with the build), then
 # the unit suite and one short DPDK test under ASan+UBSan.
-bash tools/fuzz.sh "${ROCELAB_FUZZ_SECONDS:-20}"
-bash tools/sanitize.sh
-meson test -C build --print-errorlogs "$@"
+bash tools/fuzz.sh "${ROCELAB_FUZZ_SECONDS:-20}" || failed+=("fuzzing (tools/fuzz.sh: exit $?)")
+bash tools/sanitize.sh || failed+=("sanitizers (tools/sanitize.sh: exit $?)")
+started=$(date +%s)
+meson test -C build --print-errorlogs "$@" || failed+=("meson tests (exit $?; see the summary above)")
+skip_args=(build/meson-logs/testlog.json --newer-than "$started")
+if [[ -n "${ROCELAB_MAX_SKIPS:-}" ]]; then skip_args+=(--max "$ROCELAB_MAX_SKIPS"); fi
+/usr/bin/python3 tests/dpdk/skip_report.py "${skip_args[@]}" ||
+  failed+=("skips (tests/dpdk/skip_report.py${ROCELAB_MAX_SKIPS:+, at most $ROCELAB_MAX_SKIPS allowed})")
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED:"
+  printf '  %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "test.sh: fuzzing, sanitizers and meson tests passed"

@@ -15,6 +15,9 @@
 //     XOFF (poll granularity), and with action drop every TC 3 frame is
 //     either forwarded (before the storm or after the restore) or counted as
 //     a watchdog drop; none leaves during it. A storm shorter than detection_time never trips;
+//   - PFC reaction (pfc_reaction_test in virtual time, its timing oracle): an
+//     XOFF stops TC 3 (but for what the TX ring already held), it resumes at
+//     exactly Q x 512 bit times or at an XON, within one frame; TC 0 flows;
 //   - same code: one transfer with the same configs through the same
 //     pipeline classes, once in real time over DPDK net_ring ports and once
 //     in virtual time: identical packet and byte counts, no drop, no NAK; the
@@ -34,6 +37,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -516,6 +520,211 @@ TEST(vt_timing, pfc_watchdog_ignores_a_storm_shorter_than_detection_time) {
     std::printf("[vt pfcwd short] %zu XOFF (%lld..%lld ns): no storm, TC3 in %llu = out %llu\n", r.xoff.size(),
                 (long long)r.xoff.front(), (long long)r.xoff.back(), (unsigned long long)in3,
                 (unsigned long long)out3);
+}
+
+// ---------------------------------------------------------------------------
+// 2b. PFC reaction (pfc_reaction_test in virtual time): the oracle for its
+// timing. The real-time test can only judge within the polling gaps it
+// measures on a shared machine; here the instants are exact.
+//
+// Host a (gen port 0) sends TC 3 (DSCP 26) and TC 0 (DSCP 8), each paced at
+// 300 Mb/s, RC SEND with a 1024 B PMTU (1082 B frames), to host b (gen port
+// 1) through Ethernet0 -> Ethernet1; Ethernet1 is a 1 Gb/s port (shaped,
+// 16 KiB burst) on a 10 Gb/s cable, PFC on priorities 3 and 4 (AZURE
+// default). Host b's PFC source sends, on the wire into Ethernet1:
+//   XOFF(prio 3, 40000 quanta) at 100 ms: 40000 x 512 bit / 1 Gb/s = 20.48 ms;
+//   XOFF(prio 3, 40000 quanta) at 150 ms, then XON (quanta 0) at 155 ms.
+// With a1, a2, x the XOFF/XON arrivals (last bit) in Ethernet1's rx capture
+// and departures from its tx capture (last bit; first bit = last - the
+// frame's 10 Gb/s wire time), the rules (802.1Qbb; ROCE_REFERENCE 2.x):
+//   - stop: every TC 3 frame that arrived at Ethernet0 after the XOFF (paired
+//     by PSN) leaves no earlier than the pause's end; frames that leave
+//     during the pause arrived before the XOFF and were already handed to
+//     the port's TX ring (at most the shaper's 16 KiB burst plus a frame,
+//     gone by a1 + that on the 10 Gb/s wire);
+//   - resume at exactly Q x 512 bit times: the first TC 3 frame after the
+//     pause starts (first bit) at max(a1 + 20.48 ms, the end of the frame
+//     then on the wire), to the nanosecond (TC 3 frames are waiting and the
+//     shaper's bucket is full after the pause);
+//   - XON: likewise at max(x, the wire free), and TC 3 frames that arrived
+//     between the second XOFF and x leave no earlier than x;
+//   - TC 0 is never paused: the switch's paused_time for priority 0 is 0,
+//     and each TC 0 frame arriving while TC 3 is paused leaves after exactly
+//     its own 10 Gb/s wire time (store and forward, the port otherwise idle);
+//   - the switch's own paused_time for priority 3 is exactly
+//     20.48 ms + (x - a2); 3 PFC frames received; nothing dropped.
+// ---------------------------------------------------------------------------
+
+TEST(vt_timing, pfc_xoff_pauses_priority_3_for_its_quanta_and_xon_resumes_it_exactly) {
+    init_eal();
+    pool_guard pool(65536, "vtt_pfc");
+    ASSERT_NE(pool.mp, nullptr);
+    const tmp_dir tmp("pfc");
+    const std::string& dir = tmp.path;
+    constexpr std::int64_t pause = 40000LL * 512;  // ns at 1 Gb/s
+    static_assert(pause == 20'480'000);
+    std::int64_t paused3 = -1, paused0 = -1;
+    std::uint64_t rx_pfc = 0, rx_pfc3 = 0, drops = 0, ldrops = 0, trouble = 0;
+    {
+        vt::fabric f;
+        const switch_cfg scfg = sw_cfg(
+            "PORT:\n"
+            "  Ethernet0: {port_id: 0}\n"
+            "  Ethernet1: {port_id: 1, speed: 1Gbps}\n"
+            "BUFFER_POOL: {}\nWRED_PROFILE: {}\n"
+            "QUEUE:\n  \"Ethernet1|3\": {max_bytes: 8MiB, max_packets: 8192}\n");
+        ASSERT_EQ(scfg.ports.size(), 2u);
+        ASSERT_EQ(scfg.ports[1].pfc_enable & 0x08, 0x08) << "AZURE default: PFC on priorities 3 and 4";
+        const auto leaf = f.add_switch("leaf", scfg);
+        // ack_timeout 100 ms: the paused flow's window waits in the switch
+        // for 20 ms without a timeout.
+        const auto hosts = f.add_gen("hosts", g_cfg(
+            "seed: 1\ndcqcn: off\npmtu: 1024\nop: send\nmsg_size: 64KiB\nack_timeout: 100ms\n"
+            "hosts:\n  - {name: a, port: 0}\n  - {name: b, port: 1}\n"
+            "flows:\n"
+            "  - {src: a, dst: b, dscp: 26, priority: 3, rate: 300Mbps}\n"
+            "  - {src: a, dst: b, dscp: 8, priority: 0, rate: 300Mbps}\n"
+            "pfc_tx:\n"
+            "  - port=1,prio=3,quanta=40000,start=100ms,count=1\n"
+            "  - port=1,prio=3,quanta=40000,start=150ms,count=1\n"
+            "  - port=1,prio=3,quanta=0,start=155ms,count=1\n"));
+        const vt::cable_cfg c10{.rate = g10, .prop_delay = 25_ns};
+        f.connect(hosts, 0, leaf, 0, c10);
+        f.connect(hosts, 1, leaf, 1, c10);
+        ASSERT_EQ(f.build(pool.mp), "");
+        ASSERT_EQ(f.capture_to(dir, 64), "");
+        f.run_until(200_ms);
+        EXPECT_EQ(f.spins(), 0u);
+        auto& s = f.switch_at(leaf);
+        paused3 = s.paused_time(1, 3, f.now()).v;
+        paused0 = s.paused_time(1, 0, f.now()).v;
+        rx_pfc = s.counters(1).rx_pfc;
+        rx_pfc3 = s.counters(1).rx_pfc_prio[3];
+        drops = switch_drops(s);
+        for (int q = 0; q < 8; ++q) { drops += s.queue(1, q).drop_packets; }
+        ldrops = link_drops(f);
+        trouble = gen_trouble(f.gen_at(hosts));
+        f.release_all();
+    }
+    EXPECT_EQ(pool.in_use(), 0u) << "every mbuf back in the pool";
+    EXPECT_EQ(drops, 0u);
+    EXPECT_EQ(ldrops, 0u);
+    EXPECT_EQ(trouble, 0u) << "no NAK, timeout or retransmission";
+    EXPECT_EQ(rx_pfc, 3u);
+    EXPECT_EQ(rx_pfc3, 3u);
+
+    std::vector<std::int64_t> pfc_at;
+    for (const auto& r : read_pcap(dir + "/leaf-Ethernet1-rx.pcap")) {
+        if (r.pfc()) { pfc_at.push_back(r.ns); }
+    }
+    ASSERT_EQ(pfc_at.size(), 3u);
+    const std::int64_t a1 = pfc_at[0], a2 = pfc_at[1], x = pfc_at[2];
+    const auto in = read_pcap(dir + "/leaf-Ethernet0-rx.pcap");
+    const auto out = read_pcap(dir + "/leaf-Ethernet1-tx.pcap");
+    constexpr std::uint32_t frame = 1082;
+    const std::int64_t w10 = wire_ns_ceil(frame, g10);            // 885 ns on the 10 Gb/s wire
+    const std::int64_t leak = wire_ns_ceil_wire(16 * 1024 + 2 * (frame + 24), g10);  // burst + 2 frames
+    std::vector<std::int64_t> o3, o0;                               // departures, last bit
+    for (const auto& r : out) {
+        if (r.dscp() == 26) { o3.push_back(r.ns); }
+        if (r.dscp() == 8) { o0.push_back(r.ns); }
+        if (r.dscp() == 26 || r.dscp() == 8) { EXPECT_EQ(r.len, frame); }
+    }
+    ASSERT_GT(o3.size(), 3000u);
+    auto last_before = [&](std::int64_t t) {
+        auto it = std::lower_bound(o3.begin(), o3.end(), t);
+        return it == o3.begin() ? std::int64_t{-1} : *(it - 1);
+    };
+    auto first_after = [&](std::int64_t t) {
+        auto it = std::upper_bound(o3.begin(), o3.end(), t);
+        return it == o3.end() ? std::int64_t{-1} : *it;
+    };
+    // TC 3 arrivals (last bit at Ethernet0) by PSN.
+    std::map<std::uint32_t, std::int64_t> in3;
+    for (const auto& r : in) {
+        if (r.dscp() == 26) { in3[r.psn()] = r.ns; }
+    }
+    // 1. Stop: frames that arrived during a pause leave at its end or later;
+    // what leaves during it was handed to the TX ring before the XOFF.
+    std::uint64_t held1 = 0, held2 = 0, leaked = 0;
+    for (const auto& r : out) {
+        if (r.dscp() != 26) { continue; }
+        const auto it = in3.find(r.psn());
+        ASSERT_NE(it, in3.end()) << "TC 3 PSN " << r.psn() << " left Ethernet1 but never arrived";
+        const std::int64_t arrived = it->second, start = r.ns - w10;
+        if (arrived > a1 && arrived < a1 + pause) {
+            ++held1;
+            EXPECT_GE(start, a1 + pause) << "TC 3 PSN " << r.psn() << " arrived during the pause and left in it";
+        }
+        if (arrived > a2 && arrived < x) {
+            ++held2;
+            EXPECT_GE(start, x) << "TC 3 PSN " << r.psn() << " arrived between the second XOFF and the XON and left";
+        }
+        if ((r.ns > a1 && r.ns < a1 + pause) || (r.ns > a2 && r.ns < x)) {
+            ++leaked;
+            EXPECT_LT(arrived, r.ns > a2 ? a2 : a1) << "TC 3 PSN " << r.psn() << " left during a pause";
+            EXPECT_LE(r.ns, (r.ns > a2 ? a2 : a1) + leak) << "TC 3 left long after the XOFF";
+        }
+    }
+    EXPECT_GT(held1, 10u) << "TC 3 frames arrived during the pause";
+    EXPECT_GT(held2, 10u) << "TC 3 frames arrived between the second XOFF and the XON";
+    const std::int64_t stop1 = last_before(a1 + pause), stop2 = last_before(x);
+    // 2. Resume at Q x 512 bit times, or when the frame on the wire ends.
+    // Last bit of the latest departure (any class) before t, or -1.
+    auto wire_free_at = [&](std::int64_t t) {
+        std::int64_t e = -1;
+        for (const auto& r : out) {
+            if (r.ns - wire_ns_ceil(r.len, g10) < t) { e = std::max(e, r.ns); }
+        }
+        return e;
+    };
+    const std::int64_t res1 = first_after(a1 + leak);
+    ASSERT_GT(res1, 0) << "TC 3 never resumed";
+    const std::int64_t want1 = std::max(a1 + pause, wire_free_at(a1 + pause));
+    EXPECT_EQ(res1 - w10, want1) << "TC 3 did not resume when the pause ran out";
+    // 3. The XON resumes it at once.
+    const std::int64_t res2 = first_after(x);
+    ASSERT_GT(res2, 0);
+    const std::int64_t want2 = std::max(x, wire_free_at(x));
+    EXPECT_EQ(res2 - w10, want2) << "TC 3 did not resume at the XON";
+    // 4. TC 0 flowed throughout: each frame (in order, by PSN) left within a
+    // slot plus its wire time; none waited behind the paused class.
+    std::vector<const rec*> i0, oo0;
+    for (const auto& r : in) {
+        if (r.dscp() == 8) { i0.push_back(&r); }
+    }
+    for (const auto& r : out) {
+        if (r.dscp() == 8) { oo0.push_back(&r); }
+    }
+    ASSERT_GT(oo0.size(), 3000u);
+    std::int64_t max0_paused = 0, min0_paused = INT64_MAX, max0 = 0;
+    std::uint64_t n0_paused = 0;
+    for (std::size_t k = 0; k < oo0.size() && k < i0.size(); ++k) {
+        ASSERT_EQ(oo0[k]->psn(), i0[k]->psn()) << "TC 0 frame " << k << " out of order";
+        const std::int64_t soj = oo0[k]->ns - i0[k]->ns;
+        max0 = std::max(max0, soj);
+        if (i0[k]->ns > a1 && i0[k]->ns < a1 + pause) {
+            max0_paused = std::max(max0_paused, soj);
+            min0_paused = std::min(min0_paused, soj);
+            ++n0_paused;
+        }
+    }
+    EXPECT_GT(n0_paused, 600u) << "TC 0 kept arriving during the pause";
+    EXPECT_EQ(max0_paused, w10) << "a TC 0 frame waited while TC 3 was paused";
+    EXPECT_EQ(min0_paused, w10);
+    EXPECT_EQ(paused0, 0);
+    // 5. The switch's own account: exactly the two pauses.
+    EXPECT_EQ(paused3, pause + (x - a2));
+    std::printf("[vt pfc] XOFF at %lld ns: last TC 3 out %lld ns after it (%llu left during pauses, bound %lld ns), "
+                "%llu held; first again %lld ns after it (first bit %+lld ns from the 20.48 ms expiry, %+lld from the "
+                "rule); second XOFF at %lld ns (last TC 3 %+lld ns), XON at %lld ns (%llu held): TC 3 again %lld ns "
+                "after it; TC 0 sojourn %lld..%lld ns while paused (%llu frames), %lld overall; switch paused_time "
+                "prio 3 %lld ns\n",
+                (long long)a1, (long long)(stop1 - a1), (unsigned long long)leaked, (long long)leak,
+                (unsigned long long)held1, (long long)(res1 - a1), (long long)(res1 - w10 - a1 - pause),
+                (long long)(res1 - w10 - want1), (long long)a2, (long long)(stop2 - a2), (long long)x,
+                (unsigned long long)held2, (long long)(res2 - x), (long long)min0_paused, (long long)max0_paused,
+                (unsigned long long)n0_paused, (long long)max0, (long long)paused3);
 }
 
 // ---------------------------------------------------------------------------

@@ -15,13 +15,20 @@
 // off the CPU the link idles (the shaper's 16 KiB burst cannot make up a
 // millisecond). The kernel's account of that waiting (schedstat run_delay,
 // test::worker_stall_probe) gives the lowest rate the switch can be held to:
-// R x (1 - waited / window). In a VM the worker also loses the CPU to
+// R x (1 - waited / window) - 1 %. In a VM the worker also loses the CPU to
 // timer ticks and interrupts (tens of microseconds every few milliseconds)
 // that run_delay does not see; the switch counts those itself as stalls
-// (idle polls followed by > 5 us without a poll, stalled_ns; a lower bound
-// of what it lost). The allowance is the larger of the two over the window.
-// The upper bound needs no such allowance.
+// (stalled_ns). They are printed but not allowed for: the switch's own
+// counter must not excuse its rate, and a stall shorter than the bucket's
+// 131 us at 1 Gbps costs nothing (measured: 71 ms of counted stalls in a 2 s
+// window with 7.8 ms of run_delay, rate 0.9939 Gbps); the 1 % covers the
+// few that are longer. The allowance is capped: a run whose worker waited
+// more than 2 % of the window is not judged and is run again, and after 3
+// such runs the test skips (kLostCap below). The upper bound needs no
+// allowance.
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "ring_harness.hpp"
@@ -45,7 +52,7 @@ struct measured {
     double waited_s = 0;   // worker's wait for a CPU during the window (kernel)
     double max_wait_s = 0;
     double stalled_s = 0;  // the switch's own count of its stalls during the window
-    double lost_s() const { return std::max(waited_s, stalled_s); }
+    double lost_s() const { return waited_s; }  // the kernel's count only (above)
 };
 
 // Runs senders into port 0 and measures what the host on port 1 receives.
@@ -141,39 +148,81 @@ roce_v4_params flow(const test::ring_testbed& tb, std::uint8_t dscp) {
     return p;
 }
 
-TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
-    test::init_eal_once("wirerate");
+struct shaped_run {
+    measured m;
+    std::uint32_t depth_end = 0;
+    std::uint64_t drops = 0;
+    unsigned pool_in_use = 0;
+};
+
+shaped_run run_shaped(const std::string& tag) {
+    shaped_run r;
     switch_cfg cfg = two_ports_1g();
     // 3 Gbps offered into a port shaped to 1 Gbps, through an 8 MiB queue
     // (67 ms at 1 Gbps): the egress stays backlogged through the host
     // thread's own stalls (it is the sender too).
     cfg.ports[1].limits[0] = queue_limits{bytes{8 * 1024 * 1024}, 8192};
-    test::ring_testbed tb(cfg, "shp");
-    ASSERT_TRUE(tb.pipe);
+    test::ring_testbed tb(cfg, tag);
+    EXPECT_TRUE(tb.pipe);
+    if (!tb.pipe) { return r; }
     tb.start();
     std::vector<std::unique_ptr<test::paced_sender>> s;
     s.push_back(std::make_unique<test::paced_sender>(tb.pool(), tb.hosts[0].port_id, flow(tb, 8), 1000,
                                                      bits_per_sec{3'000'000'000}));
     // Let the learning frame of host 1 not matter: the destination floods to port 1 only (2 ports).
-    const measured m = run_and_measure(tb, s, 3_s);
-    const std::uint32_t depth_end = tb.pipe->queue(1, 0).depth_packets;
+    r.m = run_and_measure(tb, s, 3_s);
+    r.depth_end = tb.pipe->queue(1, 0).depth_packets;
     tb.stop();
-    EXPECT_GT(depth_end, 0u) << "the egress queue ran empty: not backlogged";
-    const double R = 1e9;
-    const double low = R * (1 - m.lost_s() / m.seconds) * 0.99;
-    std::printf("receiver-side rate %.6f Gbps over %.3f s (configured 1 Gbps); worker waited %.1f ms for a CPU "
-                "(longest %.1f ms), stalled %.1f ms: lower bound %.6f Gbps, upper %.6f Gbps\n",
-                m.rate_bps / 1e9, m.seconds, m.waited_s * 1e3, m.max_wait_s * 1e3, m.stalled_s * 1e3, low / 1e9,
-                R * 1.01 / 1e9);
-    EXPECT_LE(m.rate_bps, R * 1.01) << "the shaper let more than the configured rate onto the wire";
-    EXPECT_GE(m.rate_bps, low) << "the egress idled for longer than the worker was kept off the CPU";
-    EXPECT_GT(tb.pipe->queue(1, 0).drop_packets, 0u) << "the egress was not backlogged";
+    r.drops = tb.pipe->queue(1, 0).drop_packets;
     tb.drain(tb.hosts[1].port_id);
     tb.pipe->release_all();
     tb.drain(tb.hosts[1].port_id);
     tb.drain(tb.hosts[0].port_id);
     tb.drain_switch_rx();
-    EXPECT_EQ(tb.pool_in_use(), 0u);
+    r.pool_in_use = tb.pool_in_use();
+    return r;
+}
+
+// The lower bound R (1 - waited / window) widens with the time the worker waited,
+// so it is only used while that is small: a run whose worker lost more than
+// kLostCap of the window is not judged on it and is run again, up to 3 runs;
+// the first run within the cap is judged (never repeated, whatever its
+// result). When all 3 lost more, the test SKIPs with the measured shares.
+// The upper bound and the backlog are asserted on every run.
+constexpr double kLostCap = 0.02;
+
+TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
+    test::init_eal_once("wirerate");
+    const double R = 1e9;
+    std::string lost_shares;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        const shaped_run r = run_shaped(attempt == 1 ? "shp" : "shp" + std::to_string(attempt));
+        const measured& m = r.m;
+        ASSERT_GT(m.seconds, 1.0) << "no rate window";
+        const double lost_share = m.lost_s() / m.seconds;
+        const double low = R * (1 - lost_share) * 0.99;
+        const bool judged = lost_share <= kLostCap;
+        std::printf("run %d: receiver-side rate %.6f Gbps over %.3f s (configured 1 Gbps); worker waited %.1f ms for a "
+                    "CPU (longest %.1f ms; %.2f %% of the window), stalled %.1f ms (not allowed for): lower bound %.6f Gbps, upper "
+                    "%.6f Gbps%s\n",
+                    attempt, m.rate_bps / 1e9, m.seconds, m.waited_s * 1e3, m.max_wait_s * 1e3, 100 * lost_share,
+                    m.stalled_s * 1e3, low / 1e9, R * 1.01 / 1e9,
+                    judged ? "" : (attempt < 3 ? ": waited more than 2 %, not judged, running again"
+                                               : ": waited more than 2 %, not judged"));
+        EXPECT_LE(m.rate_bps, R * 1.01) << "the shaper let more than the configured rate onto the wire";
+        EXPECT_GT(r.depth_end, 0u) << "the egress queue ran empty: not backlogged";
+        EXPECT_GT(r.drops, 0u) << "the egress was not backlogged";
+        EXPECT_EQ(r.pool_in_use, 0u);
+        if (judged) {
+            EXPECT_GE(m.rate_bps, low) << "the egress idled for longer than the worker was kept off the CPU";
+            return;
+        }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.1f %%", lost_shares.empty() ? "" : ", ", 100 * lost_share);
+        lost_shares += buf;
+    }
+    GTEST_SKIP() << "the switch's worker waited for a CPU " << lost_shares << " of the rate window in each of 3 "
+                 << "runs (judged only up to 2 %): too busy to hold the shaped rate to a lower bound";
 }
 
 // DWRR 5:2:1 on queues 0, 1, 2 of a 1 Gbps egress, each offered more than

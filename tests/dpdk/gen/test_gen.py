@@ -494,41 +494,71 @@ class GenAllReduce(Base):
             self.assertIn(field, r.stderr)
 
 
-def worker_wait_ns(pid):
-    """run_delay (ns a runnable thread waited for a CPU, /proc schedstat
-    field 2) of the process's DPDK worker lcore thread, or None."""
+def worker_tasks(pid):
+    """{thread name: /proc task directory} of the process's DPDK worker lcore threads."""
     import glob
+    out = {}
     for t in glob.glob(f"/proc/{pid}/task/*"):
         try:
             with open(t + "/comm") as f:
-                if f.read().strip() not in ("rte-worker-1", "lcore-worker-1"):
-                    continue
-            with open(t + "/schedstat") as f:
-                return int(f.read().split()[1])
+                name = f.read().strip()
         except OSError:
-            pass
-    return None
+            continue
+        if name.startswith(("rte-worker-", "lcore-worker-")):
+            out[name] = t
+    return out
+
+
+def run_delay_ns(task):
+    """ns the thread waited for a CPU while runnable (/proc schedstat field 2), or None."""
+    try:
+        with open(task + "/schedstat") as f:
+            return int(f.read().split()[1])
+    except OSError:
+        return None
+
+
+def sweep_lcores(n):
+    """EAL lcores for the loss sweep with n workers (1 or 2): unlike
+    worker_lcores(), every worker has a CPU of its own and none yields, so
+    a worker's run_delay is what the machine took from it, not the time a
+    sibling worker on the same CPU ran. With 2, worker 1 has CPU 1 and
+    worker 2 shares CPU 0 with the main lcore, which sleeps between its
+    status checks."""
+    return "0-1" if n <= 1 else "0@0,1@1,2@0"
 
 
 def run_gen_waits(tmp, app_args, timeout=60):
-    """run_gen, also returning how long the kernel kept the worker thread
-    off the CPU during the run (sampled every 5 ms; --linger keeps the
-    process alive after the run so the last wait is seen)."""
+    """run_gen for the loss sweep, with ROCELAB_TEST_WORKERS workers (at most
+    2: a loopback pair is 2 ports), also returning how long the kernel kept
+    the worker threads off their CPUs during the run: the sum over the
+    workers of their run_delay (sampled every 5 ms; --linger keeps the
+    process alive after the run so the last wait is seen). The report must
+    list that many workers owning both ports, and that many worker threads
+    must have been seen."""
     import time
     report = os.path.join(tmp, "report.json")
     if os.path.exists(report):
         os.remove(report)
-    args = [GEN] + eal_args() + ["--"] + list(app_args) + ["--report", report, "--quiet", "--loopback-pairs", "1",
-                                                           "--linger", "300ms"]
+    workers = min(TEST_WORKERS, 2)
+    args = [GEN] + eal_args((), sweep_lcores(workers)) + ["--"] + list(app_args) + [
+        "--report", report, "--quiet", "--loopback-pairs", "1", "--linger", "300ms"]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = last = None
+    first, last = {}, {}
     t_end = time.monotonic() + timeout
+    tasks = {}
+    # Find the worker threads as they start (every 2 ms, before traffic
+    # flows), then read only their schedstat every 50 ms: the sampler itself
+    # must not take a worker's CPU (with 2 workers one shares CPU 0 with it).
     while p.poll() is None and time.monotonic() < t_end:
-        v = worker_wait_ns(p.pid)
-        if v is not None:
-            first = v if first is None else first
-            last = v
-        time.sleep(0.005)
+        if len(tasks) < workers:
+            tasks.update({k: v for k, v in worker_tasks(p.pid).items() if k not in tasks})
+        for name, task in tasks.items():
+            v = run_delay_ns(task)
+            if v is not None:
+                first.setdefault(name, v)
+                last[name] = v
+        time.sleep(0.002 if len(tasks) < workers else 0.05)
     try:
         out, err = p.communicate(timeout=max(1, t_end - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -539,7 +569,12 @@ def run_gen_waits(tmp, app_args, timeout=60):
     if os.path.exists(report):
         with open(report) as f:
             rep = json.load(f)
-    return Run(p.returncode, out, err, rep), (None if first is None else last - first)
+        if p.returncode == 0:
+            assert len(rep["workers"]) == workers, (workers, rep["workers"])
+            assert sorted(x for w in rep["workers"] for x in w["ports"]) == sorted(q["name"] for q in rep["ports"])
+            assert len(first) == workers, (workers, sorted(first))
+    waited = None if not first else sum(last[k] - first[k] for k in first)
+    return Run(p.returncode, out, err, rep), waited
 
 
 class GenLossSweep(Base):
@@ -547,6 +582,8 @@ class GenLossSweep(Base):
     ACK_TIMEOUT = 9          # 4.096us x 2^9 = 2.097 ms
     DELAY = 140e-6           # one way: RTT 2 x 140 us = 31.6 packet times at 1Gbps
     Z = 3.0                  # normal quantile of the counting bounds (two-sided 99.7 %)
+    LOST_CAP = 0.06          # a run whose workers lost more of it than this is not judged (run again)
+    RUNS = 3                 # runs per loss rate before the test skips
 
     def test_goodput_vs_loss_follows_model(self):
         """1Gbps, PMTU 1024 (~1106 B on the wire, t_p = 8.85 us), 140 us each
@@ -577,7 +614,23 @@ class GenLossSweep(Base):
         unstalled lies in [goodput, goodput x elapsed / (elapsed - lost)],
         and the ratio G(p) / G(0) in the interval those bounds give. The
         lossless run must reach 99.5 % of the line goodput
-        (1e9 x 1024 / wire bytes per packet) within that interval.
+        (1e9 x 1024 / wire bytes per packet) within that interval. With two
+        workers (ROCELAB_TEST_WORKERS=2: requester and responder apart, each
+        on a CPU of its own) the run_delay is summed over both.
+
+        That interval widens with the lost time, so it is capped: a run
+        whose workers lost more than LOST_CAP (6 %) of it is not judged and
+        is run again, up to RUNS (3) runs per loss rate; the first run
+        within the cap is judged (a run within it is never repeated,
+        whatever its result). When all 3 exceed it the test SKIPs with the
+        measured shares. Measured with one worker and nothing else running
+        (December 2026): run_delay 0.5-1 ms, stalled_ns 74-77 ms in 1.6 s
+        (4.6-4.8 %, tick stalls), goodput 97.7 % of line (an earlier
+        session measured 1.5-2.4 %). Two workers sum both workers' stalls
+        (13-18 % in the same conditions), so GenLossSweep_w2 SKIPs unless
+        the machine is quieter than that: the report gives no per-worker
+        stalled_ns from which the requester's worker's share alone could be
+        taken.
 
         Tolerance from the sample size, not a fixed slack: with N packet
         times sent, the number of lost data packets is Binomial(N, p), sd
@@ -588,33 +641,47 @@ class GenLossSweep(Base):
         T = N p^2 -+ Z sqrt(N p^2) (Z = 3) gives the band the measured
         G(p) / G(0) must fall in. At p = 0.02 that is about -6 % / +2 %."""
         rto = 4.096e-6 * 2 ** self.ACK_TIMEOUT
+        workers = min(TEST_WORKERS, 2)
         res = {}
         for p in (0.0, 0.001, 0.01, 0.02):
-            run, waited = run_gen_waits(self.tmp, ["--rate", "1Gbps", "--duration", "1600ms", "--window", str(self.W),
-                                                   "--ack-timeout", str(self.ACK_TIMEOUT),
-                                                   "--link-delay", f"{round(self.DELAY * 1e6)}us",
-                                                   "--msg-size", "1MiB", "--loss", f"{p * 100}%", "--seed", "7"])
-            self.assertClean(run)
-            self.assertIsNotNone(waited, "cannot read the worker thread's schedstat")
-            f = run.flow()
-            self.assertGreaterEqual(f["tx_packets"], 100000, f)
-            el = run.report["elapsed_s"]
-            # Wire bytes per data packet from the sender's own port counters
-            # (1082 B WRITE_MIDDLE, 1098 B WRITE_FIRST) + 24 B preamble/IFG/FCS.
-            wire = run.port(0)["tx_bytes"] / run.port(0)["tx_packets"] + 24
-            t_p = wire * 8 / 1e9
-            line = 1e9 * 1024 / wire
-            stalled = run.report["stalled_ns"]
-            lost = max(waited, stalled) / 1e9
-            self.assertLess(lost, 0.5 * el, "the worker lost the CPU for most of the run: rerun when the load is "
-                                            "lower")
-            self.assertLessEqual(f["goodput_bps"], 1.001 * line, "goodput above line rate")
-            g = f["goodput_bps"] * el / (el - lost)
+            lost_shares = []
+            for attempt in range(1, self.RUNS + 1):
+                run, waited = run_gen_waits(self.tmp, ["--rate", "1Gbps", "--duration", "1600ms", "--window",
+                                                       str(self.W), "--ack-timeout", str(self.ACK_TIMEOUT),
+                                                       "--link-delay", f"{round(self.DELAY * 1e6)}us",
+                                                       "--msg-size", "1MiB", "--loss", f"{p * 100}%", "--seed", "7"])
+                self.assertClean(run)
+                self.assertIsNotNone(waited, "cannot read the worker threads' schedstat")
+                self.assertEqual(len(run.report["workers"]), workers, "worker lcores in the report")
+                f = run.flow()
+                self.assertGreaterEqual(f["tx_packets"], 100000, f)
+                el = run.report["elapsed_s"]
+                # Wire bytes per data packet from the sender's own port counters
+                # (1082 B WRITE_MIDDLE, 1098 B WRITE_FIRST) + 24 B preamble/IFG/FCS.
+                wire = run.port(0)["tx_bytes"] / run.port(0)["tx_packets"] + 24
+                t_p = wire * 8 / 1e9
+                line = 1e9 * 1024 / wire
+                # Never above line rate, however the run went.
+                self.assertLessEqual(f["goodput_bps"], 1.001 * line, "goodput above line rate")
+                stalled = run.report["stalled_ns"]
+                lost = max(waited, stalled) / 1e9
+                g = f["goodput_bps"] * el / (el - lost)
+                judged = lost <= self.LOST_CAP * el
+                print(f"p={p} run {attempt} ({workers} worker(s)): goodput {f['goodput_bps'] / 1e6:.1f} Mbps, workers "
+                      f"waited {waited / 1e6:.1f} ms, stalled {stalled / 1e6:.1f} ms ({run.report['stalls']} stalls, "
+                      f"longest gap {run.report['max_poll_gap_ns'] / 1e3:.0f} us): lost {100 * lost / el:.2f} % of "
+                      f"the run, corrected {g / 1e6:.1f} Mbps; naks {f['naks_rx']}, retx {f['retransmissions']}, "
+                      f"timeouts {f['timeouts']}" + ("" if judged else f"; more than {100 * self.LOST_CAP:.0f} %: not "
+                                                     "judged" + (", running again" if attempt < self.RUNS else "")),
+                      file=sys.stderr)
+                if judged:
+                    break
+                lost_shares.append(f"{100 * lost / el:.1f} %")
+            else:
+                self.skipTest(f"p={p}: the workers lost {', '.join(lost_shares)} of the run to the machine in each of "
+                              f"{self.RUNS} runs (judged only up to {100 * self.LOST_CAP:.0f} %): too busy to judge "
+                              "goodput")
             res[p] = (f["goodput_bps"], g, f["tx_packets"])
-            print(f"p={p}: goodput {f['goodput_bps'] / 1e6:.1f} Mbps, worker waited {waited / 1e6:.1f} ms, stalled "
-                  f"{stalled / 1e6:.1f} ms ({run.report['stalls']} stalls, longest gap "
-                  f"{run.report['max_poll_gap_ns'] / 1e3:.0f} us), corrected {g / 1e6:.1f} Mbps; naks {f['naks_rx']}, "
-                  f"retx {f['retransmissions']}, timeouts {f['timeouts']}", file=sys.stderr)
         self.assertGreaterEqual(res[0.0][1], 0.995 * line, "the lossless run falls short of line goodput")
         in_flight = min(self.W, 2 * self.DELAY / t_p)
         prev = 1.01
@@ -776,4 +843,6 @@ class GenPsnWrap(Base):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import testmain  # exit 77 (meson SKIP) when a case skipped, naming it
+    testmain.main()

@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""The machinery that makes skips and failures visible (issue 19 items 7, 10c).
+
+* testmain (tests/dpdk/testmain.py), the main() of every Python test here:
+  a skipped case exits 77 (meson SKIP) and is named on stderr; a failure
+  next to a skip still exits 1; a fixed known bug (unexpected success) and
+  a run of no case at all exit 1; every Python test main uses it.
+* skip_report.py reading a meson testlog.json: the skipped cases listed with
+  reasons, a limit, a skip hidden behind OK, a stale log.
+* tools/test.sh and .ci/run, run in a scratch copy of the repository where
+  setup, build, fuzz and sanitize are stubs and `meson` is a stub on PATH
+  that writes a chosen testlog.json: a fuzzer or sanitizer failure does not
+  stop the meson tests and is named at the end; .ci/run fails when more
+  than 2 cases skipped and lists them.
+
+Nothing here runs DPDK; it takes a few seconds.
+"""
+import glob
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PY = "/usr/bin/python3"
+
+
+def write(path, text, mode=0o644):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+class TestMain(unittest.TestCase):
+    def run_script(self, body):
+        with tempfile.TemporaryDirectory(prefix="rocelab-testmain-") as d:
+            p = os.path.join(d, "t.py")
+            write(p, textwrap.dedent(f"""\
+                import sys, unittest
+                sys.path.insert(0, {HERE!r})
+                import testmain
+                """) + textwrap.dedent(body) + "\nif __name__ == '__main__':\n    testmain.main()\n")
+            return subprocess.run([PY, p, "-v"], capture_output=True, text=True, timeout=60)
+
+    def test_a_skipped_case_exits_77_and_is_named(self):
+        r = self.run_script("""
+            class A(unittest.TestCase):
+                def test_ok(self):
+                    pass
+            @unittest.skipUnless(False, "needs a thing")
+            class B(unittest.TestCase):
+                def test_one(self):
+                    pass
+            class C(unittest.TestCase):
+                def test_two(self):
+                    self.skipTest("machine too busy: 6.4 ms")
+            """)
+        self.assertEqual(r.returncode, 77, r.stderr)
+        self.assertIn("SKIP B.test_one: needs a thing", r.stderr)
+        self.assertIn("SKIP C.test_two: machine too busy: 6.4 ms", r.stderr)
+
+    def test_a_failure_beside_a_skip_exits_1(self):
+        r = self.run_script("""
+            class A(unittest.TestCase):
+                def test_bad(self):
+                    self.assertEqual(1, 2)
+                def test_skip(self):
+                    self.skipTest("why")
+            """)
+        self.assertEqual(r.returncode, 1, r.stderr)
+
+    def test_all_passing_exits_0(self):
+        r = self.run_script("""
+            class A(unittest.TestCase):
+                def test_ok(self):
+                    pass
+                @unittest.expectedFailure
+                def test_known_bug(self):
+                    self.assertEqual(1, 2)
+            """)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_fixed_known_bug_and_no_case_exit_1(self):
+        r = self.run_script("""
+            class A(unittest.TestCase):
+                @unittest.expectedFailure
+                def test_known_bug(self):
+                    pass
+            """)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("UNEXPECTED SUCCESS A.test_known_bug", r.stderr)
+        r = self.run_script("""
+            class A(unittest.TestCase):
+                pass
+            """)
+        self.assertEqual(r.returncode, 1, r.stderr)
+
+    def test_every_python_test_main_uses_it(self):
+        files = sorted(glob.glob(os.path.join(HERE, "test_*.py")) + glob.glob(os.path.join(HERE, "gen", "test_*.py")))
+        self.assertGreater(len(files), 10)
+        for f in files:
+            with open(f) as fh:
+                src = fh.read()
+            if "__main__" not in src:
+                continue
+            main = src[src.rindex("\nif __name__ == \"__main__\":"):]
+            self.assertIn("testmain.main()", main, f"{f}: its main must be testmain.main() (exit 77 on a skip)")
+            self.assertNotIn("unittest.main(", main, f)
+
+
+def entry(name, result, stdout="", stderr=""):
+    return {"name": f"rocelab:dpdk / {name}", "result": result, "stdout": stdout, "stderr": stderr,
+            "returncode": {"OK": 0, "SKIP": 77, "FAIL": 1}[result]}
+
+
+GT_SKIP = entry("dpdk_incast", "SKIP", "[  SKIPPED ] incast.a\n[  SKIPPED ] incast.b\n",
+                "SKIP incast.a: stalled 9 ms\nSKIP incast.b: stalled 11 ms\n2 test(s) skipped, none failed: exit 77\n")
+PY_SKIP = entry("dpdk_linux_hosts", "SKIP", "", "test_x (__main__.L.test_x) ... skipped 'needs root'\n"
+                                                "SKIP L.test_x: needs root\n")
+BARE_SKIP = entry("dpdk_other", "SKIP", "", "")
+OK = entry("dpdk_fine", "OK", "", "Ran 3 tests\n\nOK\n")
+HIDDEN_PY = entry("dpdk_hiding", "OK", "", "test_y (__main__.H.test_y) ... skipped 'why'\nRan 1 test\n\nOK (skipped=1)\n")
+
+
+class SkipReport(unittest.TestCase):
+    def report(self, entries, *args, mtime=None):
+        with tempfile.TemporaryDirectory(prefix="rocelab-skips-") as d:
+            log = os.path.join(d, "testlog.json")
+            with open(log, "w") as f:
+                for e in entries:
+                    f.write(json.dumps(e) + "\n")
+            if mtime is not None:
+                os.utime(log, (mtime, mtime))
+            return subprocess.run([PY, os.path.join(HERE, "skip_report.py"), log] + list(args),
+                                  capture_output=True, text=True, timeout=60)
+
+    def test_cases_listed_with_reasons_and_limit(self):
+        r = self.report([OK, GT_SKIP, PY_SKIP], "--max", "2")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("skipped test cases: 3", r.stdout)
+        self.assertIn("SKIP dpdk_incast / incast.a: stalled 9 ms", r.stdout)
+        self.assertIn("SKIP dpdk_incast / incast.b: stalled 11 ms", r.stdout)
+        self.assertIn("SKIP dpdk_linux_hosts / L.test_x: needs root", r.stdout)
+        self.assertIn("more than the 2 allowed", r.stdout)
+        r = self.report([OK, GT_SKIP], "--max", "2")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("skipped test cases: 2", r.stdout)
+        r = self.report([OK, GT_SKIP, PY_SKIP])  # no limit: listed only
+        self.assertEqual(r.returncode, 0, r.stdout)
+
+    def test_a_skip_without_a_named_case_counts_as_one(self):
+        r = self.report([BARE_SKIP, OK], "--max", "0")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("SKIP dpdk_other / (whole test)", r.stdout)
+
+    def test_a_skip_hidden_behind_ok_fails(self):
+        r = self.report([OK, HIDDEN_PY])
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("HIDDEN SKIP dpdk_hiding", r.stdout)
+        hidden_gt = entry("dpdk_gt", "OK", "[  SKIPPED ] a.b\n[  PASSED  ] 0 tests.\n")
+        self.assertEqual(self.report([hidden_gt]).returncode, 1)
+
+    def test_a_stale_or_missing_log_fails(self):
+        r = self.report([OK], "--newer-than", "2000000000", mtime=1000000000)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("earlier run", r.stdout)
+        r = subprocess.run([PY, os.path.join(HERE, "skip_report.py"), "/nonexistent/testlog.json"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stdout)
+
+
+STUB_MESON = """#!/usr/bin/env bash
+# stub meson: records that it ran, writes the chosen test log, exits as told
+echo "meson $*" >> "$STUB_DIR/ran"
+mkdir -p build/meson-logs
+if [[ -n "${STUB_TESTLOG:-}" ]]; then cp "$STUB_TESTLOG" build/meson-logs/testlog.json; fi
+exit "${STUB_MESON_RC:-0}"
+"""
+
+
+class Scripts(unittest.TestCase):
+    """tools/test.sh and .ci/run in a scratch copy with stubs for the heavy parts."""
+
+    def setUp(self):
+        self._td = tempfile.TemporaryDirectory(prefix="rocelab-ci-")
+        d = self.d = self._td.name
+        self.repo = os.path.join(d, "repo")
+        for rel in ("tools/test.sh", ".ci/run", "tests/dpdk/skip_report.py"):
+            os.makedirs(os.path.dirname(os.path.join(self.repo, rel)), exist_ok=True)
+            shutil.copy(os.path.join(ROOT, rel), os.path.join(self.repo, rel))
+        for name, var in (("setup", None), ("build", None), ("fuzz", "STUB_FUZZ_RC"), ("sanitize", "STUB_SAN_RC")):
+            code = f'exit "${{{var}:-0}}"' if var else "exit 0"
+            write(os.path.join(self.repo, "tools", name + ".sh"),
+                  f'#!/usr/bin/env bash\necho "{name} $*" >> "$STUB_DIR/ran"\n{code}\n', 0o755)
+        write(os.path.join(d, "bin", "meson"), STUB_MESON, 0o755)
+
+    def tearDown(self):
+        self._td.cleanup()
+
+    def run_script(self, script, entries, **env):
+        log = os.path.join(self.d, "log.json")
+        with open(log, "w") as f:
+            for e in entries or []:
+                f.write(json.dumps(e) + "\n")
+        e = dict(os.environ, PATH=os.path.join(self.d, "bin") + ":" + os.environ["PATH"], STUB_DIR=self.d,
+                 STUB_TESTLOG=log if entries is not None else "")
+        e.pop("ROCELAB_MAX_SKIPS", None)
+        e.update(env)
+        open(os.path.join(self.d, "ran"), "w").close()
+        r = subprocess.run(["bash", os.path.join(self.repo, script)], capture_output=True, text=True, timeout=60,
+                           env=e)
+        with open(os.path.join(self.d, "ran")) as f:
+            ran = [x.split()[0] for x in f if x.strip()]
+        return r, ran
+
+    def test_all_passing(self):
+        r, ran = self.run_script("tools/test.sh", [OK, GT_SKIP])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "meson"])
+        self.assertIn("SKIP dpdk_incast / incast.a: stalled 9 ms", r.stdout)
+
+    def test_fuzz_failure_runs_meson_and_fails_at_the_end(self):
+        r, ran = self.run_script("tools/test.sh", [OK], STUB_FUZZ_RC="3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "meson"])
+        tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
+        self.assertIn("fuzzing (tools/fuzz.sh: exit 3)", tail)
+        self.assertNotIn("sanitizers", tail)
+        self.assertNotIn("meson tests", tail)
+
+    def test_sanitizer_and_meson_failures_are_both_named(self):
+        fail = entry("dpdk_broken", "FAIL", "", "boom")
+        r, ran = self.run_script("tools/test.sh", [OK, fail], STUB_SAN_RC="1", STUB_MESON_RC="1")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "meson"])
+        tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
+        self.assertIn("sanitizers (tools/sanitize.sh: exit 1)", tail)
+        self.assertIn("meson tests (exit 1", tail)
+        self.assertNotIn("fuzzing", tail)
+
+    def test_ci_run_allows_two_skipped_cases_not_three(self):
+        r, _ = self.run_script(".ci/run", [OK, GT_SKIP])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("skipped test cases: 2", r.stdout)
+        r, _ = self.run_script(".ci/run", [OK, GT_SKIP, PY_SKIP])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("skipped test cases: 3", r.stdout)
+        self.assertIn("SKIP dpdk_linux_hosts / L.test_x: needs root", r.stdout)
+        self.assertIn("skips (tests/dpdk/skip_report.py, at most 2 allowed)", r.stdout)
+
+    def test_ci_run_fails_on_a_hidden_skip_or_a_stale_log(self):
+        r, _ = self.run_script(".ci/run", [OK, HIDDEN_PY])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("HIDDEN SKIP dpdk_hiding", r.stdout)
+        # meson wrote no log this time; an old one is left from an earlier run.
+        log = os.path.join(self.repo, "build", "meson-logs", "testlog.json")
+        write(log, json.dumps(OK) + "\n")
+        os.utime(log, (1000000000, 1000000000))
+        r, _ = self.run_script(".ci/run", None)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("earlier run", r.stdout)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    import testmain  # exit 77 (meson SKIP) when a case skipped, naming it
+    testmain.main()
