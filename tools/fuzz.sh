@@ -11,6 +11,11 @@
 #   fuzz: N passed, M failed
 # and the exit status is non-zero when any target crashed, leaked, timed
 # out or hit the RSS limit. FUZZ_TARGETS="a b" runs only those targets.
+# FUZZ_MERGE=1 grows the repository's corpus: after a clean run, the inputs
+# that add coverage are merged (minimised, libFuzzer -merge=1) into
+# tests/fuzz/corpus/<target>; commit them. A crash prints the command that
+# keeps its input as a regression seed once the bug is fixed: every later
+# run (CI included) executes the whole corpus first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-20}"
@@ -52,12 +57,22 @@ for t in "${targets[@]}"; do
   if ((rc == 0)) && [[ -z "$crash" ]]; then
     passed=$((passed + 1))
     line="$t: ok, ${runs:-?} inputs in ${secs}s (${eps:-?} exec/s)"
+    if [[ "${FUZZ_MERGE:-0}" == 1 ]]; then
+      # Grow the repository's corpus with what this run found that adds
+      # coverage (libFuzzer -merge=1 keeps the minimal set of new inputs).
+      before=$(find "tests/fuzz/corpus/$t" -type f | wc -l)
+      nice -n 10 "$bin" -merge=1 "${extra[@]}" "tests/fuzz/corpus/$t" "$work/$t" >"$work/$t.merge.log" 2>&1 || {
+        echo "$t: corpus merge failed:"; tail -20 "$work/$t.merge.log"; }
+      after=$(find "tests/fuzz/corpus/$t" -type f | wc -l)
+      line+="; corpus $before -> $after inputs"
+    fi
   else
     failed=$((failed + 1))
     line="$t: FAILED (exit $rc) after ${runs:-?} inputs; input: ${crash:-none saved}"
     echo "---- $t: last lines of the libFuzzer log ----"
     grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse)' "$log" | tail -40
     [[ -n "$crash" ]] && echo "reproduce: $bin $crash"
+    [[ -n "$crash" ]] && echo "once fixed, keep it as a regression seed: cp $crash tests/fuzz/corpus/$t/"
   fi
   echo "$line"
   summary+=("$line")
