@@ -1799,6 +1799,8 @@ private:
             }
             if (const auto* e = find(f, "size")) {
                 sp.size = get_bytes(*e, path + "|size", bytes{1024}, bytes{max_pool}, bare_number::accepted, true);
+                _pool_size_texts[k.key] = show(e->value);
+                _pool_marks[k.key + "|size"] = mark_of(*e);
             } else if (_cfg.model != buffer_model::dynamic) {
                 fail(k.key_node.Mark(), path,
                      "size is required: the pool's bytes, such as 12766208 or 12MiB (only "
@@ -1847,7 +1849,8 @@ private:
         std::uint64_t size = 0;
         if (main->size) {
             size = main->size->v;
-            _pool_size_text = std::to_string(size) + " (" + main->name + " size)";
+            _pool_size_text = _pool_size_texts[main->name];
+            _pool_size_mark = _pool_marks[main->name + "|size"];
         } else {
             // Dynamic model: SONiC's buffer manager sizes the pool as the
             // ASIC's memory minus the reservations; the MMU subtracts the
@@ -1871,7 +1874,7 @@ private:
                                      "egress pool gives the ASIC's buffer size: the pool is rocelab's default " +
                                      std::to_string(size) + " bytes, minus the reservations");
             }
-            _pool_size_text = std::to_string(size) + " (computed)";
+            _pool_size_text = std::to_string(size) + " bytes (computed)";
         }
         for (const auto& p : _cfg.pools) {
             if (p.ingress && &p != main) {
@@ -2795,7 +2798,8 @@ private:
     std::string _pool_name;       // the BUFFER_POOL key
     YAML::Mark _pool_size_mark;   // where its size is, for the pool-fit error
     std::string _pool_size_text;  // its size as written
-    std::map<std::string, YAML::Mark> _pool_marks;   // BUFFER_POOL keys
+    std::map<std::string, YAML::Mark> _pool_marks;   // BUFFER_POOL keys (and "<key>|size")
+    std::map<std::string, std::string> _pool_size_texts;  // sizes as written
     std::set<std::pair<std::size_t, int>> _pg_given;  // (port, PG) with a BUFFER_PG entry
     std::set<std::pair<std::size_t, int>> _queue_bytes_set;  // (port or all_ports, queue) with QUEUE max_bytes
 };

@@ -773,19 +773,17 @@ BUFFER_PROFILE:
          {"xon above static_th",
           {"bad.yaml:4:", "BUFFER_PROFILE|s|xon", "\"20000\" is out of range", "0..10000 bytes"}}},
         {R"(BUFFER_POOL:
-  a: {size: 1MiB, type: ingress}
-  b: {size: 1MiB, type: ingress}
+  egress_lossless_pool: {size: 1MiB, type: egress, mode: dynamic, xoff: 1000}
 )",
-         {"two ingress pools", {"bad.yaml:3:3:", "BUFFER_POOL|b", "only one ingress pool", "\"a\""}}},
+         {"shared headroom on an egress pool",
+          {"bad.yaml:2:", "BUFFER_POOL|egress_lossless_pool|xoff", "only used on an ingress pool"}}},
         {R"(BUFFER_POOL:
-  egress_lossless_pool: {size: 1MiB, type: egress, mode: dynamic}
+  p: {size: 1MiB, type: ingress}
+BUFFER_PROFILE:
+  d: {pool: p, dynamic_th: 0, headroom_type: dynamic}
 )",
-         {"egress pool",
-          {"bad.yaml:2:", "BUFFER_POOL|egress_lossless_pool|type", "egress pools are not supported"}}},
-        {R"(BUFFER_POOL:
-  p: {size: 1MiB, type: ingress, xoff: 1MiB}
-)",
-         {"shared headroom pool", {"bad.yaml:2:", "BUFFER_POOL|p|xoff", "not supported"}}},
+         {"headroom_type dynamic in the traditional model",
+          {"bad.yaml:4:", "BUFFER_PROFILE|d|headroom_type", "buffer_model dynamic"}}},
         {R"(BUFFER_POOL:
   p: {size: 12, type: ingress}
 )",
