@@ -39,6 +39,13 @@ std::string quote(std::string_view s) {
 
 std::vector<std::string> split(std::string_view s, char sep) { return detail::split_strings(s, sep); }
 
+std::string lower(std::string s) {
+    for (auto& c : s) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return s;
+}
+
 using detail::join;
 
 // A mapping's value at `key`, or an undefined node (never inserts).
@@ -453,8 +460,9 @@ private:
             if (parts.size() != 4) {
                 continue;  // "<ports>|<queues>" (the loader checks it)
             }
+            // SONiC writes the ASIC as "asic0" or "Asic0".
             const bool local = (_hostname.empty() || parts[0] == _hostname) &&
-                               (_asic_name.empty() || parts[1] == _asic_name);
+                               (_asic_name.empty() || lower(parts[1]) == lower(_asic_name));
             const YAML::Node value = get(t, k);
             t.remove(k);
             if (!local) {
