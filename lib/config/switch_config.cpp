@@ -2212,7 +2212,10 @@ private:
                 }
                 p.pgs[static_cast<std::size_t>(pg)] =
                     resolve_profile(computed, "computed", p, none, "BUFFER_PG|" + p.name + "|" + std::to_string(pg));
-                pgs += (pgs.empty() ? "" : ",") + std::to_string(pg);
+                if (!pgs.empty()) {
+                    pgs += ',';
+                }
+                pgs += std::to_string(pg);
             }
             if (!pgs.empty()) {
                 added.push_back(p.name + "|" + pgs);
@@ -2880,6 +2883,169 @@ std::string resolve_port_speeds(switch_cfg& cfg, const std::vector<std::pair<int
     } catch (const std::exception& e) {
         return cfg.source + ": resolve_port_speeds: " + e.what();
     }
+}
+
+namespace {
+
+std::string th_text(threshold_mode m, int dynamic_th, bytes static_th) {
+    return m == threshold_mode::dynamic_th ? "dynamic_th " + std::to_string(dynamic_th)
+                                           : "static_th " + std::to_string(static_th.v);
+}
+
+std::string pg_text(const pg_buffer_cfg& pg) {
+    std::string t = pg.lossless() ? "lossless" : "lossy";
+    if (pg.headroom_pending()) {
+        return t + " xoff auto (pending: the driver's speed), " + th_text(pg.mode, pg.dynamic_th, pg.static_th);
+    }
+    t += " reserved " + std::to_string(pg.reserved.v) + ", " + th_text(pg.mode, pg.dynamic_th, pg.static_th);
+    if (pg.lossless()) {
+        t += ", xoff " + std::to_string(pg.xoff.v);
+        if (pg.xon) {
+            t += ", xon " + std::to_string(pg.xon->v);
+        }
+        if (pg.xon_offset) {
+            t += ", xon_offset " + std::to_string(pg.xon_offset->v);
+        }
+        if (pg.xoff_auto) {
+            t += " (computed)";
+        }
+    }
+    return t;
+}
+
+// "0-2: text; 3-4: text" from 8 per-index texts ("" = left out).
+std::string ranges(const std::array<std::string, 8>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size();) {
+        std::size_t j = i;
+        while (j + 1 < items.size() && items[j + 1] == items[i]) {
+            ++j;
+        }
+        if (!items[i].empty()) {
+            out += (out.empty() ? "" : "; ") + std::to_string(i) + (j > i ? "-" + std::to_string(j) : "") + ": " +
+                   items[i];
+        }
+        i = j + 1;
+    }
+    return out;
+}
+
+std::string port_text(const switch_cfg& cfg, const port_cfg& p) {
+    std::string t = p.speed ? format_rate(*p.speed) : std::string("speed from the driver");
+    t += ", mtu " + std::to_string(p.mtu);
+    std::ostringstream cable;
+    cable << p.cable_length_m;
+    t += ", cable " + cable.str() + "m";
+    std::string pfc;
+    for (int i = 0; i < 8; ++i) {
+        if ((p.pfc_enable & (1u << i)) != 0) {
+            pfc += (pfc.empty() ? "" : ",") + std::to_string(i);
+        }
+    }
+    t += ", pfc_enable " + (pfc.empty() ? std::string("none") : pfc);
+    if (cfg.pool.enabled) {
+        std::array<std::string, 8> pgs;
+        for (std::size_t g = 0; g < 8; ++g) {
+            if (p.pgs[g].configured) {
+                pgs[g] = pg_text(p.pgs[g]);
+            }
+        }
+        const std::string r = ranges(pgs);
+        t += "\n      PG " + (r.empty() ? std::string("none configured (pool-limited, lossy)") : r);
+    }
+    std::array<std::string, 8> qs;
+    for (std::size_t q = 0; q < 8; ++q) {
+        const auto& b = p.egress_buffers[q];
+        std::string x = b.configured ? b.profile + " (" + b.pool + ", size " + std::to_string(b.size.v) + ", " +
+                                           th_text(b.mode, b.dynamic_th, b.static_th) + ") "
+                                     : std::string();
+        bool lossless = false;
+        for (std::size_t prio = 0; prio < 8; ++prio) {
+            lossless = lossless || ((p.pfc_enable >> prio) & 1u) != 0 && p.maps.pfc_prio_to_queue[prio] == q;
+        }
+        x += lossless ? std::string("lossless, never tail-dropped")
+                      : "max " + std::to_string(p.limits[q].max_bytes.v) + " bytes/" +
+                            std::to_string(p.limits[q].max_packets) + " packets";
+        qs[q] = x;
+    }
+    t += "\n      queue " + ranges(qs);
+    return t;
+}
+
+}  // namespace
+
+std::string describe_switch_cfg(const switch_cfg& cfg) {
+    std::ostringstream o;
+    o << "effective configuration of " << cfg.source << ":\n";
+    o << "  mode " << (cfg.mode == fwd_mode::l2 ? "l2" : "l3") << ", buffer_model "
+      << (cfg.model == buffer_model::dynamic ? "dynamic" : "traditional");
+    if (cfg.model == buffer_model::dynamic) {
+        o << " (default_dynamic_th " << cfg.default_dynamic_th << ", over_subscribe_ratio "
+          << format_ratio(cfg.over_subscribe_ratio) << ")";
+    }
+    o << "\n";
+    for (const auto& sp : cfg.pools) {
+        o << "  BUFFER_POOL " << sp.name << ": " << (sp.ingress ? "ingress" : "egress") << ", "
+          << (sp.mode == threshold_mode::dynamic_th ? "dynamic" : "static") << ", size "
+          << (sp.size ? std::to_string(sp.size->v) : std::string("computed"));
+        if (sp.xoff.v > 0) {
+            o << ", xoff " << sp.xoff.v;
+        }
+        o << "\n";
+    }
+    if (cfg.pool.enabled) {
+        std::uint64_t reserved = 0;
+        std::uint64_t xoff = 0;
+        for (const auto& p : cfg.ports) {
+            const auto [r, x] = port_reservations(p);
+            reserved += r;
+            xoff += x;
+        }
+        const bool shp = cfg.pool.shared_headroom.v > 0;
+        const std::uint64_t taken = reserved + (shp ? cfg.pool.shared_headroom.v : xoff);
+        o << "  ingress buffer (MMU): pool " << cfg.pool.name << " " << cfg.pool.size.v << " bytes";
+        if (cfg.pool.cell.v > 0) {
+            o << " in " << cfg.pool.cell.v << "-byte cells";
+        }
+        o << "; reserved " << reserved << ", headroom "
+          << (shp ? "shared pool " + std::to_string(cfg.pool.shared_headroom.v) + " (PGs' xoff " +
+                        std::to_string(xoff) + ")"
+                  : "per PG " + std::to_string(xoff));
+        if (!cfg.ports.empty()) {
+            o << "; shared " << (cfg.pool.size.v > taken ? cfg.pool.size.v - taken : 0);
+        }
+        o << "\n";
+    } else {
+        o << "  ingress buffer: accounting only (no ingress BUFFER_POOL)\n";
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+    const auto add = [&](const std::string& name, const std::string& text) {
+        for (auto& g : groups) {
+            if (g.first == text) {
+                g.second.push_back(name);
+                return;
+            }
+        }
+        groups.push_back({text, {name}});
+    };
+    if (cfg.ports.empty()) {
+        add("every probed port", port_text(cfg, cfg.port_defaults));
+    }
+    for (const auto& p : cfg.ports) {
+        add(p.name, port_text(cfg, p));
+    }
+    for (const auto& [text, names] : groups) {
+        std::string list;
+        for (const auto& n : names) {
+            list += (list.empty() ? "" : ",") + n;
+        }
+        o << "  " << list << (names.size() > 1 ? " (" + std::to_string(names.size()) + " ports)" : "") << ": "
+          << text << "\n";
+    }
+    for (const auto& n : cfg.notes) {
+        o << "  note: " << n << "\n";
+    }
+    return o.str();
 }
 
 port_cfg probed_port_cfg(const switch_cfg& cfg, int port_id) {
