@@ -2285,7 +2285,7 @@ private:
     // could hold less than the ingress pool may admit for it is warned
     // about (one line per profile, naming the queues).
     void apply_egress_buffers() {
-        std::map<std::string, std::vector<std::string>> warned;  // profile -> "Ethernet0|3"
+        std::map<std::string, std::vector<std::pair<std::string, std::uint8_t>>> warned;  // profile -> (port, queues)
         std::map<std::string, std::string> why;
         std::vector<std::string> dynamic_lossy;
         const auto lossless_queues = [](const port_cfg& p) {
@@ -2332,13 +2332,26 @@ private:
                     }
                     // One queue alone in the pool settles where its use
                     // equals alpha x (pool - use): use = pool x alpha / (1 + alpha).
-                    const double alpha = std::ldexp(1.0, qb.dynamic_th);
-                    egress = qb.size.v + static_cast<std::uint64_t>(double(sp->size->v) * alpha / (1.0 + alpha));
-                    how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " x alpha/(1+alpha) with "
-                          "dynamic_th " + std::to_string(qb.dynamic_th) + " = " + std::to_string(egress) + " bytes";
+                    // dynamic_th 7 and above is SAI's "infinity": the whole pool.
+                    if (qb.dynamic_th >= 7) {
+                        egress = qb.size.v + sp->size->v;
+                        how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " (dynamic_th " +
+                              std::to_string(qb.dynamic_th) + ": no limit but the pool) = " + std::to_string(egress) +
+                              " bytes";
+                    } else {
+                        const double alpha = std::ldexp(1.0, qb.dynamic_th);
+                        egress = qb.size.v + static_cast<std::uint64_t>(double(sp->size->v) * alpha / (1.0 + alpha));
+                        how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " x alpha/(1+alpha) with "
+                              "dynamic_th " + std::to_string(qb.dynamic_th) + " = " + std::to_string(egress) + " bytes";
+                    }
                 }
                 if (egress < ingress) {
-                    warned[qb.profile].push_back(name);
+                    auto& list = warned[qb.profile];
+                    const std::string port_name = p.name.empty() ? std::string("every probed port") : p.name;
+                    if (list.empty() || list.back().first != port_name) {
+                        list.push_back({port_name, 0});
+                    }
+                    list.back().second = static_cast<std::uint8_t>(list.back().second | (1u << q));
                     why[qb.profile] = how;
                 }
             }
@@ -2349,8 +2362,48 @@ private:
         for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
             visit(_cfg.ports[i], i);
         }
-        for (const auto& [profile, queues] : warned) {
-            _cfg.notes.push_back("warning: BUFFER_QUEUE: lossless queues " + join(queues) + " use egress profile " +
+        for (const auto& [profile, ports] : warned) {
+            // Ports with the same queues together: "queues 3-4 of Ethernet0, Ethernet4, ..., Ethernet124 (32 ports)".
+            std::vector<std::string> parts;
+            std::vector<bool> done(ports.size(), false);
+            for (std::size_t i = 0; i < ports.size(); ++i) {
+                if (done[i]) {
+                    continue;
+                }
+                std::vector<std::string> names;
+                for (std::size_t j = i; j < ports.size(); ++j) {
+                    if (!done[j] && ports[j].second == ports[i].second) {
+                        names.push_back(ports[j].first);
+                        done[j] = true;
+                    }
+                }
+                std::string qs;
+                for (int q = 0; q < num_queues; ++q) {
+                    if ((ports[i].second & (1u << q)) != 0) {
+                        if (!qs.empty()) {
+                            qs += ',';
+                        }
+                        qs += std::to_string(q);
+                    }
+                }
+                std::string list;
+                if (names.size() <= 4) {
+                    list = join(names);
+                } else {
+                    list = join({names[0], names[1], names[2], "..."});
+                    list += ", ";
+                    list += names.back();
+                    list += " (";
+                    list += std::to_string(names.size());
+                    list += " ports)";
+                }
+                std::string part = "queues ";
+                part += qs;
+                part += " of ";
+                part += list;
+                parts.push_back(part);
+            }
+            _cfg.notes.push_back("warning: BUFFER_QUEUE: lossless " + join(parts, "; ") + " use egress profile " +
                                  profile + ", which holds at most " + why[profile] + ", less than the " +
                                  std::to_string(_cfg.pool.size.v) + " bytes ingress pool " + _cfg.pool.name +
                                  " may admit for one queue: a switch enforcing it could drop frames the ingress "
@@ -2961,7 +3014,7 @@ std::string port_text(const switch_cfg& cfg, const port_cfg& p) {
                                      : std::string();
         bool lossless = false;
         for (std::size_t prio = 0; prio < 8; ++prio) {
-            lossless = lossless || ((p.pfc_enable >> prio) & 1u) != 0 && p.maps.pfc_prio_to_queue[prio] == q;
+            lossless = lossless || (((p.pfc_enable >> prio) & 1u) != 0 && p.maps.pfc_prio_to_queue[prio] == q);
         }
         x += lossless ? std::string("lossless, never tail-dropped")
                       : "max " + std::to_string(p.limits[q].max_bytes.v) + " bytes/" +
