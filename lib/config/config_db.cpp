@@ -115,7 +115,7 @@ const std::vector<ref_field> port_qos_refs = {
 };
 
 // Tables the rewrite reads and removes (not passed to the loader).
-const std::vector<std::string> rewritten_tables = {"VLAN", "VLAN_MEMBER"};
+const std::vector<std::string> rewritten_tables = {"VLAN", "VLAN_MEMBER", "LOSSLESS_TRAFFIC_PATTERN"};
 
 class rewriter {
 public:
@@ -131,6 +131,7 @@ public:
         device_metadata();
         ports();
         map_ports();
+        traffic_pattern();
         vlans();
         port_qos_map();
         queues();
@@ -426,6 +427,55 @@ private:
         for (const auto& t : rewritten_tables) {
             _root.remove(t);
         }
+    }
+
+    // LOSSLESS_TRAFFIC_PATTERN|AZURE {mtu, small_packet_percentage}: the
+    // dynamic model's headroom inputs, rocelab's ROCELAB headroom
+    // lossless_mtu / small_packet_percent (unless the file's ROCELAB gives
+    // them). The traditional model does not read it (listed).
+    void traffic_pattern() {
+        YAML::Node t = table("LOSSLESS_TRAFFIC_PATTERN");
+        if (!t.IsDefined()) {
+            return;
+        }
+        const YAML::Node model = get(get(table("DEVICE_METADATA"), "localhost"), "buffer_model");
+        const bool dynamic = model.IsDefined() && model.IsScalar() && trim(model.Scalar()) == "dynamic";
+        for (const auto& k : keys_of(t)) {
+            const YAML::Node e = get(t, k);
+            for (const auto& f : keys_of(e)) {
+                const std::string path = "LOSSLESS_TRAFFIC_PATTERN|" + k + "|" + f;
+                const YAML::Node v = get(e, f);
+                const std::string text = v.IsScalar() ? std::string(trim(v.Scalar())) : "";
+                const char* target = f == "mtu" ? "lossless_mtu" : f == "small_packet_percentage" ? "small_packet_percent" : nullptr;
+                if (target == nullptr) {
+                    _ignored.insert("LOSSLESS_TRAFFIC_PATTERN|" + f);
+                    continue;
+                }
+                const long lo = f == "mtu" ? 64 : 0;
+                const long hi = f == "mtu" ? 16384 : 100;
+                if (!all_digits(text) || text.size() > 5 || std::stol(text) < lo || std::stol(text) > hi) {
+                    fail(v.Mark(), path,
+                         quote(text) + ": expected " + (f == "mtu" ? "a packet size in bytes " : "a percentage ") +
+                             std::to_string(lo) + ".." + std::to_string(hi));
+                }
+                if (!dynamic) {
+                    _ignored.insert("LOSSLESS_TRAFFIC_PATTERN (buffer_model traditional)");
+                    continue;
+                }
+                YAML::Node r = table("ROCELAB");
+                if (r.IsDefined() && !r.IsNull() && !r.IsMap()) {
+                    continue;  // the loader reports it
+                }
+                YAML::Node h = get(r, "headroom");
+                if (h.IsDefined() && !h.IsMap()) {
+                    continue;  // the loader reports it
+                }
+                if (!get(h, target).IsDefined()) {
+                    _root["ROCELAB"]["headroom"][target] = text;
+                }
+            }
+        }
+        _root.remove("LOSSLESS_TRAFFIC_PATTERN");
     }
 
     void port_qos_map() {

@@ -122,6 +122,12 @@ TEST(RealConfigDb, MellanoxSn4600DynamicModel) {
     EXPECT_DOUBLE_EQ(c.over_subscribe_ratio, 2.0);
     EXPECT_EQ(c.pool.size.v, 60817392u);
     EXPECT_TRUE(any_note(c, "taken as egress_lossless_pool size 60817392"));
+    // LOSSLESS_TRAFFIC_PATTERN feeds the headroom formula.
+    EXPECT_EQ(c.asic.lossless_mtu.v, 1024u);
+    EXPECT_DOUBLE_EQ(c.asic.small_packet_percent, 100.0);
+    for (const auto& t : c.ignored_tables) {
+        EXPECT_NE(t, "LOSSLESS_TRAFFIC_PATTERN");
+    }
     const auto& near = port(c, "Ethernet0");   // NULL, 40m
     const auto& far = port(c, "Ethernet128");  // NULL, 300m
     for (const auto* p : {&near, &far}) {
@@ -324,6 +330,8 @@ TEST(RealConfigDb, BadVariantsGiveOneLine) {
          {"DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE|over_subscribe_ratio", "0..1000"}},
         {"mellanox-sn4600c-t1.json", R"("headroom_type": "dynamic")", R"("headroom_type": "auto")",
          {"BUFFER_PROFILE|non_default_dynamic_th_profile|headroom_type", "static, dynamic"}},
+        {"mellanox-sn4600c-t1.json", R"("mtu": "1024")", R"("mtu": "40000")",
+         {"LOSSLESS_TRAFFIC_PATTERN|AZURE|mtu", "64..16384"}},
         {"mellanox-sn4600c-t1.json", R"("default_dynamic_th": "0")", R"("default_dynamic_th": "9")",
          {"DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE|default_dynamic_th", "-8..8"}},
         {"dell-s6100-t0.json", R"("static_th": "15982720")", R"("static_th": "0")",
