@@ -30,12 +30,7 @@ bool all_digits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string quote(std::string_view s) {
-    std::string out(1, '"');
-    out.append(s);
-    out.push_back('"');
-    return out;
-}
+using detail::quote;
 
 std::vector<std::string> split(std::string_view s, char sep) { return detail::split_strings(s, sep); }
 

@@ -44,13 +44,7 @@ constexpr std::size_t all_ports = SIZE_MAX;  // "global" target: port_defaults a
 
 // ---------------------------------------------------------------- text helpers
 
-std::string quote(std::string_view s) {
-    std::string out = "\"";
-    out += s;
-    out += '"';
-    return out;
-}
-
+using detail::quote;
 using detail::split;
 using detail::trim;
 
@@ -211,21 +205,7 @@ std::string to_string(const ip_prefix& p, bool with_len = true) {
     return s;
 }
 
-std::optional<mac_addr> parse_mac(std::string_view text) {
-    const auto parts = split(text, ':');
-    if (parts.size() != 6) {
-        return std::nullopt;
-    }
-    mac_addr m{};
-    for (std::size_t i = 0; i < 6; ++i) {
-        if (parts[i].size() != 2 || !std::isxdigit(static_cast<unsigned char>(parts[i][0])) ||
-            !std::isxdigit(static_cast<unsigned char>(parts[i][1]))) {
-            return std::nullopt;
-        }
-        m[i] = static_cast<std::uint8_t>(std::stoul(std::string(parts[i]), nullptr, 16));
-    }
-    return m;
-}
+std::optional<mac_addr> parse_mac(std::string_view text) { return detail::parse_mac(trim(text)); }
 
 // "3,4" (or "" for none) -> bit mask of 0..7. Returns nullopt on bad text.
 std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max) {
