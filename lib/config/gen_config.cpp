@@ -48,8 +48,6 @@ std::optional<bool> parse_bool(const std::string& s) {
 
 std::optional<std::array<std::uint8_t, 6>> parse_mac(const std::string& s) { return detail::parse_mac(detail::trim(s)); }
 
-std::optional<std::uint32_t> parse_ip4(const std::string& s) { return detail::parse_ip4(detail::trim(s)); }
-
 // Keys that can be set per flow as well as globally.
 std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nanos* start, arrival_cfg& arr,
                          gen_size_cfg& sizes, const std::string& k, const std::string& v, bool& handled) {
@@ -837,7 +835,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                         return config_error{where(h.Mark()) + "hosts[]: name and port are required"};
                     }
                     g.name = h["name"].as<std::string>();
-                    auto p = parse_uint(h["port"].as<std::string>(), 0, 1023);
+                    auto p = detail::parse_uint(h["port"].as<std::string>(), 0, 1023, true);
                     if (!p) {
                         return config_error{where(h["port"].Mark()) + "hosts." + g.name + ".port: expected 0..1023"};
                     }
@@ -848,7 +846,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                     g.ip = (10u << 24) | (static_cast<std::uint32_t>(g.port & 0xFF) << 16) |
                            static_cast<std::uint32_t>(idx + 1);
                     if (h["mac"]) {
-                        auto m = parse_mac(h["mac"].as<std::string>());
+                        auto m = detail::parse_mac(detail::trim(h["mac"].as<std::string>()));
                         if (!m) {
                             return config_error{where(h["mac"].Mark()) + "hosts." + g.name +
                                                 ".mac: expected xx:xx:xx:xx:xx:xx"};
@@ -856,7 +854,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                         g.mac = *m;
                     }
                     if (h["gateway"]) {
-                        auto m = parse_mac(h["gateway"].as<std::string>());
+                        auto m = detail::parse_mac(detail::trim(h["gateway"].as<std::string>()));
                         if (!m) {
                             return config_error{where(h["gateway"].Mark()) + "hosts." + g.name +
                                                 ".gateway: expected the router's MAC xx:xx:xx:xx:xx:xx"};
@@ -865,7 +863,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                     }
                     if (h["ip"]) {
                         const std::string t = h["ip"].as<std::string>();
-                        if (auto a = parse_ip4(t)) {
+                        if (auto a = detail::parse_ip4(detail::trim(t))) {
                             g.ip = *a;
                         } else if (inet_pton(AF_INET6, t.c_str(), g.ip6.data()) == 1) {
                             g.v6 = true;

@@ -1866,9 +1866,11 @@ private:
             }
         }
         if (main->xoff.v > 0) {
-            // Shared headroom pool: SONiC's size excludes it.
+            // Shared headroom pool, carved out of the pool's size: Broadcom's
+            // sizes include it (TH3: size 66394076 with xoff 27200352 on a
+            // 64 MB ASIC); Mellanox's may not, which then models xoff bytes
+            // less buffer than the ASIC has (never more).
             _cfg.pool.shared_headroom = main->xoff;
-            size += main->xoff.v;
         }
         _cfg.pool.size = bytes{size};
     }
@@ -1928,8 +1930,7 @@ private:
                 fail(mark_of(*pool), path + "|pool", "headroom_type dynamic is for ingress (lossless) profiles; " +
                                                          b.pool + " is an egress pool");
             }
-            const std::uint64_t cap = b.pool_size ? b.pool_size->v + (b.pool == _pool_name ? _cfg.pool.shared_headroom.v : 0)
-                                                  : max_bytes;
+            const std::uint64_t cap = b.pool_size ? b.pool_size->v : max_bytes;
             const std::string cap_text = b.pool_size ? " (the pool size)" : "";
             const auto* dyn = find(f, "dynamic_th");
             const auto* stat = find(f, "static_th");

@@ -56,8 +56,8 @@ struct buffer_pool_cfg {
     // Shared headroom pool (SONiC BUFFER_POOL xoff, or the lossless PGs'
     // xoff / over_subscribe_ratio): > 0 = the headroom of every lossless PG
     // is taken from this many bytes, each PG still capped at its own xoff,
-    // instead of being reserved per PG. Included in `size` (size = SONiC's
-    // pool size + xoff): shared part = size - sum(reserved) - shared_headroom.
+    // instead of being reserved per PG. Carved out of `size`: shared part =
+    // size - sum(reserved) - shared_headroom.
     bytes shared_headroom{0};
     double over_subscribe_ratio = 0;  // > 0: shared_headroom was computed from it
 };

@@ -72,7 +72,7 @@ TEST(RealConfigDb, EveryFileLoadsAndFitsTheMmu) {
         SCOPED_TRACE(f);
         const switch_cfg c = load_ok(f);
         EXPECT_TRUE(c.config_db);
-        EXPECT_EQ(c.pools.size(), 3u);
+        EXPECT_EQ(c.pools.size(), f == "broadcom-th3-z9332f-t1.json" ? 2u : 3u);
         ASSERT_TRUE(c.pool.enabled);
         EXPECT_EQ(c.pool.name, "ingress_lossless_pool");
         std::vector<std::array<pg_buffer_cfg, 8>> pgs;
@@ -87,12 +87,12 @@ TEST(RealConfigDb, EveryFileLoadsAndFitsTheMmu) {
     }
 }
 
-// Traditional model with a shared headroom pool (pool xoff): the MMU pool is
-// size + xoff, the headroom is that xoff, and the profile values are as written.
+// Traditional model with a shared headroom pool (pool xoff): the headroom
+// pool is that xoff, carved out of size; the profile values are as written.
 TEST(RealConfigDb, MellanoxSn2700TraditionalSharedHeadroom) {
     const switch_cfg c = load_ok("mellanox-sn2700-t0.json");
     EXPECT_EQ(c.model, buffer_model::traditional);
-    EXPECT_EQ(c.pool.size.v, 7719936u + 1433600u);
+    EXPECT_EQ(c.pool.size.v, 7719936u);
     EXPECT_EQ(c.pool.shared_headroom.v, 1433600u);
     const auto& e0 = port(c, "Ethernet0");
     EXPECT_EQ(e0.pgs[3].reserved.v, 19456u);
@@ -161,7 +161,7 @@ TEST(RealConfigDb, MellanoxSn4600DynamicModel) {
 // ingress pool: a warning naming the queues.
 TEST(RealConfigDb, BroadcomTd3WarnsAboutEgressLossless) {
     const switch_cfg c = load_ok("broadcom-td3-s5248f-t0.json");
-    EXPECT_EQ(c.pool.size.v, 32689152u + 196608u);
+    EXPECT_EQ(c.pool.size.v, 32689152u);
     EXPECT_EQ(port(c, "Ethernet0").speed->v, 25'000'000'000u);
     EXPECT_EQ(port(c, "Ethernet0").pgs[3].xoff.v, 21248u);
     EXPECT_EQ(port(c, "Ethernet0").pgs[3].dynamic_th, -4);
@@ -171,13 +171,21 @@ TEST(RealConfigDb, BroadcomTd3WarnsAboutEgressLossless) {
     EXPECT_TRUE(any_note(c, "egress_lossless_profile, which holds at most size + static_th = 32340992 bytes"));
 }
 
-// Broadcom TH3: SONiC's ingress_lossy_profile has static_th on a dynamic pool.
+// Broadcom TH3 (pool and profile values of the Z9332f template): SONiC's
+// ingress_lossy_profile has static_th on a dynamic pool; the egress lossy
+// profile has dynamic_th in the static egress lossless pool; the egress
+// lossless static_th is above the pool size.
 TEST(RealConfigDb, BroadcomTh3StaticLossyOnDynamicPool) {
     const switch_cfg c = load_ok("broadcom-th3-z9332f-t1.json");
     const auto& e0 = port(c, "Ethernet0");
     EXPECT_EQ(c.pool.mode, threshold_mode::dynamic_th);
     EXPECT_EQ(e0.pgs[0].mode, threshold_mode::static_th);
-    EXPECT_EQ(e0.pgs[0].static_th.v, 64720320u);
+    EXPECT_EQ(e0.pgs[0].static_th.v, 66394076u);
+    EXPECT_EQ(c.pool.size.v, 66394076u);
+    EXPECT_EQ(c.pool.shared_headroom.v, 27200352u);
+    EXPECT_EQ(e0.egress_buffers[0].pool, "egress_lossless_pool");
+    EXPECT_EQ(e0.egress_buffers[0].dynamic_th, 1);
+    EXPECT_EQ(e0.egress_buffers[3].static_th.v, 67117468u);
     EXPECT_EQ(e0.pgs[3].mode, threshold_mode::dynamic_th);
     EXPECT_EQ(port(c, "Ethernet128").pgs[3].xoff.v, 178752u);
     EXPECT_EQ(e0.speed->v, 400'000'000'000u);
@@ -193,7 +201,12 @@ TEST(RealConfigDb, Arista7050cx3ReferencesAndCommaKeys) {
     EXPECT_EQ(port(c, "Ethernet124").pgs[3].xoff.v, 53142u);
     EXPECT_EQ(port(c, "Ethernet124").egress_buffers[4].profile, "egress_lossless_profile");
     EXPECT_EQ(port(c, "Ethernet64").egress_buffers[5].profile, "egress_lossy_profile");
-    EXPECT_EQ(c.pool.shared_headroom.v, 0u);
+    EXPECT_EQ(c.pool.size.v, 32732160u);
+    EXPECT_EQ(c.pool.shared_headroom.v, 1622016u);
+    EXPECT_EQ(port(c, "Ethernet0").egress_buffers[0].size.v, 1792u);
+    EXPECT_EQ(port(c, "Ethernet0").egress_buffers[0].dynamic_th, -1);
+    // The template's egress lossless static_th (32599040) is below its ingress pool (32732160).
+    EXPECT_TRUE(any_note(c, "which holds at most size + static_th = 32599040 bytes, less than the 32732160 bytes"));
 }
 
 // Dell S6100 as buffers-dell6100.json: a 4194112-byte shared headroom pool
@@ -201,7 +214,7 @@ TEST(RealConfigDb, Arista7050cx3ReferencesAndCommaKeys) {
 // lossless PGs are NULL (no buffer).
 TEST(RealConfigDb, DellS6100SharedHeadroomAndNull) {
     const switch_cfg c = load_ok("dell-s6100-t0.json");
-    EXPECT_EQ(c.pool.size.v, 10875072u + 4194112u);
+    EXPECT_EQ(c.pool.size.v, 10875072u);
     EXPECT_EQ(c.pool.shared_headroom.v, 4194112u);
     EXPECT_EQ(port(c, "Ethernet0").pgs[3].xoff.v, 120064u);
     EXPECT_EQ(port(c, "Ethernet0").pgs[3].reserved.v, 1248u);
@@ -303,9 +316,9 @@ TEST(RealConfigDb, ChassisLineCardKeys) {
         listed = listed || f == "QUEUE|str2-7804-lc4-1|Asic0 (another line card's or ASIC's system ports)";
     }
     EXPECT_TRUE(listed);
-    EXPECT_EQ(c.pool.size.v, 6441610000u + 11500000u);
+    EXPECT_EQ(c.pool.size.v, 6441610000u);
     // dynamic_th -1 (alpha 1/2) lets one queue hold a third of the egress pool: 2147203333 bytes.
-    EXPECT_TRUE(any_note(c, "x alpha/(1+alpha) with dynamic_th -1 = 2147203333 bytes, less than the 6453110000 bytes"));
+    EXPECT_TRUE(any_note(c, "x alpha/(1+alpha) with dynamic_th -1 = 2147203333 bytes, less than the 6441610000 bytes"));
     EXPECT_EQ(port(c, "Ethernet-IB0").speed->v, 10'000'000'000u);
 }
 
@@ -347,10 +360,11 @@ TEST(RealConfigDb, BadVariantsGiveOneLine) {
             "profile": "egress_lossy_profile")",
          {"BUFFER_PG|Ethernet0|0|profile", "BUFFER_PG takes ingress profiles"}},
         {"arista-7050cx3-32s-t0.json", R"("ingress_lossless_pool": {
-            "size": "32689152")",
+            "size": "32732160")",
          R"("ingress_lossless_pool": {
             "size": "1000000")",
-         {"BUFFER_POOL|ingress_lossless_pool|size", "\"1000000\" is too small", "accepted: at least"}},
+         {"BUFFER_POOL|ingress_lossless_pool|size", "\"1000000\" is too small", "accepted: at least",
+          "shared headroom pool 1622016"}},
         {"chassis-7800r3-lc.json", R"("str2-7804-lc3-1|Asic0|Ethernet0|3": {)",
          R"("str2-7804-lc3-1|Asic0|Ethernet0|9": {)", {"QUEUE|Ethernet0|9", "queue numbers 0..7"}},
     };
