@@ -30,14 +30,16 @@ bool all_digits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string quote(std::string_view s) {
-    std::string out(1, '"');
-    out.append(s);
-    out.push_back('"');
-    return out;
-}
+using detail::quote;
 
 std::vector<std::string> split(std::string_view s, char sep) { return detail::split_strings(s, sep); }
+
+std::string lower(std::string s) {
+    for (auto& c : s) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return s;
+}
 
 using detail::join;
 
@@ -108,7 +110,7 @@ const std::vector<ref_field> port_qos_refs = {
 };
 
 // Tables the rewrite reads and removes (not passed to the loader).
-const std::vector<std::string> rewritten_tables = {"VLAN", "VLAN_MEMBER"};
+const std::vector<std::string> rewritten_tables = {"VLAN", "VLAN_MEMBER", "LOSSLESS_TRAFFIC_PATTERN"};
 
 class rewriter {
 public:
@@ -124,6 +126,7 @@ public:
         device_metadata();
         ports();
         map_ports();
+        traffic_pattern();
         vlans();
         port_qos_map();
         queues();
@@ -210,8 +213,14 @@ private:
         YAML::Node t = table("DEVICE_METADATA");
         for (const auto& k : keys_of(t)) {
             YAML::Node e = get(t, k);
+            if (k == "localhost") {
+                const YAML::Node h = get(e, "hostname");
+                const YAML::Node a = get(e, "asic_name");
+                _hostname = h.IsDefined() && h.IsScalar() ? std::string(trim(h.Scalar())) : "";
+                _asic_name = a.IsDefined() && a.IsScalar() ? std::string(trim(a.Scalar())) : "";
+            }
             for (const auto& f : keys_of(e)) {
-                if (f != "mac") {
+                if (f != "mac" && f != "buffer_model") {
                     drop_field(e, "DEVICE_METADATA", f);
                 }
             }
@@ -298,7 +307,7 @@ private:
         if (dropped.empty()) {
             return;
         }
-        for (const char* name : {"PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "PFC_WD", "INTERFACE", "NEIGH"}) {
+        for (const char* name : {"PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "BUFFER_QUEUE", "PFC_WD", "INTERFACE", "NEIGH"}) {
             filter_keys(table(name), dropped);
         }
         YAML::Node cable = table("CABLE_LENGTH");
@@ -415,6 +424,55 @@ private:
         }
     }
 
+    // LOSSLESS_TRAFFIC_PATTERN|AZURE {mtu, small_packet_percentage}: the
+    // dynamic model's headroom inputs, rocelab's ROCELAB headroom
+    // lossless_mtu / small_packet_percent (unless the file's ROCELAB gives
+    // them). The traditional model does not read it (listed).
+    void traffic_pattern() {
+        YAML::Node t = table("LOSSLESS_TRAFFIC_PATTERN");
+        if (!t.IsDefined()) {
+            return;
+        }
+        const YAML::Node model = get(get(table("DEVICE_METADATA"), "localhost"), "buffer_model");
+        const bool dynamic = model.IsDefined() && model.IsScalar() && trim(model.Scalar()) == "dynamic";
+        for (const auto& k : keys_of(t)) {
+            const YAML::Node e = get(t, k);
+            for (const auto& f : keys_of(e)) {
+                const std::string path = "LOSSLESS_TRAFFIC_PATTERN|" + k + "|" + f;
+                const YAML::Node v = get(e, f);
+                const std::string text = v.IsScalar() ? std::string(trim(v.Scalar())) : "";
+                const char* target = f == "mtu" ? "lossless_mtu" : f == "small_packet_percentage" ? "small_packet_percent" : nullptr;
+                if (target == nullptr) {
+                    _ignored.insert("LOSSLESS_TRAFFIC_PATTERN|" + f);
+                    continue;
+                }
+                const long lo = f == "mtu" ? 64 : 0;
+                const long hi = f == "mtu" ? 16384 : 100;
+                if (!all_digits(text) || text.size() > 5 || std::stol(text) < lo || std::stol(text) > hi) {
+                    fail(v.Mark(), path,
+                         quote(text) + ": expected " + (f == "mtu" ? "a packet size in bytes " : "a percentage ") +
+                             std::to_string(lo) + ".." + std::to_string(hi));
+                }
+                if (!dynamic) {
+                    _ignored.insert("LOSSLESS_TRAFFIC_PATTERN (buffer_model traditional)");
+                    continue;
+                }
+                YAML::Node r = table("ROCELAB");
+                if (r.IsDefined() && !r.IsNull() && !r.IsMap()) {
+                    continue;  // the loader reports it
+                }
+                YAML::Node h = get(r, "headroom");
+                if (h.IsDefined() && !h.IsMap()) {
+                    continue;  // the loader reports it
+                }
+                if (!get(h, target).IsDefined()) {
+                    _root["ROCELAB"]["headroom"][target] = text;
+                }
+            }
+        }
+        _root.remove("LOSSLESS_TRAFFIC_PATTERN");
+    }
+
     void port_qos_map() {
         YAML::Node t = table("PORT_QOS_MAP");
         for (const auto& k : keys_of(t)) {
@@ -429,6 +487,7 @@ private:
 
     void queues() {
         YAML::Node t = table("QUEUE");
+        chassis_keys(t, "QUEUE");
         for (const auto& k : keys_of(t)) {
             YAML::Node e = get(t, k);
             deref(e, "QUEUE|" + k, "scheduler", "SCHEDULER");
@@ -436,44 +495,62 @@ private:
         }
     }
 
-    void buffers() {
-        // Egress pools (and the profiles in them) are not modelled: rocelab
-        // limits egress queues with QUEUE max_bytes/max_packets.
-        YAML::Node pools = table("BUFFER_POOL");
-        std::set<std::string> egress;
-        for (const auto& k : keys_of(pools)) {
-            const YAML::Node type = get(get(pools, k), "type");
-            if (type.IsDefined() && type.IsScalar() && trim(type.Scalar()) == "egress") {
-                egress.insert(k);
+    // Multi-ASIC and VOQ chassis keys "<host>|<asic>|<ports>|<queues>": this
+    // line card's own ("<hostname>|<asic_name>|", from DEVICE_METADATA) lose
+    // the prefix; other line cards' and ASICs' system ports are left out
+    // and listed once per host|asic.
+    void chassis_keys(YAML::Node t, const std::string& table_name) {
+        for (const auto& k : keys_of(t)) {
+            const auto parts = split(k, '|');
+            if (parts.size() != 4) {
+                continue;  // "<ports>|<queues>" (the loader checks it)
             }
+            // SONiC writes the ASIC as "asic0" or "Asic0".
+            const bool local = (_hostname.empty() || parts[0] == _hostname) &&
+                               (_asic_name.empty() || lower(parts[1]) == lower(_asic_name));
+            const YAML::Node value = get(t, k);
+            t.remove(k);
+            if (!local) {
+                _ignored.insert(table_name + "|" + parts[0] + "|" + parts[1] +
+                                " (another line card's or ASIC's system ports)");
+                continue;
+            }
+            bool known = true;
+            for (const auto& p : split(parts[2], ',')) {
+                known = known && _port_names.count(p) != 0;
+            }
+            if (!known) {
+                _ignored.insert(table_name + "|" + parts[0] + "|" + parts[1] + "|" + parts[2] +
+                                " (not a PORT of this file)");
+                continue;
+            }
+            t[parts[2] + "|" + parts[3]] = value;
         }
+    }
+
+    void buffers() {
         YAML::Node profiles = table("BUFFER_PROFILE");
-        std::set<std::string> egress_profiles;
         for (const auto& k : keys_of(profiles)) {
             YAML::Node e = get(profiles, k);
             deref(e, "BUFFER_PROFILE|" + k, "pool", "BUFFER_POOL");
-            const YAML::Node pool = get(e, "pool");
-            if (pool.IsDefined() && pool.IsScalar() && egress.count(std::string(trim(pool.Scalar()))) != 0) {
-                egress_profiles.insert(k);
-            }
             // Broadcom profiles carry both; rocelab takes one XON rule (xon).
             if (get(e, "xon").IsDefined() && get(e, "xon_offset").IsDefined()) {
                 e.remove("xon_offset");
                 _ignored.insert("BUFFER_PROFILE|xon_offset (xon given)");
             }
         }
-        YAML::Node pgs = table("BUFFER_PG");
-        for (const auto& k : keys_of(pgs)) {
-            YAML::Node e = get(pgs, k);
-            deref(e, "BUFFER_PG|" + k, "profile", "BUFFER_PROFILE");
-        }
-        for (const auto& p : egress_profiles) {
-            profiles.remove(p);
-            _ignored.insert("BUFFER_PROFILE|" + p + " (egress)");
-        }
-        for (const auto& p : egress) {
-            pools.remove(p);
-            _ignored.insert("BUFFER_POOL|" + p + " (egress)");
+        YAML::Node queues = table("BUFFER_QUEUE");
+        chassis_keys(queues, "BUFFER_QUEUE");
+        for (const char* name : {"BUFFER_PG", "BUFFER_QUEUE"}) {
+            YAML::Node t = table(name);
+            for (const auto& k : keys_of(t)) {
+                YAML::Node e = get(t, k);
+                const YAML::Node v = get(e, "profile");
+                if (v.IsDefined() && v.IsScalar() && trim(v.Scalar()) == "NULL") {
+                    continue;  // SONiC's "no profile" (the loader reads it)
+                }
+                deref(e, std::string(name) + "|" + k, "profile", "BUFFER_PROFILE");
+            }
         }
     }
 
@@ -517,6 +594,8 @@ private:
     std::set<std::string> _port_names;
     std::vector<std::tuple<int, long, long, std::string>> _order;  // (no index, index, name number, name)
     std::set<std::string> _ignored;
+    std::string _hostname;   // DEVICE_METADATA|localhost|hostname
+    std::string _asic_name;  // DEVICE_METADATA|localhost|asic_name (multi-ASIC)
 };
 
 }  // namespace

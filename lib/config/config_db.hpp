@@ -8,10 +8,16 @@
 // the same switch_cfg:
 //
 //   * tables rocelab does not model (BGP_NEIGHBOR, SYSLOG_SERVER, FEATURE,
-//     BUFFER_QUEUE, ...) are left out and listed in switch_cfg::ignored_tables;
+//     BUFFER_PORT_*_PROFILE_LIST, ...) are left out and listed in
+//     switch_cfg::ignored_tables;
 //   * SONiC fields and entries with no rocelab meaning (PORT lanes/alias/
-//     index, DEVICE_METADATA hostname, egress BUFFER_POOLs and their
-//     profiles, ...) are left out and listed in switch_cfg::ignored_fields;
+//     index, DEVICE_METADATA hostname, other line cards' QUEUE keys, ...)
+//     are left out and listed in switch_cfg::ignored_fields;
+//   * every buffer table is read (egress pools, BUFFER_QUEUE, "NULL"
+//     profiles, DEVICE_METADATA buffer_model); LOSSLESS_TRAFFIC_PATTERN
+//     becomes ROCELAB headroom lossless_mtu / small_packet_percent;
+//   * multi-ASIC / VOQ chassis keys "<host>|<asic>|<port>|<queues>" of this
+//     line card (DEVICE_METADATA hostname, asic_name) lose the prefix;
 //   * references "[TABLE|name]" become "name" (the table is checked);
 //   * PORT speed "100000" (Mb/s) becomes 100000Mbps;
 //   * VLAN_MEMBER tagging_mode tagged sets the port's vlan_mode/vlan;

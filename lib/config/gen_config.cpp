@@ -1,5 +1,6 @@
 // gen_config.cpp - see gen_config.hpp.
 #include "config/gen_config.hpp"
+#include "config/text.hpp"
 #include "config/yaml_load.hpp"
 
 #include <arpa/inet.h>
@@ -30,20 +31,9 @@ std::string bad(const std::string& key, const std::string& v, const std::string&
     return key + ": \"" + v + "\" is not accepted; expected " + accepted;
 }
 
+// Whole numbers here also take hex ("0x1F": QPNs, PSNs).
 std::optional<std::uint64_t> parse_uint(const std::string& s, std::uint64_t lo, std::uint64_t hi) {
-    std::uint64_t v = 0;
-    int base = 10;
-    const char* b = s.data();
-    const char* e = s.data() + s.size();
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        b += 2;
-    }
-    auto r = std::from_chars(b, e, v, base);
-    if (r.ec != std::errc{} || r.ptr != e || v < lo || v > hi) {
-        return std::nullopt;
-    }
-    return v;
+    return detail::parse_uint(s, lo, hi, true);
 }
 
 std::optional<bool> parse_bool(const std::string& s) {
@@ -56,31 +46,7 @@ std::optional<bool> parse_bool(const std::string& s) {
     return std::nullopt;
 }
 
-std::optional<std::array<std::uint8_t, 6>> parse_mac(const std::string& s) {
-    std::array<std::uint8_t, 6> m{};
-    unsigned v[6];
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6) {
-        return std::nullopt;
-    }
-    for (int i = 0; i < 6; ++i) {
-        if (v[i] > 255) {
-            return std::nullopt;
-        }
-        m[i] = static_cast<std::uint8_t>(v[i]);
-    }
-    return m;
-}
-
-std::optional<std::uint32_t> parse_ip4(const std::string& s) {
-    unsigned a, b, c, d;
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4 || a > 255 || b > 255 || c > 255 ||
-        d > 255) {
-        return std::nullopt;
-    }
-    return (a << 24) | (b << 16) | (c << 8) | d;
-}
+std::optional<std::array<std::uint8_t, 6>> parse_mac(const std::string& s) { return detail::parse_mac(detail::trim(s)); }
 
 // Keys that can be set per flow as well as globally.
 std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nanos* start, arrival_cfg& arr,
@@ -869,7 +835,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                         return config_error{where(h.Mark()) + "hosts[]: name and port are required"};
                     }
                     g.name = h["name"].as<std::string>();
-                    auto p = parse_uint(h["port"].as<std::string>(), 0, 1023);
+                    auto p = detail::parse_uint(h["port"].as<std::string>(), 0, 1023, true);
                     if (!p) {
                         return config_error{where(h["port"].Mark()) + "hosts." + g.name + ".port: expected 0..1023"};
                     }
@@ -880,7 +846,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                     g.ip = (10u << 24) | (static_cast<std::uint32_t>(g.port & 0xFF) << 16) |
                            static_cast<std::uint32_t>(idx + 1);
                     if (h["mac"]) {
-                        auto m = parse_mac(h["mac"].as<std::string>());
+                        auto m = detail::parse_mac(detail::trim(h["mac"].as<std::string>()));
                         if (!m) {
                             return config_error{where(h["mac"].Mark()) + "hosts." + g.name +
                                                 ".mac: expected xx:xx:xx:xx:xx:xx"};
@@ -888,7 +854,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                         g.mac = *m;
                     }
                     if (h["gateway"]) {
-                        auto m = parse_mac(h["gateway"].as<std::string>());
+                        auto m = detail::parse_mac(detail::trim(h["gateway"].as<std::string>()));
                         if (!m) {
                             return config_error{where(h["gateway"].Mark()) + "hosts." + g.name +
                                                 ".gateway: expected the router's MAC xx:xx:xx:xx:xx:xx"};
@@ -897,7 +863,7 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                     }
                     if (h["ip"]) {
                         const std::string t = h["ip"].as<std::string>();
-                        if (auto a = parse_ip4(t)) {
+                        if (auto a = detail::parse_ip4(detail::trim(t))) {
                             g.ip = *a;
                         } else if (inet_pton(AF_INET6, t.c_str(), g.ip6.data()) == 1) {
                             g.v6 = true;

@@ -30,6 +30,33 @@ struct ip_prefix {
     std::uint8_t len = 0;
 };
 
+// BUFFER_QUEUE|<port>|<queue>: the egress buffer profile bound to a queue
+// (kept for telemetry, --check-config and the lossless checks). rocelab has
+// no egress pool accounting: a static_th on a lossy queue becomes its QUEUE
+// max_bytes (unless QUEUE gives max_bytes); a dynamic_th is not enforced
+// (the queue keeps its QUEUE limits); lossless queues are never tail-dropped.
+struct queue_buffer_cfg {
+    bool configured = false;  // false: no BUFFER_QUEUE entry (or "NULL")
+    std::string profile;      // BUFFER_PROFILE name
+    std::string pool;         // its egress BUFFER_POOL
+    bytes size{0};            // reserved bytes
+    threshold_mode mode = threshold_mode::dynamic_th;
+    int dynamic_th = 0;
+    bytes static_th{0};
+};
+
+// A BUFFER_POOL as written (every pool, ingress and egress). The one ingress
+// pool the MMU models is switch_cfg::pool; see docs/config.md.
+struct sonic_pool_cfg {
+    std::string name;
+    bool ingress = true;
+    threshold_mode mode = threshold_mode::dynamic_th;
+    std::optional<bytes> size;  // none: computed (buffer_model dynamic)
+    bytes xoff{0};              // shared headroom pool (ingress lossless pool)
+};
+
+enum class buffer_model : std::uint8_t { traditional, dynamic };
+
 struct port_cfg {
     std::string name;            // "Ethernet0"
     std::string device;          // DPDK device name ("net_ring0"); empty = use port_id
@@ -57,6 +84,8 @@ struct port_cfg {
     // WRED/ECN per egress queue (QUEUE|<port>|<q> wred_profile), resolved for
     // green traffic. Default: AZURE_LOSSLESS on queues 3 and 4.
     std::array<wred_cfg, 8> wred{};
+    // BUFFER_QUEUE per egress queue (empty unless the file gives BUFFER_QUEUE).
+    std::array<queue_buffer_cfg, 8> egress_buffers{};
 };
 
 struct nexthop_cfg {
@@ -99,6 +128,22 @@ struct switch_cfg {
     std::uint16_t burst = 32;
     std::uint32_t max_frame = 9216;  // larger frames are counted as oversize and dropped
     buffer_pool_cfg pool{};          // BUFFER_POOL (ingress_lossless_pool); see default_switch_cfg()
+    // DEVICE_METADATA|localhost|buffer_model (SONiC: traditional unless set).
+    // dynamic: BUFFER_PG "NULL" profiles and headroom_type dynamic profiles
+    // get their headroom from the formula (as xoff: auto); pool sizes may be
+    // left out.
+    buffer_model model = buffer_model::traditional;
+    std::vector<sonic_pool_cfg> pools;  // every BUFFER_POOL of the file, in file order
+    // DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE (dynamic model): dynamic_th of
+    // computed lossless profiles; over_subscribe_ratio sizes the shared
+    // headroom pool (sum of the lossless PGs' xoff / ratio) when the ingress
+    // pool gives no xoff. 0 = not given.
+    int default_dynamic_th = 0;
+    double over_subscribe_ratio = 0;
+    // Start-up notes and warnings, one line each, without the source prefix
+    // ("BUFFER_POOL|ingress_lossless_pool|xoff: ..."): what the file asks
+    // that rocelab models differently. rocelab-switch prints them.
+    std::vector<std::string> notes;
     bool wred_at_enqueue = false;    // ROCELAB ecn_at: enqueue; default dequeue (HPCC ns-3, ns3-rdma)
     // L3: ICMP/ICMPv6 errors for TTL expiry and no route (ROCELAB icmp_errors:
     // on|off), at most icmp_rate per second per switch with a burst of 50

@@ -44,15 +44,16 @@ constexpr std::size_t all_ports = SIZE_MAX;  // "global" target: port_defaults a
 
 // ---------------------------------------------------------------- text helpers
 
-std::string quote(std::string_view s) {
-    std::string out = "\"";
-    out += s;
-    out += '"';
-    return out;
-}
-
+using detail::quote;
 using detail::split;
 using detail::trim;
+
+// 2 -> "2", 1.5 -> "1.5".
+std::string format_ratio(double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+}
 
 using detail::join;
 
@@ -204,21 +205,7 @@ std::string to_string(const ip_prefix& p, bool with_len = true) {
     return s;
 }
 
-std::optional<mac_addr> parse_mac(std::string_view text) {
-    const auto parts = split(text, ':');
-    if (parts.size() != 6) {
-        return std::nullopt;
-    }
-    mac_addr m{};
-    for (std::size_t i = 0; i < 6; ++i) {
-        if (parts[i].size() != 2 || !std::isxdigit(static_cast<unsigned char>(parts[i][0])) ||
-            !std::isxdigit(static_cast<unsigned char>(parts[i][1]))) {
-            return std::nullopt;
-        }
-        m[i] = static_cast<std::uint8_t>(std::stoul(std::string(parts[i]), nullptr, 16));
-    }
-    return m;
-}
+std::optional<mac_addr> parse_mac(std::string_view text) { return detail::parse_mac(trim(text)); }
 
 // "3,4" (or "" for none) -> bit mask of 0..7. Returns nullopt on bad text.
 std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max) {
@@ -332,18 +319,59 @@ std::string apply_auto_headroom(pg_buffer_cfg& pg, const port_cfg& p, const head
     return {};
 }
 
-// Every port's reserved + xoff bytes must fit the ingress pool (the same sum
-// as mmu::validate; headroom is reserved per PG, not shared). Returns "" or
-// the reason, starting after "<size> is too small".
-std::string pool_fit_problem(const switch_cfg& cfg) {
-    const auto port_total = [](const port_cfg& p) {
-        std::uint64_t sum = 0;
-        for (const auto& pg : p.pgs) {
-            if (pg.configured) {
-                sum += pg.reserved.v + pg.xoff.v;
-            }
+// Sum over the configured PGs of one port: reserved, and xoff of the lossless ones.
+std::pair<std::uint64_t, std::uint64_t> port_reservations(const port_cfg& p) {
+    std::uint64_t reserved = 0;
+    std::uint64_t xoff = 0;
+    for (const auto& pg : p.pgs) {
+        if (pg.configured) {
+            reserved += pg.reserved.v;
+            xoff += pg.xoff.v;
         }
-        return sum;
+    }
+    return {reserved, xoff};
+}
+
+// over_subscribe_ratio (dynamic model, no pool xoff): the shared headroom
+// pool is the lossless PGs' xoff / ratio, rounded up (SONiC's buffer
+// manager). Needs every port (probed ports: once they are known).
+void size_shared_headroom(switch_cfg& cfg) {
+    if (!cfg.pool.enabled || cfg.pool.over_subscribe_ratio <= 0 || cfg.ports.empty()) {
+        return;
+    }
+    std::uint64_t xoff = 0;
+    for (const auto& p : cfg.ports) {
+        xoff += port_reservations(p).second;
+    }
+    cfg.pool.shared_headroom = bytes{static_cast<std::uint64_t>(std::ceil(double(xoff) / cfg.pool.over_subscribe_ratio))};
+}
+
+// The start-up note for a shared headroom pool.
+std::string shared_headroom_note(const switch_cfg& cfg) {
+    std::uint64_t xoff = 0;
+    for (const auto& p : cfg.ports) {
+        xoff += port_reservations(p).second;
+    }
+    std::string from = cfg.pool.over_subscribe_ratio > 0
+                           ? "DEFAULT_LOSSLESS_BUFFER_PARAMETER over_subscribe_ratio " +
+                                 format_ratio(cfg.pool.over_subscribe_ratio) + ": the lossless PGs' xoff (" +
+                                 std::to_string(xoff) + " bytes) / ratio"
+                           : "the pool's xoff";
+    return "BUFFER_POOL|" + cfg.pool.name + "|xoff: shared headroom pool of " +
+           std::to_string(cfg.pool.shared_headroom.v) + " bytes (" + from +
+           "): the headroom of every lossless priority group is taken from it, each PG still capped at its "
+           "own xoff; the shared part is the pool minus the reservations and this headroom pool";
+}
+
+// Every port's reservations must fit the ingress pool (the same sum as
+// mmu::validate): size of every PG plus either each lossless PG's xoff
+// (headroom reserved per PG) or, with a shared headroom pool, that pool
+// once. Returns "" or the reason, starting after "<size> is too small".
+std::string pool_fit_problem(const switch_cfg& cfg) {
+    const bool shp = cfg.pool.shared_headroom.v > 0;
+    const auto port_total = [&](const port_cfg& p) {
+        const auto [reserved, xoff] = port_reservations(p);
+        return reserved + (shp ? 0 : xoff);
     };
     std::uint64_t total = 0;
     std::vector<std::string> parts;
@@ -359,6 +387,10 @@ std::string pool_fit_problem(const switch_cfg& cfg) {
             }
         }
     }
+    if (shp) {
+        total += cfg.pool.shared_headroom.v;
+        parts.push_back("shared headroom pool " + std::to_string(cfg.pool.shared_headroom.v));
+    }
     if (!cfg.pool.enabled || total <= cfg.pool.size.v) {
         return {};
     }
@@ -366,9 +398,11 @@ std::string pool_fit_problem(const switch_cfg& cfg) {
     for (const auto& x : parts) {
         list += (list.empty() ? "" : ", ") + x;
     }
-    return " is too small for the BUFFER_PG reservations: size + xoff of every priority group add up to " +
-           std::to_string(total) + " bytes (" + list + "); accepted: at least " + std::to_string(total) +
-           " bytes, or smaller profiles";
+    return " is too small for the BUFFER_PG reservations: " +
+           std::string(shp ? "size of every priority group and the shared headroom pool"
+                           : "size + xoff of every priority group") +
+           " add up to " + std::to_string(total) + " bytes (" + list + "); accepted: at least " +
+           std::to_string(total) + " bytes, or smaller profiles";
 }
 
 // The QUEUE table binds a wred_profile somewhere (read-only scan).
@@ -419,6 +453,11 @@ struct qos_override {
 // needs the port's speed and cable length).
 struct buffer_profile {
     YAML::Mark mark;            // the profile's key
+    std::string pool;           // its BUFFER_POOL
+    bool ingress = true;        // the pool's type
+    std::optional<bytes> pool_size;  // the pool's size as written (none: computed)
+    bool headroom_dynamic = false;   // headroom_type dynamic (xoff_auto too)
+    bool default_th = false;         // threshold from DEFAULT_LOSSLESS_BUFFER_PARAMETER
     std::optional<bytes> size;  // required unless xoff: auto
     threshold_mode mode = threshold_mode::dynamic_th;
     int dynamic_th = 0;
@@ -463,13 +502,14 @@ const std::vector<std::string> known_tables = {
     "BUFFER_POOL",
     "BUFFER_PROFILE",
     "BUFFER_PG",
+    "BUFFER_QUEUE",
+    "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
     "PFC_WD",
     "WRED_PROFILE",
 };
 
 // SONiC tables a user may reasonably paste that this version does not read.
 const std::vector<std::string> unsupported_tables = {
-    "BUFFER_QUEUE",
     "BUFFER_PORT_INGRESS_PROFILE_LIST",
     "BUFFER_PORT_EGRESS_PROFILE_LIST",
     "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
@@ -565,6 +605,9 @@ public:
         if (const auto* t = table("CABLE_LENGTH")) {
             load_cable_length(*t);
         }
+        if (const auto* t = table("DEFAULT_LOSSLESS_BUFFER_PARAMETER")) {
+            load_default_lossless(*t);
+        }
         if (const auto* t = table("BUFFER_POOL")) {
             load_buffer_pool(*t);
         }
@@ -574,11 +617,23 @@ public:
         if (const auto* t = table("BUFFER_PG")) {
             if (!_cfg.pool.enabled) {
                 fail(t->key_node.Mark(), "BUFFER_PG",
-                     "BUFFER_PG needs a BUFFER_POOL: add BUFFER_POOL: {ingress_lossless_pool: {size: ..., "
+                     "BUFFER_PG needs an ingress BUFFER_POOL: add BUFFER_POOL: {ingress_lossless_pool: {size: ..., "
                      "type: ingress, mode: dynamic}}");
             }
             load_buffer_pg(*t);
+        } else if (_file_buffers && _cfg.model == buffer_model::dynamic && _cfg.pool.enabled) {
+            add_dynamic_lossless_pgs();
+        }
+        if (_file_buffers && _cfg.pool.enabled) {
+            apply_over_subscription();
             check_pool_fit();
+        }
+        if (const auto* t = table("BUFFER_QUEUE")) {
+            load_buffer_queue(*t);
+        }
+        apply_egress_buffers();
+        if (_cfg.pool.enabled && _cfg.pool.shared_headroom.v > 0) {
+            _cfg.notes.push_back(shared_headroom_note(_cfg));
         }
         if (!_file_buffers) {
             resolve_default_buffers();
@@ -1067,10 +1122,15 @@ private:
                 fail(k.key_node.Mark(), path,
                      "unknown key; the only key is localhost" + did_you_mean(k.key, {"localhost"}));
             }
-            const auto f = fields(k, path, {"mac"},
+            const auto f = fields(k, path, {"mac", "buffer_model"},
                                   {"hostname", "hwsku", "platform", "type", "bgp_asn", "deployment_id"});
             if (const auto* e = find(f, "mac")) {
                 _cfg.switch_mac = get_mac(*e, path + "|mac", true);
+            }
+            if (const auto* e = find(f, "buffer_model")) {
+                _cfg.model = get_choice(*e, path + "|buffer_model", {"traditional", "dynamic"}) == "dynamic"
+                                 ? buffer_model::dynamic
+                                 : buffer_model::traditional;
             }
         }
     }
@@ -1515,13 +1575,20 @@ private:
                     get_bytes(*e, path + "|max_bytes", bytes{64}, bytes{1ULL << 30}, bare_number::rejected);
             }
             if (const auto* e = find(f, "max_packets")) {
-                o.max_packets = static_cast<std::uint32_t>(get_uint(
-                    *e, path + "|max_packets", 1, 16384, "a packet count (the per-queue ring holds 16384)"));
+                // Egress queues are linked through the frames (no ring): a
+                // queue can hold at most every mbuf of the switch.
+                o.max_packets = static_cast<std::uint32_t>(
+                    get_uint(*e, path + "|max_packets", 1, _cfg.mbufs,
+                             "a packet count (at most ROCELAB|mbufs " + std::to_string(_cfg.mbufs) +
+                                 ": a queue cannot hold more frames than there are mbufs)"));
             }
             for (const std::size_t target : targets) {
                 for (int q = 0; q < num_queues; ++q) {
                     if ((*queues & (1u << q)) == 0) {
                         continue;
+                    }
+                    if (o.max_bytes) {
+                        _queue_bytes_set.insert({target, q});
                     }
                     if (target != all_ports) {
                         for (const auto& [name, e] : f) {
@@ -1639,127 +1706,288 @@ private:
         }
     }
 
-    void load_buffer_pool(const entry& t) {
-        for (const auto& k : entries(t.value, t.key_node.Mark(), "BUFFER_POOL")) {
-            const std::string path = "BUFFER_POOL|" + k.key;
-            const auto f = fields(k, path, {"type", "mode", "size", "cell"}, {"xoff", "percentage"});
-            const auto* type = find(f, "type");
-            if (type == nullptr) {
-                fail(k.key_node.Mark(), path, "type is required: ingress (egress pools are not supported)");
+    // DEFAULT_LOSSLESS_BUFFER_PARAMETER: {AZURE: {default_dynamic_th: "0", over_subscribe_ratio: "2"}}.
+    void load_default_lossless(const entry& t) {
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "DEFAULT_LOSSLESS_BUFFER_PARAMETER")) {
+            const std::string path = "DEFAULT_LOSSLESS_BUFFER_PARAMETER|" + k.key;
+            const auto f = fields(k, path, {"default_dynamic_th", "over_subscribe_ratio"});
+            if (const auto* e = find(f, "default_dynamic_th")) {
+                _cfg.default_dynamic_th = static_cast<int>(
+                    get_int(*e, path + "|default_dynamic_th", -8, 8, "an exponent (alpha = 2^dynamic_th)"));
             }
-            if (get_choice(*type, path + "|type", {"ingress", "egress"}) == "egress") {
-                fail(mark_of(*type), path + "|type",
-                     "egress pools are not supported: rocelab limits egress queues with QUEUE max_bytes and "
-                     "max_packets; remove this pool and the BUFFER_PROFILEs that use it (accepted: type "
-                     "ingress)");
+            if (const auto* e = find(f, "over_subscribe_ratio")) {
+                const std::string expected = "a ratio 0..1000 such as 2 (0: no shared headroom pool)";
+                const auto v = parse_decimal(scalar(*e, path + "|over_subscribe_ratio", expected));
+                if (!v) {
+                    fail_value(*e, path + "|over_subscribe_ratio", expected);
+                }
+                if (*v > 1000.0) {
+                    fail(mark_of(*e), path + "|over_subscribe_ratio",
+                         quote(e->value.Scalar()) + " is out of range: expected " + expected);
+                }
+                _cfg.over_subscribe_ratio = *v;
             }
-            if (_cfg.pool.enabled) {
-                fail(k.key_node.Mark(), path,
-                     "only one ingress pool is supported and " + quote(_pool_name) +
-                         " is already given; bind every BUFFER_PROFILE to that pool");
-            }
-            const auto* size = find(f, "size");
-            if (size == nullptr) {
-                fail(k.key_node.Mark(), path,
-                     "size is required: the pool's bytes, such as 12766208 or 12MiB");
-            }
-            _cfg.pool.enabled = true;
-            _cfg.pool.name = k.key;
-            _pool_name = k.key;
-            _pool_size_mark = mark_of(*size);
-            _pool_size_text = show(size->value);
-            _cfg.pool.size =
-                get_bytes(*size, path + "|size", bytes{1024}, bytes{1ULL << 36}, bare_number::accepted, true);
-            if (const auto* e = find(f, "mode")) {
-                _cfg.pool.mode = get_choice(*e, path + "|mode", {"dynamic", "static"}) == "dynamic"
-                                     ? threshold_mode::dynamic_th
-                                     : threshold_mode::static_th;
-            }
-            if (const auto* e = find(f, "cell")) {
-                _cfg.pool.cell =
-                    get_bytes(*e, path + "|cell", bytes{0}, bytes{16384}, bare_number::accepted, true);
+            if (_cfg.model != buffer_model::dynamic) {
+                _cfg.notes.push_back(path + ": only read with DEVICE_METADATA|localhost|buffer_model dynamic; "
+                                            "this file uses the traditional model, so it has no effect");
+                _cfg.default_dynamic_th = 0;
+                _cfg.over_subscribe_ratio = 0;
             }
         }
     }
 
+    sonic_pool_cfg* find_pool(std::string_view name) {
+        for (auto& p : _cfg.pools) {
+            if (p.name == name) {
+                return &p;
+            }
+        }
+        return nullptr;
+    }
+
+    std::vector<std::string> pool_names() const {
+        std::vector<std::string> out;
+        for (const auto& p : _cfg.pools) {
+            out.push_back(p.name);
+        }
+        return out;
+    }
+
+    // BUFFER_POOL: every pool is kept (cfg.pools); the ingress pool named
+    // ingress_lossless_pool (else the first ingress pool) is the one the MMU
+    // models (cfg.pool), with any other ingress pool's size added to it.
+    void load_buffer_pool(const entry& t) {
+        constexpr std::uint64_t max_pool = 1ULL << 36;
+        std::optional<bytes> cell;
+        for (const auto& k : entries(t.value, t.key_node.Mark(), "BUFFER_POOL")) {
+            const std::string path = "BUFFER_POOL|" + k.key;
+            if (k.key.empty() || k.key.find('|') != std::string::npos) {
+                fail(k.key_node.Mark(), path, "a pool name must not be empty or contain '|'");
+            }
+            const auto f = fields(k, path, {"type", "mode", "size", "xoff", "cell", "percentage"});
+            const auto* type = find(f, "type");
+            if (type == nullptr) {
+                fail(k.key_node.Mark(), path, "type is required: ingress or egress");
+            }
+            sonic_pool_cfg sp;
+            sp.name = k.key;
+            sp.ingress = get_choice(*type, path + "|type", {"ingress", "egress"}) == "ingress";
+            if (const auto* e = find(f, "mode")) {
+                sp.mode = get_choice(*e, path + "|mode", {"dynamic", "static"}) == "dynamic"
+                              ? threshold_mode::dynamic_th
+                              : threshold_mode::static_th;
+            }
+            if (const auto* e = find(f, "size")) {
+                sp.size = get_bytes(*e, path + "|size", bytes{1024}, bytes{max_pool}, bare_number::accepted, true);
+                _pool_size_texts[k.key] = show(e->value);
+                _pool_marks[k.key + "|size"] = mark_of(*e);
+            } else if (_cfg.model != buffer_model::dynamic) {
+                fail(k.key_node.Mark(), path,
+                     "size is required: the pool's bytes, such as 12766208 or 12MiB (only "
+                     "DEVICE_METADATA|localhost|buffer_model dynamic computes pool sizes)");
+            }
+            if (const auto* e = find(f, "xoff")) {
+                if (!sp.ingress) {
+                    fail(e->key_node.Mark(), path + "|xoff",
+                         "xoff (the shared headroom pool) is only used on an ingress pool");
+                }
+                sp.xoff = get_bytes(*e, path + "|xoff", bytes{0}, bytes{max_pool}, bare_number::accepted, true);
+            }
+            if (const auto* e = find(f, "cell")) {
+                if (!sp.ingress) {
+                    fail(e->key_node.Mark(), path + "|cell", "cell is only used on an ingress pool");
+                }
+                cell = get_bytes(*e, path + "|cell", bytes{0}, bytes{16384}, bare_number::accepted, true);
+            }
+            if (const auto* e = find(f, "percentage")) {
+                get_uint(*e, path + "|percentage", 1, 100, "a percentage");
+                _cfg.notes.push_back(path + "|percentage: not modelled (SONiC's dynamic pool sizing); the "
+                                            "pool size is " +
+                                     std::string(sp.size ? "the size given" : "computed as below"));
+            }
+            _pool_marks[k.key] = k.key_node.Mark();
+            _cfg.pools.push_back(sp);
+        }
+        // The modelled ingress pool.
+        const sonic_pool_cfg* main = nullptr;
+        for (const auto& p : _cfg.pools) {
+            if (p.ingress && (main == nullptr || p.name == "ingress_lossless_pool")) {
+                main = &p;
+            }
+        }
+        if (main == nullptr) {
+            return;  // egress pools only: BUFFER_PG reports the missing ingress pool
+        }
+        _pool_name = main->name;
+        _cfg.pool.enabled = true;
+        _cfg.pool.name = main->name;
+        _cfg.pool.mode = main->mode;
+        if (cell) {
+            _cfg.pool.cell = *cell;
+        }
+        _pool_size_mark = _pool_marks[main->name];
+        std::uint64_t size = 0;
+        if (main->size) {
+            size = main->size->v;
+            _pool_size_text = _pool_size_texts[main->name];
+            _pool_size_mark = _pool_marks[main->name + "|size"];
+        } else {
+            // Dynamic model: SONiC's buffer manager sizes the pool as the
+            // ASIC's memory minus the reservations; the MMU subtracts the
+            // reservations itself, so the pool is the memory. On Mellanox
+            // the egress lossless pool spans the whole memory.
+            const sonic_pool_cfg* egress_lossless = nullptr;
+            for (const auto& p : _cfg.pools) {
+                if (!p.ingress && p.size && (egress_lossless == nullptr || p.name == "egress_lossless_pool")) {
+                    egress_lossless = &p;
+                }
+            }
+            if (egress_lossless != nullptr) {
+                size = egress_lossless->size->v;
+                _cfg.notes.push_back("BUFFER_POOL|" + main->name + "|size: not given (buffer_model dynamic): the "
+                                     "pool is the ASIC's buffer, taken as " + egress_lossless->name + " size " +
+                                     std::to_string(size) + " bytes, minus the reservations (as SONiC's buffer "
+                                     "manager computes it)");
+            } else {
+                size = default_buffer_pool().size.v;
+                _cfg.notes.push_back("BUFFER_POOL|" + main->name + "|size: not given (buffer_model dynamic) and no "
+                                     "egress pool gives the ASIC's buffer size: the pool is rocelab's default " +
+                                     std::to_string(size) + " bytes, minus the reservations");
+            }
+            _pool_size_text = std::to_string(size) + " bytes (computed)";
+        }
+        for (const auto& p : _cfg.pools) {
+            if (p.ingress && &p != main) {
+                const std::uint64_t add = p.size ? p.size->v : 0;
+                size += add;
+                _cfg.notes.push_back("BUFFER_POOL|" + p.name + ": rocelab models one ingress pool: the priority "
+                                     "groups of its profiles are accounted in " + main->name +
+                                     (add > 0 ? ", which gets its " + std::to_string(add) + " bytes" : std::string()));
+            }
+        }
+        if (main->xoff.v > 0) {
+            // Shared headroom pool, carved out of the pool's size: Broadcom's
+            // sizes include it (TH3: size 66394076 with xoff 27200352 on a
+            // 64 MB ASIC); Mellanox's may not, which then models xoff bytes
+            // less buffer than the ASIC has (never more).
+            _cfg.pool.shared_headroom = main->xoff;
+        }
+        _cfg.pool.size = bytes{size};
+    }
+
+    // The pool a profile names (plain or "[BUFFER_POOL|name]"), or fail.
+    const sonic_pool_cfg& profile_pool(const entry& e, const std::string& fpath) {
+        const std::string name =
+            strip_ref(scalar(e, fpath, "a BUFFER_POOL name such as ingress_lossless_pool"), "BUFFER_POOL");
+        if (const auto* p = find_pool(name)) {
+            return *p;
+        }
+        if (_cfg.pools.empty()) {
+            fail(mark_of(e), fpath,
+                 "unknown pool " + quote(name) + ": there is no BUFFER_POOL table; add BUFFER_POOL: {" + name +
+                     ": {size: ..., type: ingress, mode: dynamic}}");
+        }
+        const auto names = pool_names();
+        fail(mark_of(e), fpath,
+             "unknown pool " + quote(name) + "; BUFFER_POOL names are " + join(names) + did_you_mean(name, names));
+    }
+
     void load_buffer_profiles(const entry& t) {
+        constexpr std::uint64_t max_bytes = 1ULL << 36;
         for (const auto& k : entries(t.value, t.key_node.Mark(), "BUFFER_PROFILE")) {
             const std::string path = "BUFFER_PROFILE|" + k.key;
-            if (k.key.empty() || k.key.find('|') != std::string::npos) {
-                fail(k.key_node.Mark(), path, "a profile name must not be empty or contain '|'");
+            if (k.key.empty() || k.key.find('|') != std::string::npos || k.key == "NULL") {
+                fail(k.key_node.Mark(), path, "a profile name must not be empty, NULL or contain '|'");
             }
-            const auto f =
-                fields(k, path, {"pool", "size", "dynamic_th", "static_th", "xoff", "xon", "xon_offset"},
-                       {"headroom_type", "packet_discard_action"});
-            const auto* pool = find(f, "pool");
-            if (pool == nullptr) {
-                fail(k.key_node.Mark(), path,
-                     "pool is required: the BUFFER_POOL name, such as ingress_lossless_pool");
-            }
-            const std::string pname =
-                strip_ref(scalar(*pool, path + "|pool", "a BUFFER_POOL name such as ingress_lossless_pool"),
-                          "BUFFER_POOL");
-            if (!_cfg.pool.enabled) {
-                fail(mark_of(*pool), path + "|pool",
-                     "unknown pool " + quote(pname) + ": there is no BUFFER_POOL table; add BUFFER_POOL: {" +
-                         pname + ": {size: ..., type: ingress, mode: dynamic}}");
-            }
-            if (pname != _pool_name) {
-                fail(mark_of(*pool), path + "|pool",
-                     "unknown pool " + quote(pname) + "; the only pool (BUFFER_POOL) is " + _pool_name +
-                         did_you_mean(pname, {_pool_name}));
-            }
-            const bytes pool_size = _cfg.pool.size;
-            const std::string pool_range = "0.." + std::to_string(pool_size.v) + " bytes (the pool size)";
+            const auto f = fields(
+                k, path, {"pool", "size", "dynamic_th", "static_th", "xoff", "xon", "xon_offset", "headroom_type"},
+                {"packet_discard_action", "congesting_probability"});
             buffer_profile b;
             b.mark = k.key_node.Mark();
+            if (const auto* e = find(f, "headroom_type")) {
+                b.headroom_dynamic =
+                    get_choice(*e, path + "|headroom_type", {"static", "dynamic"}) == "dynamic";
+                if (b.headroom_dynamic && _cfg.model != buffer_model::dynamic) {
+                    fail(mark_of(*e), path + "|headroom_type",
+                         "headroom_type dynamic needs DEVICE_METADATA|localhost|buffer_model dynamic (the "
+                         "traditional model takes xoff and size in bytes, or rocelab's xoff: auto)");
+                }
+            }
+            const auto* pool = find(f, "pool");
+            if (pool != nullptr) {
+                const sonic_pool_cfg& sp = profile_pool(*pool, path + "|pool");
+                b.pool = sp.name;
+                b.ingress = sp.ingress;
+                b.pool_size = sp.size;
+            } else if (b.headroom_dynamic && _cfg.pool.enabled) {
+                b.pool = _pool_name;  // SONiC: handled by the buffer manager in the lossless pool
+            } else {
+                fail(k.key_node.Mark(), path,
+                     "pool is required: the BUFFER_POOL name, such as ingress_lossless_pool" +
+                         std::string(b.headroom_dynamic ? " (there is no ingress pool to take it from)" : ""));
+            }
+            if (b.headroom_dynamic && !b.ingress) {
+                fail(mark_of(*pool), path + "|pool", "headroom_type dynamic is for ingress (lossless) profiles; " +
+                                                         b.pool + " is an egress pool");
+            }
+            const std::uint64_t cap = b.pool_size ? b.pool_size->v : max_bytes;
+            const std::string cap_text = b.pool_size ? " (the pool size)" : "";
             const auto* dyn = find(f, "dynamic_th");
             const auto* stat = find(f, "static_th");
             const std::string th_expected =
-                "give exactly one of dynamic_th (-8..8, alpha = 2^dynamic_th; for a dynamic pool) or "
-                "static_th "
-                "(bytes; for a static pool)";
+                "give exactly one of dynamic_th (-8..8, alpha = 2^dynamic_th) or static_th (bytes)";
             if (dyn != nullptr && stat != nullptr) {
                 fail(stat->key_node.Mark(), path + "|static_th",
                      "both dynamic_th and static_th are given: " + th_expected);
             }
-            if (dyn == nullptr && stat == nullptr) {
+            if (dyn == nullptr && stat == nullptr && !b.headroom_dynamic) {
                 fail(k.key_node.Mark(), path, "no threshold given: " + th_expected);
             }
-            const bool pool_dynamic = _cfg.pool.mode == threshold_mode::dynamic_th;
             if (dyn != nullptr) {
-                if (!pool_dynamic) {
-                    fail(dyn->key_node.Mark(), path + "|dynamic_th",
-                         "pool " + _pool_name +
-                             " has mode static, so its profiles take static_th (bytes), not dynamic_th");
-                }
                 b.mode = threshold_mode::dynamic_th;
                 b.dynamic_th = static_cast<int>(
                     get_int(*dyn, path + "|dynamic_th", -8, 8, "an exponent (alpha = 2^dynamic_th)"));
-            } else {
-                if (pool_dynamic) {
-                    fail(stat->key_node.Mark(), path + "|static_th",
-                         "pool " + _pool_name +
-                             " has mode dynamic, so its profiles take dynamic_th (-8..8), not static_th");
-                }
+            } else if (stat != nullptr) {
+                // Either threshold on either pool mode: SONiC's own
+                // ingress_lossy_profile has static_th on a dynamic pool.
                 b.mode = threshold_mode::static_th;
-                b.static_th =
-                    get_bytes(*stat, path + "|static_th", bytes{1}, pool_size, bare_number::accepted, true);
+                b.static_th = get_bytes(*stat, path + "|static_th", bytes{1}, bytes{max_bytes},
+                                        bare_number::accepted, true);
+            } else {
+                b.mode = threshold_mode::dynamic_th;
+                b.dynamic_th = _cfg.default_dynamic_th;
+                b.default_th = true;
             }
             if (const auto* e = find(f, "xoff")) {
+                if (!b.ingress) {
+                    fail(e->key_node.Mark(), path + "|xoff",
+                         "xoff is only used by an ingress (priority group) profile; " + b.pool + " is an egress pool");
+                }
+                if (b.headroom_dynamic) {
+                    fail(e->key_node.Mark(), path + "|xoff",
+                         "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
+                }
                 if (e->value.IsScalar() && lower(trim(e->value.Scalar())) == "auto") {
                     b.xoff_auto = true;
                 } else {
-                    b.xoff = get_bytes(*e, path + "|xoff", bytes{0}, pool_size, bare_number::accepted, true);
+                    b.xoff = get_bytes(*e, path + "|xoff", bytes{0}, bytes{cap}, bare_number::accepted, true);
                 }
+            }
+            if (b.headroom_dynamic) {
+                b.xoff_auto = true;
             }
             const bool lossless = b.xoff_auto || b.xoff.v > 0;
             if (const auto* e = find(f, "size")) {
-                b.size = get_bytes(*e, path + "|size", bytes{0}, pool_size, bare_number::accepted, true);
+                if (b.headroom_dynamic) {
+                    fail(e->key_node.Mark(), path + "|size",
+                         "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
+                }
+                b.size = get_bytes(*e, path + "|size", bytes{0}, bytes{cap}, bare_number::accepted, true);
             } else if (!b.xoff_auto) {
                 fail(k.key_node.Mark(), path,
-                     "size is required: the bytes reserved for each priority group using this profile, " +
-                         pool_range + "; only a profile with xoff: auto may leave it out");
+                     "size is required: the bytes reserved for each priority group or queue using this profile, "
+                     "0.." + std::to_string(cap) + " bytes" + cap_text + "; only a profile with xoff: auto or "
+                     "headroom_type dynamic may leave it out");
             }
             for (const char* name : {"xon", "xon_offset"}) {
                 const auto* e = find(f, name);
@@ -1776,11 +2004,12 @@ private:
                 }
                 if (b.xoff_auto && std::string_view(name) == "xon") {
                     fail(e->key_node.Mark(), fpath,
-                         "xon is computed with xoff: auto (ROCELAB headroom pipeline_latency); remove it or "
-                         "give "
-                         "xoff in bytes");
+                         b.headroom_dynamic ? std::string("headroom_type dynamic computes xoff, xon and size; remove "
+                                                          "them or the headroom_type")
+                                            : std::string("xon is computed with xoff: auto (ROCELAB headroom "
+                                                          "pipeline_latency); remove it or give xoff in bytes"));
                 }
-                bytes max = pool_size;
+                bytes max{cap};
                 if (b.mode == threshold_mode::static_th) {
                     max = b.static_th;  // XON must be reachable below the XOFF threshold
                 }
@@ -1824,54 +2053,97 @@ private:
         return pg;
     }
 
+    // SONiC's dynamic model: a lossless PG whose headroom the buffer manager
+    // computes from the port's speed and cable length ("NULL" profile).
+    buffer_profile computed_lossless_profile() const {
+        buffer_profile b;
+        b.pool = _pool_name;
+        b.mode = threshold_mode::dynamic_th;
+        b.dynamic_th = _cfg.default_dynamic_th;
+        b.xoff_auto = true;
+        b.headroom_dynamic = true;
+        return b;
+    }
+
+    // The port-keyed buffer tables: "<ports>|<numbers>" -> (ports, bit mask).
+    std::pair<std::vector<std::size_t>, std::uint8_t> buffer_key(const entry& k, const std::string& path,
+                                                                 const char* what, const char* example) const {
+        const auto bar = k.key.rfind('|');
+        if (bar == std::string::npos) {
+            fail(k.key_node.Mark(), path,
+                 std::string("a key is \"<ports>|<") + what + ">\", such as " + example);
+        }
+        const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
+        const auto set = parse_number_set(std::string_view(k.key).substr(bar + 1), 7);
+        if (!set || *set == 0) {
+            fail(k.key_node.Mark(), path,
+                 std::string(what) + " " + quote(std::string_view(k.key).substr(bar + 1)) +
+                     " are not valid: expected numbers 0..7 such as \"3\", \"3-4\" or \"0,3-4\"");
+        }
+        return {targets, *set};
+    }
+
+    // A BUFFER_PG / BUFFER_QUEUE profile reference: nullptr for "NULL" (or,
+    // `absent_ok`, no profile field).
+    const std::pair<const std::string, buffer_profile>* profile_ref(const entry& k, const std::string& path,
+                                                                   bool absent_ok) const {
+        const auto f = fields(k, path, {"profile"});
+        const auto* pe = find(f, "profile");
+        if (pe == nullptr) {
+            if (absent_ok) {
+                return nullptr;
+            }
+            fail(k.key_node.Mark(), path, "profile is required: a BUFFER_PROFILE name, or NULL for none");
+        }
+        const std::string fpath = path + "|profile";
+        const std::string name = strip_ref(
+            scalar(*pe, fpath, "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL"),
+            "BUFFER_PROFILE");
+        if (name == "NULL") {
+            return nullptr;
+        }
+        const auto it = _profiles.find(name);
+        if (it == _profiles.end()) {
+            std::vector<std::string> names;
+            for (const auto& [n, v] : _profiles) {
+                names.push_back(n);
+            }
+            fail(mark_of(*pe), fpath,
+                 "unknown profile " + quote(name) +
+                     (names.empty() ? std::string("; there is no BUFFER_PROFILE table")
+                                    : "; BUFFER_PROFILE names are " + join(names) + ", or NULL for none" +
+                                          did_you_mean(name, names)));
+        }
+        return &*it;
+    }
+
     // BUFFER_PG: {"Ethernet0|3-4": {profile: pg_lossless_100000_5m_profile}, "global|0": {profile: lossy}}.
+    // "NULL": traditional model: no buffer for the PG (SONiC removes it);
+    // dynamic model: a lossless PG whose headroom is computed.
     void load_buffer_pg(const entry& t) {
         const auto all = entries(t.value, t.key_node.Mark(), "BUFFER_PG");
         const auto order = global_first(all, [](const entry& e) {
             const auto bar = e.key.rfind('|');
             return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
         });
+        const bool dynamic = _cfg.model == buffer_model::dynamic;
+        const buffer_profile computed = computed_lossless_profile();
         std::map<std::pair<std::size_t, int>, std::string> set_by;
         for (const entry* kp : order) {
             const entry& k = *kp;
             const std::string path = "BUFFER_PG|" + k.key;
-            const auto bar = k.key.rfind('|');
-            if (bar == std::string::npos) {
-                fail(k.key_node.Mark(), path,
-                     "a BUFFER_PG key is \"<ports>|<priority groups>\", such as \"Ethernet0|3-4\", "
-                     "\"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
-            }
-            const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
-            const auto pgs = parse_number_set(std::string_view(k.key).substr(bar + 1), num_pgs - 1);
-            if (!pgs || *pgs == 0) {
-                fail(k.key_node.Mark(), path,
-                     "priority groups " + quote(std::string_view(k.key).substr(bar + 1)) +
-                         " are not valid: expected priority groups 0..7 such as \"3\", \"3-4\" or \"0,3-4\"");
-            }
-            const auto f = fields(k, path, {"profile"});
-            const auto* pe = find(f, "profile");
-            if (pe == nullptr) {
-                fail(k.key_node.Mark(), path, "profile is required: a BUFFER_PROFILE name");
-            }
+            const auto [targets, pgs] =
+                buffer_key(k, path, "priority groups", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
+            const auto* ref = profile_ref(k, path, dynamic);
             const std::string fpath = path + "|profile";
-            const std::string name =
-                strip_ref(scalar(*pe, fpath, "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile"),
-                          "BUFFER_PROFILE");
-            const auto it = _profiles.find(name);
-            if (it == _profiles.end()) {
-                std::vector<std::string> names;
-                for (const auto& [n, v] : _profiles) {
-                    names.push_back(n);
-                }
-                fail(mark_of(*pe), fpath,
-                     "unknown profile " + quote(name) +
-                         (names.empty()
-                              ? std::string("; there is no BUFFER_PROFILE table")
-                              : "; BUFFER_PROFILE names are " + join(names) + did_you_mean(name, names)));
+            if (ref != nullptr && !ref->second.ingress) {
+                fail(k.key_node.Mark(), fpath,
+                     "profile " + ref->first + " is in the egress pool " + ref->second.pool +
+                         ": BUFFER_PG takes ingress profiles");
             }
             for (const std::size_t target : targets) {
                 for (int pg = 0; pg < num_pgs; ++pg) {
-                    if ((*pgs & (1u << pg)) == 0) {
+                    if ((pgs & (1u << pg)) == 0) {
                         continue;
                     }
                     if (target != all_ports) {
@@ -1884,9 +2156,254 @@ private:
                         }
                     }
                     for_target(target, [&](port_cfg& p, bool) {
-                        p.pgs[static_cast<std::size_t>(pg)] = resolve_profile(it->second, name, p, *pe, fpath);
+                        auto& slot = p.pgs[static_cast<std::size_t>(pg)];
+                        if (ref != nullptr) {
+                            slot = resolve_profile(ref->second, ref->first, p, k, fpath);
+                        } else if (dynamic) {
+                            slot = resolve_profile(computed, "NULL (computed)", p, k, fpath);
+                        } else {
+                            slot = pg_buffer_cfg{};  // SONiC: the PG's buffer is removed
+                        }
+                    });
+                    if (target != all_ports) {
+                        _pg_given.insert({target, pg});
+                    }
+                }
+            }
+        }
+        if (dynamic) {
+            add_dynamic_lossless_pgs();
+        }
+    }
+
+    // Dynamic model: SONiC's buffer manager creates the lossless PGs of the
+    // PFC-enabled priorities itself; a port whose BUFFER_PG does not give
+    // them gets a computed one (headroom from speed and cable length).
+    void add_dynamic_lossless_pgs() {
+        const buffer_profile computed = computed_lossless_profile();
+        entry none{"", YAML::Node(), YAML::Node()};
+        std::vector<std::string> added;
+        for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
+            port_cfg& p = _cfg.ports[i];
+            std::string pgs;
+            for (int pg = 0; pg < num_pgs; ++pg) {
+                if ((p.pfc_enable & (1u << pg)) == 0 || _pg_given.count({i, pg}) != 0 ||
+                    p.pgs[static_cast<std::size_t>(pg)].configured) {
+                    continue;
+                }
+                p.pgs[static_cast<std::size_t>(pg)] =
+                    resolve_profile(computed, "computed", p, none, "BUFFER_PG|" + p.name + "|" + std::to_string(pg));
+                if (!pgs.empty()) {
+                    pgs += ',';
+                }
+                pgs += std::to_string(pg);
+            }
+            if (!pgs.empty()) {
+                added.push_back(p.name + "|" + pgs);
+            }
+        }
+        if (!added.empty()) {
+            _cfg.notes.push_back("BUFFER_PG: buffer_model dynamic: lossless priority groups of the PFC-enabled "
+                                 "priorities with no BUFFER_PG entry get a computed headroom (as SONiC's buffer "
+                                 "manager): " + join(added));
+        }
+    }
+
+    // BUFFER_QUEUE: {"Ethernet0|3-4": {profile: egress_lossless_profile}, "Ethernet0|0-2": {profile: q_lossy_profile}}.
+    void load_buffer_queue(const entry& t) {
+        const auto all = entries(t.value, t.key_node.Mark(), "BUFFER_QUEUE");
+        const auto order = global_first(all, [](const entry& e) {
+            const auto bar = e.key.rfind('|');
+            return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+        });
+        std::map<std::pair<std::size_t, int>, std::string> set_by;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            const std::string path = "BUFFER_QUEUE|" + k.key;
+            const auto [targets, queues] =
+                buffer_key(k, path, "queues", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0-2\" or \"global|5-6\"");
+            const auto* ref = profile_ref(k, path, false);
+            if (ref != nullptr && ref->second.ingress) {
+                fail(k.key_node.Mark(), path + "|profile",
+                     "profile " + ref->first + " is in the ingress pool " + ref->second.pool +
+                         ": BUFFER_QUEUE takes egress profiles");
+            }
+            queue_buffer_cfg qb;
+            if (ref != nullptr) {
+                const buffer_profile& b = ref->second;
+                qb.configured = true;
+                qb.profile = ref->first;
+                qb.pool = b.pool;
+                qb.size = b.size.value_or(bytes{0});
+                qb.mode = b.mode;
+                qb.dynamic_th = b.dynamic_th;
+                qb.static_th = b.static_th;
+            }
+            for (const std::size_t target : targets) {
+                for (int q = 0; q < num_queues; ++q) {
+                    if ((queues & (1u << q)) == 0) {
+                        continue;
+                    }
+                    if (target != all_ports) {
+                        const auto [sit, inserted] = set_by.emplace(std::pair{target, q}, k.key);
+                        if (!inserted) {
+                            fail(k.key_node.Mark(), path,
+                                 "queue " + std::to_string(q) + " of port " + _cfg.ports[target].name +
+                                     " already gets a profile from key " + quote(sit->second));
+                        }
+                    }
+                    for_target(target, [&](port_cfg& p, bool) {
+                        p.egress_buffers[static_cast<std::size_t>(q)] = qb;
                     });
                 }
+            }
+        }
+    }
+
+    // After PORT_QOS_MAP, QUEUE and BUFFER_QUEUE: a lossy queue whose
+    // egress profile has a static_th gets QUEUE max_bytes = size + static_th
+    // (unless QUEUE gives max_bytes); a lossless queue whose egress profile
+    // could hold less than the ingress pool may admit for it is warned
+    // about (one line per profile, naming the queues).
+    void apply_egress_buffers() {
+        std::map<std::string, std::vector<std::pair<std::string, std::uint8_t>>> warned;  // profile -> (port, queues)
+        std::map<std::string, std::string> why;
+        std::vector<std::string> dynamic_lossy;
+        const auto lossless_queues = [](const port_cfg& p) {
+            std::uint8_t m = 0;
+            for (int prio = 0; prio < 8; ++prio) {
+                if ((p.pfc_enable & (1u << prio)) != 0) {
+                    m = static_cast<std::uint8_t>(m | (1u << p.maps.pfc_prio_to_queue[static_cast<std::size_t>(prio)]));
+                }
+            }
+            return m;
+        };
+        const auto visit = [&](port_cfg& p, std::size_t index) {
+            const std::uint8_t lossless = lossless_queues(p);
+            for (int q = 0; q < num_queues; ++q) {
+                const auto& qb = p.egress_buffers[static_cast<std::size_t>(q)];
+                if (!qb.configured) {
+                    continue;
+                }
+                const std::string name = (p.name.empty() ? std::string("global") : p.name) + "|" + std::to_string(q);
+                if ((lossless & (1u << q)) == 0) {
+                    if (qb.mode == threshold_mode::static_th) {
+                        if (_queue_bytes_set.count({index, q}) == 0 && _queue_bytes_set.count({all_ports, q}) == 0) {
+                            p.limits[static_cast<std::size_t>(q)].max_bytes =
+                                bytes{std::min<std::uint64_t>(qb.size.v + qb.static_th.v, 1ULL << 30)};
+                        }
+                    } else if (std::find(dynamic_lossy.begin(), dynamic_lossy.end(), qb.profile) == dynamic_lossy.end()) {
+                        dynamic_lossy.push_back(qb.profile);
+                    }
+                    continue;
+                }
+                if (!_cfg.pool.enabled) {
+                    continue;
+                }
+                const std::uint64_t ingress = _cfg.pool.size.v;
+                std::uint64_t egress = 0;
+                std::string how;
+                if (qb.mode == threshold_mode::static_th) {
+                    egress = qb.size.v + qb.static_th.v;
+                    how = "size + static_th = " + std::to_string(egress) + " bytes";
+                } else {
+                    const sonic_pool_cfg* sp = find_pool(qb.pool);
+                    if (sp == nullptr || !sp->size) {
+                        continue;  // a computed egress pool: nothing to compare
+                    }
+                    // One queue alone in the pool settles where its use
+                    // equals alpha x (pool - use): use = pool x alpha / (1 + alpha).
+                    // dynamic_th 7 and above is SAI's "infinity": the whole pool.
+                    if (qb.dynamic_th >= 7) {
+                        egress = qb.size.v + sp->size->v;
+                        how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " (dynamic_th " +
+                              std::to_string(qb.dynamic_th) + ": no limit but the pool) = " + std::to_string(egress) +
+                              " bytes";
+                    } else {
+                        const double alpha = std::ldexp(1.0, qb.dynamic_th);
+                        egress = qb.size.v + static_cast<std::uint64_t>(double(sp->size->v) * alpha / (1.0 + alpha));
+                        how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " x alpha/(1+alpha) with "
+                              "dynamic_th " + std::to_string(qb.dynamic_th) + " = " + std::to_string(egress) + " bytes";
+                    }
+                }
+                if (egress < ingress) {
+                    auto& list = warned[qb.profile];
+                    const std::string port_name = p.name.empty() ? std::string("every probed port") : p.name;
+                    if (list.empty() || list.back().first != port_name) {
+                        list.push_back({port_name, 0});
+                    }
+                    list.back().second = static_cast<std::uint8_t>(list.back().second | (1u << q));
+                    why[qb.profile] = how;
+                }
+            }
+        };
+        if (_cfg.ports.empty()) {
+            visit(_cfg.port_defaults, all_ports);
+        }
+        for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
+            visit(_cfg.ports[i], i);
+        }
+        for (const auto& [profile, ports] : warned) {
+            // Ports with the same queues together: "queues 3-4 of Ethernet0, Ethernet4, ..., Ethernet124 (32 ports)".
+            std::vector<std::string> parts;
+            std::vector<bool> done(ports.size(), false);
+            for (std::size_t i = 0; i < ports.size(); ++i) {
+                if (done[i]) {
+                    continue;
+                }
+                std::vector<std::string> names;
+                for (std::size_t j = i; j < ports.size(); ++j) {
+                    if (!done[j] && ports[j].second == ports[i].second) {
+                        names.push_back(ports[j].first);
+                        done[j] = true;
+                    }
+                }
+                std::string qs;
+                for (int q = 0; q < num_queues; ++q) {
+                    if ((ports[i].second & (1u << q)) != 0) {
+                        if (!qs.empty()) {
+                            qs += ',';
+                        }
+                        qs += std::to_string(q);
+                    }
+                }
+                std::string list;
+                if (names.size() <= 4) {
+                    list = join(names);
+                } else {
+                    list = join({names[0], names[1], names[2], "..."});
+                    list += ", ";
+                    list += names.back();
+                    list += " (";
+                    list += std::to_string(names.size());
+                    list += " ports)";
+                }
+                std::string part = "queues ";
+                part += qs;
+                part += " of ";
+                part += list;
+                parts.push_back(part);
+            }
+            _cfg.notes.push_back("warning: BUFFER_QUEUE: lossless " + join(parts, "; ") + " use egress profile " +
+                                 profile + ", which holds at most " + why[profile] + ", less than the " +
+                                 std::to_string(_cfg.pool.size.v) + " bytes ingress pool " + _cfg.pool.name +
+                                 " may admit for one queue: a switch enforcing it could drop frames the ingress "
+                                 "admitted (rocelab never tail-drops a lossless queue)");
+        }
+        for (const auto& profile : dynamic_lossy) {
+            _cfg.notes.push_back("BUFFER_PROFILE|" + profile + "|dynamic_th: egress dynamic thresholds are not "
+                                 "modelled: its lossy queues keep their QUEUE max_bytes/max_packets");
+        }
+    }
+
+    // Dynamic model with over_subscribe_ratio and no pool xoff: the shared
+    // headroom pool is the lossless PGs' xoff / ratio (carved out of the pool).
+    void apply_over_subscription() {
+        if (_cfg.model == buffer_model::dynamic && _cfg.over_subscribe_ratio > 0 && _cfg.pool.enabled) {
+            const sonic_pool_cfg* main = find_pool(_pool_name);
+            if (main != nullptr && main->xoff.v == 0) {
+                _cfg.pool.over_subscribe_ratio = _cfg.over_subscribe_ratio;
+                size_shared_headroom(_cfg);
             }
         }
     }
@@ -2318,6 +2835,10 @@ private:
     std::string _pool_name;       // the BUFFER_POOL key
     YAML::Mark _pool_size_mark;   // where its size is, for the pool-fit error
     std::string _pool_size_text;  // its size as written
+    std::map<std::string, YAML::Mark> _pool_marks;   // BUFFER_POOL keys (and "<key>|size")
+    std::map<std::string, std::string> _pool_size_texts;  // sizes as written
+    std::set<std::pair<std::size_t, int>> _pg_given;  // (port, PG) with a BUFFER_PG entry
+    std::set<std::pair<std::size_t, int>> _queue_bytes_set;  // (port or all_ports, queue) with QUEUE max_bytes
 };
 
 result<switch_cfg> load_text(std::string_view text, const std::string& source, const load_options& opt) {
@@ -2386,6 +2907,7 @@ std::string resolve_port_speeds(switch_cfg& cfg, const std::vector<std::pair<int
                 }
             }
         }
+        size_shared_headroom(cfg);
         const std::string problem = pool_fit_problem(cfg);
         if (!problem.empty()) {
             return cfg.source + ": BUFFER_POOL|" + cfg.pool.name + "|size: " + std::to_string(cfg.pool.size.v) +
@@ -2395,6 +2917,169 @@ std::string resolve_port_speeds(switch_cfg& cfg, const std::vector<std::pair<int
     } catch (const std::exception& e) {
         return cfg.source + ": resolve_port_speeds: " + e.what();
     }
+}
+
+namespace {
+
+std::string th_text(threshold_mode m, int dynamic_th, bytes static_th) {
+    return m == threshold_mode::dynamic_th ? "dynamic_th " + std::to_string(dynamic_th)
+                                           : "static_th " + std::to_string(static_th.v);
+}
+
+std::string pg_text(const pg_buffer_cfg& pg) {
+    std::string t = pg.lossless() ? "lossless" : "lossy";
+    if (pg.headroom_pending()) {
+        return t + " xoff auto (pending: the driver's speed), " + th_text(pg.mode, pg.dynamic_th, pg.static_th);
+    }
+    t += " reserved " + std::to_string(pg.reserved.v) + ", " + th_text(pg.mode, pg.dynamic_th, pg.static_th);
+    if (pg.lossless()) {
+        t += ", xoff " + std::to_string(pg.xoff.v);
+        if (pg.xon) {
+            t += ", xon " + std::to_string(pg.xon->v);
+        }
+        if (pg.xon_offset) {
+            t += ", xon_offset " + std::to_string(pg.xon_offset->v);
+        }
+        if (pg.xoff_auto) {
+            t += " (computed)";
+        }
+    }
+    return t;
+}
+
+// "0-2: text; 3-4: text" from 8 per-index texts ("" = left out).
+std::string ranges(const std::array<std::string, 8>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size();) {
+        std::size_t j = i;
+        while (j + 1 < items.size() && items[j + 1] == items[i]) {
+            ++j;
+        }
+        if (!items[i].empty()) {
+            out += (out.empty() ? "" : "; ") + std::to_string(i) + (j > i ? "-" + std::to_string(j) : "") + ": " +
+                   items[i];
+        }
+        i = j + 1;
+    }
+    return out;
+}
+
+std::string port_text(const switch_cfg& cfg, const port_cfg& p) {
+    std::string t = p.speed ? format_rate(*p.speed) : std::string("speed from the driver");
+    t += ", mtu " + std::to_string(p.mtu);
+    std::ostringstream cable;
+    cable << p.cable_length_m;
+    t += ", cable " + cable.str() + "m";
+    std::string pfc;
+    for (int i = 0; i < 8; ++i) {
+        if ((p.pfc_enable & (1u << i)) != 0) {
+            pfc += (pfc.empty() ? "" : ",") + std::to_string(i);
+        }
+    }
+    t += ", pfc_enable " + (pfc.empty() ? std::string("none") : pfc);
+    if (cfg.pool.enabled) {
+        std::array<std::string, 8> pgs;
+        for (std::size_t g = 0; g < 8; ++g) {
+            if (p.pgs[g].configured) {
+                pgs[g] = pg_text(p.pgs[g]);
+            }
+        }
+        const std::string r = ranges(pgs);
+        t += "\n      PG " + (r.empty() ? std::string("none configured (pool-limited, lossy)") : r);
+    }
+    std::array<std::string, 8> qs;
+    for (std::size_t q = 0; q < 8; ++q) {
+        const auto& b = p.egress_buffers[q];
+        std::string x = b.configured ? b.profile + " (" + b.pool + ", size " + std::to_string(b.size.v) + ", " +
+                                           th_text(b.mode, b.dynamic_th, b.static_th) + ") "
+                                     : std::string();
+        bool lossless = false;
+        for (std::size_t prio = 0; prio < 8; ++prio) {
+            lossless = lossless || (((p.pfc_enable >> prio) & 1u) != 0 && p.maps.pfc_prio_to_queue[prio] == q);
+        }
+        x += lossless ? std::string("lossless, never tail-dropped")
+                      : "max " + std::to_string(p.limits[q].max_bytes.v) + " bytes/" +
+                            std::to_string(p.limits[q].max_packets) + " packets";
+        qs[q] = x;
+    }
+    t += "\n      queue " + ranges(qs);
+    return t;
+}
+
+}  // namespace
+
+std::string describe_switch_cfg(const switch_cfg& cfg) {
+    std::ostringstream o;
+    o << "effective configuration of " << cfg.source << ":\n";
+    o << "  mode " << (cfg.mode == fwd_mode::l2 ? "l2" : "l3") << ", buffer_model "
+      << (cfg.model == buffer_model::dynamic ? "dynamic" : "traditional");
+    if (cfg.model == buffer_model::dynamic) {
+        o << " (default_dynamic_th " << cfg.default_dynamic_th << ", over_subscribe_ratio "
+          << format_ratio(cfg.over_subscribe_ratio) << ")";
+    }
+    o << "\n";
+    for (const auto& sp : cfg.pools) {
+        o << "  BUFFER_POOL " << sp.name << ": " << (sp.ingress ? "ingress" : "egress") << ", "
+          << (sp.mode == threshold_mode::dynamic_th ? "dynamic" : "static") << ", size "
+          << (sp.size ? std::to_string(sp.size->v) : std::string("computed"));
+        if (sp.xoff.v > 0) {
+            o << ", xoff " << sp.xoff.v;
+        }
+        o << "\n";
+    }
+    if (cfg.pool.enabled) {
+        std::uint64_t reserved = 0;
+        std::uint64_t xoff = 0;
+        for (const auto& p : cfg.ports) {
+            const auto [r, x] = port_reservations(p);
+            reserved += r;
+            xoff += x;
+        }
+        const bool shp = cfg.pool.shared_headroom.v > 0;
+        const std::uint64_t taken = reserved + (shp ? cfg.pool.shared_headroom.v : xoff);
+        o << "  ingress buffer (MMU): pool " << cfg.pool.name << " " << cfg.pool.size.v << " bytes";
+        if (cfg.pool.cell.v > 0) {
+            o << " in " << cfg.pool.cell.v << "-byte cells";
+        }
+        o << "; reserved " << reserved << ", headroom "
+          << (shp ? "shared pool " + std::to_string(cfg.pool.shared_headroom.v) + " (PGs' xoff " +
+                        std::to_string(xoff) + ")"
+                  : "per PG " + std::to_string(xoff));
+        if (!cfg.ports.empty()) {
+            o << "; shared " << (cfg.pool.size.v > taken ? cfg.pool.size.v - taken : 0);
+        }
+        o << "\n";
+    } else {
+        o << "  ingress buffer: accounting only (no ingress BUFFER_POOL)\n";
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+    const auto add = [&](const std::string& name, const std::string& text) {
+        for (auto& g : groups) {
+            if (g.first == text) {
+                g.second.push_back(name);
+                return;
+            }
+        }
+        groups.push_back({text, {name}});
+    };
+    if (cfg.ports.empty()) {
+        add("every probed port", port_text(cfg, cfg.port_defaults));
+    }
+    for (const auto& p : cfg.ports) {
+        add(p.name, port_text(cfg, p));
+    }
+    for (const auto& [text, names] : groups) {
+        std::string list;
+        for (const auto& n : names) {
+            list += (list.empty() ? "" : ",") + n;
+        }
+        o << "  " << list << (names.size() > 1 ? " (" + std::to_string(names.size()) + " ports)" : "") << ": "
+          << text << "\n";
+    }
+    for (const auto& n : cfg.notes) {
+        o << "  note: " << n << "\n";
+    }
+    return o.str();
 }
 
 port_cfg probed_port_cfg(const switch_cfg& cfg, int port_id) {

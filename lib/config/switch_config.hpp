@@ -79,4 +79,12 @@ buffer_pool_cfg default_buffer_pool();
 //   <built-in defaults>: PORT|Ethernet0|speed: priority group 3 has xoff: auto ...
 std::string resolve_port_speeds(switch_cfg& cfg, const std::vector<std::pair<int, bits_per_sec>>& driver_speeds);
 
+// The effective configuration as text, for --check-config: mode, buffer
+// model, every BUFFER_POOL, the ingress pool the MMU models (size, shared
+// headroom, shared part), then one line per group of ports with the same
+// settings (speed, MTU, cable length, PFC priorities, each configured PG's
+// reserved/threshold/xoff/xon, each egress queue's BUFFER_QUEUE profile and
+// limits), then the start-up notes (cfg.notes). Lines end with '\n'.
+std::string describe_switch_cfg(const switch_cfg& cfg);
+
 }  // namespace rocelab

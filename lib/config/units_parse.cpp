@@ -1,5 +1,6 @@
 // units_parse.cpp - see units_parse.hpp.
 #include "config/units_parse.hpp"
+#include "config/text.hpp"
 
 #include <array>
 #include <cctype>
@@ -54,12 +55,7 @@ constexpr kind rate_kind{"rate", "bits per second", "100Gbps, 500Mbps or 1000bps
 constexpr kind time_kind{"time", "nanoseconds", "55us, 1.5ms or 2s", "ns, us, ms, s"};
 constexpr kind size_kind{"size", "bytes", "9216B, 96KiB or 1MiB", "B, KB, KiB, MB, MiB, GB, GiB"};
 
-std::string quote(std::string_view s) {
-    std::string out = "\"";
-    out += s;
-    out += '"';
-    return out;
-}
+using detail::quote;
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {

@@ -52,7 +52,14 @@ struct buffer_pool_cfg {
     std::string name;            // the BUFFER_POOL key, for messages
     bytes size{0};               // shared ingress pool, bytes (SONiC BUFFER_POOL size)
     bytes cell{0};               // accounting cell; 0 = exact bytes
-    threshold_mode mode = threshold_mode::dynamic_th;  // BUFFER_POOL mode: profiles must match
+    threshold_mode mode = threshold_mode::dynamic_th;  // BUFFER_POOL mode (profiles may use either threshold)
+    // Shared headroom pool (SONiC BUFFER_POOL xoff, or the lossless PGs'
+    // xoff / over_subscribe_ratio): > 0 = the headroom of every lossless PG
+    // is taken from this many bytes, each PG still capped at its own xoff,
+    // instead of being reserved per PG. Carved out of `size`: shared part =
+    // size - sum(reserved) - shared_headroom.
+    bytes shared_headroom{0};
+    double over_subscribe_ratio = 0;  // > 0: shared_headroom was computed from it
 };
 
 // Inputs of the headroom formula (reference 2.3), SONiC's example ASIC values.

@@ -42,8 +42,13 @@
 // where threshold is the PG's current shared limit.
 //
 // Pool partition: pool shared size = pool.size - sum(reserved) - sum(xoff)
-// over all (port, PG): headroom is reserved per PG, not shared (no shared
-// headroom pool). validate() reports a negative remainder. Note that SONiC
+// over all (port, PG): headroom is reserved per PG. With a shared headroom
+// pool (pool.shared_headroom > 0, SONiC BUFFER_POOL xoff) it is
+// pool.size - sum(reserved) - shared_headroom instead: a lossless PG's
+// headroom bytes are taken from that pool (at most cfg.xoff per PG, and
+// drop_headroom_overflow when the shared headroom pool is full), so the
+// PGs' xoff may add up to more than the pool (over-subscription). validate()
+// reports a negative remainder. Note that SONiC
 // lossless profiles set `size` = xoff + xon; a profile copied verbatim
 // therefore reserves its headroom twice here (conservative, never lossy).
 //
@@ -180,12 +185,15 @@ public:
                 if (c.xon && c.xon_offset) {
                     return where + ": give xon or xon_offset, not both";
                 }
-                reserved += c.reserved.v + c.xoff.v;
+                reserved += c.reserved.v + (pool.shared_headroom.v > 0 ? 0 : c.xoff.v);
             }
         }
+        reserved += pool.shared_headroom.v;
         if (reserved > pool.size.v) {
             return "BUFFER_POOL.size " + std::to_string(pool.size.v) + " bytes is smaller than the " +
-                   std::to_string(reserved) + " bytes reserved by BUFFER_PG (size + xoff of every PG)";
+                   std::to_string(reserved) + " bytes reserved by BUFFER_PG (" +
+                   (pool.shared_headroom.v > 0 ? "size of every PG and the shared headroom pool"
+                                               : "size + xoff of every PG") + ")";
         }
         return {};
     }
@@ -234,6 +242,10 @@ public:
         }
         _pool_size = pool.size.v;
         _reserved_total = reserved;
+        _shp_size = pool.enabled ? pool.shared_headroom.v : 0;
+        if (_shp_size > 0) {
+            headroom = _shp_size;  // the PGs' xoff are caps within it, not reservations
+        }
         _headroom_total = headroom;
         if (!pool.enabled) {
             _pool_shared_size = UINT64_C(1) << 62;  // accounting only, never full
@@ -286,7 +298,7 @@ public:
             }
             if (rest != 0) {
                 // Only lossless PGs get here (a lossy PG never enters XOFF).
-                if (s.headroom_use + rest > s.headroom_limit) {
+                if (s.headroom_use + rest > s.headroom_limit || !take_shared_headroom(rest)) {
                     if (r.xoff_entered && s.headroom_use == 0 && xon_ok(s)) {
                         // The packet alone exceeds xoff and nothing is held that
                         // a release could later use to send XON: do not stay in
@@ -324,6 +336,9 @@ public:
         const std::uint64_t from_h = s.headroom_use < rest ? s.headroom_use : rest;
         s.headroom_use -= from_h;
         rest -= from_h;
+        if (_shp_size != 0 && from_h != 0) {
+            _shp_used.fetch_sub(from_h, std::memory_order_relaxed);
+        }
         const std::uint64_t from_s = s.shared_use < rest ? s.shared_use : rest;
         s.shared_use -= from_s;
         if (from_s != 0) {
@@ -491,6 +506,21 @@ private:
         return true;
     }
 
+    // Headroom bytes from the shared headroom pool (if any). Only PGs in
+    // XOFF get here (rare), so one atomic per packet is acceptable.
+    bool take_shared_headroom(std::uint64_t rest) noexcept {
+        if (_shp_size == 0) {
+            return true;
+        }
+        std::uint64_t cur = _shp_used.load(std::memory_order_relaxed);
+        do {
+            if (cur + rest > _shp_size) {
+                return false;
+            }
+        } while (!_shp_used.compare_exchange_weak(cur, cur + rest, std::memory_order_relaxed));
+        return true;
+    }
+
     std::uint64_t threshold(const pg_state& s) const noexcept {
         return threshold_at(s, _pool_shared_used.load(std::memory_order_relaxed));
     }
@@ -531,6 +561,8 @@ private:
     std::uint64_t _pool_size = 0;
     std::uint64_t _reserved_total = 0;
     std::uint64_t _headroom_total = 0;
+    std::uint64_t _shp_size = 0;                 // shared headroom pool; 0 = headroom per PG
+    alignas(64) std::atomic<std::uint64_t> _shp_used{0};
     std::vector<pg_state> _pgs;
     std::vector<pg_counters> _counters;  // cold
     std::vector<std::uint8_t> _xoff;     // per port, bit n = PG n in XOFF

@@ -22,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const switch_cfg& c = *r;
     FUZZ_CHECK(c.source == "fuzz.yaml");
+    // The effective configuration (--check-config) prints any config that loads.
+    FUZZ_CHECK(!describe_switch_cfg(c).empty());
+    for (const auto& n : c.notes) { FUZZ_CHECK(!n.empty() && n.find('\n') == std::string::npos); }
     for (const auto& p : c.ports) {
         FUZZ_CHECK(!p.name.empty());
         for (int i = 0; i < 64; ++i) { FUZZ_CHECK(p.maps.dscp_to_tc[i] < 8); }

@@ -10,6 +10,7 @@ fuzz_gen_rx's seeds are captured from the generator itself:
 Usage: python3 tests/fuzz/make_corpus.py   (from the repository root; rewrites
 the corpora of every target but fuzz_gen_rx)
 """
+import json
 import os
 import re
 import shutil
@@ -196,6 +197,44 @@ def write(target, name, data):
         fh.write(data)
 
 
+def shrink_config_db(d, keep):
+    """A config_db.json with only its first `keep` PORT entries (and the
+    special ports, names without a number); every key naming another port
+    (alone, in a comma list, or host|asic|port|...) is dropped or trimmed."""
+    ports = list(d.get("PORT", {}))
+    kept = set([p for p in ports if re.search(r"\d$", p)][:keep] + [p for p in ports if not re.search(r"\d$", p)])
+    is_port = re.compile(r"^Ethernet[-\w]*$")
+
+    def fix_key(k):
+        parts = k.split("|")
+        for i, part in enumerate(parts):
+            names = part.split(",")
+            if all(is_port.match(n) for n in names):
+                names = [n for n in names if n in kept]
+                if not names:
+                    return None
+                parts[i] = ",".join(names)
+        return "|".join(parts)
+
+    def fix_table(t):
+        out = {}
+        for k, v in t.items():
+            nk = fix_key(k)
+            if nk is not None:
+                out[nk] = v
+        return out
+
+    out = {}
+    for name, t in d.items():
+        if name in ("CABLE_LENGTH",):
+            out[name] = {k: fix_table(v) for k, v in t.items()}
+        elif isinstance(t, dict) and name not in ("DEVICE_METADATA",):
+            out[name] = fix_table(t)
+        else:
+            out[name] = t
+    return out
+
+
 def main():
     vec = ref_vectors()
     # The ICRC code above must reproduce the reference vectors.
@@ -274,6 +313,16 @@ def main():
     for f in sorted(os.listdir(os.path.join(ROOT, "conf"))):
         if f.endswith(".yaml"):
             write("fuzz_switch_config", f, open(os.path.join(ROOT, "conf", f), "rb").read())
+    # config_db.json: the two examples as they are, and the real-shaped files
+    # of conf/config_db/real cut to 4 ports (every table and buffer feature
+    # kept; whole 64-port files would slow each run ~50x).
+    for f in ("mellanox-tor.json", "broadcom-tor.json"):
+        write("fuzz_switch_config", "config_db-" + f, open(os.path.join(ROOT, "conf", "config_db", f), "rb").read())
+    real = os.path.join(ROOT, "conf", "config_db", "real")
+    for f in sorted(os.listdir(real)):
+        if f.endswith(".json"):
+            d = shrink_config_db(json.load(open(os.path.join(real, f))), 4)
+            write("fuzz_switch_config", "real-" + f, (json.dumps(d, indent=1) + "\n").encode())
     for f in sorted(os.listdir(os.path.join(ROOT, "conf", "gen"))):
         if f.endswith(".yaml"):
             write("fuzz_gen_config", f, b"\n" + open(os.path.join(ROOT, "conf", "gen", f), "rb").read())

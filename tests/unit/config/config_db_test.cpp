@@ -293,7 +293,7 @@ TEST(ConfigDb, IgnoredTablesAreCollectedAndDoNotFail) {
 
     const switch_cfg c = load_file_ok(conf_path("config_db/mellanox-tor.json"));
     for (const char* t : {"BGP_NEIGHBOR", "SYSLOG_SERVER", "NTP_SERVER", "LOOPBACK_INTERFACE", "MGMT_INTERFACE",
-                          "FEATURE", "CRM", "FLEX_COUNTER_TABLE", "TELEMETRY", "ACL_TABLE", "BUFFER_QUEUE",
+                          "FEATURE", "CRM", "FLEX_COUNTER_TABLE", "TELEMETRY", "ACL_TABLE",
                           "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "BUFFER_PORT_INGRESS_PROFILE_LIST"}) {
         EXPECT_TRUE(contains(c.ignored_tables, t)) << t;
     }
@@ -301,10 +301,16 @@ TEST(ConfigDb, IgnoredTablesAreCollectedAndDoNotFail) {
     EXPECT_TRUE(std::is_sorted(c.ignored_tables.begin(), c.ignored_tables.end()));
     for (const char* f : {"PORT|lanes", "PORT|alias", "PORT|index", "PORT|admin_status", "PORT|fec",
                           "DEVICE_METADATA|hwsku", "DEVICE_METADATA|hostname", "DEVICE_METADATA|type",
-                          "PORT_QOS_MAP|pfc_to_pg_map", "BUFFER_POOL|egress_lossless_pool (egress)",
-                          "BUFFER_PROFILE|egress_lossy_profile (egress)"}) {
+                          "PORT_QOS_MAP|pfc_to_pg_map"}) {
         EXPECT_TRUE(contains(c.ignored_fields, f)) << f;
     }
+    // Egress pools and BUFFER_QUEUE are read, not skipped.
+    EXPECT_FALSE(contains(c.ignored_tables, "BUFFER_QUEUE"));
+    ASSERT_EQ(c.pools.size(), 3u);
+    EXPECT_EQ(c.pools[1].name, "egress_lossless_pool");
+    EXPECT_FALSE(c.pools[1].ingress);
+    EXPECT_EQ(c.ports[0].egress_buffers[3].profile, "egress_lossless_profile");
+    EXPECT_EQ(c.ports[0].egress_buffers[0].profile, "q_lossy_profile");
     // A YAML file gets no such leniency: an unmodelled table is an error.
     EXPECT_FALSE(load_switch_cfg_from_string("BGP_NEIGHBOR: {}\n", "t.yaml"));
 }

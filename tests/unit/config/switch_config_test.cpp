@@ -475,10 +475,10 @@ INTERFACE:
   Ethernet0: {port_id: 0}
 )",
          {"unknown table", {"bad.yaml:1:1:", "PROT", "unknown table", "did you mean PORT?"}}},
-        {R"(BUFFER_QUEUE:
-  "Ethernet0|3-4": {profile: egress_lossless_profile}
+        {R"(BUFFER_PORT_INGRESS_PROFILE_LIST:
+  Ethernet0: {profile_list: ingress_lossy_profile}
 )",
-         {"unsupported SONiC table", {"bad.yaml:1:1:", "BUFFER_QUEUE", "not supported"}}},
+         {"unsupported SONiC table", {"bad.yaml:1:1:", "BUFFER_PORT_INGRESS_PROFILE_LIST", "not supported"}}},
         {R"(PORT:
   Ethernet0: {port_id: 0, speed: [100Gbps]}
 )",
@@ -715,7 +715,7 @@ TEST(switch_config, lossless_errors_give_one_clear_error) {
 BUFFER_PG:
   "Ethernet0|3": {profile: pg_lossless}
 )",
-         {"BUFFER_PG without pool", {"bad.yaml:3:1:", "BUFFER_PG", "needs a BUFFER_POOL"}}},
+         {"BUFFER_PG without pool", {"bad.yaml:3:1:", "BUFFER_PG", "needs an ingress BUFFER_POOL"}}},
         {R"(BUFFER_PROFILE:
   p: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0}
 )",
@@ -742,9 +742,6 @@ BUFFER_PG:
         {with_lossless(R"(  neg: {pool: ingress_lossless_pool, size: 0, dynamic_th: -9}
 )"),
          {"dynamic_th below range", {"bad.yaml:9:", "BUFFER_PROFILE|neg|dynamic_th", "\"-9\"", "-8..8"}}},
-        {with_lossless(R"(  st: {pool: ingress_lossless_pool, size: 0, static_th: 1000}
-)"),
-         {"static_th on a dynamic pool", {"bad.yaml:9:", "BUFFER_PROFILE|st|static_th", "mode dynamic"}}},
         {with_lossless(R"(  nosize: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: 1000}
 )"),
          {"size missing", {"bad.yaml:9:3:", "BUFFER_PROFILE|nosize", "size is required"}}},
@@ -776,25 +773,17 @@ BUFFER_PROFILE:
          {"xon above static_th",
           {"bad.yaml:4:", "BUFFER_PROFILE|s|xon", "\"20000\" is out of range", "0..10000 bytes"}}},
         {R"(BUFFER_POOL:
-  p: {size: 1MiB, type: ingress, mode: static}
+  egress_lossless_pool: {size: 1MiB, type: egress, mode: dynamic, xoff: 1000}
+)",
+         {"shared headroom on an egress pool",
+          {"bad.yaml:2:", "BUFFER_POOL|egress_lossless_pool|xoff", "only used on an ingress pool"}}},
+        {R"(BUFFER_POOL:
+  p: {size: 1MiB, type: ingress}
 BUFFER_PROFILE:
-  d: {pool: p, size: 0, dynamic_th: 0}
+  d: {pool: p, dynamic_th: 0, headroom_type: dynamic}
 )",
-         {"dynamic_th on a static pool", {"bad.yaml:4:", "BUFFER_PROFILE|d|dynamic_th", "mode static"}}},
-        {R"(BUFFER_POOL:
-  a: {size: 1MiB, type: ingress}
-  b: {size: 1MiB, type: ingress}
-)",
-         {"two ingress pools", {"bad.yaml:3:3:", "BUFFER_POOL|b", "only one ingress pool", "\"a\""}}},
-        {R"(BUFFER_POOL:
-  egress_lossless_pool: {size: 1MiB, type: egress, mode: dynamic}
-)",
-         {"egress pool",
-          {"bad.yaml:2:", "BUFFER_POOL|egress_lossless_pool|type", "egress pools are not supported"}}},
-        {R"(BUFFER_POOL:
-  p: {size: 1MiB, type: ingress, xoff: 1MiB}
-)",
-         {"shared headroom pool", {"bad.yaml:2:", "BUFFER_POOL|p|xoff", "not supported"}}},
+         {"headroom_type dynamic in the traditional model",
+          {"bad.yaml:4:", "BUFFER_PROFILE|d|headroom_type", "buffer_model dynamic"}}},
         {R"(BUFFER_POOL:
   p: {size: 12, type: ingress}
 )",

@@ -1,0 +1,53 @@
+// text_test.cpp - the value parsers switch_config.cpp, config_db.cpp,
+// gen_config.cpp and units_parse.cpp share (config/text.hpp).
+#include <gtest/gtest.h>
+
+#include "config/text.hpp"
+
+namespace rocelab::detail {
+namespace {
+
+TEST(text, parse_uint) {
+    EXPECT_EQ(parse_uint("0", 0, 10), 0u);
+    EXPECT_EQ(parse_uint("18446744073709551615", 0, UINT64_MAX), UINT64_MAX);
+    EXPECT_FALSE(parse_uint("18446744073709551616", 0, UINT64_MAX));  // overflow
+    EXPECT_FALSE(parse_uint("11", 0, 10));
+    EXPECT_FALSE(parse_uint("4", 5, 10));
+    for (const char* bad : {"", "-1", "+1", "1 ", " 1", "1.5", "1e3", "0x10", "x"}) {
+        EXPECT_FALSE(parse_uint(bad, 0, 1000)) << bad;
+    }
+    EXPECT_EQ(parse_uint("0x1F", 0, 1000, true), 31u);
+    EXPECT_EQ(parse_uint("0X1f", 0, 1000, true), 31u);
+    EXPECT_FALSE(parse_uint("0x", 0, 1000, true));
+    EXPECT_FALSE(parse_uint("0x-1", 0, 1000, true));
+}
+
+TEST(text, parse_mac) {
+    const auto m = parse_mac("02:aB:00:10:fe:FF");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(*m, (std::array<std::uint8_t, 6>{0x02, 0xab, 0x00, 0x10, 0xfe, 0xff}));
+    for (const char* bad : {"", "2:0:0:0:0:1", "02:00:00:00:00", "02:00:00:00:00:01:02", "02-00-00-00-00-01",
+                            "02:00:00:00:00:0g", "0200.0000.0001", "02:00:00:00:00:01 "}) {
+        EXPECT_FALSE(parse_mac(bad)) << bad;
+    }
+}
+
+TEST(text, parse_ip4) {
+    EXPECT_EQ(parse_ip4("10.0.0.1"), 0x0A000001u);
+    EXPECT_EQ(parse_ip4("255.255.255.255"), 0xFFFFFFFFu);
+    EXPECT_EQ(parse_ip4("0.0.0.0"), 0u);
+    for (const char* bad : {"", "10.0.0", "10.0.0.1.2", "256.0.0.1", "10..0.1", "10.0.0.", "a.b.c.d", "10.0.0.1/31",
+                            "-1.0.0.1", "1000.0.0.1"}) {
+        EXPECT_FALSE(parse_ip4(bad)) << bad;
+    }
+}
+
+TEST(text, quote_trim_split_join) {
+    EXPECT_EQ(quote("a b"), "\"a b\"");
+    EXPECT_EQ(trim("  x \t"), "x");
+    EXPECT_EQ(split_strings(" a, b ,c", ','), (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_EQ(join({"a", "b"}), "a, b");
+}
+
+}  // namespace
+}  // namespace rocelab::detail
