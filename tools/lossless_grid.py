@@ -142,7 +142,8 @@ def incast_scenario(p):
         f"# {n}:1 incast, every sender at 100Gbps line rate into one receiver port;\n"
         f"# pool {pool} ({'the built-in default buffers' if pool == '12MiB' else 'default profiles, pool resized'}),"
         f" PFC on priorities 3-4 (default), DCQCN {dc}.\n"
-        f"# {messages} x {msg} B messages per sender: twice what fills the shared pool to XOFF.\n"
+        f"# {messages} x {msg} B messages per sender, all posted at once, window the whole PSN space\n"
+        f"# (a NIC's RC QP sends until paused): twice what fills the shared pool to XOFF.\n"
         f"name: {point_name(p)}\n"
         f"duration: {duration_us}us\n"
         f"sample_interval: {max(1, duration_us // 50)}us\n"
@@ -160,6 +161,8 @@ def incast_scenario(p):
         f"  senders: {n}\n"
         f"  msg_size: {msg}B\n"
         f"  messages: {messages}\n"
+        f"  outstanding: {min(messages, 512)}\n"
+        "  window: 8388607\n"
         f"  pmtu: {mtu}\n"
         f"  dcqcn: {dc}\n"
         "expect:\n"
@@ -336,7 +339,8 @@ def check(out, meta):
 
     fig.update({"lossless_drops": lossless + tot["lossless_drops"], "other_drops": other,
                 "xoff_sent": xoff_sent, "peak_shared": peak_shared, "pool_size": pool_size,
-                "messages": f"{completed}/{posted}", "wred_lossless_kept": wred_kept})
+                "messages": f"{completed}/{posted}", "wred_lossless_kept": wred_kept,
+                "ecn_marked": tot["ecn_marked"], "cnp_rx": hosts["totals"]["cnp_rx"]})
 
     if meta["kind"] == "grid":
         # XOFF on the receiver's PGs: the leaf's ingress PGs of the senders.
@@ -367,6 +371,7 @@ def line(label, fig, ok, wall):
     return (f"{'PASS' if ok else 'FAIL'}  {label:<44} {x:<22} peak pool {fmt_mb(fig.get('peak_shared', 0)):>9}"
             f" of {fmt_mb(fig.get('pool_size', 0)):>8}  lossless drops {fig.get('lossless_drops', '-')}"
             f" other {fig.get('other_drops', '-')}  messages {fig.get('messages', '-'):>11}"
+            f"  cnp {fig.get('cnp_rx', '-')}"
             f"  fabric {fig.get('fabric_ms', 0):.1f}ms  wall {wall:.2f}s")
 
 

@@ -247,7 +247,8 @@ def render(f):
     for c in f.cables:
         out.append(f"  - {{a: {end_name(c['a'])}, b: {end_name(c['b'])}, rate: {c['gbps']}Gbps, delay: {delay_ns(c['m'])}ns}}"
                    f"   # {fmt_len(c['m'])}")
-    out += ["traffic:", f"  seed: {f.seed}", f"  pmtu: {f.mtu}", f"  dcqcn: {f.dcqcn}", "  flows:"]
+    out += ["traffic:", f"  seed: {f.seed}", f"  pmtu: {f.mtu}", f"  dcqcn: {f.dcqcn}",
+            "  window: 8388607", "  outstanding: 6", "  flows:"]
     for name, fl in f.flows.items():
         out.append(f"    - {{name: {name}, src: {fl['src']}, dst: {fl['dst']}, msg_size: {fl['msg_size']}B, "
                    f"messages: {fl['messages']}, start: {fl['start_us']}us}}")
