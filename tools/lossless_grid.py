@@ -248,6 +248,7 @@ def check(out, meta):
     xoff_sent = 0
     peak_shared = 0
     pool_size = 0
+    shared_size = 0
     wred_kept = 0
     switches = [n for n in fab["nodes"] if n["kind"] == "switch"]
     for node in switches:
@@ -256,8 +257,10 @@ def check(out, meta):
         if not bp:
             fails.append(f"{name}: no buffer_pool in fabric.json (accounting off)")
             continue
-        pool_size = max(pool_size, bp["size_bytes"])
-        peak_shared = max(peak_shared, bp["peak_shared_used_bytes"])
+        if bp["peak_shared_used_bytes"] >= peak_shared:   # the fullest switch's figures
+            peak_shared = bp["peak_shared_used_bytes"]
+            pool_size = bp["size_bytes"]
+            shared_size = bp["shared_bytes"]
         if bp["shared_used_end_bytes"] != 0 or bp["pg_use_end_bytes"] != 0:
             fails.append(f"{name}: pool not back to 0 (shared {bp['shared_used_end_bytes']} B, "
                          f"PGs {bp['pg_use_end_bytes']} B)")
@@ -339,6 +342,7 @@ def check(out, meta):
 
     fig.update({"lossless_drops": lossless + tot["lossless_drops"], "other_drops": other,
                 "xoff_sent": xoff_sent, "peak_shared": peak_shared, "pool_size": pool_size,
+                "shared_size": shared_size,
                 "messages": f"{completed}/{posted}", "wred_lossless_kept": wred_kept,
                 "ecn_marked": tot["ecn_marked"], "cnp_rx": hosts["totals"]["cnp_rx"]})
 
@@ -368,8 +372,9 @@ def line(label, fig, ok, wall):
     x = f"xoff {fig.get('xoff_sent', '-'):>6}"
     if "pgs_xoff" in fig:
         x += f" ({fig['pgs_xoff']} PGs)"
-    return (f"{'PASS' if ok else 'FAIL'}  {label:<44} {x:<22} peak pool {fmt_mb(fig.get('peak_shared', 0)):>9}"
-            f" of {fmt_mb(fig.get('pool_size', 0)):>8}  lossless drops {fig.get('lossless_drops', '-')}"
+    return (f"{'PASS' if ok else 'FAIL'}  {label:<42} {x:<20} peak shared pool {fmt_mb(fig.get('peak_shared', 0)):>8}"
+            f" of {fmt_mb(fig.get('shared_size', 0)):>7} (pool {fmt_mb(fig.get('pool_size', 0))})"
+            f"  lossless drops {fig.get('lossless_drops', '-')}"
             f" other {fig.get('other_drops', '-')}  messages {fig.get('messages', '-'):>11}"
             f"  cnp {fig.get('cnp_rx', '-')}"
             f"  fabric {fig.get('fabric_ms', 0):.1f}ms  wall {wall:.2f}s")
