@@ -20,10 +20,13 @@ Every fabric is one a user could write and the switch accepts:
   of the pool shared. Where it does not, the longest cable of that switch is
   shortened (halved, to at least 1 m) and the check repeated: the generator
   shortens cables, it never writes a fabric the switch would refuse;
-* flows: an incast (2..all other hosts into one host, so PFC acts) plus
-  random pairs, each with its own message size (4KiB..2MiB), message count
-  (1..6) and start (0..200us); one RoCE MTU per fabric (256/1024/4096);
-  DCQCN off or nvidia_cx.
+* flows: an incast (2..all other hosts into one host) carrying twice the
+  pool of the receiver's leaf in 1 MiB messages, so PFC acts unless the
+  senders are slower than the receiver, plus 0-6 random pairs, each with its
+  own message size (4KiB..2MiB) and count (1..6); every flow starts at a
+  random 0..200us, posts all its messages at once and has the whole PSN
+  space as window (a NIC's RC QP sends until paused); one RoCE MTU per
+  fabric (256/1024/4096); DCQCN off or nvidia_cx.
 
 The run's duration bounds the traffic: every byte (headers included)
 through the slowest cable one after the other, x 2, plus 20 round trips of
@@ -164,13 +167,19 @@ def generate(seed):
     dst = r.choice(names)
     others = [n for n in names if n != dst]
     fan_in = r.sample(others, r.randint(min(2, len(others)), len(others)))
-    pairs = [(s, dst) for s in fan_in]
-    for _ in range(r.randint(0, 6)):
+    # The incast carries twice the pool of the receiver's leaf in 1 MiB
+    # messages, so that (unless its senders are slower than its receiver)
+    # the buffer fills to XOFF somewhere.
+    dst_leaf = f"leaf{next(x[1] for x in f.hosts if x[0] == dst)}"
+    per_sender = math.ceil(2 * POOL_BYTES[f.pool[dst_leaf]] / len(fan_in) / (1 << 20))
+    for i, src in enumerate(fan_in):
+        f.flows[f"f{i}"] = {"src": src, "dst": dst, "msg_size": 1 << 20, "messages": per_sender,
+                            "start_us": r.randint(0, 200)}
+    for i in range(len(fan_in), len(fan_in) + r.randint(0, 6)):
         a, b = r.sample(names, 2)
-        pairs.append((a, b))
-    for i, (a, b) in enumerate(pairs):
         f.flows[f"f{i}"] = {"src": a, "dst": b, "msg_size": r.choice((4, 16, 64, 256, 1024, 2048)) * 1024,
                             "messages": r.randint(1, 6), "start_us": r.randint(0, 200)}
+    f.outstanding = min(512, max(fl["messages"] for fl in f.flows.values()))
 
     wire = sum(fl["msg_size"] * fl["messages"] * (1 + 90 / f.mtu) for fl in f.flows.values())
     slowest = min(c["gbps"] for c in f.cables) * 1e9
@@ -248,7 +257,7 @@ def render(f):
         out.append(f"  - {{a: {end_name(c['a'])}, b: {end_name(c['b'])}, rate: {c['gbps']}Gbps, delay: {delay_ns(c['m'])}ns}}"
                    f"   # {fmt_len(c['m'])}")
     out += ["traffic:", f"  seed: {f.seed}", f"  pmtu: {f.mtu}", f"  dcqcn: {f.dcqcn}",
-            "  window: 8388607", "  outstanding: 6", "  flows:"]
+            "  window: 8388607", f"  outstanding: {f.outstanding}", "  flows:"]
     for name, fl in f.flows.items():
         out.append(f"    - {{name: {name}, src: {fl['src']}, dst: {fl['dst']}, msg_size: {fl['msg_size']}B, "
                    f"messages: {fl['messages']}, start: {fl['start_us']}us}}")
