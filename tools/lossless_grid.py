@@ -357,6 +357,11 @@ def check(out, meta):
             if pg3["xoff_transitions"] > 0 and port["pfc"]["xoff_sent"][LOSSLESS_PRIO] > 0:
                 pgs_xoff += 1
         fig["pgs_xoff"] = pgs_xoff
+        # With dynamic_th 0 the N senders' PGs stop at S/(N+1) each: the
+        # shared pool fills to N/(N+1) of its size (less a frame or two).
+        n = len(meta["sender_ports"])
+        if peak_shared < 0.9 * shared_size * n / (n + 1):
+            fails.append(f"peak shared use {peak_shared} B < 0.9 x {n}/{n + 1} of the shared {shared_size} B")
         if xoff_sent == 0:
             fails.append("no XOFF sent: the run never filled the pool to XOFF")
         elif pgs_xoff != len(meta["sender_ports"]):
