@@ -21,6 +21,8 @@ fabrics: tools/lossless_grid.py).
   drops; a fabric the switch refuses at start-up (headroom larger than the
   pool) is a failure, not a pass.
 
+Without the rocelab-fabric binary every case is a SKIP (exit 77), not an OK.
+
 Run: ROCELAB_BUILD=build /usr/bin/python3 tests/dpdk/test_lossless_grid.py -v
 """
 import io
@@ -34,6 +36,7 @@ from contextlib import redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import testmain  # noqa: E402
 from switchtest import BUILD, ROOT  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -51,9 +54,13 @@ def args(workdir):
 class LosslessGrid(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.access(FABRIC, os.X_OK):
-            raise unittest.SkipTest(f"no {FABRIC}")
         cls.dir = tempfile.mkdtemp(prefix="lossless-grid-test-")
+
+    PURE = ("test_headroom_formula_matches_the_reference", "test_random_fabrics_are_valid_and_seeded")
+
+    def setUp(self):
+        if self._testMethodName not in self.PURE and not os.access(FABRIC, os.X_OK):
+            self.skipTest(f"no {FABRIC} (set ROCELAB_BUILD)")
 
     @classmethod
     def tearDownClass(cls):
@@ -176,4 +183,4 @@ class LosslessGrid(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    testmain.main()
