@@ -164,9 +164,14 @@ public:
                        (file.empty() ? std::string("no --config given") : file + " is YAML: give PORT device or port_id") + ")");
         }
         if (_cfg.config_db) { print_config_db_notes(); }
+        if (!_opt.common.check_config) {
+            // What the file asks that rocelab models differently (--check-config prints them with the configuration).
+            for (const auto& n : _cfg.notes) { std::fprintf(stderr, "rocelab-switch: %s: %s\n", _cfg.source.c_str(), n.c_str()); }
+        }
         if (_opt.status_interval) { _cfg.status_interval = *_opt.status_interval; }
         if (_opt.common.check_config) {
             std::printf("%s: valid (%zu ports, mode %s)\n", _cfg.source.c_str(), _cfg.ports.size(), mode_name());
+            std::printf("%s", describe_switch_cfg(_cfg).c_str());
             if (_cfg.config_db) {
                 // EAL is not up yet: ids are shown as configured, devices by name.
                 for (const auto& pc : _cfg.ports) {
