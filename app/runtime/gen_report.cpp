@@ -291,6 +291,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("loss_ack", c.loss_ack);
         j.kv("drop_delay_full", c.drop_delay_full);
         j.kv("drop_reply_full", c.drop_reply_full);
+        j.kv("replies_coalesced", c.replies_coalesced);
         j.kv("tx_alloc_fail", c.tx_alloc_fail);
         j.kv("tx_retry", c.tx_retry);
         j.kv("tx_prefilled", c.tx_prefilled);

@@ -87,6 +87,7 @@ int cmd_port(const gen_pipeline& p, const telemetry_info& info, const char* para
     ROCELAB_TEL_PORT(loss_ack);
     ROCELAB_TEL_PORT(drop_delay_full);
     ROCELAB_TEL_PORT(drop_reply_full);
+    ROCELAB_TEL_PORT(replies_coalesced);
     ROCELAB_TEL_PORT(tx_alloc_fail);
     ROCELAB_TEL_PORT(tx_retry);
     ROCELAB_TEL_PORT(tx_prefilled);

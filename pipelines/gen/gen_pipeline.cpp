@@ -769,6 +769,7 @@ void gen_pipeline::release_all() noexcept {
         }
         rte_mbuf* m = nullptr;
         while (ps.replies.pop(m)) {
+            forget_reply(m);
             rte_pktmbuf_free(m);
         }
         for (; ps.delay_head != ps.delay_tail; ++ps.delay_head) {
@@ -906,12 +907,20 @@ std::uint32_t gen_pipeline::rx_port(std::size_t pi, nanos now) noexcept {
     return n + done;
 }
 
+// A reply leaves the ring (sent or freed): its QP's waiting reply, if it
+// was this one, is gone.
+void gen_pipeline::forget_reply(rte_mbuf* m) noexcept {
+    const std::uint32_t u = m->hash.usr;
+    if (u != 0 && u <= _flows.size() && _flows[u - 1]->queued_reply == m) { _flows[u - 1]->queued_reply = nullptr; }
+}
+
 // An ARP reply or neighbour advertisement written in place into m (len
 // bytes): onto the port's reply ring, counted in `sent`, or dropped and
 // counted when the ring is full.
 void gen_pipeline::queue_reply(port_state& ps, rte_mbuf* m, std::uint32_t len, std::uint64_t& sent) noexcept {
     m->data_len = static_cast<std::uint16_t>(len);
     m->pkt_len = len;
+    m->hash.usr = 0;  // no QP's reply (the RX hash shares the field)
     if (ps.replies.push(m)) {
         bump(sent);
     } else {
@@ -1082,9 +1091,27 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
         const std::uint32_t l = f.v6 ? build_roce_v6(room, f.reply6) : build_roce_v4(room, f.reply);
         m->data_len = static_cast<std::uint16_t>(l);
         m->pkt_len = l;
-        if (l != 0 && ps.replies.push(m)) {
-            bump(v.reply == rx_reply::ack ? ps.c.tx_acks : ps.c.tx_naks);
-            return;
+        if (l != 0) {
+            m->hash.usr = static_cast<std::uint32_t>(static_cast<std::size_t>(ep >> 1) + 1);  // whose reply (tx clears)
+            if (ps.replies.push(m)) {
+                f.queued_reply = m;
+                bump(v.reply == rx_reply::ack ? ps.c.tx_acks : ps.c.tx_naks);
+                return;
+            }
+            // The ring is full: the port has been paused (PFC on the RoCE
+            // priority holds replies) while data kept arriving. As an RC
+            // responder does, the newest ACK/NAK of a QP stands for the
+            // ones before it (both are cumulative: they carry the expected
+            // PSN), so it overwrites the QP's reply still waiting instead of
+            // being dropped (a dropped ACK costs the requester an ACK timeout).
+            if (rte_mbuf* q = f.queued_reply; q != nullptr && l <= static_cast<std::uint32_t>(q->buf_len - q->data_off)) {
+                std::memcpy(mdata(q), p, l);
+                q->data_len = static_cast<std::uint16_t>(l);
+                q->pkt_len = l;
+                bump(ps.c.replies_coalesced);
+                rte_pktmbuf_free(m);
+                return;
+            }
         }
         bump(ps.c.drop_reply_full);
     }
@@ -1384,6 +1411,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
         while (n < max_burst && !ps.replies.empty() && !replies_paused) {
             rte_mbuf* m = nullptr;
             ps.replies.pop(m);
+            forget_reply(m);
             ps.line.on_send(now, m->pkt_len);
             out[n++] = m;
         }

@@ -75,7 +75,7 @@
 // rx_pause, tx_pfc, rx_arp, arp_replies, rx_nd, nd_replies, malformed[parse_status],
 // rx_bad_icrc, rx_unknown_qpn, rx_not_local, rx_non_roce, rx_cnp,
 // rx_unsupported_opcode, rx_multiseg, loss_data, loss_ack,
-// drop_delay_full, drop_reply_full, tx_alloc_fail, tx_retry;
+// drop_delay_full, drop_reply_full, replies_coalesced, tx_alloc_fail, tx_retry;
 // paused time per priority from the pause_timer.
 // Per flow: requester_counters, responder_counters, FCT samples.
 #pragma once
@@ -148,6 +148,7 @@ struct alignas(64) gen_port_counters {
     std::uint64_t rx_unsupported_opcode = 0, rx_multiseg = 0;
     std::uint64_t loss_data = 0, loss_ack = 0;
     std::uint64_t drop_delay_full = 0, drop_reply_full = 0, tx_alloc_fail = 0, tx_retry = 0;
+    std::uint64_t replies_coalesced = 0;  // ACK/NAKs folded into their QP's waiting reply (reply ring full)
     std::uint64_t tx_acks = 0, tx_naks = 0;
     std::uint64_t rx_ce = 0, tx_cnp = 0, drop_cnp_full = 0;  // DCQCN: CE-marked data in, CNPs out
     std::uint64_t tx_prefilled = 0, tx_copied = 0, tx_built = 0;  // data frames by payload path
@@ -233,6 +234,9 @@ struct flow_state {
     std::uint16_t req_worker = 0;
     std::uint16_t resp_worker = 0;
     std::uint32_t qp_slot = 0;
+    // The responder's ACK/NAK waiting on its port's reply ring (not yet
+    // sent), or null: a reply that finds the ring full overwrites it.
+    rte_mbuf* queued_reply = nullptr;
     std::uint32_t ring_succ = UINT32_MAX;
 };
 
@@ -410,6 +414,7 @@ private:
     std::uint32_t rx_port(std::size_t pi, nanos now) noexcept;
     void rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept;
     void queue_reply(port_state& ps, rte_mbuf* m, std::uint32_t len, std::uint64_t& sent) noexcept;
+    void forget_reply(rte_mbuf* m) noexcept;
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
     void self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept;
