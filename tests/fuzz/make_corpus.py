@@ -241,7 +241,13 @@ def main():
     for k in ("A_rc_send_only_ipv4", "B_rc_write_only_reth", "C_ack", "E_cnp"):
         assert icrc_fix(vec[k], 14, False) == vec[k], k
     for t in ("fuzz_parse_frame", "fuzz_switch_path", "fuzz_switch_config", "fuzz_gen_config", "fuzz_units"):
-        shutil.rmtree(os.path.join(OUT, t), ignore_errors=True)
+        # Regenerate the seeds written here, but keep what fuzzing added
+        # (FUZZ_MERGE=1 tools/fuzz.sh: libFuzzer names its inputs by their
+        # SHA-1) and kept crash inputs (crash-*): the corpus only grows.
+        d = os.path.join(OUT, t)
+        for name in os.listdir(d) if os.path.isdir(d) else []:
+            if not re.fullmatch(r"[0-9a-f]{40}|crash-.*", name):
+                os.unlink(os.path.join(d, name))
 
     for name, f in frames_for_parser(vec).items():
         write("fuzz_parse_frame", name, f)
