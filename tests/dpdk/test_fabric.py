@@ -71,14 +71,84 @@ def run_fabric(test, tmp, nports, sw_args, gen_args, tag):
     return g, s
 
 
+def lossless_verdict(g, s, link_bps):
+    """Whether a real-time run (gen report g, switch report s, every link at
+    link_bps) was lossless, or else whether the machine can explain why not.
+    Returns (problems, excused, why): problems is empty for a clean run.
+
+    Only the machine may excuse a loss, and only one it can cause:
+    - a headroom overflow: PG headroom (its xoff bytes) absorbs what arrives
+      at link rate for xoff x 8 / link_bps after XOFF; a worker of either
+      process that lost the CPU for longer (frames wait unaccounted in the
+      memif ring meanwhile, or the sender does not see the pause) can
+      overflow it. The frames it dropped then explain NAKs, retransmissions
+      and timeouts;
+    - an ACK timeout with nothing dropped: a QP's oldest unacknowledged
+      packet waits at most for every flow's window ahead of it at the
+      bottleneck, sum(window x pmtu x 8) / link_bps, unless a worker lost the
+      CPU for at least ack_timeout_ns less that wait.
+    The CPU loss is the longest poll gap of either process's workers. Any
+    other drop, or a NAK with nothing dropped, is the fabric's and never
+    excused."""
+    flows = g["flows"]
+    gap_ns = max(g.get("max_poll_gap_ns", 0), s.get("max_poll_gap_ns", 0))
+    drops = {p["name"]: {k: v for k, v in p["drops"].items() if v and k != "rx_pfc_disabled_prio"}
+             for p in s["ports"]}
+    overflow = sum(d.get("drop_headroom_overflow", 0) for d in drops.values())
+    other = {n: {k: v for k, v in d.items() if k != "drop_headroom_overflow"} for n, d in drops.items()}
+    other = {n: d for n, d in other.items() if d}
+    bad = {f["name"]: (f["naks_rx"], f["retransmissions"], f["timeouts"]) for f in flows
+           if (f["naks_rx"], f["retransmissions"], f["timeouts"]) != (0, 0, 0)}
+    problems = []
+    if overflow:
+        problems.append(f"{overflow} frames dropped by headroom overflow")
+    if other:
+        problems.append(f"drops {other}")
+    if bad:
+        problems.append(f"(naks, retransmissions, timeouts) {bad}")
+    headroom = min((pg["xoff"] for p in s["ports"] for pg in p["priority_groups"] if pg["lossless"] and pg["xoff"]),
+                   default=0)
+    overflow_ns = headroom * 8 / link_bps * 1e9
+    drain_ns = sum(f["window"] * f["pmtu"] * 8 for f in flows) / link_bps * 1e9
+    timeout_ns = min(f["ack_timeout_ns"] for f in flows) - drain_ns
+    why = (f"longest poll gap {gap_ns / 1e6:.1f} ms (gen {g.get('max_poll_gap_ns', 0) / 1e6:.1f}, switch "
+           f"{s.get('max_poll_gap_ns', 0) / 1e6:.1f}); overflowing {headroom} B of headroom needs "
+           f"{overflow_ns / 1e6:.1f} ms, an ACK timeout {timeout_ns / 1e6:.1f} ms")
+    if other:
+        excused = False
+    elif overflow:
+        excused = gap_ns >= overflow_ns
+    else:
+        excused = all(n == 0 for n, _, _ in bad.values()) and gap_ns >= timeout_ns
+    return problems, excused, why
+
+
+def run_fabric_undisturbed(test, attempts, link_bps, run):
+    """Calls run() -> (gen report, switch report, ...) until lossless_verdict
+    finds nothing wrong. A run with a loss is repeated only when the machine
+    explains it (a worker lost the CPU long enough), and SKIPped with the
+    stalls printed after `attempts` such runs; a loss it does not explain
+    fails the test."""
+    whys = []
+    for _ in range(attempts):
+        res = run()
+        problems, excused, why = lossless_verdict(res[0], res[1], link_bps)
+        if not problems:
+            return res
+        test.assertTrue(excused, f"{'; '.join(problems)}, and no host stall explains it: {why}")
+        print(f"\nrun again: {'; '.join(problems)} after a host stall: {why}")
+        whys.append(why)
+    test.skipTest(f"each of {attempts} runs lost frames after a host stall: " + "; ".join(whys))
+
+
 class FabricTests(unittest.TestCase):
     def test_incast_4_to_1_through_the_switch_is_lossless_and_fair(self):
         with tempfile.TemporaryDirectory(prefix="rocelab-fabric-") as tmp:
-            g, s = run_fabric(
-                self, tmp, 5,
+            g, s = run_fabric_undisturbed(self, 3, 1e9, lambda: run_fabric(
+                self, tempfile.mkdtemp(dir=tmp), 5,
                 ["--config", os.path.join(ROOT, "conf", "incast-lossless-1g.yaml"), "--duration", "8s"],
                 ["--pattern", "incast", "--senders", "4", "--rate", "1Gbps", "--msg-size", "1MiB",
-                 "--window", "1024", "--duration", "3s"], "i")
+                 "--window", "1024", "--duration", "3s"], "i"))
             # Lossless: no drop anywhere in the switch, no NAK, retransmission or timeout at the hosts.
             drops = {p["name"]: {k: v for k, v in p["drops"].items() if v and k != "rx_pfc_disabled_prio"}
                      for p in s["ports"]}

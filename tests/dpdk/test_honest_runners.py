@@ -12,6 +12,9 @@
   that writes a chosen testlog.json: a fuzzer or sanitizer failure does not
   stop the meson tests and is named at the end; .ci/run fails when more
   than 2 cases skipped and lists them.
+* lossless_verdict (tests/dpdk/test_fabric.py), which decides when a
+  real-time run's loss may be blamed on the machine: only a headroom
+  overflow or an ACK timeout, and only after a long enough poll gap.
 
 Nothing here runs DPDK; it takes a few seconds.
 """
@@ -127,6 +130,45 @@ PY_SKIP = entry("dpdk_linux_hosts", "SKIP", "", "test_x (__main__.L.test_x) ... 
 BARE_SKIP = entry("dpdk_other", "SKIP", "", "")
 OK = entry("dpdk_fine", "OK", "", "Ran 3 tests\n\nOK\n")
 HIDDEN_PY = entry("dpdk_hiding", "OK", "", "test_y (__main__.H.test_y) ... skipped 'why'\nRan 1 test\n\nOK (skipped=1)\n")
+
+
+class LosslessVerdict(unittest.TestCase):
+    """The excuse for a real-time loss cannot swallow the fabric's own."""
+
+    @staticmethod
+    def reports(gap_ms, drops=None, flow=(0, 0, 0)):
+        f = {"name": "h0->h2#0", "naks_rx": flow[0], "retransmissions": flow[1], "timeouts": flow[2],
+             "window": 1024, "pmtu": 1024, "ack_timeout_ns": 67_108_864}
+        g = {"flows": [f, dict(f, name="h1->h2#1", naks_rx=0, retransmissions=0, timeouts=0)],
+             "max_poll_gap_ns": int(gap_ms * 1e6)}
+        pg = {"pg": 3, "lossless": True, "xoff": 1_052_672}
+        s = {"max_poll_gap_ns": 0, "ports": [{"name": "Ethernet0", "drops": dict(drops or {}),
+                                              "priority_groups": [pg]}]}
+        return g, s
+
+    def verdict(self, *a, **k):
+        sys.path.insert(0, HERE)
+        from test_fabric import lossless_verdict
+        return lossless_verdict(*self.reports(*a, **k), 1e9)
+
+    def test_clean_run(self):
+        self.assertEqual(self.verdict(100)[0], [])
+
+    def test_timeout_needs_a_gap_of_the_timeout_less_the_windows(self):
+        # 67.1 ms less 2 x 1 MiB at 1 Gbps (16.8 ms) = 50.3 ms
+        self.assertFalse(self.verdict(50.2, flow=(0, 5, 1))[1])
+        self.assertTrue(self.verdict(50.4, flow=(0, 5, 1))[1])
+
+    def test_a_nak_or_another_drop_is_never_excused(self):
+        self.assertFalse(self.verdict(1000, flow=(1, 5, 0))[1])
+        self.assertFalse(self.verdict(1000, drops={"drop_tail": 1})[1])
+        self.assertFalse(self.verdict(1000, drops={"drop_headroom_overflow": 3, "drop_wd": 1})[1])
+
+    def test_headroom_overflow_needs_a_gap_the_headroom_cannot_absorb(self):
+        # 1052672 B at 1 Gbps: 8.42 ms; its drops explain NAKs and timeouts
+        self.assertFalse(self.verdict(8.4, drops={"drop_headroom_overflow": 3}, flow=(1, 5, 1))[1])
+        self.assertTrue(self.verdict(8.5, drops={"drop_headroom_overflow": 3}, flow=(1, 5, 1))[1])
+        self.assertEqual(len(self.verdict(8.5, drops={"drop_headroom_overflow": 3}, flow=(1, 5, 1))[0]), 2)
 
 
 class SkipReport(unittest.TestCase):
