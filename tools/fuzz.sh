@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS_PER_TARGET] - build the libFuzzer targets (tests/fuzz) into
-# ./build-fuzz (clang, -Dfuzz=true: ASan + UBSan; configured once) and run
+# ./build-fuzz (clang, -Dfuzz=true: ASan + UBSan; configured once by
+# tools/instrumented_tree.sh, shared with tools/sanitize.sh) and run
 # each for a bounded time, one after another, at nice 10.
 #
 # Each target starts from a copy of its seed corpus (tests/fuzz/corpus/<t>)
@@ -25,10 +26,9 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || ((secs < 1)); then
 fi
 targets=(${FUZZ_TARGETS:-fuzz_parse_frame fuzz_switch_path fuzz_gen_rx fuzz_switch_config fuzz_gen_config fuzz_units fuzz_scenario})
 
-if [[ ! -f build-fuzz/build.ninja ]]; then
-  CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false -Dbenchmarks=false \
-    --buildtype=debugoptimized >/dev/null
-fi
+# shellcheck source=tools/instrumented_tree.sh
+source tools/instrumented_tree.sh
+configure_instrumented_tree
 nice -n 10 ninja -C build-fuzz fuzz >/dev/null
 
 work="$(mktemp -d /tmp/rocelab-fuzz.XXXXXX)"

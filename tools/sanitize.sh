@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# sanitize.sh - the unit suite and one short DPDK test under AddressSanitizer
-# + UndefinedBehaviorSanitizer, in ./build-asan (gcc; configured once).
-#
-#   meson setup build-asan -Db_sanitize=address,undefined \
-#     -Dcpp_args='-fno-omit-frame-pointer -fno-sanitize-recover=undefined' ...
+# sanitize.sh - the unit suite, three DPDK tests and the fabric engine over
+# the scenario library under AddressSanitizer + UndefinedBehaviorSanitizer,
+# in ./build-fuzz: the instrumented tree the fuzzers use (clang, ASan +
+# UBSan + libFuzzer coverage hooks; tools/instrumented_tree.sh configures it
+# once).
 #
 # -fno-sanitize-recover=undefined makes any UB report fatal, so it fails the
 # test; LeakSanitizer runs at exit of every test (detect_leaks=1), with
@@ -18,17 +18,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dpdk_tests="${SANITIZE_DPDK_TESTS-dpdk_pfc_watchdog dpdk_route_table vt_fabric}"
 
-if [[ ! -f build-asan/build.ninja ]]; then
-  meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
-    -Dcpp_args='-fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
-    -Dbenchmarks=false -Dtests=true >/dev/null
-fi
+# shellcheck source=tools/instrumented_tree.sh
+source tools/instrumented_tree.sh
+configure_instrumented_tree
 
-# The executables of the unit suite and of the chosen DPDK tests.
-mapfile -t exes < <(meson introspect build-asan --tests | python3 -c '
+mapfile -t exes < <(meson introspect build-fuzz --tests | python3 -c '
 import json, os, sys
 want = set(sys.argv[1].split())
-root = os.path.abspath("build-asan")
+root = os.path.abspath("build-fuzz")
 for t in json.load(sys.stdin):
     exe = os.path.abspath(t["cmd"][0])
     if not exe.startswith(root + os.sep):
@@ -36,21 +33,21 @@ for t in json.load(sys.stdin):
     if any(s.split(":")[-1] == "unit" for s in t["suite"]) or t["name"] in want:
         print(os.path.relpath(exe, root))
 ' "$dpdk_tests")
-nice -n 10 ninja -C build-asan "${exes[@]}" >/dev/null
+nice -n 10 ninja -C build-fuzz "${exes[@]}" >/dev/null
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=0:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-meson test -C build-asan --no-rebuild --print-errorlogs --suite unit
+meson test -C build-fuzz --no-rebuild --print-errorlogs --suite unit
 if [[ -n "$dpdk_tests" ]]; then
   # shellcheck disable=SC2086
-  meson test -C build-asan --no-rebuild --print-errorlogs $dpdk_tests
+  meson test -C build-fuzz --no-rebuild --print-errorlogs $dpdk_tests
 fi
 # The fabric engine and the scenario library under ASan+UBSan (issue 19
 # item 10): every library file but the cluster, cut to its first 1ms of
 # fabric time (an expectation judged on the cut may fail: exit 3 is fine;
 # any sanitizer report aborts the run and fails here).
-nice -n 10 ninja -C build-asan app/rocelab-fabric >/dev/null
+nice -n 10 ninja -C build-fuzz app/rocelab-fabric >/dev/null
 scen_out="$(mktemp -d /tmp/rocelab-asan-scen.XXXXXX)"
 trap 'rm -rf "$scen_out"' EXIT
 n=0
@@ -58,7 +55,7 @@ for f in conf/scenarios/*.yaml; do
   name="$(basename "$f" .yaml)"
   [[ "$name" == cluster-* ]] && continue
   rc=0
-  build-asan/app/rocelab-fabric run "$f" --duration 1ms --out "$scen_out/$name" --no-plots --quiet \
+  build-fuzz/app/rocelab-fabric run "$f" --duration 1ms --out "$scen_out/$name" --no-plots --quiet \
     >"$scen_out/$name.log" 2>&1 || rc=$?
   if ((rc != 0 && rc != 3)); then
     echo "sanitize: rocelab-fabric $f (1ms) exited $rc under ASan+UBSan:"

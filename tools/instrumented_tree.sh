@@ -1,0 +1,20 @@
+# instrumented_tree.sh - sourced by tools/fuzz.sh and tools/sanitize.sh.
+#
+# ./build-fuzz is the one instrumented build tree: clang, every object with
+# ASan + UBSan (-fno-sanitize-recover=undefined: any UB report is fatal) and
+# libFuzzer's coverage hooks (-Dfuzz=true, see meson.build). fuzz.sh builds
+# the libFuzzer targets in it; sanitize.sh builds the unit and DPDK test
+# executables and rocelab-fabric in the same tree, so the libraries are
+# compiled once for both (a separate gcc ASan tree cost ~8 minutes of CI).
+#
+# configure_instrumented_tree: configure it once (idempotent); a tree
+# configured before the tests were part of it (-Dtests=false) is switched on.
+configure_instrumented_tree() {
+  if [[ ! -f build-fuzz/build.ninja ]]; then
+    CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=true -Dbenchmarks=false \
+      --buildtype=debugoptimized >/dev/null
+  elif meson introspect build-fuzz --buildoptions |
+      python3 -c 'import json, sys; sys.exit(0 if any(o["name"] == "tests" and o["value"] is False for o in json.load(sys.stdin)) else 1)'; then
+    meson configure build-fuzz -Dtests=true >/dev/null
+  fi
+}
