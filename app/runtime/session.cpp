@@ -8,6 +8,7 @@
 #include <chrono>
 #include <variant>
 
+#include "dpdk/pool.hpp"
 #include "runtime/app_runtime.hpp"
 
 namespace rocelab::runtime {
@@ -41,7 +42,7 @@ void session::fail(int code, const std::string& msg) {
 }
 
 void session::create_pool(const pool_spec& spec) {
-    _pool = rte_pktmbuf_pool_create(spec.name, spec.mbufs, 256, 0, spec.data_room, static_cast<int>(rte_socket_id()));
+    _pool = dpdk::pktmbuf_pool(spec.name, spec.mbufs, 256, spec.data_room, static_cast<int>(rte_socket_id()));
     if (_pool == nullptr) {
         fail(1, "cannot create mbuf pool of " + std::to_string(spec.mbufs) + " mbufs: " + rte_strerror(rte_errno) +
                     " " + spec.hint);

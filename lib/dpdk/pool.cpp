@@ -1,0 +1,67 @@
+#include "dpdk/pool.hpp"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
+#include <rte_memzone.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace rocelab::dpdk {
+
+namespace {
+void free_zone(rte_mempool_memhdr*, void* zone) { rte_memzone_free(static_cast<const rte_memzone*>(zone)); }
+
+// Every object of the pool, packed, in one memzone of EAL memory whose pages
+// are faulted in with one madvise(MADV_POPULATE_WRITE) (Linux 5.14; ignored
+// where unsupported): the kernel maps them in a batch, where touching each
+// object would trap once per 4 KiB page (~90,000 traps for the default
+// switch pool). 0 or a negative errno.
+int populate_packed(rte_mempool* mp, const char* name, std::uint32_t n, int socket) {
+    const std::size_t len = std::size_t{n} * (mp->header_size + mp->elt_size + mp->trailer_size) + RTE_CACHE_LINE_SIZE;
+    const std::string zname = std::string("mz_") + name;
+    const rte_memzone* mz = rte_memzone_reserve_aligned(zname.c_str(), len, socket, 0, RTE_CACHE_LINE_SIZE);
+    if (mz == nullptr) { return -rte_errno; }
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto lo = reinterpret_cast<std::uintptr_t>(mz->addr) & ~(page - 1);
+    const auto hi = reinterpret_cast<std::uintptr_t>(mz->addr) + mz->len;
+    (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, 23 /* MADV_POPULATE_WRITE */);
+    const int added = rte_mempool_populate_iova(mp, static_cast<char*>(mz->addr), RTE_BAD_IOVA, mz->len, free_zone,
+                                                const_cast<rte_memzone*>(mz));
+    if (added < 0) {
+        rte_memzone_free(mz);
+        return added;
+    }
+    return static_cast<std::uint32_t>(added) == n ? 0 : -ENOMEM;
+}
+}  // namespace
+
+rte_mempool* pktmbuf_pool(const char* name, std::uint32_t n, std::uint32_t cache, std::uint16_t data_room,
+                          int socket) noexcept {
+    if (rte_eal_has_hugepages() != 0) { return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, socket); }
+    rte_mempool* mp = rte_mempool_create_empty(name, n, sizeof(rte_mbuf) + data_room, cache,
+                                               sizeof(rte_pktmbuf_pool_private), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+    if (mp == nullptr) { return nullptr; }
+    int err = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr);
+    if (err == 0) {
+        rte_pktmbuf_pool_private priv{};
+        priv.mbuf_data_room_size = data_room;
+        priv.mbuf_priv_size = 0;
+        rte_pktmbuf_pool_init(mp, &priv);
+        err = populate_packed(mp, name, n, socket);
+    }
+    if (err != 0) {
+        rte_mempool_free(mp);
+        rte_errno = -err;
+        return nullptr;
+    }
+    rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+    return mp;
+}
+
+}  // namespace rocelab::dpdk
