@@ -50,6 +50,10 @@ std::variant<std::unique_ptr<growing_pool>, std::string> growing_pool::create(co
                " MiB of address space";
     }
     g->_base = static_cast<std::byte*>(a);
+    // Transparent huge pages where the kernel gives them (enabled=madvise on
+    // Debian): fewer faults and TLB misses as chunks are added; RSS then
+    // grows in 2 MiB steps.
+    (void)::madvise(a, g->_reserved, MADV_HUGEPAGE);
     while (g->populated() < std::min(p.initial, p.capacity)) {
         if (!g->add_chunk()) { return "mbuf pool " + p.name + ": cannot add objects: " + rte_strerror(rte_errno); }
     }
@@ -86,6 +90,15 @@ bool growing_pool::add_chunk() noexcept {
     // mbufs from it meanwhile.
     std::byte* const base = _base + _used;
     const std::size_t n = len / _elt;
+    // Fault the chunk's pages in one call (Linux 5.14; ignored where
+    // unsupported) rather than one trap per 4 KiB page as the loop below
+    // writes each object.
+    {
+        const auto page = std::uintptr_t{4096};
+        const auto lo = reinterpret_cast<std::uintptr_t>(base) & ~(page - 1);
+        const auto hi = reinterpret_cast<std::uintptr_t>(base) + len;
+        (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, 23 /* MADV_POPULATE_WRITE */);
+    }
     for (std::size_t i = 0; i < n; ++i) {
         void* obj = base + i * _elt + _mp->header_size;
         rte_pktmbuf_init(_mp, nullptr, obj, 0);
