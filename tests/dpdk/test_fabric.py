@@ -30,15 +30,16 @@ def memif_vdevs(tmp, nports):
     return sw_v, gen_v
 
 
-def run_fabric(test, tmp, nports, sw_args, gen_args, tag):
+def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1")):
     """rocelab-switch (server side of nports memif links) and rocelab-gen
     (client side) in two processes. The switch must stop by itself (give it
-    --duration); both are stopped by PID if anything fails. Returns the two
+    --duration); both are stopped by PID if anything fails. sw_lcores are
+    the switch's EAL lcore options (one worker by default). Returns the two
     JSON reports (gen, switch) after checking both exited 0."""
     sw_v, gen_v = memif_vdevs(tmp, nports)
     tag = f"{os.getpid()}{tag}"
     sw = subprocess.Popen(
-        [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix", f"fab-sw-{tag}",
+        [SWITCH, "--no-huge", "-m", "1024", "--no-pci"] + list(sw_lcores) + ["--file-prefix", f"fab-sw-{tag}",
          "--log-level", "lib.eal:error"] + sw_v +
         ["--", "--quiet", "--report", os.path.join(tmp, "sw.json")] + sw_args,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -85,7 +86,7 @@ def lossless_verdict(g, s, link_bps):
       and timeouts;
     - an ACK timeout with nothing dropped: a QP's oldest unacknowledged
       packet waits at most for every flow's window ahead of it at the
-      bottleneck, sum(window x pmtu x 8) / link_bps, unless a worker lost the
+      bottleneck, sum(window x (pmtu + 98) x 8) / link_bps, unless a worker lost the
       CPU for at least ack_timeout_ns less that wait.
     The CPU loss is the longest poll gap of either process's workers. Any
     other drop, or a NAK with nothing dropped, is the fabric's and never
@@ -109,7 +110,9 @@ def lossless_verdict(g, s, link_bps):
     headroom = min((pg["xoff"] for p in s["ports"] for pg in p["priority_groups"] if pg["lossless"] and pg["xoff"]),
                    default=0)
     overflow_ns = headroom * 8 / link_bps * 1e9
-    drain_ns = sum(f["window"] * f["pmtu"] * 8 for f in flows) / link_bps * 1e9
+    # at most pmtu + 98 bytes on the wire per packet (Ethernet, IPv4, UDP,
+    # BTH, RETH, ICRC, FCS, preamble and gap): an upper bound of the drain
+    drain_ns = sum(f["window"] * (f["pmtu"] + 98) * 8 for f in flows) / link_bps * 1e9
     timeout_ns = min(f["ack_timeout_ns"] for f in flows) - drain_ns
     why = (f"longest poll gap {gap_ns / 1e6:.1f} ms (gen {g.get('max_poll_gap_ns', 0) / 1e6:.1f}, switch "
            f"{s.get('max_poll_gap_ns', 0) / 1e6:.1f}); overflowing {headroom} B of headroom needs "

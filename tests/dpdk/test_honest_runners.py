@@ -155,9 +155,9 @@ class LosslessVerdict(unittest.TestCase):
         self.assertEqual(self.verdict(100)[0], [])
 
     def test_timeout_needs_a_gap_of_the_timeout_less_the_windows(self):
-        # 67.1 ms less 2 x 1 MiB at 1 Gbps (16.8 ms) = 50.3 ms
-        self.assertFalse(self.verdict(50.2, flow=(0, 5, 1))[1])
-        self.assertTrue(self.verdict(50.4, flow=(0, 5, 1))[1])
+        # 67.1 ms less 2 x 1024 x (1024 + 98) B at 1 Gbps (18.4 ms) = 48.7 ms
+        self.assertFalse(self.verdict(48.6, flow=(0, 5, 1))[1])
+        self.assertTrue(self.verdict(48.8, flow=(0, 5, 1))[1])
 
     def test_a_nak_or_another_drop_is_never_excused(self):
         self.assertFalse(self.verdict(1000, flow=(1, 5, 0))[1])
