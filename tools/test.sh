@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh - install what is missing, build, and run every test: the fuzzers
-# and the sanitizer build first, then the unit and DPDK suites, then the list
+# and the sanitizer builds (ASan+UBSan, TSan) first, then the unit and DPDK suites, then the list
 # of skipped test cases and a verdict naming every part that failed.
 #
 # A failing fuzzer or sanitizer run does not stop the meson suites: they run
@@ -20,6 +20,8 @@ failed=()
 # the unit suite and one short DPDK test under ASan+UBSan.
 bash tools/fuzz.sh "${ROCELAB_FUZZ_SECONDS:-20}" || failed+=("fuzzing (tools/fuzz.sh: exit $?)")
 bash tools/sanitize.sh || failed+=("sanitizers (tools/sanitize.sh: exit $?)")
+# ThreadSanitizer over the multi-worker tests (the CI set; tools/tsan.sh --full for all).
+bash tools/tsan.sh || failed+=("thread sanitizer (tools/tsan.sh: exit $?)")
 started=$(date +%s)
 meson test -C build --print-errorlogs "$@" || failed+=("meson tests (exit $?; see the summary above)")
 skip_args=(build/meson-logs/testlog.json --newer-than "$started")

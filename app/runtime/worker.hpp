@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "dpdk/tsan.hpp"
 #include "core/clock.hpp"
 #include "runtime/worker_loop.hpp"
 
@@ -30,6 +31,11 @@ public:
     // nth: which worker lcore (0 = the first after the main lcore).
     lcore_launch(int (*fn)(void*), void* arg, const char* prog, unsigned nth = 0) : _lcore(nth_worker_lcore(nth)) {
         if (_lcore < RTE_MAX_LCORE) {
+            // EAL's launch and wait synchronise inside librte_eal (not
+            // instrumented): say so to ThreadSanitizer (dpdk/tsan.hpp); the
+            // launched function acquires/releases arg at its start and end.
+            dpdk::tsan_release(arg);
+            _arg = arg;
             rte_eal_remote_launch(fn, arg, _lcore);
         } else {
             std::fprintf(stderr, "%s: only one lcore given; the worker shares CPU with control "
@@ -48,7 +54,10 @@ public:
     // Wait for fn to return (the caller has asked it to stop).
     void join() {
         if (_lcore < RTE_MAX_LCORE) {
-            if (!_joined) { rte_eal_wait_lcore(_lcore); }
+            if (!_joined) {
+                rte_eal_wait_lcore(_lcore);
+                dpdk::tsan_acquire(_arg);
+            }
         } else if (_thread.joinable()) {
             _thread.join();
         }
@@ -57,6 +66,7 @@ public:
 
 private:
     unsigned _lcore;
+    void* _arg = nullptr;
     std::thread _thread;
     bool _joined = false;
 };
@@ -78,10 +88,12 @@ private:
     struct job final : job_base {
         job(worker_ctl<Pipeline>& c, const Clock& k, const Hook& h) : ctl(c), clock(k), hook(h) {}
         static int entry(void* arg) {
+            dpdk::tsan_acquire(arg);
             auto* j = static_cast<job*>(arg);
             Clock clock = j->clock;
             Hook hook = j->hook;
             run_worker(j->ctl, clock, hook);
+            dpdk::tsan_release(arg);
             return 0;
         }
         worker_ctl<Pipeline>& ctl;

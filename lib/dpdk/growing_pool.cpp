@@ -1,5 +1,6 @@
 // growing_pool.cpp - see growing_pool.hpp.
 #include "dpdk/growing_pool.hpp"
+#include "dpdk/tsan.hpp"
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -26,8 +27,8 @@ std::variant<std::unique_ptr<growing_pool>, std::string> growing_pool::create(co
     if (g->_mp == nullptr) {
         return "mbuf pool " + p.name + " (" + std::to_string(p.capacity) + " mbufs): " + rte_strerror(rte_errno);
     }
-    if (rte_mempool_set_ops_byname(g->_mp, rte_mbuf_best_mempool_ops(), nullptr) != 0) {
-        return "mbuf pool " + p.name + ": no mempool handler " + rte_mbuf_best_mempool_ops();
+    if (rte_mempool_set_ops_byname(g->_mp, mbuf_pool_ops(), nullptr) != 0) {
+        return "mbuf pool " + p.name + ": no mempool handler " + mbuf_pool_ops();
     }
     rte_pktmbuf_pool_private mbp{};
     mbp.mbuf_data_room_size = p.data_room;

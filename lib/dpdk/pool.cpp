@@ -1,4 +1,5 @@
 #include "dpdk/pool.hpp"
+#include "dpdk/tsan.hpp"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -6,15 +7,54 @@
 #include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 #include <rte_memzone.h>
+#include <rte_ring.h>
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 
 namespace rocelab::dpdk {
 
 namespace {
+#ifdef ROCELAB_TSAN
+// A multi-producer/multi-consumer rte_ring, like DPDK's ring_mp_mc handler,
+// with every object annotated as it goes in (release) and out (acquire).
+int tsan_alloc(rte_mempool* mp) {
+    char name[RTE_RING_NAMESIZE];
+    std::snprintf(name, sizeof name, "tsan_%.20s", mp->name);
+    rte_ring* r = rte_ring_create(name, rte_align32pow2(mp->size + 1), mp->socket_id, 0);
+    if (r == nullptr) { return -rte_errno; }
+    mp->pool_data = r;
+    return 0;
+}
+void tsan_free(rte_mempool* mp) { rte_ring_free(static_cast<rte_ring*>(mp->pool_data)); }
+ROCELAB_NO_TSAN int tsan_enqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+    tsan_release_n(objs, n);
+    return rte_ring_enqueue_bulk(static_cast<rte_ring*>(mp->pool_data), objs, n, nullptr) == 0 ? -ENOBUFS : 0;
+}
+ROCELAB_NO_TSAN int tsan_dequeue(rte_mempool* mp, void** objs, unsigned n) {
+    if (rte_ring_dequeue_bulk(static_cast<rte_ring*>(mp->pool_data), objs, n, nullptr) == 0) { return -ENOENT; }
+    tsan_acquire_n(objs, n);
+    return 0;
+}
+ROCELAB_NO_TSAN unsigned tsan_count(const rte_mempool* mp) { return rte_ring_count(static_cast<const rte_ring*>(mp->pool_data)); }
+rte_mempool_ops tsan_ops = {
+    .name = "rocelab_tsan",
+    .alloc = tsan_alloc,
+    .free = tsan_free,
+    .enqueue = tsan_enqueue,
+    .dequeue = tsan_dequeue,
+    .get_count = tsan_count,
+    .calc_mem_size = nullptr,
+    .populate = nullptr,
+    .get_info = nullptr,
+    .dequeue_contig_blocks = nullptr,
+};
+RTE_MEMPOOL_REGISTER_OPS(tsan_ops);
+#endif
+
 void free_zone(rte_mempool_memhdr*, void* zone) { rte_memzone_free(static_cast<const rte_memzone*>(zone)); }
 
 // Every object of the pool, packed, in one memzone of EAL memory whose pages
@@ -41,13 +81,17 @@ int populate_packed(rte_mempool* mp, const char* name, std::uint32_t n, int sock
 }
 }  // namespace
 
+const char* mbuf_pool_ops() noexcept { return tsan_build ? "rocelab_tsan" : rte_mbuf_best_mempool_ops(); }
+
 rte_mempool* pktmbuf_pool(const char* name, std::uint32_t n, std::uint32_t cache, std::uint16_t data_room,
                           int socket) noexcept {
-    if (rte_eal_has_hugepages() != 0) { return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, socket); }
+    if (rte_eal_has_hugepages() != 0) {
+        return rte_pktmbuf_pool_create_by_ops(name, n, cache, 0, data_room, socket, mbuf_pool_ops());
+    }
     rte_mempool* mp = rte_mempool_create_empty(name, n, sizeof(rte_mbuf) + data_room, cache,
                                                sizeof(rte_pktmbuf_pool_private), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
     if (mp == nullptr) { return nullptr; }
-    int err = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr);
+    int err = rte_mempool_set_ops_byname(mp, mbuf_pool_ops(), nullptr);
     if (err == 0) {
         rte_pktmbuf_pool_private priv{};
         priv.mbuf_data_room_size = data_room;

@@ -11,6 +11,7 @@
 // parse_status name (see proto/parse.hpp).
 #pragma once
 
+#include "core/counter.hpp"
 #include <array>
 #include <cstdint>
 
@@ -84,37 +85,37 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
 inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count);
 
 struct alignas(64) port_counters {
-    std::uint64_t rx_packets = 0;
-    std::uint64_t rx_bytes = 0;
-    std::uint64_t tx_packets = 0;
-    std::uint64_t tx_bytes = 0;
-    std::uint64_t rx_mac_control = 0;  // consumed MAC Control frames (PFC + PAUSE + other)
-    std::uint64_t rx_pfc = 0;
-    std::uint64_t rx_pause = 0;
-    std::uint64_t flood_copies = 0;    // extra copies made to flood
-    std::uint64_t arp_replies = 0;
-    std::uint64_t nd_replies = 0;
-    std::uint64_t icmp_errors = 0;       // L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
-    std::uint64_t icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
-    std::uint64_t icmp_echo_replies = 0; // L3: pings to one of our addresses answered
-    std::uint64_t arp_requests = 0;      // L3: ARP requests sent on this port (neighbour resolution)
-    std::uint64_t nd_solicits = 0;       // L3: Neighbor Solicitations sent on this port
-    std::uint64_t neigh_learned = 0;     // L3: ARP/ND received here that set a neighbour's MAC
-    std::uint64_t neigh_consumed = 0;    // ... of which ARP replies / NAs / announcements taken in (no reply made)
-    std::uint64_t neigh_held = 0;        // L3: frames received here that waited for a neighbour
-    std::uint64_t neigh_released = 0;    // ... and were forwarded once it answered
-    std::uint64_t tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
-    std::uint64_t tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
-    std::uint64_t tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown or link down: freed
-    std::uint64_t tx_pfc_frames = 0;   // PFC/PAUSE frames sent upstream
-    std::uint64_t wred_lossless_kept = 0;  // WRED drop decisions not carried out: the frame was admitted to a
+    counter64 rx_packets = 0;
+    counter64 rx_bytes = 0;
+    counter64 tx_packets = 0;
+    counter64 tx_bytes = 0;
+    counter64 rx_mac_control = 0;  // consumed MAC Control frames (PFC + PAUSE + other)
+    counter64 rx_pfc = 0;
+    counter64 rx_pause = 0;
+    counter64 flood_copies = 0;    // extra copies made to flood
+    counter64 arp_replies = 0;
+    counter64 nd_replies = 0;
+    counter64 icmp_errors = 0;       // L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
+    counter64 icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
+    counter64 icmp_echo_replies = 0; // L3: pings to one of our addresses answered
+    counter64 arp_requests = 0;      // L3: ARP requests sent on this port (neighbour resolution)
+    counter64 nd_solicits = 0;       // L3: Neighbor Solicitations sent on this port
+    counter64 neigh_learned = 0;     // L3: ARP/ND received here that set a neighbour's MAC
+    counter64 neigh_consumed = 0;    // ... of which ARP replies / NAs / announcements taken in (no reply made)
+    counter64 neigh_held = 0;        // L3: frames received here that waited for a neighbour
+    counter64 neigh_released = 0;    // ... and were forwarded once it answered
+    counter64 tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
+    counter64 tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
+    counter64 tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown or link down: freed
+    counter64 tx_pfc_frames = 0;   // PFC/PAUSE frames sent upstream
+    counter64 wred_lossless_kept = 0;  // WRED drop decisions not carried out: the frame was admitted to a
                                            // lossless PG (a lossless frame leaves only by TX, link down or watchdog)
-    std::array<std::uint64_t, drop_reason_count> drops{};
-    std::array<std::uint64_t, parse_status_count> malformed{};
-    std::array<std::uint64_t, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)
-    std::array<std::uint64_t, 8> paused_ns{};     // time each priority spent paused (PFC reaction)
-    std::array<std::uint64_t, 8> ecn_marked{};    // per egress queue: ECT frames marked CE (WRED_PROFILE ecn)
-    std::array<std::uint64_t, 8> wred_dropped{};  // per egress queue: WRED drops (also in drops[wred])
+    std::array<counter64, drop_reason_count> drops{};
+    std::array<counter64, parse_status_count> malformed{};
+    std::array<counter64, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)
+    std::array<counter64, 8> paused_ns{};     // time each priority spent paused (PFC reaction)
+    std::array<counter64, 8> ecn_marked{};    // per egress queue: ECT frames marked CE (WRED_PROFILE ecn)
+    std::array<counter64, 8> wred_dropped{};  // per egress queue: WRED drops (also in drops[wred])
 
     void drop(drop_reason r) noexcept { ++drops[static_cast<std::size_t>(r)]; }
 };
@@ -123,5 +124,6 @@ template <typename T>
 inline T read_counter(const T& c) noexcept {
     return __atomic_load_n(&c, __ATOMIC_RELAXED);
 }
+inline std::uint64_t read_counter(const counter64& c) noexcept { return c.load(); }
 
 }  // namespace rocelab::sw

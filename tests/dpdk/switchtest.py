@@ -28,11 +28,18 @@ _seq = [0]
 TEST_WORKERS = int(os.environ.get("ROCELAB_TEST_WORKERS", "1"))
 
 
+# ROCELAB_TEST_SPREAD_WORKERS=1 (tools/tsan.sh) puts the workers on
+# alternate CPUs (1, 0, 1, ...) so that they really run at the same time.
+SPREAD_WORKERS = os.environ.get("ROCELAB_TEST_SPREAD_WORKERS") == "1"
+
+
 def worker_lcores(n):
-    """EAL --lcores for a main lcore and n workers on this machine's 2 CPUs."""
+    """EAL --lcores for a main lcore and n workers on this machine's 2 CPUs:
+    every worker on CPU 1 (the main lcore, which mostly sleeps, on CPU 0), or
+    spread over both CPUs with ROCELAB_TEST_SPREAD_WORKERS=1."""
     if n <= 1:
         return "0-1"
-    return ",".join(["0@0"] + [f"{k}@1" for k in range(1, n + 1)])
+    return ",".join(["0@0"] + [f"{k}@{k % 2 if SPREAD_WORKERS else 1}" for k in range(1, n + 1)])
 
 
 def eal_args(vdevs, lcores=None):

@@ -1,0 +1,43 @@
+// counter.hpp - a statistics counter written by one thread and read by others.
+//
+// The data path counts with plain increments; the control thread (status
+// line, telemetry, reports) reads the same words while the workers run. A
+// plain write racing with a read is a data race in the C++ memory model
+// (ThreadSanitizer reports it: tools/tsan.sh), even though an aligned 64-bit
+// store cannot tear on x86. counter64 makes both sides relaxed atomics: the
+// single writer loads, adds and stores (no lock prefix, the same instructions
+// as `++x`), readers load. Only one thread may write a given counter.
+#pragma once
+
+#include <cstdint>
+
+namespace rocelab {
+
+struct counter64 {
+    std::uint64_t v = 0;
+
+    constexpr counter64() noexcept = default;
+    constexpr counter64(std::uint64_t x) noexcept : v(x) {}  // NOLINT: implicit, like the integer it replaces
+    counter64(const counter64& o) noexcept : v(o.load()) {}
+    counter64& operator=(const counter64& o) noexcept { return store(o.load()); }
+    counter64& operator=(std::uint64_t x) noexcept { return store(x); }
+
+    std::uint64_t load() const noexcept { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
+    counter64& store(std::uint64_t x) noexcept {
+        __atomic_store_n(&v, x, __ATOMIC_RELAXED);
+        return *this;
+    }
+    operator std::uint64_t() const noexcept { return load(); }  // NOLINT: reads as the integer
+
+    counter64& operator+=(std::uint64_t d) noexcept { return store(load() + d); }
+    counter64& operator-=(std::uint64_t d) noexcept { return store(load() - d); }
+    counter64& operator++() noexcept { return store(load() + 1); }
+    std::uint64_t operator++(int) noexcept {
+        const std::uint64_t old = load();
+        store(old + 1);
+        return old;
+    }
+};
+static_assert(sizeof(counter64) == 8);
+
+}  // namespace rocelab
