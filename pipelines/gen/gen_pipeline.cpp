@@ -236,8 +236,16 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         }
         qp_cfg rs_cfg = f.qp;
         std::swap(rs_cfg.src_qpn, rs_cfg.dst_qpn);
-        const std::size_t fct_cap = f.arrivals.count != 0 ? std::min<std::uint64_t>(f.arrivals.count, 1u << 22)
-                                                          : std::size_t{1} << 18;
+        // FCT samples kept per flow (reserved up front: the data path never
+        // grows them; later completions count in fct_samples_dropped): the
+        // flow's arrival count, else 2^18, and at most an equal share of 2^24
+        // over all flows (at least 4096). Without the share the seed
+        // cluster's 4032 flows reserved 8 GB of address space (2 MiB each);
+        // with it, 128 MB at most.
+        const std::size_t fct_share = std::max<std::size_t>(4096, (std::size_t{1} << 24) / cfg.flows.size());
+        const std::size_t fct_cap =
+            std::min<std::size_t>(fct_share, f.arrivals.count != 0 ? std::min<std::uint64_t>(f.arrivals.count, 1u << 22)
+                                                                   : std::size_t{1} << 18);
         const gen_host& sh = cfg.hosts[static_cast<std::size_t>(f.src_host)];
         const gen_host& dh = cfg.hosts[static_cast<std::size_t>(f.dst_host)];
         const bits_per_sec port_rate = p->_ports[static_cast<std::size_t>(sh.port)].b.line_rate;
