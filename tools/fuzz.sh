@@ -29,7 +29,7 @@ targets=(${FUZZ_TARGETS:-fuzz_parse_frame fuzz_switch_path fuzz_gen_rx fuzz_swit
 # shellcheck source=tools/instrumented_tree.sh
 source tools/instrumented_tree.sh
 configure_instrumented_tree
-nice -n 10 ninja -C build-fuzz fuzz >/dev/null
+quiet_ninja -C build-fuzz fuzz
 
 work="$(mktemp -d /tmp/rocelab-fuzz.XXXXXX)"
 trap 'rm -rf "$work"' EXIT

@@ -18,3 +18,14 @@ configure_instrumented_tree() {
     meson configure build-fuzz -Dtests=true >/dev/null
   fi
 }
+
+# quiet_ninja ARGS...: ninja without its progress lines; on failure its
+# output (ninja prints compiler errors on stdout) is shown, then exit 1.
+quiet_ninja() {
+  local out
+  if ! out="$(nice -n 10 ninja "$@" 2>&1)"; then
+    printf '%s\n' "$out" | grep -v '^\[[0-9]*/[0-9]*\] ' | tail -60
+    echo "$(basename "$0"): build failed: ninja $*"
+    exit 1
+  fi
+}

@@ -33,7 +33,7 @@ for t in json.load(sys.stdin):
     if any(s.split(":")[-1] == "unit" for s in t["suite"]) or t["name"] in want:
         print(os.path.relpath(exe, root))
 ' "$dpdk_tests")
-nice -n 10 ninja -C build-fuzz "${exes[@]}" >/dev/null
+quiet_ninja -C build-fuzz "${exes[@]}"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=0:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
@@ -47,7 +47,7 @@ fi
 # item 10): every library file but the cluster, cut to its first 1ms of
 # fabric time (an expectation judged on the cut may fail: exit 3 is fine;
 # any sanitizer report aborts the run and fails here).
-nice -n 10 ninja -C build-fuzz app/rocelab-fabric >/dev/null
+quiet_ninja -C build-fuzz app/rocelab-fabric
 scen_out="$(mktemp -d /tmp/rocelab-asan-scen.XXXXXX)"
 trap 'rm -rf "$scen_out"' EXIT
 n=0

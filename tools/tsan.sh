@@ -31,7 +31,9 @@ if [[ ! -f build-tsan/build.ninja ]]; then
   CC=clang CXX=clang++ meson setup build-tsan -Db_sanitize=thread -Dtests=false -Dbenchmarks=false \
     --buildtype=debugoptimized >/dev/null
 fi
-nice -n 10 ninja -C build-tsan app/rocelab-switch app/rocelab-gen app/rocelab-fabric >/dev/null
+# shellcheck source=tools/instrumented_tree.sh
+source tools/instrumented_tree.sh  # quiet_ninja
+quiet_ninja -C build-tsan app/rocelab-switch app/rocelab-gen app/rocelab-fabric
 
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0 ignore_noninstrumented_modules=1"
 work="$(mktemp -d /tmp/rocelab-tsan.XXXXXX)"

@@ -10,16 +10,18 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace rocelab {
 
 struct counter64 {
     std::uint64_t v = 0;
 
+    // Trivially copyable (copies are plain, as of the integer it replaces:
+    // take them from the writer's thread, or after it stopped); never pass
+    // one to printf-style varargs: convert it (load()) first.
     constexpr counter64() noexcept = default;
     constexpr counter64(std::uint64_t x) noexcept : v(x) {}  // NOLINT: implicit, like the integer it replaces
-    counter64(const counter64& o) noexcept : v(o.load()) {}
-    counter64& operator=(const counter64& o) noexcept { return store(o.load()); }
     counter64& operator=(std::uint64_t x) noexcept { return store(x); }
 
     std::uint64_t load() const noexcept { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
@@ -39,5 +41,6 @@ struct counter64 {
     }
 };
 static_assert(sizeof(counter64) == 8);
+static_assert(std::is_trivially_copyable_v<counter64>);
 
 }  // namespace rocelab

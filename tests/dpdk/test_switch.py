@@ -218,9 +218,14 @@ PORT:
         for sport, psns in flows.items():
             self.assertEqual(psns, sorted(set(psns)), f"flow {sport} reordered or duplicated")
         # Two senders at full speed into one port may overflow its lossy
-        # queue: what is missing is exactly what was tail-dropped (by name).
+        # queue: what is missing is exactly what was dropped by name on that
+        # port - tail-dropped, or (several workers) refused by the full
+        # handoff queue towards its worker (drop_handoff_full, counted on the
+        # egress port). A CI run with 2 workers lost 88 that way: D was not
+        # yet learned on the other worker, whose flooding doubled the load.
         eg = next(p for p in run.report["ports"] if p["tx_packets"] >= 1000)
-        self.assertEqual(sum(len(v) for v in flows.values()) + eg["drops"]["drop_tail"], 2400)
+        self.assertEqual(sum(len(v) for v in flows.values()) + eg["drops"]["drop_tail"] +
+                         eg["drops"]["drop_handoff_full"], 2400, eg["drops"])
         self.assertGreater(sum(len(v) for v in flows.values()), 1200)
         if run.workers > 1:
             owner = {p: w["worker"] for w in run.report["workers"] for p in w["ports"]}

@@ -240,12 +240,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (verbose) {  // what the input reached, per port (cumulative)
         for (std::size_t i = 0; i < np; ++i) {
             const auto& c = b.pipe->counters(i);
+            const auto u = [](std::uint64_t x) { return static_cast<unsigned long>(x); };  // counter64 -> %lu
             std::fprintf(stderr, "port %zu: rx %lu tx %lu pfc_rx %lu pause_rx %lu pfc_tx %lu flood %lu arp %lu nd %lu",
-                         i, c.rx_packets, c.tx_packets, c.rx_pfc, c.rx_pause, c.tx_pfc_frames, c.flood_copies,
-                         c.arp_replies, c.nd_replies);
+                         i, u(c.rx_packets), u(c.tx_packets), u(c.rx_pfc), u(c.rx_pause), u(c.tx_pfc_frames),
+                         u(c.flood_copies), u(c.arp_replies), u(c.nd_replies));
             for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {
                 if (c.drops[r] != 0) {
-                    std::fprintf(stderr, " %s %lu", sw::drop_reason_name(static_cast<sw::drop_reason>(r)), c.drops[r]);
+                    std::fprintf(stderr, " %s %lu", sw::drop_reason_name(static_cast<sw::drop_reason>(r)), u(c.drops[r]));
                 }
             }
             if (b.pipe->buffer_accounting()) {
