@@ -1,5 +1,6 @@
 // growing_pool.cpp - see growing_pool.hpp.
 #include "dpdk/growing_pool.hpp"
+#include "dpdk/pool.hpp"
 #include "dpdk/tsan.hpp"
 
 #include <rte_errno.h>
@@ -91,15 +92,7 @@ bool growing_pool::add_chunk() noexcept {
     // mbufs from it meanwhile.
     std::byte* const base = _base + _used;
     const std::size_t n = len / _elt;
-    // Fault the chunk's pages in one call (Linux 5.14; ignored where
-    // unsupported) rather than one trap per 4 KiB page as the loop below
-    // writes each object.
-    {
-        const auto page = std::uintptr_t{4096};
-        const auto lo = reinterpret_cast<std::uintptr_t>(base) & ~(page - 1);
-        const auto hi = reinterpret_cast<std::uintptr_t>(base) + len;
-        (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, 23 /* MADV_POPULATE_WRITE */);
-    }
+    populate_write(base, len);  // one call, not a trap per page as the loop below writes
     for (std::size_t i = 0; i < n; ++i) {
         void* obj = base + i * _elt + _mp->header_size;
         rte_pktmbuf_init(_mp, nullptr, obj, 0);

@@ -67,10 +67,7 @@ int populate_packed(rte_mempool* mp, const char* name, std::uint32_t n, int sock
     const std::string zname = std::string("mz_") + name;
     const rte_memzone* mz = rte_memzone_reserve_aligned(zname.c_str(), len, socket, 0, RTE_CACHE_LINE_SIZE);
     if (mz == nullptr) { return -rte_errno; }
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto lo = reinterpret_cast<std::uintptr_t>(mz->addr) & ~(page - 1);
-    const auto hi = reinterpret_cast<std::uintptr_t>(mz->addr) + mz->len;
-    (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, 23 /* MADV_POPULATE_WRITE */);
+    populate_write(mz->addr, mz->len);
     const int added = rte_mempool_populate_iova(mp, static_cast<char*>(mz->addr), RTE_BAD_IOVA, mz->len, free_zone,
                                                 const_cast<rte_memzone*>(mz));
     if (added < 0) {
@@ -80,6 +77,13 @@ int populate_packed(rte_mempool* mp, const char* name, std::uint32_t n, int sock
     return static_cast<std::uint32_t>(added) == n ? 0 : -ENOMEM;
 }
 }  // namespace
+
+void populate_write(void* p, std::size_t len) noexcept {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
+    const auto hi = reinterpret_cast<std::uintptr_t>(p) + len;
+    (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, 23 /* MADV_POPULATE_WRITE */);
+}
 
 const char* mbuf_pool_ops() noexcept { return tsan_build ? "rocelab_tsan" : rte_mbuf_best_mempool_ops(); }
 
