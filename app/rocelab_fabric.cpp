@@ -910,6 +910,56 @@ int main(int argc, char** argv) {
                 }
             }
             j.end_array();
+            // Collectives as nccl-tests reports them: size S, time, algbw =
+            // S / t and busbw (docs/scenarios.md, "Collectives").
+            j.key("collectives");
+            j.begin_array();
+            for (std::size_t n = 0; n < f.node_count(); ++n) {
+                if (f.kind(n) != vt::node_kind::gen_node || !f.gen_at(n).ring()) { continue; }
+                const gen_cfg& g = f.gen_config(n);
+                const auto cf = f.gen_at(n).collectives();
+                std::uint64_t tmin = UINT64_MAX, tmax = 0;
+                double tsum = 0;
+                for (const std::uint64_t t : cf.ns) {
+                    tmin = std::min(tmin, t);
+                    tmax = std::max(tmax, t);
+                    tsum += double(t);
+                }
+                const double scale = rt_metric_scale("collective_mean", k);
+                const double mean = cf.ns.empty() ? 0.0 : tsum / double(cf.ns.size()) * scale;
+                const double algbw = mean > 0 ? double(g.sizes.fixed.v) * 8.0 / mean : 0.0;  // Gbps
+                const double busbw = algbw * collective_bus_factor(g.pattern, g.ring_hosts);
+                j.begin_object();
+                j.kv("node", f.node_name(n));
+                j.kv("kind", gen_pattern_name(g.pattern));
+                j.kv("ranks", static_cast<std::uint64_t>(g.ring_hosts));
+                j.kv("size_bytes", g.sizes.fixed.v);
+                j.kv("chunk_bytes", g.ring_chunk);
+                j.kv("steps", static_cast<std::uint64_t>(g.ring_steps));
+                j.kv("completed", cf.done);
+                std::uint64_t steps_done = 0;
+                double step_ns = 0;
+                for (std::size_t s = 0; s < cf.step_n.size(); ++s) {
+                    steps_done += cf.step_n[s];
+                    step_ns += double(cf.step_sum_ns[s]);
+                }
+                j.kv("steps_completed", steps_done);  // every flow's message of the step ACKed
+                j.kv("step_mean_ns", steps_done ? step_ns / double(steps_done) * rt_metric_scale("collective_mean", k) : 0.0);
+                j.kv("time_mean_ns", mean);
+                j.kv("time_min_ns", cf.ns.empty() ? 0.0 : double(tmin) * scale);
+                j.kv("time_max_ns", double(tmax) * scale);
+                j.kv("algbw_gbps", algbw);
+                j.kv("busbw_gbps", busbw);
+                j.kv("bus_factor", collective_bus_factor(g.pattern, g.ring_hosts));
+                j.end_object();
+                std::printf("  collective %s: %s over %u ranks, size %s, %llu completed, time %s, algbw %.2f Gbps, "
+                            "busbw %.2f Gbps\n",
+                            f.node_name(n).c_str(), gen_pattern_name(g.pattern), g.ring_hosts,
+                            format_bytes(g.sizes.fixed).c_str(), static_cast<unsigned long long>(cf.done),
+                            cf.ns.empty() ? "-" : format_time(nanos{static_cast<std::int64_t>(mean + 0.5)}).c_str(),
+                            algbw, busbw);
+            }
+            j.end_array();
             j.key("totals");
             j.begin_object();
             for (const char* m : {"drops", "lossless_drops", "link_drops", "pfc_rx", "pfc_tx", "ecn_marked"}) {

@@ -100,8 +100,10 @@ different workers. At most one worker per port; the banner prints the plan.
 Workload and transport (also YAML keys; dashes or underscores):
       --rate RATE           port line rate, e.g. 10Gbps (cap and default QP pace)
       --flow-rate RATE      per-QP pacing rate (default: the port rate)
-      --pattern P           one-to-one | incast | permutation | all-to-all |
-                            ring-allreduce (--messages = collectives)
+      --pattern P           one-to-one | incast | permutation | all-to-all
+                            (traffic); ring-allreduce (all-reduce) | all-gather |
+                            reduce-scatter | alltoall (collectives: --msg-size
+                            = the buffer S, --messages = collectives)
       --senders N           QPs (one-to-one) or senders (incast)
       --msg-size SIZE       e.g. 64KiB, 1MiB
       --size-dist D         fixed | uniform:LO-HI | cdf:FILE
@@ -300,9 +302,10 @@ public:
         if (auto e = expand_gen_cfg(_cfg, tx_only ? std::max(nports, 2) : nports); !e.empty()) {
             s.fail(2, _cfg.source + ": " + e);
         }
-        if (tx_only && _cfg.pattern == gen_pattern::ring_allreduce) {
+        if (tx_only && is_collective(_cfg.pattern)) {
             // Steps wait for the predecessor's messages to arrive; --tx-only has no receiver.
-            s.fail(2, "--tx-only: pattern ring-allreduce needs receivers (each step waits for messages to arrive)");
+            s.fail(2, std::string("--tx-only: pattern ") + gen_pattern_name(_cfg.pattern) +
+                          " needs receivers (each step waits for messages to arrive)");
         }
         if (tx_only) {
             for (auto& h : _cfg.hosts) {

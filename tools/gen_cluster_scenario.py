@@ -42,7 +42,10 @@ def main():
     ap.add_argument("--spines", type=int, default=2)
     ap.add_argument("--host-rate", default="200Gbps")
     ap.add_argument("--up-rate", default="400Gbps")
-    ap.add_argument("--pattern", default="all-to-all")
+    ap.add_argument("--pattern", default="all-to-all",
+                    help="all-to-all (listed flows, as the library file) or a pattern such as ring-allreduce, "
+                         "all-gather, reduce-scatter, alltoall (collectives over the hosts' addresses)")
+    ap.add_argument("--messages", type=int, default=0, help="messages per flow; collectives: iterations (0: unlimited)")
     ap.add_argument("--msg-size", default="64KiB")
     ap.add_argument("--duration", default="200us")
     ap.add_argument("--mbufs", type=int, default=49152, help="ROCELAB mbufs per switch")
@@ -93,17 +96,20 @@ def main():
             j = u // a.spines
             links += f"  - {{a: leaf{L}:Ethernet{H + u}, b: spine{s}:Ethernet{L * per_spine + j}, rate: {a.up_rate}}}\n"
     header = open(a.header).read() if a.header else ""
-    # The flows are listed, not left to `pattern:` - a pattern builds its own
-    # hosts with the generator's default addresses and ignores the scenario's
-    # mac/ip, which an L3 fabric needs (docs/scenarios.md, "Findings").
-    assert a.pattern == "all-to-all", "only all-to-all can be listed as flows"
-    flows = "  flows:\n"
-    i = 0
-    for s_ in range(nhosts):
-        for d in range(nhosts):
-            if s_ != d:
-                flows += f"    - {{name: h{s_}->h{d}#{i}, src: h{s_}, dst: h{d}}}\n"
-                i += 1
+    # all-to-all's flows are listed (the library file's form, names and order);
+    # any other pattern uses the hosts' addresses itself (docs/scenarios.md).
+    if a.pattern == "all-to-all":
+        flows = "  flows:\n"
+        i = 0
+        for s_ in range(nhosts):
+            for d in range(nhosts):
+                if s_ != d:
+                    flows += f"    - {{name: h{s_}->h{d}#{i}, src: h{s_}, dst: h{d}}}\n"
+                    i += 1
+    else:
+        flows = f"  pattern: {a.pattern}\n"
+    if a.messages:
+        flows += f"  messages: {a.messages}\n"
     print(header + f"""name: {a.name}
 description: {a.servers} servers x {a.ports} ports at {a.host_rate} on 2 leaves, {U} x {a.up_rate} uplinks per leaf to {a.spines} spines, L3 ECMP, {a.pattern}
 duration: {a.duration}

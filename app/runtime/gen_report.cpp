@@ -147,40 +147,47 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     j.kv("all_finished", p.all_finished());
     write_capture_fields(j, r);
     if (p.ring()) {
-        // ring-allreduce: one sample per completed collective.
-        std::vector<std::uint64_t> ct = p.collective_ns();
+        // Collectives: one sample per completed collective; nccl-tests'
+        // algbw = S / t and busbw = algbw x collective_bus_factor at the mean.
+        const auto cf = p.collectives();
+        std::vector<std::uint64_t> ct = cf.ns;
         std::sort(ct.begin(), ct.end());
         std::uint64_t sum = 0;
-        for (auto v : p.collective_ns()) {
+        for (auto v : cf.ns) {
             sum += v;
         }
+        const double mean = ct.empty() ? 0.0 : double(sum) / double(ct.size());
+        const double algbw = mean > 0 ? double(cfg.sizes.fixed.v) * 8.0 / mean : 0.0;  // bit/ns = Gbps
         j.key("collective");
         j.begin_object();
-        j.kv("kind", "ring-allreduce");
+        j.kv("kind", gen_pattern_name(cfg.pattern));
         j.kv("hosts", static_cast<std::uint64_t>(cfg.ring_hosts));
         j.kv("steps", static_cast<std::uint64_t>(cfg.ring_steps));
         j.kv("msg_size", cfg.sizes.fixed.v);
         j.kv("chunk_bytes", cfg.ring_chunk);
         j.kv("collectives", cfg.ring_collectives);
-        j.kv("collectives_completed", p.collectives_done());
+        j.kv("collectives_completed", cf.done);
         j.kv("collective_samples", static_cast<std::uint64_t>(ct.size()));
-        j.kv("collective_samples_dropped", p.collective_dropped());
+        j.kv("collective_samples_dropped", cf.dropped);
         j.kv("collective_p50_ns", percentile(ct, 0.50));
         j.kv("collective_p99_ns", percentile(ct, 0.99));
         j.kv("collective_max_ns", ct.empty() ? 0 : ct.back());
         j.kv("collective_min_ns", ct.empty() ? 0 : ct.front());
-        j.kv("collective_mean_ns", ct.empty() ? 0.0 : double(sum) / double(ct.size()));
+        j.kv("collective_mean_ns", mean);
+        j.kv("algbw_gbps", algbw);
+        j.kv("busbw_gbps", algbw * collective_bus_factor(cfg.pattern, cfg.ring_hosts));
+        j.kv("bus_factor", collective_bus_factor(cfg.pattern, cfg.ring_hosts));
         j.key("collective_times_ns");  // in completion order (at most 1000)
         j.begin_array();
-        for (std::size_t k = 0; k < p.collective_ns().size() && k < 1000; ++k) {
-            j.value(p.collective_ns()[k]);
+        for (std::size_t k = 0; k < cf.ns.size() && k < 1000; ++k) {
+            j.value(cf.ns[k]);
         }
         j.end_array();
-        j.key("step_mean_ns");  // by step index: reduce-scatter 0..H-2, all-gather H-1..2H-3
+        j.key("step_mean_ns");  // by step index (all-reduce: reduce-scatter 0..H-2, all-gather H-1..2H-3)
         j.begin_array();
-        for (std::size_t k = 0; k < p.step_sum_ns().size(); ++k) {
-            const std::uint64_t n = p.step_count()[k];
-            j.value(n ? double(p.step_sum_ns()[k]) / double(n) : 0.0);
+        for (std::size_t k = 0; k < cf.step_sum_ns.size(); ++k) {
+            const std::uint64_t n = cf.step_n[k];
+            j.value(n ? double(cf.step_sum_ns[k]) / double(n) : 0.0);
         }
         j.end_array();
         j.end_object();

@@ -448,6 +448,9 @@ const char* gen_pattern_name(gen_pattern p) noexcept {
         case gen_pattern::permutation: return "permutation";
         case gen_pattern::all_to_all: return "all-to-all";
         case gen_pattern::ring_allreduce: return "ring-allreduce";
+        case gen_pattern::all_gather: return "all-gather";
+        case gen_pattern::reduce_scatter: return "reduce-scatter";
+        case gen_pattern::alltoall: return "alltoall";
         default: return "one-to-one";
     }
 }
@@ -530,10 +533,19 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
             c.pattern = gen_pattern::permutation;
         } else if (value == "all-to-all" || value == "all_to_all") {
             c.pattern = gen_pattern::all_to_all;
-        } else if (value == "ring-allreduce" || value == "ring_allreduce") {
+        } else if (value == "ring-allreduce" || value == "ring_allreduce" || value == "all-reduce" ||
+                   value == "all_reduce" || value == "allreduce") {
             c.pattern = gen_pattern::ring_allreduce;
+        } else if (value == "all-gather" || value == "all_gather" || value == "allgather") {
+            c.pattern = gen_pattern::all_gather;
+        } else if (value == "reduce-scatter" || value == "reduce_scatter" || value == "reducescatter") {
+            c.pattern = gen_pattern::reduce_scatter;
+        } else if (value == "alltoall") {
+            c.pattern = gen_pattern::alltoall;
         } else {
-            return bad(k, value, "one-to-one, incast, permutation, all-to-all or ring-allreduce");
+            return bad(k, value,
+                       "one-to-one, incast, permutation, all-to-all (traffic); ring-allreduce (all-reduce), "
+                       "all-gather, reduce-scatter or alltoall (collectives)");
         }
     } else if (k == "senders") {
         auto n = parse_uint(value, 1, 4096);
@@ -628,21 +640,32 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
         return f;
     };
     c.flows.clear();
+    if (c.hosts_generated) {  // a second expansion starts from the explicit hosts again
+        c.hosts.clear();
+        c.hosts_generated = false;
+    }
     c.ring_hosts = c.ring_steps = 0;
     c.ring_chunk = c.ring_collectives = 0;
     std::vector<std::pair<int, int>> pairs;
-    if (c.pattern == gen_pattern::ring_allreduce) {
-        // The ring builds its own flows and gates its own messages.
+    const bool collective = is_collective(c.pattern);
+    const std::string pname = gen_pattern_name(c.pattern);
+    if (collective) {
+        // A collective builds its own flows and gates its own messages.
         if (!c.flow_specs.empty()) {
-            return "pattern ring-allreduce builds its flows (host i -> host i+1 mod H, one host per port); "
-                   "remove flows:";
+            return "pattern " + pname + " builds its flows (one host per port); remove flows:";
         }
         if (c.sizes.kind != size_kind::fixed || c.sizes.fixed.v == 0) {
-            return "pattern ring-allreduce: msg_size must be a fixed size > 0 (the collective's buffer; each "
-                   "step sends msg_size / H)";
+            return "pattern " + pname + ": msg_size must be a fixed size > 0 (the collective's buffer; every "
+                   "message is one chunk of msg_size / hosts)";
         }
         if (c.arrivals.kind != arrival_kind::closed_loop) {
-            return "pattern ring-allreduce: arrivals must be closed-loop (each step waits for the previous one)";
+            return "pattern " + pname + ": arrivals must be closed-loop (each step waits for the previous one)";
+        }
+    }
+    for (const auto& h : c.hosts) {
+        if (h.port >= nports) {
+            return "hosts." + h.name + ".port: " + std::to_string(h.port) + " is out of range; accepted: 0.." +
+                   std::to_string(nports - 1);
         }
     }
     if (!c.flow_specs.empty()) {
@@ -650,12 +673,7 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
             for (int p = 0; p < nports; ++p) {
                 c.hosts.push_back(mk_host(p, 0));
             }
-        }
-        for (const auto& h : c.hosts) {
-            if (h.port >= nports) {
-                return "hosts." + h.name + ".port: " + std::to_string(h.port) + " is out of range; accepted: 0.." +
-                       std::to_string(nports - 1);
-            }
+            c.hosts_generated = true;
         }
         auto find = [&](const std::string& n) -> int {
             for (std::size_t i = 0; i < c.hosts.size(); ++i) {
@@ -684,78 +702,106 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
             ++i;
         }
     } else {
-        const int last = nports - 1;
-        if (nports < 2) {
-            return "pattern " + std::string(gen_pattern_name(c.pattern)) +
-                   " needs at least 2 ports (sender and receiver on different ports); add a --vdev or "
-                   "--loopback-pairs 1";
+        // The pattern's places: the explicit hosts when given (host i in the
+        // place of port i; their own addresses), else one host per port.
+        const bool given = !c.hosts.empty();
+        c.hosts_generated = !given;
+        const int places = given ? static_cast<int>(c.hosts.size()) : nports;
+        const int last = places - 1;
+        if (places < 2) {
+            return "pattern " + pname +
+                   (given ? " needs at least 2 hosts" :
+                            " needs at least 2 ports (sender and receiver on different ports); add a --vdev or "
+                            "--loopback-pairs 1");
         }
-        c.hosts.clear();
+        // Without explicit hosts, one-to-one has a host on the first and the
+        // last port, incast the receiver on the last port and a host per
+        // sender spread over the others; the other patterns one per port.
+        if (!given && (c.pattern == gen_pattern::one_to_one || c.pattern == gen_pattern::incast)) {
+            c.hosts.push_back(mk_host(c.pattern == gen_pattern::incast ? last : 0, 0));
+            if (c.pattern == gen_pattern::one_to_one) {
+                c.hosts.push_back(mk_host(last, 0));
+            }
+        } else if (!given) {
+            for (int p = 0; p < nports; ++p) {
+                c.hosts.push_back(mk_host(p, 0));
+            }
+        }
         switch (c.pattern) {
             case gen_pattern::one_to_one:
-                c.hosts.push_back(mk_host(0, 0));
-                c.hosts.push_back(mk_host(last, 0));
                 for (std::uint32_t i = 0; i < c.senders; ++i) {
-                    pairs.emplace_back(0, 1);
+                    pairs.emplace_back(0, given ? last : 1);
                 }
                 break;
             case gen_pattern::incast: {
-                c.hosts.push_back(mk_host(last, 0));
+                // The senders, spread over the other places (explicit hosts
+                // send several QPs each).
                 std::vector<int> per_port(static_cast<std::size_t>(last), 0);
                 for (std::uint32_t i = 0; i < c.senders; ++i) {
                     const int p = static_cast<int>(i % static_cast<std::uint32_t>(last));
-                    c.hosts.push_back(mk_host(p, per_port[p]++));
-                    pairs.emplace_back(static_cast<int>(c.hosts.size() - 1), 0);
+                    if (given) {
+                        pairs.emplace_back(p, last);
+                    } else {
+                        c.hosts.push_back(mk_host(p, per_port[p]++));
+                        pairs.emplace_back(static_cast<int>(c.hosts.size() - 1), 0);
+                    }
                 }
                 break;
             }
-            case gen_pattern::permutation:
-            case gen_pattern::all_to_all: {
-                for (int p = 0; p < nports; ++p) {
-                    c.hosts.push_back(mk_host(p, 0));
-                }
-                if (c.pattern == gen_pattern::all_to_all) {
-                    for (int s = 0; s < nports; ++s) {
-                        for (int d = 0; d < nports; ++d) {
-                            if (s != d) {
-                                pairs.emplace_back(s, d);
-                            }
+            case gen_pattern::all_to_all:
+            case gen_pattern::alltoall:
+                for (int s = 0; s < places; ++s) {
+                    for (int d = 0; d < places; ++d) {
+                        if (s != d) {
+                            pairs.emplace_back(s, d);
                         }
                     }
-                } else {
-                    // Seeded derangement (Sattolo's algorithm gives one cycle: nobody sends to itself).
-                    std::vector<int> perm(static_cast<std::size_t>(nports));
-                    std::iota(perm.begin(), perm.end(), 0);
-                    rng r{c.seed};
-                    for (int i = nports - 1; i > 0; --i) {
-                        const int j = static_cast<int>(r.next() % static_cast<std::uint64_t>(i));
-                        std::swap(perm[i], perm[j]);
-                    }
-                    for (int s = 0; s < nports; ++s) {
-                        pairs.emplace_back(s, perm[s]);
-                    }
+                }
+                break;
+            case gen_pattern::permutation: {
+                // Seeded derangement (Sattolo's algorithm gives one cycle: nobody sends to itself).
+                std::vector<int> perm(static_cast<std::size_t>(places));
+                std::iota(perm.begin(), perm.end(), 0);
+                rng r{c.seed};
+                for (int i = places - 1; i > 0; --i) {
+                    const int j = static_cast<int>(r.next() % static_cast<std::uint64_t>(i));
+                    std::swap(perm[i], perm[j]);
+                }
+                for (int s = 0; s < places; ++s) {
+                    pairs.emplace_back(s, perm[s]);
                 }
                 break;
             }
-            case gen_pattern::ring_allreduce: {
-                for (int p = 0; p < nports; ++p) {
-                    c.hosts.push_back(mk_host(p, 0));
+            case gen_pattern::ring_allreduce:
+            case gen_pattern::all_gather:
+            case gen_pattern::reduce_scatter:
+                for (int s = 0; s < places; ++s) {
+                    pairs.emplace_back(s, (s + 1) % places);
                 }
-                for (int s = 0; s < nports; ++s) {
-                    pairs.emplace_back(s, (s + 1) % nports);
-                }
-                const auto h = static_cast<std::uint64_t>(nports);
-                c.ring_hosts = static_cast<std::uint32_t>(nports);
-                c.ring_steps = static_cast<std::uint32_t>(2 * (nports - 1));
-                c.ring_chunk = ((c.sizes.fixed.v + h - 1) / h + 3) & ~std::uint64_t{3};
-                c.ring_collectives = c.arrivals.count;
                 break;
+        }
+        if (collective) {
+            std::vector<bool> used(static_cast<std::size_t>(nports), false);
+            for (int h = 0; h < places; ++h) {
+                const int port = c.hosts[static_cast<std::size_t>(h)].port;
+                if (used[static_cast<std::size_t>(port)]) {
+                    return "pattern " + pname + ": hosts " + c.hosts[static_cast<std::size_t>(h)].name +
+                           " and another host share port " + std::to_string(port) + "; a collective needs one host per port";
+                }
+                used[static_cast<std::size_t>(port)] = true;
             }
+            const auto h = static_cast<std::uint64_t>(places);
+            c.ring_hosts = static_cast<std::uint32_t>(places);
+            c.ring_steps = c.pattern == gen_pattern::ring_allreduce ? static_cast<std::uint32_t>(2 * (places - 1))
+                           : c.pattern == gen_pattern::alltoall     ? 1u
+                                                                    : static_cast<std::uint32_t>(places - 1);
+            c.ring_chunk = ((c.sizes.fixed.v + h - 1) / h + 3) & ~std::uint64_t{3};
+            c.ring_collectives = c.arrivals.count;
         }
         int i = 0;
         for (auto [s, d] : pairs) {
             c.flows.push_back(base_flow(s, d, i++));
-            if (c.pattern == gen_pattern::ring_allreduce) {
+            if (collective) {
                 // One chunk per step, one step in flight; messages = collectives x steps.
                 gen_flow& f = c.flows.back();
                 f.sizes.fixed = bytes{c.ring_chunk};

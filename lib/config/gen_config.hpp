@@ -22,13 +22,22 @@
 //                         default per-QP pacing rate
 //   flow_rate RATE (rate) per-QP pacing rate
 //   pattern               one-to-one | incast | permutation | all-to-all |
-//                         ring-allreduce (one-to-one)
-//                         ring-allreduce: one host per port, host i -> host
-//                         (i+1) mod H; 2(H-1) steps per collective of one
-//                         chunk (msg_size / H rounded up to 4 bytes) each;
-//                         step s+1 waits for the host's step-s message to be
-//                         ACKed and its predecessor's step-s message to
-//                         arrive; `messages` = collectives (0 = unlimited)
+//                         ring-allreduce (all-reduce) | all-gather |
+//                         reduce-scatter | alltoall (one-to-one)
+//                         Patterns use the explicit hosts when given (host i
+//                         in the place of port i), else one host per port.
+//                         Collectives (docs/generator.md): msg_size is
+//                         nccl-tests' size S (the whole buffer); every
+//                         message is one chunk of S / H (rounded up to 4
+//                         bytes). all-reduce: ring host i -> host (i+1) mod
+//                         H, 2(H-1) steps; all-gather and reduce-scatter: the
+//                         same ring, H-1 steps; step s+1 waits for the host's
+//                         step-s message to be ACKed and its predecessor's
+//                         step-s message to arrive. alltoall: every host
+//                         sends a chunk to every other host, one step; a host
+//                         starts iteration k+1 once its H-1 messages of k are
+//                         ACKed and the H-1 sent to it have arrived.
+//                         `messages` = collectives (0 = unlimited)
 //   senders N (1)         one-to-one: QPs from port 0 to the last port;
 //                         incast: senders into one receiver (the last port),
 //                         spread over the other ports as extra hosts
@@ -108,8 +117,30 @@
 
 namespace rocelab {
 
-enum class gen_pattern : std::uint8_t { one_to_one, incast, permutation, all_to_all, ring_allreduce };
+// ring_allreduce .. alltoall are collectives (is_collective): iterations of
+// steps, each host waiting for its part of the previous step (below).
+enum class gen_pattern : std::uint8_t {
+    one_to_one,
+    incast,
+    permutation,
+    all_to_all,
+    ring_allreduce,
+    all_gather,
+    reduce_scatter,
+    alltoall
+};
 const char* gen_pattern_name(gen_pattern p) noexcept;
+constexpr bool is_collective(gen_pattern p) noexcept {
+    return p == gen_pattern::ring_allreduce || p == gen_pattern::all_gather || p == gen_pattern::reduce_scatter ||
+           p == gen_pattern::alltoall;
+}
+// nccl-tests' bus bandwidth factor over H ranks: busbw = algbw x this
+// (all-reduce 2(H-1)/H; all-gather, reduce-scatter and alltoall (H-1)/H).
+inline double collective_bus_factor(gen_pattern p, std::uint32_t hosts) noexcept {
+    if (hosts == 0) { return 0.0; }
+    const double h = double(hosts);
+    return p == gen_pattern::ring_allreduce ? 2.0 * (h - 1.0) / h : (h - 1.0) / h;
+}
 
 struct gen_host {
     std::string name;
@@ -208,6 +239,7 @@ struct gen_cfg {
     bool cnp_mode_set = false;        // cnp_mode given; else the profile's (dcqcn_np_defaults)
     std::string dcqcn_trace;          // CSV path; empty = no trace
     std::vector<gen_host> hosts;        // explicit (YAML); empty = one host per port
+    bool hosts_generated = false;       // `hosts` were made by expand_gen_cfg (not explicit)
     std::vector<gen_flow_spec> flow_specs;  // explicit (YAML); empty = pattern
     // Names of the hosts a pattern puts on each port (index = port; empty =
     // "h<port>"); a second host on a port gets "_<n>" appended. Set by
@@ -217,9 +249,11 @@ struct gen_cfg {
     std::optional<std::array<std::uint8_t, 6>> gateway_mac;
     // Filled by expand_gen_cfg once the ports are known.
     std::vector<gen_flow> flows;
-    // ring-allreduce (filled by expand_gen_cfg): hosts H (= flows, flow i is
-    // host i -> host (i+1) mod H), steps per collective 2(H-1), chunk bytes,
-    // collectives to run (0 = unlimited).
+    // Collectives (filled by expand_gen_cfg): hosts H; steps per collective
+    // (all-reduce 2(H-1), all-gather and reduce-scatter H-1, alltoall 1);
+    // chunk bytes per message (msg_size / H rounded up to 4 bytes);
+    // collectives to run (0 = unlimited). The rings' flow i is host i ->
+    // host (i+1) mod H; alltoall's flows are every ordered pair, source-major.
     std::uint32_t ring_hosts = 0;
     std::uint32_t ring_steps = 0;
     std::uint64_t ring_chunk = 0;

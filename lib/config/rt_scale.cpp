@@ -122,7 +122,7 @@ std::string rt_scale_topology(topology_cfg& t, double k) {
 
 double rt_metric_scale(const std::string& m, double k) noexcept {
     if (m == "fct_p50" || m == "fct_p99" || m == "fct_max" || m == "fct_mean" || m == "collective_mean") { return k; }
-    if (m == "goodput" || m == "rate_min" || m == "rate_mean") { return 1.0 / k; }
+    if (m == "goodput" || m == "rate_min" || m == "rate_mean" || m == "algbw" || m == "busbw") { return 1.0 / k; }
     return 1.0;
 }
 

@@ -308,7 +308,7 @@ private:
         if (!tr || !tr.IsMap()) { fail(tr ? tr : root, "traffic", "a map of rocelab-gen keys (pattern, flows, msg_size, ...)"); }
         if (tr["hosts"]) { fail(tr["hosts"], "traffic.hosts", "hosts are declared at the top level of a scenario (hosts:)"); }
         YAML::Node host_list(YAML::NodeType::Sequence);
-        std::optional<YAML::Node> addressed;  // the first host given a mac or ip (patterns cannot use them)
+        std::optional<YAML::Node> addressed;  // the first host given a mac, ip or gateway
         auto add_host = [&](const std::string& name, const YAML::Node& at, const YAML::Node* details) {
             add_name(by_name, name, SIZE_MAX, at, "hosts");
             host_port[name] = static_cast<int>(t.hosts.size());
@@ -348,15 +348,11 @@ private:
         }
         if (t.hosts.size() < 2) { fail(hs, "hosts", "at least 2 hosts (a sender and a receiver)"); }
         YAML::Node g = YAML::Clone(tr);
-        if (g["flows"]) {
-            g["hosts"] = host_list;  // explicit flows name the hosts
-        } else if (addressed) {
-            // A pattern builds its hosts with the generator's default addresses
-            // (10.<port>.0.1, 02:00:00:00:<port>:01); refuse rather than drop them.
-            fail(*addressed, "hosts",
-                 "a host's mac/ip/gateway is used only by explicit traffic.flows; traffic.pattern gives every host "
-                 "the generator's default address (list the flows, or leave them out; traffic.gateway_mac sets "
-                 "every host's gateway)");
+        if (g["flows"] || addressed) {
+            // Explicit flows name the hosts; a pattern uses them (host i in
+            // the place of port i) when any has its own address, else the
+            // generator's default addresses (10.<port>.0.1, 02:00:00:00:<port>:01).
+            g["hosts"] = host_list;
         }
         auto r = detail::gen_cfg_from_yaml(g, _src);
         if (!r) { throw topo_error{r.error().message}; }

@@ -304,20 +304,31 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
         p->_flows.push_back(std::move(fs));
     }
     p->_has_limit = all_limited;
-    if (cfg.pattern == gen_pattern::ring_allreduce && cfg.ring_hosts >= 2 && cfg.flows.size() == cfg.ring_hosts) {
+    const std::uint32_t coll_h = cfg.ring_hosts;
+    const bool a2a = cfg.pattern == gen_pattern::alltoall;
+    if (is_collective(cfg.pattern) && coll_h >= 2 &&
+        cfg.flows.size() == (a2a ? std::size_t{coll_h} * (coll_h - 1) : std::size_t{coll_h})) {
         p->_ring = true;
+        p->_a2a = a2a;
         p->_ring_steps = cfg.ring_steps;
         p->_ring_chunk = cfg.ring_chunk;
         p->_ring_limit = cfg.ring_collectives * cfg.ring_steps;
-        const std::uint32_t h = cfg.ring_hosts;
-        for (std::uint32_t i = 0; i < h; ++i) {
-            p->_flows[i]->ring_pred = (i + h - 1) % h;  // flow i-1 goes host i-1 -> host i
-            p->_flows[(i + h - 1) % h]->ring_succ = i;   // ... whose arrivals open flow i's gate
+        p->_a2a_peers = coll_h - 1;
+        if (!a2a) {
+            for (std::uint32_t i = 0; i < coll_h; ++i) {
+                p->_flows[i]->ring_pred = (i + coll_h - 1) % coll_h;  // flow i-1 goes host i-1 -> host i
+                p->_flows[(i + coll_h - 1) % coll_h]->ring_succ = i;   // ... whose arrivals open flow i's gate
+            }
         }
-        p->_coll_ns.reserve(cfg.ring_collectives != 0 ? std::min<std::uint64_t>(cfg.ring_collectives, 1u << 22)
-                                                      : std::size_t{1} << 18);
-        p->_step_sum_ns.assign(cfg.ring_steps, 0);
-        p->_step_n.assign(cfg.ring_steps, 0);
+        // Message records: every message of a limited run, else as many
+        // collectives as 2^22 records over all flows hold (at least 16).
+        const std::uint64_t per_flow_cap =
+            std::max<std::uint64_t>(std::uint64_t{16} * cfg.ring_steps, (std::uint64_t{1} << 22) / p->_flows.size());
+        const std::uint64_t recs = p->_ring_limit != 0 ? std::min(p->_ring_limit, per_flow_cap) : per_flow_cap;
+        for (auto& fs : p->_flows) {
+            fs->coll_post.assign(recs, 0);
+            fs->coll_done.assign(recs, 0);
+        }
     }
 
     // Payload CRC and combine operator per payload length (control path).
@@ -1072,9 +1083,12 @@ void gen_pipeline::rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept {
             send_cnp(f, ps);
         }
     }
+    const std::uint64_t msgs_before = f.rs.counters().messages_rx;
     const rx_verdict v = f.rs.on_packet(now, pf.psn, pf.opcode, pf.ack_req, pf.roce_payload_len);
     touch(f, false);  // its notification point may have a CNP to defer
-    if (_ring && f.ring_succ != UINT32_MAX) { touch(*_flows[f.ring_succ], true); }  // a message in: a gate may open
+    if (_ring && f.rs.counters().messages_rx != msgs_before) {  // a message in: a gate may open
+        coll_arrived(f);
+    }
     if (v.status == rx_status::unsupported) {
         bump(ps.c.rx_unsupported_opcode);
     }
@@ -1191,10 +1205,13 @@ void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
                     bump(f.fct_dropped);
                 }
                 f.src.on_complete();
+                if (_ring) {
+                    coll_completed(f, c);
+                }
             }
             if (_ring) {
                 if (now >= f.cfg.start) {
-                    ring_post(f, now);
+                    coll_post(f, now);
                 }
             } else if (now >= f.cfg.start) {
                 arrival a;
@@ -1213,9 +1230,6 @@ void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
         }
     }
     const bool all_done = _has_limit && w.unfinished == 0;
-    if (_ring && w.id == 0) {
-        ring_account(now);
-    }
     if (all_done != __atomic_load_n(&w.done, __ATOMIC_RELAXED)) {
         __atomic_store_n(&w.done, all_done, __ATOMIC_RELAXED);
     }
@@ -1226,57 +1240,101 @@ void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
     }
 }
 
-// ring-allreduce: message k (global step, k / steps = collective) leaves
-// host i once its own message k-1 is ACKed and its predecessor's message k-1
-// has arrived here (the responder of flow ring_pred, at host i, counts it).
-void gen_pipeline::ring_post(flow_state& f, nanos now) noexcept {
+// Collectives: message k (k / steps = collective, k % steps = step) leaves
+// once the flow's message k-1 is ACKed and its host has what step k needs:
+// rings, the predecessor's message k-1 (the responder of flow ring_pred is
+// at this host); alltoall, every message of iteration k-1 to and from this
+// host. Only this host's state is read.
+void gen_pipeline::coll_post(flow_state& f, nanos now) noexcept {
     const std::uint64_t k = f.posted;
-    // The predecessor's responder may be another worker's: its counter is read relaxed.
     if ((_ring_limit != 0 && k >= _ring_limit) || f.rq.messages_in_flight() != 0 ||
-        f.rq.counters().messages_completed < k || read_counter(_flows[f.ring_pred]->rs.counters().messages_rx) < k) {
+        f.rq.counters().messages_completed < k) {
+        return;
+    }
+    if (_a2a) {
+        const port_state& ps = _ports[f.src_port];
+        const std::uint64_t need = k * _a2a_peers;
+        if (ps.a2a_acked < need || ps.a2a_arrived < need) {
+            return;
+        }
+    } else if (read_counter(_flows[f.ring_pred]->rs.counters().messages_rx) < k) {
         return;
     }
     if (!f.rq.post_message(now, bytes{_ring_chunk})) {
         return;
     }
-    const std::uint64_t c = k / _ring_steps;
-    if (k % _ring_steps == 0) {  // the first host to start collective c records when (any worker)
-        std::uint64_t cs = __atomic_load_n(&_coll_started, __ATOMIC_ACQUIRE);
-        while (c >= cs) {
-            if (__atomic_compare_exchange_n(&_coll_started, &cs, c + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                __atomic_store_n(&_coll_start[c & 7], now.v, __ATOMIC_RELEASE);
-                break;
-            }
-        }
+    if (k < f.coll_post.size()) {
+        f.coll_post[k] = now.v;
     }
     bump(f.posted);
 }
 
-// Ring-wide progress: a step ends when every host's message of it is ACKed.
-void gen_pipeline::ring_account(nanos now) noexcept {
-    std::uint64_t m = UINT64_MAX;
-    for (const auto& fp : _flows) {
-        m = std::min(m, read_counter(fp->rq.counters().messages_completed));
+// Message completions of flow f (in order): record when, and for alltoall
+// count them at the host; its last of an iteration may open its flows' gates.
+void gen_pipeline::coll_completed(flow_state& f, const msg_completion& c) noexcept {
+    const std::uint64_t k = f.coll_recs;
+    if (k < f.coll_done.size()) {
+        f.coll_done[k] = c.completed.v;
+        __atomic_store_n(&f.coll_recs, k + 1, __ATOMIC_RELEASE);
     }
-    while (_ring_min < m) {
-        const std::uint64_t k = _ring_min;
-        const std::uint64_t s = k % _ring_steps;
-        const std::uint64_t c = k / _ring_steps;
-        const std::int64_t from = s == 0 ? __atomic_load_n(&_coll_start[c & 7], __ATOMIC_ACQUIRE) : _ring_step_t;
-        _step_sum_ns[s] += static_cast<std::uint64_t>(std::max<std::int64_t>(now.v - from, 0));
-        ++_step_n[s];
-        _ring_step_t = now.v;
-        ++_ring_min;
-        if (s + 1 == _ring_steps) {
-            if (_coll_ns.size() < _coll_ns.capacity()) {
-                _coll_ns.push_back(static_cast<std::uint64_t>(
-                    std::max<std::int64_t>(now.v - __atomic_load_n(&_coll_start[c & 7], __ATOMIC_ACQUIRE), 0)));
-            } else {
-                ++_coll_dropped;
-            }
-            bump(_coll_done);
+    if (_a2a) {
+        port_state& ps = _ports[f.src_port];
+        if (++ps.a2a_acked % _a2a_peers == 0) {
+            for (const std::uint32_t q : ps.qps) { touch(*_flows[q], true); }
         }
     }
+}
+
+// A message of flow f arrived at its destination host.
+void gen_pipeline::coll_arrived(flow_state& f) noexcept {
+    if (!_a2a) {
+        if (f.ring_succ != UINT32_MAX) { touch(*_flows[f.ring_succ], true); }
+        return;
+    }
+    port_state& ps = _ports[f.dst_port];
+    if (++ps.a2a_arrived % _a2a_peers == 0) {
+        for (const std::uint32_t q : ps.qps) { touch(*_flows[q], true); }
+    }
+}
+
+gen_pipeline::collective_figures gen_pipeline::collectives() const {
+    collective_figures out;
+    if (!_ring || _flows.empty() || _ring_steps == 0) {
+        return out;
+    }
+    const std::uint64_t steps = _ring_steps;
+    std::uint64_t recs = UINT64_MAX;  // messages every flow has completed and recorded
+    std::uint64_t done_msgs = UINT64_MAX;
+    for (const auto& fp : _flows) {
+        recs = std::min(recs, __atomic_load_n(&fp->coll_recs, __ATOMIC_ACQUIRE));
+        done_msgs = std::min(done_msgs, read_counter(fp->rq.counters().messages_completed));
+    }
+    out.done = done_msgs / steps;
+    const std::uint64_t timed = recs / steps;
+    out.dropped = out.done > timed ? out.done - timed : 0;
+    out.ns.reserve(timed);
+    out.step_sum_ns.assign(steps, 0);
+    out.step_n.assign(steps, 0);
+    // Every step every flow has completed, the unfinished collective's too.
+    std::int64_t start = 0;
+    std::int64_t prev = 0;
+    for (std::uint64_t k = 0; k < recs; ++k) {
+        const std::uint64_t s = k % steps;
+        if (s == 0) {
+            start = INT64_MAX;
+            for (const auto& fp : _flows) { start = std::min(start, fp->coll_post[k]); }
+            prev = start;
+        }
+        std::int64_t end = INT64_MIN;
+        for (const auto& fp : _flows) { end = std::max(end, fp->coll_done[k]); }
+        out.step_sum_ns[s] += static_cast<std::uint64_t>(std::max<std::int64_t>(end - prev, 0));
+        ++out.step_n[s];
+        prev = end;
+        if (s + 1 == steps) {
+            out.ns.push_back(static_cast<std::uint64_t>(std::max<std::int64_t>(end - start, 0)));
+        }
+    }
+    return out;
 }
 
 // The reaction point changed the QP's rate: re-set the pacer (keeping the

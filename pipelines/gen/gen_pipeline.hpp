@@ -26,10 +26,15 @@
 //   (check_in_flight). Due frames leave it while the reply ring has room.
 //   Per loop: ACK timeouts (poll_timeout), completions (FCT samples kept in a
 //   preallocated array per flow), message arrivals (message_source), or for
-//   pattern ring-allreduce the step gate instead (ring_post: a flow posts
-//   message k once its message k-1 is ACKed and its predecessor flow's
-//   responder has received k-1; ring_account records collective and step
-//   times into preallocated storage; nothing allocates per step).
+//   a collective the step gate instead (coll_post). Rings (all-reduce,
+//   all-gather, reduce-scatter): a flow posts message k once its message k-1
+//   is ACKed and its predecessor flow's responder has received k-1.
+//   alltoall: a host's flows post iteration k once its H-1 messages of k-1
+//   are ACKed and the H-1 sent to it have arrived (its port's counters).
+//   Every gate reads only its own host's state. Each flow records when it
+//   posted and completed each message (preallocated); collectives() derives
+//   the collective and step times from them after the run, the same for any
+//   polling order or thread count.
 //
 // Data frames (tx_payload, --tx-payload): the payload bytes are a constant
 // pattern (byte i of a packet's payload = i & 0xFF, whatever the message
@@ -205,7 +210,13 @@ struct flow_state {
     std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
     std::uint64_t fct_dropped = 0;
     std::uint64_t posted = 0;
-    std::uint32_t ring_pred = 0;  // ring-allreduce: the flow into this flow's source host
+    std::uint32_t ring_pred = 0;  // ring collectives: the flow into this flow's source host
+    // Collectives: when message k was posted and when it completed (ns),
+    // preallocated to min(messages, cap); coll_recs completions recorded
+    // (written by the flow's requester worker, read with acquire).
+    std::vector<std::int64_t> coll_post;
+    std::vector<std::int64_t> coll_done;
+    std::uint64_t coll_recs = 0;
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
     // DCQCN (roce/dcqcn.hpp). Reaction point: this flow's requester; it sets
     // the pacer's rate. Notification point: this flow's responder; CE-marked
@@ -320,17 +331,23 @@ public:
     bool all_finished() const noexcept { return __atomic_load_n(&_all_finished, __ATOMIC_RELAXED); }
     const gen_cfg& cfg() const noexcept { return _cfg; }
     const gen_tx_opts& tx_opts() const noexcept { return _opts; }
-    // ring-allreduce: collectives completed, their completion times (first
-    // step-0 post to the last step's ACK, preallocated, read after the run)
-    // and per step index the summed duration and count (a step ends when
-    // every host's message of that step is ACKed; step 0 starts at the
-    // collective's start, step s at the end of step s-1).
+    // Collectives (pattern ring-allreduce, all-gather, reduce-scatter,
+    // alltoall), from every flow's message records: per completed collective
+    // its time (its first step-0 post to its last step's last ACK), and per
+    // step index the summed duration and count (a step ends when every
+    // flow's message of that step is ACKed; step 0 starts at the
+    // collective's start, step s at the end of step s-1). `dropped`:
+    // collectives past the records' capacity (not timed). Control path
+    // (allocates); safe to call while workers run (status line).
+    struct collective_figures {
+        std::uint64_t done = 0;
+        std::uint64_t dropped = 0;
+        std::vector<std::uint64_t> ns;
+        std::vector<std::uint64_t> step_sum_ns;
+        std::vector<std::uint64_t> step_n;
+    };
     bool ring() const noexcept { return _ring; }
-    std::uint64_t collectives_done() const noexcept { return read_counter(_coll_done); }
-    const std::vector<std::uint64_t>& collective_ns() const noexcept { return _coll_ns; }
-    std::uint64_t collective_dropped() const noexcept { return _coll_dropped; }
-    const std::vector<std::uint64_t>& step_sum_ns() const noexcept { return _step_sum_ns; }
-    const std::vector<std::uint64_t>& step_count() const noexcept { return _step_n; }
+    collective_figures collectives() const;
     // mbufs of the pipeline's own (prefilled) pool still in use; 0 after release_all at exit.
     std::uint64_t own_mbufs_in_use() const noexcept;
     // The prefilled pool's layout, for a pool shared by several generators:
@@ -385,6 +402,10 @@ private:
         // robin visits these only, in the same order as over every QP.
         std::vector<std::uint64_t> ready;
         std::uint8_t qp_prios = 0;  // the PFC priorities of its QPs
+        // alltoall: messages of its host's flows ACKed, and messages of
+        // flows into it arrived (the gate of its flows' next iteration).
+        std::uint64_t a2a_acked = 0;
+        std::uint64_t a2a_arrived = 0;
         shaper line;
         pause_timer pt{0xff};
         fixed_ring<rte_mbuf*, 4096> replies;
@@ -433,22 +454,16 @@ private:
     bool _has_limit = false;
     gen_tx_opts _opts;
     dcqcn_np_cfg _np_cfg{};
-    // ring-allreduce state (control path sizes it; the data path only indexes).
-    bool _ring = false;
+    // Collective state (control path sizes it; the data path only indexes).
+    bool _ring = false;                // any collective (the name is historical)
+    bool _a2a = false;                 // alltoall (else a ring)
     std::uint32_t _ring_steps = 0;
     std::uint64_t _ring_chunk = 0;
     std::uint64_t _ring_limit = 0;     // messages per flow (0 = unlimited)
-    std::uint64_t _ring_min = 0;       // steps every host has completed
-    std::int64_t _ring_step_t = 0;     // when the last ring-wide step ended
-    std::uint64_t _coll_started = 0;
-    std::uint64_t _coll_done = 0;
-    std::uint64_t _coll_dropped = 0;
-    std::array<std::int64_t, 8> _coll_start{};  // by collective & 7 (at most 2 overlap)
-    std::vector<std::uint64_t> _coll_ns;        // reserved; never grows past capacity
-    std::vector<std::uint64_t> _step_sum_ns;
-    std::vector<std::uint64_t> _step_n;
-    void ring_post(flow_state& f, nanos now) noexcept;
-    void ring_account(nanos now) noexcept;
+    std::uint32_t _a2a_peers = 0;      // alltoall: H - 1
+    void coll_post(flow_state& f, nanos now) noexcept;
+    void coll_completed(flow_state& f, const msg_completion& c) noexcept;
+    void coll_arrived(flow_state& f) noexcept;
     std::array<std::byte, 4096 + 4> _payload{};
     // Per payload length L (0..max PMTU): CRC of pattern[0..L) + pad, and
     // crc32_combine_gen(L + pad).

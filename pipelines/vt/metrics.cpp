@@ -25,7 +25,8 @@ constexpr metric_def defs[] = {
     {"rate_mean", arg_kind::flow},        {"pfc_rx", arg_kind::any_port},     {"pfc_tx", arg_kind::any_port},
     {"ecn_marked", arg_kind::sw_opt_q},   {"busy", arg_kind::any_port},       {"queue_peak", arg_kind::sw_port_q},
     {"pg_peak", arg_kind::sw_port_pg},    {"pfcwd_storms", arg_kind::sw_opt},
-    {"collectives", arg_kind::none},      {"collective_mean", arg_kind::none},
+    {"collectives", arg_kind::none},      {"collective_mean", arg_kind::none}, {"algbw", arg_kind::none},
+    {"busbw", arg_kind::none},
 };
 
 const metric_def* find_def(const std::string& n) {
@@ -225,21 +226,33 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
         }
         return v;
     }
-    if (k == "collectives" || k == "collective_mean") {  // ring all-reduce, over every generator
-        double done = 0, sum = 0, samples = 0;
+    if (k == "collectives" || k == "collective_mean" || k == "algbw" || k == "busbw") {
+        // Collectives, over every generator running one: completed count,
+        // mean time, and nccl-tests' algbw = S / mean time and busbw (bit/s).
+        double done = 0, sum = 0, samples = 0, algbw_sum = 0, busbw_sum = 0, gens = 0;
         for (std::size_t n = 0; n < _f.node_count(); ++n) {
             if (_f.kind(n) != node_kind::gen_node || !_f.gen_at(n).ring()) { continue; }
-            done += double(_f.gen_at(n).collectives_done());
-            for (const std::uint64_t t : _f.gen_at(n).collective_ns()) {
-                sum += double(t);
-                samples += 1;
+            const auto c = _f.gen_at(n).collectives();
+            done += double(c.done);
+            double gsum = 0;
+            for (const std::uint64_t t : c.ns) { gsum += double(t); }
+            sum += gsum;
+            samples += double(c.ns.size());
+            if (!c.ns.empty() && gsum > 0) {
+                const gen_cfg& g = _f.gen_config(n);
+                const double algbw = double(g.sizes.fixed.v) * 8.0 / (gsum / double(c.ns.size()) / 1e9);
+                algbw_sum += algbw;
+                busbw_sum += algbw * collective_bus_factor(g.pattern, g.ring_hosts);
+                gens += 1;
             }
         }
         if (k == "collectives") { return done; }
         if (samples == 0) {
-            err = "collective_mean: no ring all-reduce completed a collective";
+            err = k + ": no collective completed";
             return std::nullopt;
         }
+        if (k == "algbw") { return algbw_sum / gens; }
+        if (k == "busbw") { return busbw_sum / gens; }
         return sum / samples;
     }
     if (k == "ecn_marked") {

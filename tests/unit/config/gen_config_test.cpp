@@ -260,6 +260,103 @@ TEST(gen_config, ring_allreduce_expands_to_a_ring) {
     EXPECT_NE(expand_gen_cfg(*yf, 2).find("remove flows"), std::string::npos);
 }
 
+// nccl-tests' collectives: steps per iteration, the chunk S / H (rounded up
+// to 4 bytes), flows (rings: i -> i+1; alltoall: every ordered pair), and
+// the bus factors of nccl-tests' PERFORMANCE.md.
+TEST(gen_config, collectives_expand) {
+    struct kase {
+        const char* pattern;
+        gen_pattern p;
+        std::uint32_t steps;  // for H = 6
+        std::size_t flows;
+        double factor;
+    };
+    for (const kase& k : {kase{"all-reduce", gen_pattern::ring_allreduce, 10, 6, 10.0 / 6.0},
+                          kase{"all-gather", gen_pattern::all_gather, 5, 6, 5.0 / 6.0},
+                          kase{"reduce-scatter", gen_pattern::reduce_scatter, 5, 6, 5.0 / 6.0},
+                          kase{"alltoall", gen_pattern::alltoall, 1, 30, 5.0 / 6.0}}) {
+        gen_cfg c;
+        ASSERT_EQ(gen_cfg_set(c, "pattern", k.pattern), "") << k.pattern;
+        ASSERT_EQ(gen_cfg_set(c, "msg_size", "1000003B"), "");
+        ASSERT_EQ(gen_cfg_set(c, "messages", "2"), "");
+        ASSERT_EQ(expand_gen_cfg(c, 6), "") << k.pattern;
+        EXPECT_EQ(c.pattern, k.p);
+        EXPECT_TRUE(is_collective(c.pattern));
+        EXPECT_EQ(c.ring_hosts, 6u);
+        EXPECT_EQ(c.ring_steps, k.steps) << k.pattern;
+        EXPECT_EQ(c.ring_chunk, 166668u);  // ceil(1000003 / 6) = 166668, a multiple of 4
+        ASSERT_EQ(c.flows.size(), k.flows) << k.pattern;
+        for (const auto& f : c.flows) {
+            EXPECT_NE(f.src_host, f.dst_host);
+            EXPECT_EQ(f.sizes.fixed.v, 166668u);
+            EXPECT_EQ(f.arrivals.count, 2u * k.steps);
+            EXPECT_EQ(f.arrivals.outstanding, 1u);
+        }
+        EXPECT_DOUBLE_EQ(collective_bus_factor(c.pattern, 6), k.factor) << k.pattern;
+    }
+    EXPECT_FALSE(is_collective(gen_pattern::all_to_all));
+}
+
+// Patterns take the explicit hosts, with their own addresses, when given
+// (host i in the place of port i); without them, the default hosts.
+TEST(gen_config, patterns_use_explicit_hosts) {
+    auto r = load_gen_cfg_from_string(R"(
+pattern: all-reduce
+msg_size: 3MiB
+messages: 1
+hosts:
+  - {name: a, port: 0, ip: 192.168.0.5, mac: "02:aa:00:00:00:05"}
+  - {name: b, port: 1, ip: 192.168.1.5}
+  - {name: c, port: 2, ip: 192.168.2.5}
+)",
+                                      "e.yaml");
+    ASSERT_TRUE(r) << r.error().message;
+    gen_cfg c = *r;
+    ASSERT_EQ(expand_gen_cfg(c, 3), "");
+    ASSERT_EQ(c.hosts.size(), 3u);
+    EXPECT_EQ(c.hosts[0].ip, 0xC0A80005u);
+    EXPECT_EQ(c.hosts[2].ip, 0xC0A80205u);
+    EXPECT_EQ(c.hosts[0].mac[1], 0xaa);
+    ASSERT_EQ(c.flows.size(), 3u);
+    EXPECT_EQ(c.flows[0].name, "a->b#0");
+    EXPECT_EQ(c.flows[2].name, "c->a#2");
+    EXPECT_EQ(c.ring_steps, 4u);
+    // A second expansion gives the same hosts and flows.
+    ASSERT_EQ(expand_gen_cfg(c, 3), "");
+    EXPECT_EQ(c.hosts.size(), 3u);
+    EXPECT_EQ(c.flows.size(), 3u);
+
+    // Incast over explicit hosts: the last host receives, the others send.
+    auto i = load_gen_cfg_from_string("pattern: incast\nsenders: 4\nhosts:\n  - {name: x, port: 0, ip: 10.9.0.1}\n"
+                                      "  - {name: y, port: 1, ip: 10.9.1.1}\n  - {name: z, port: 2, ip: 10.9.2.1}\n",
+                                      "i.yaml");
+    ASSERT_TRUE(i) << i.error().message;
+    gen_cfg ic = *i;
+    ASSERT_EQ(expand_gen_cfg(ic, 3), "");
+    EXPECT_EQ(ic.hosts.size(), 3u);
+    ASSERT_EQ(ic.flows.size(), 4u);
+    for (const auto& f : ic.flows) {
+        EXPECT_EQ(ic.hosts[f.dst_host].name, "z");
+        EXPECT_NE(ic.hosts[f.src_host].name, "z");
+    }
+
+    // Default hosts are made again on every expansion (not taken as explicit).
+    gen_cfg d;
+    ASSERT_EQ(gen_cfg_set(d, "pattern", "alltoall"), "");
+    ASSERT_EQ(expand_gen_cfg(d, 4), "");
+    ASSERT_EQ(expand_gen_cfg(d, 3), "");
+    EXPECT_EQ(d.hosts.size(), 3u);
+    EXPECT_EQ(d.flows.size(), 6u);
+
+    // A collective needs one host per port.
+    auto s = load_gen_cfg_from_string("pattern: all-gather\nhosts:\n  - {name: x, port: 0}\n  - {name: y, port: 0}\n"
+                                      "  - {name: z, port: 1}\n",
+                                      "s.yaml");
+    ASSERT_TRUE(s) << s.error().message;
+    gen_cfg sc = *s;
+    EXPECT_NE(expand_gen_cfg(sc, 2).find("one host per port"), std::string::npos) << expand_gen_cfg(sc, 2);
+}
+
 using namespace rocelab::literals;
 
 TEST(gen_config, dcqcn_defaults_to_nvidia_cx) {
