@@ -13,6 +13,7 @@
 #include "core/endian.hpp"
 #include "core/spsc_queue.hpp"
 #include "core/spsc_ring.hpp"
+#include "core/timer_heap.hpp"
 #include "dpdk/capture.hpp"
 #include "dpdk/mbuf_meta.hpp"
 #include "port_burst.hpp"
@@ -295,9 +296,27 @@ struct switch_pipeline::impl {
     std::vector<std::unique_ptr<worker_view>> views;
     bool multi = false;  // more than one worker
     std::size_t event_rr = 0;
+    // One worker (virtual time, one lcore): only the egress ports with work
+    // are visited. eg_active: a bit per port that may have work now (frames
+    // queued or staged, a PFC frame to send, a PG that crossed XOFF/XON,
+    // received PFC); eg_timers: for each other port, when it next has work of
+    // its own (PFC refresh, watchdog, shaper, a pause ending). A port leaves
+    // the active set after its egress step when it has nothing due, and
+    // every place that can give it work marks it again (mark_egress). The
+    // visit order stays the port order, so a run is the same as visiting
+    // every port. With several workers every port is visited, as before.
+    std::vector<std::uint64_t> eg_active;
+    timer_heap eg_timers;
+    std::uint32_t link_seq = 0;   // set_link bumps it (relaxed atomic): every port is visited once
+    std::uint32_t link_seen = 0;
 };
 
 namespace {
+
+// A port may have egress work (see impl::eg_active).
+[[gnu::always_inline]] inline void mark_egress(switch_pipeline::impl& p, std::size_t port) noexcept {
+    if (!p.multi) { p.eg_active[port >> 6] |= std::uint64_t{1} << (port & 63); }
+}
 std::uint32_t flush_queue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q) noexcept;
 }  // namespace
 
@@ -350,6 +369,9 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         p->ports.back()->owner = static_cast<std::uint16_t>(ow);
     }
     p->multi = workers > 1;
+    p->eg_active.assign((ports.size() + 63) / 64, 0);
+    for (std::size_t i = 0; i < ports.size(); ++i) { p->eg_active[i >> 6] |= std::uint64_t{1} << (i & 63); }
+    p->eg_timers.reserve(ports.size());
     for (unsigned k = 0; k < workers; ++k) {
         auto w = std::make_unique<worker_rt>();
         w->id = static_cast<std::uint16_t>(k);
@@ -586,6 +608,7 @@ bool switch_pipeline::pop_event(switch_event& e) noexcept {
 
 void switch_pipeline::set_link(std::size_t port, bool up) noexcept {
     __atomic_store_n(&_p->ports[port]->link_req, static_cast<std::uint8_t>(up ? 1 : 0), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&_p->link_seq, 1u, __ATOMIC_RELEASE);
 }
 
 bool switch_pipeline::link_up(std::size_t port) const noexcept {
@@ -687,6 +710,7 @@ inline void release_tag(switch_pipeline::impl& p, worker_rt& w, std::uint32_t ta
     const int port = tag_port(tag);
     if (p.ports[static_cast<std::size_t>(port)]->owner == w.id) [[likely]] {
         p.buf->release(port, tag_pg(tag), charge{static_cast<std::uint32_t>(bytes)});
+        mark_egress(p, static_cast<std::size_t>(port));  // its PGs may leave XOFF
         return;
     }
     const std::size_t i = static_cast<std::size_t>(port) * 8 + static_cast<std::size_t>(tag_pg(tag));
@@ -826,6 +850,7 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
                                                                           std::uint32_t xlen) noexcept {
     const std::uint8_t pg = in.maps.tc_to_pg[tc];
     const admit_result r = p.buf->admit(in.idx, pg, xlen);
+    mark_egress(p, in.idx);  // its PGs may enter XOFF
     if (!r.ok()) [[unlikely]] {
         w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
                                                                 : drop_reason::headroom_overflow);
@@ -1006,6 +1031,7 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
         return;
     }
     const int q = eg.maps.tc_to_queue[7];
+    mark_egress(p, eg.idx);
     if (!eg.eq.enqueue(q, m, rte_pktmbuf_pkt_len(m), p.buf ? tag_made : 0u)) {
         w.c[eg.idx].drop(drop_reason::tail_drop);
         rte_pktmbuf_free(m);
@@ -1403,6 +1429,7 @@ namespace {
     if (wred_enqueue_drop(p, w, in, eg, q, tc, x)) [[unlikely]] { return true; }
     const auto tag = charge_ingress(p, w, in, x, tc, xlen);
     if (!tag) [[unlikely]] { return false; }
+    mark_egress(p, eg.idx);
     if (!eg.eq.enqueue(q, x, xlen, *tag)) [[unlikely]] {
         w.c[eg.idx].drop(drop_reason::tail_drop);
         release_tag(p, w, *tag, p.buf->charge_for(xlen));
@@ -1440,6 +1467,7 @@ namespace {
     const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
     if (p.buf && !uncharged) { return enqueue_accounted(p, w, in, eg, x, tc, q, xlen); }
     if (wred_enqueue_drop(p, w, in, eg, q, tc, x)) { return true; }
+    mark_egress(p, eg.idx);
     if (!eg.eq.enqueue(q, x, xlen, p.buf ? (tag_uncharged | acct_tag(in.idx, in.maps.tc_to_pg[tc])) : 0u)) {
         w.c[eg.idx].drop(drop_reason::tail_drop);
         rte_pktmbuf_free(x);
@@ -1459,6 +1487,7 @@ namespace {
             return;
         }
         if (wred_enqueue_drop(p, w, in, eg, q, tc, x)) [[unlikely]] { return; }
+        mark_egress(p, eg.idx);
         if (!eg.eq.enqueue(q, x, xlen)) [[unlikely]] {
             w.c[eg.idx].drop(drop_reason::tail_drop);
             rte_pktmbuf_free(x);
@@ -1497,6 +1526,7 @@ void egress_enqueue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, rte_mbu
         const std::uint64_t depth = eg.eq.depth_bytes(q).v;
         if (depth > eg.wred[q].kmin.v && !wred_stage(p, w, eg, q, x, depth, tag)) { return refuse(drop_reason::count); }
     }
+    mark_egress(p, eg.idx);
     if (!eg.eq.enqueue(q, x, xlen, tag)) [[unlikely]] { refuse(drop_reason::tail_drop); }
 }
 
@@ -1811,27 +1841,63 @@ std::uint32_t rx_port(switch_pipeline::impl& p, worker_rt& w, port_rt& in, nanos
 // The earliest time at which poll() has work of its own (see the header).
 // Ports whose TX refused frames are left to the caller (their retry time is
 // the TX ring's, which only the port I/O knows).
+namespace {
+
+// When egress port eg next has work of its own: a PFC frame to send or
+// refresh, the watchdog, a queue the shaper or a pause holds (<= now: work
+// now; nanos::max(): none until something arrives). Not included: frames
+// staged because TX refused them (the port I/O knows when its ring frees).
+nanos egress_deadline(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
+    nanos d = nanos::max();
+    if (p.buf != nullptr && eg.pfc_pending == nullptr) {
+        d = std::min(d, eg.pfc_gen.due(now, eg.xoff_pg_to_prio[p.buf->xoff_pgs(eg.idx)]));
+    }
+    if (eg.wd_interval.v > 0) { d = std::min(d, eg.wd_next); }
+    const std::uint8_t nonempty = eg.eq.nonempty_mask();
+    if (eg.n_staged != 0 || nonempty == 0) { return d; }
+    const std::uint8_t paused = static_cast<std::uint8_t>(
+        pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
+    if ((nonempty & static_cast<std::uint8_t>(~paused)) != 0) {
+        d = std::min(d, eg.b.shaped ? std::max(now, eg.shp.next_send_time()) : now);
+    }
+    if ((nonempty & paused) != 0) { d = std::min(d, eg.pause.next_deadline(now)); }
+    return d;
+}
+
+// After its egress step (one worker): the port stays active while frames
+// wait for TX, a PFC frame is pending or something is due now; otherwise it
+// waits in eg_timers for its own deadline, or for a mark.
+void settle_egress(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
+    const std::size_t i = eg.idx;
+    if (eg.n_staged == 0 && eg.pfc_pending == nullptr) {
+        const nanos d = egress_deadline(p, eg, now);
+        if (d > now) {
+            p.eg_active[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
+            p.eg_timers.set(static_cast<std::uint32_t>(i), d);  // nanos::max(): no timer
+            return;
+        }
+    }
+    p.eg_timers.set(static_cast<std::uint32_t>(i), nanos::max());
+}
+
+}  // namespace
+
 nanos switch_pipeline::next_deadline(nanos now) noexcept {
     impl& p = *_p;
     worker_rt& w = *p.workers[0];  // virtual time runs one worker
     nanos d = nanos::max();
     if (w.neigh && w.neigh->size() != 0) { d = std::max(now, w.neigh_next); }
-    for (auto& pp : p.ports) {
-        port_rt& eg = *pp;
-        if (p.buf != nullptr && eg.pfc_pending == nullptr) {
-            d = std::min(d, eg.pfc_gen.due(now, eg.xoff_pg_to_prio[p.buf->xoff_pgs(eg.idx)]));
-        }
-        if (eg.wd_interval.v > 0) { d = std::min(d, eg.wd_next); }
-        const std::uint8_t nonempty = eg.eq.nonempty_mask();
-        if (eg.n_staged != 0 || nonempty == 0) { continue; }
-        const std::uint8_t paused = static_cast<std::uint8_t>(
-            pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
-        if ((nonempty & static_cast<std::uint8_t>(~paused)) != 0) {
-            d = std::min(d, eg.b.shaped ? std::max(now, eg.shp.next_send_time()) : now);
-        }
-        if ((nonempty & paused) != 0) { d = std::min(d, eg.pause.next_deadline(now)); }
+    if (p.multi) {
+        for (auto& pp : p.ports) { d = std::min(d, egress_deadline(p, *pp, now)); }
+        return d;
     }
-    return d;
+    // The active ports, and the others' deadlines kept in eg_timers.
+    for (std::size_t wi = 0; wi < p.eg_active.size(); ++wi) {
+        for (std::uint64_t bits = p.eg_active[wi]; bits != 0; bits &= bits - 1) {
+            d = std::min(d, egress_deadline(p, *p.ports[wi * 64 + static_cast<std::size_t>(std::countr_zero(bits))], now));
+        }
+    }
+    return std::min(d, p.eg_timers.top_time());
 }
 
 namespace {
@@ -1948,6 +2014,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
         port_rt& in = *p.ports[pi];
         if (!dpdk::port_rx_maybe(in.b)) { continue; }
         work += p.mode == fwd_mode::l2 ? rx_port<true>(p, w, in, now, cap) : rx_port<false>(p, w, in, now, cap);
+        mark_egress(p, pi);  // a PFC frame in changes its pauses
     }
     if (p.multi) {
         for (std::size_t k = 0; k < w.peers.size(); ++k) {
@@ -1964,20 +2031,19 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
     }
 
     // ---- per port: PFC generation, watchdog, schedule + shape + transmit ----
-    for (const std::uint16_t pi : w.ports) {
-        port_rt& eg = *p.ports[pi];
+    auto egress_step = [&](port_rt& eg) noexcept {
         // Link state from the control thread: applied here, on the owner lcore.
         if ((__atomic_load_n(&eg.link_req, __ATOMIC_RELAXED) != 0) == eg.link_down) [[unlikely]] {
             link_change(p, w, eg, eg.link_down, now);
         }
-        if (eg.link_down) [[unlikely]] { continue; }
+        if (eg.link_down) [[unlikely]] { return; }
         if (acct) [[unlikely]] {
             send_pfc(p, w, eg, now, cap);
         }
         if (eg.wd_interval.v > 0 && now >= eg.wd_next) [[unlikely]] {
             poll_watchdog(p, w, eg, now);
         }
-        if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { continue; }
+        if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { return; }
         const std::uint8_t paused = static_cast<std::uint8_t>(
             pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
         // The line sat idle for 200 us while frames were eligible: the lcore
@@ -2039,7 +2105,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
         }
         release_run();
         eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;
-        if (eg.n_staged == 0) { continue; }
+        if (eg.n_staged == 0) { return; }
         const std::uint16_t sent = dpdk::port_tx(eg.b, now, eg.staged.data(), eg.n_staged);
         std::uint64_t txb = 0;
         for (std::uint16_t i = 0; i < sent; ++i) { txb += eg.staged_len[i]; }
@@ -2052,6 +2118,30 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
             std::copy(eg.staged_len.begin() + sent, eg.staged_len.begin() + eg.n_staged, eg.staged_len.begin());
         }
         eg.n_staged = static_cast<std::uint16_t>(eg.n_staged - sent);
+    };
+    if (p.multi) {
+        for (const std::uint16_t pi : w.ports) { egress_step(*p.ports[pi]); }
+    } else {
+        // The active ports, in port order (a port marked during the loop is
+        // visited in this poll when it comes later, in the next otherwise,
+        // as when every port is visited), then each one settles: it stays
+        // active while something is due now, else waits in eg_timers.
+        p.eg_timers.pop_due(now, [&](std::uint32_t i) noexcept { mark_egress(p, i); });
+        const std::uint32_t seq = __atomic_load_n(&p.link_seq, __ATOMIC_ACQUIRE);
+        if (seq != p.link_seen) [[unlikely]] {
+            p.link_seen = seq;
+            for (std::size_t i = 0; i < p.ports.size(); ++i) { mark_egress(p, i); }
+        }
+        for (std::size_t wi = 0; wi < p.eg_active.size(); ++wi) {
+            std::uint64_t ahead = p.eg_active[wi];
+            while (ahead != 0) {
+                const auto bit = static_cast<unsigned>(std::countr_zero(ahead));
+                port_rt& eg = *p.ports[wi * 64 + bit];
+                egress_step(eg);
+                settle_egress(p, eg, now);
+                ahead = bit == 63 ? 0 : p.eg_active[wi] & (~std::uint64_t{0} << (bit + 1));
+            }
+        }
     }
     if (p.multi && !w.owed_list.empty()) { send_credits(p, w); }
     return work;
