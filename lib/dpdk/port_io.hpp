@@ -41,6 +41,11 @@ struct port_io {
     // A pipeline skips rx of a port whose count is 0; nullptr = unknown
     // (ethdev: always poll).
     const std::uint32_t* rx_waiting = nullptr;
+    // Optional, with rx_waiting: a bitmask shared by every port of one
+    // pipeline (bit i = its port i), which the port I/O sets when frames
+    // arrive and the pipeline clears once the port's RX is empty, so a
+    // pipeline of many ports visits only those with frames (virtual time).
+    std::uint64_t* rx_pending = nullptr;
 };
 
 struct port_binding {

@@ -2010,11 +2010,25 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
     w.last_now = now;
 
     if (p.multi) { work += drain_in(p, w, now); }
-    for (const std::uint16_t pi : w.ports) {
-        port_rt& in = *p.ports[pi];
-        if (!dpdk::port_rx_maybe(in.b)) { continue; }
+    auto rx_step = [&](port_rt& in) noexcept {
         work += p.mode == fwd_mode::l2 ? rx_port<true>(p, w, in, now, cap) : rx_port<false>(p, w, in, now, cap);
-        mark_egress(p, pi);  // a PFC frame in changes its pauses
+        mark_egress(p, in.idx);  // a PFC frame in changes its pauses
+    };
+    if (std::uint64_t* const pend = p.ports[w.ports[0]]->b.io.rx_pending; pend != nullptr && !p.multi) {
+        // The port I/O flags the ports with frames (port_io::rx_pending): in
+        // port order, a port's flag cleared once its RX ring is empty.
+        for (std::size_t wi = 0; wi < p.eg_active.size(); ++wi) {
+            for (std::uint64_t bits = pend[wi]; bits != 0; bits &= bits - 1) {
+                port_rt& in = *p.ports[wi * 64 + static_cast<std::size_t>(std::countr_zero(bits))];
+                if (dpdk::port_rx_maybe(in.b)) { rx_step(in); }
+                if (!dpdk::port_rx_maybe(in.b)) { pend[wi] &= ~(std::uint64_t{1} << (in.idx & 63)); }
+            }
+        }
+    } else {
+        for (const std::uint16_t pi : w.ports) {
+            port_rt& in = *p.ports[pi];
+            if (dpdk::port_rx_maybe(in.b)) { rx_step(in); }
+        }
     }
     if (p.multi) {
         for (std::size_t k = 0; k < w.peers.size(); ++k) {

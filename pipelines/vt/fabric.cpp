@@ -27,6 +27,8 @@ namespace rocelab::vt {
 
 struct wire_tap {
     std::uint32_t* rx_waiting = nullptr;  // the receiving port's count of frames in its RX ring
+    std::uint64_t* pend_word = nullptr;   // its node's rx_pending word (port_io::rx_pending), or null
+    std::uint64_t pend_bit = 0;
     pcap_t* dead = nullptr;
     pcap_dumper_t* tx = nullptr;  // the sender port's -tx.pcap
     pcap_dumper_t* rx = nullptr;  // the receiver port's -rx.pcap
@@ -56,7 +58,10 @@ void dump(pcap_dumper_t* d, wire_tap& t, const rte_mbuf* m, std::int64_t ns) noe
 void mbuf_traits::on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t arrive,
                           sim::wire_fate f) const noexcept {
     if (tap == nullptr) { return; }
-    if (f == sim::wire_fate::delivered) { ++*tap->rx_waiting; }
+    if (f == sim::wire_fate::delivered) {
+        ++*tap->rx_waiting;
+        if (tap->pend_word != nullptr) { *tap->pend_word |= tap->pend_bit; }
+    }
     if (tap->tx != nullptr) { dump(tap->tx, *tap, m, depart); }
     if (tap->rx != nullptr && f == sim::wire_fate::delivered) { dump(tap->rx, *tap, m, arrive); }
 }
@@ -69,6 +74,7 @@ struct vt_port {
     mbuf_engine::port_type sp;
     std::uint32_t rx_waiting = 0;  // frames in the RX ring (port_io::rx_waiting)
     bool refused = false;          // TX refused frames in the last poll
+    std::vector<vt_port*>* refused_list = nullptr;  // its node's ports with `refused` set
     bool cabled = false;
     // use_ethdevs(): the port's net_ring ethdev and its two rings.
     int eth_port = -1;
@@ -88,7 +94,10 @@ std::uint16_t vt_rx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noex
 std::uint16_t vt_tx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
     auto* p = static_cast<vt_port*>(ctx);
     const std::uint16_t k = p->sp.tx_burst(now, pkts, n);
-    if (k < n) { p->refused = true; }
+    if (k < n && !p->refused) {
+        p->refused = true;
+        if (p->refused_list != nullptr) { p->refused_list->push_back(p); }  // reserved: never grows past the ports
+    }
     return k;
 }
 const dpdk::port_io_ops vt_ops{&vt_rx, &vt_tx};
@@ -133,6 +142,8 @@ class pipe_node final : public sim::sim_node {
 public:
     Pipe* pipe = nullptr;
     std::vector<vt_port*> ports;
+    std::vector<vt_port*> refused;                     // ports whose TX refused frames in this poll
+    const std::vector<std::uint64_t>* rx_pending = nullptr;  // the node's port_io::rx_pending, or null
     node_stats st;
     bool realtime = false;  // polled every round: no deadline to compute
     pool_keeper* keeper = nullptr;
@@ -144,13 +155,20 @@ public:
             (void)pipe->poll(now);
             return nanos::max();
         }
-        for (vt_port* p : ports) { p->refused = false; }
+        for (vt_port* p : refused) { p->refused = false; }
+        refused.clear();
         const std::uint32_t work = pipe->poll(now);
         ++st.polls;
         nanos d = pipe->next_deadline(now);
-        for (vt_port* p : ports) {
-            if (p->refused) { d = std::min(d, p->sp.tx_free_time(now)); }
-            if (p->rx_waiting != 0) { d = now; }
+        for (vt_port* p : refused) { d = std::min(d, p->sp.tx_free_time(now)); }
+        if (rx_pending != nullptr) {  // bit per port with frames in its RX ring
+            for (const std::uint64_t word : *rx_pending) {
+                if (word != 0) { d = now; }
+            }
+        } else {
+            for (vt_port* p : ports) {
+                if (p->rx_waiting != 0) { d = now; }
+            }
         }
         if (d <= now && work == 0) {
             ++st.spins;
@@ -175,6 +193,7 @@ struct fabric::impl {
         std::unique_ptr<sw::switch_pipeline> sw;
         std::unique_ptr<gen::gen_pipeline> gen;
         std::vector<std::unique_ptr<vt_port>> ports;
+        std::vector<std::uint64_t> rx_pending;  // switch: port_io::rx_pending (virtual time)
         std::unique_ptr<pipe_node<sw::switch_pipeline>> sw_node;
         // A generator: one engine node per host (the worker that owns the
         // host's ports: hosts sharing a port share a node).
@@ -459,6 +478,10 @@ std::string fabric::build(rte_mempool* pool) {
             b.port_id = UINT16_MAX;  // no ethdev behind it
             b.name = p.port_label(ni, static_cast<int>(i));
             b.io = dpdk::port_io{&vt_ops, n.ports[i].get(), &n.ports[i]->rx_waiting};
+            if (n.kind == node_kind::switch_node && p.eth_tag.empty()) {  // a switch visits only ports with frames
+                if (n.rx_pending.empty()) { n.rx_pending.assign((np + 63) / 64, 0); }
+                b.io.rx_pending = n.rx_pending.data();
+            }
             b.mac = {0x02, 0x56, static_cast<std::uint8_t>(ni >> 8), static_cast<std::uint8_t>(ni),
                      static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)};
             if (!p.eth_tag.empty() && n.ports[i]->cabled) {
@@ -509,6 +532,9 @@ std::string fabric::build(rte_mempool* pool) {
             n.sw_node = std::make_unique<pipe_node<sw::switch_pipeline>>();
             n.sw_node->pipe = n.sw.get();
             for (auto& vp : n.ports) { n.sw_node->ports.push_back(vp.get()); }
+            n.sw_node->refused.reserve(n.ports.size());
+            for (auto& vp : n.ports) { vp->refused_list = &n.sw_node->refused; }
+            if (!n.rx_pending.empty()) { n.sw_node->rx_pending = &n.rx_pending; }
         } else {
             for (std::size_t i = 0; i < np; ++i) {
                 bindings[i].line_rate = n.gcfg.rate.v != 0 ? n.gcfg.rate : cable_rate(n, i);
@@ -626,6 +652,10 @@ std::string fabric::build(rte_mempool* pool) {
                              int rx_port) {
             p.taps.push_back(std::make_unique<wire_tap>());
             p.taps.back()->rx_waiting = &p.nodes[rx_node].ports[static_cast<std::size_t>(rx_port)]->rx_waiting;
+            if (auto& pend = p.nodes[rx_node].rx_pending; !pend.empty()) {
+                p.taps.back()->pend_word = &pend[static_cast<std::size_t>(rx_port) >> 6];
+                p.taps.back()->pend_bit = std::uint64_t{1} << (static_cast<unsigned>(rx_port) & 63);
+            }
             const mbuf_traits tr{p.taps.back().get()};
             if (fp == tp) {
                 auto& e = p.peng->part(fp);
