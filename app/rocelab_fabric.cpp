@@ -826,10 +826,13 @@ int main(int argc, char** argv) {
                                 round_ns / 1e3, format_rate(bits_per_sec{fastest}).c_str(), frame_ns / 1e3);
                 }
             } else {
+                rusage ru{};
+                ::getrusage(RUSAGE_SELF, &ru);
                 std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall: %" PRIu64
-                            " packet-hops, %.2f M packet-hops per wall second; link drops %" PRIu64 ", spins %" PRIu64
-                            "\n",
+                            " packet-hops, %.2f M packet-hops per wall second, peak RSS %.0f MB; link drops %" PRIu64
+                            ", spins %" PRIu64 "\n",
                             format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
+                            double(ru.ru_maxrss) * 1024 / 1e6,
                             lt.lost + lt.rx_full, f.spins());
                 const auto pf2 = f.partitions();
                 if (pf2.partitions > 1) {
