@@ -1,0 +1,142 @@
+// QUEUE: scheduler, limits and WRED profile per egress queue.
+// Part of the switch loader (config/loader.hpp).
+#include "config/loader.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace rocelab::detail {
+
+namespace {
+
+struct queue_override {
+    std::optional<queue_sched> sched;
+    std::optional<wred_cfg> wred;
+    std::optional<bytes> max_bytes;
+    std::optional<std::uint32_t> max_packets;
+};
+
+}  // namespace
+
+void loader::load_queues(const entry& t) {
+    const auto all = entries(t.value, t.key_node.Mark(), "QUEUE");
+    const auto order = global_first(all, [](const entry& e) {
+        const auto bar = e.key.rfind('|');
+        const auto ports = trim(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+        return ports == "global" || ports == "*";
+    });
+    // (port, queue, field) -> key that set it, for non-global keys.
+    std::map<std::tuple<std::size_t, int, std::string>, std::string> set_by;
+    for (const entry* kp : order) {
+        const entry& k = *kp;
+        const std::string path = "QUEUE|" + k.key;
+        const auto bar = k.key.rfind('|');
+        if (bar == std::string::npos) {
+            fail(k.key_node.Mark(), path,
+                 "a QUEUE key is \"<ports>|<queues>\", such as \"Ethernet0|3\", "
+                 "\"Ethernet0,Ethernet4|3-4\" or "
+                 "\"global|6\"");
+        }
+        const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
+        const auto queues = parse_number_set(std::string_view(k.key).substr(bar + 1), 7);
+        if (!queues || *queues == 0) {
+            fail(k.key_node.Mark(), path,
+                 "queues " + quote(std::string_view(k.key).substr(bar + 1)) +
+                     " are not valid: expected queue numbers 0..7 such as \"3\", \"3-4\" or \"0-2,5\"");
+        }
+        const auto f = fields(k, path, {"scheduler", "max_bytes", "max_packets", "wred_profile"},
+                              {"buffer_profile"});
+        queue_override o;
+        if (const auto* e = find(f, "wred_profile")) {
+            const std::string fpath = path + "|wred_profile";
+            const std::string name = strip_ref(
+                scalar(*e, fpath, "a WRED_PROFILE name such as AZURE_LOSSLESS"), "WRED_PROFILE");
+            const auto it = _wred_profiles.find(name);
+            if (it == _wred_profiles.end()) {
+                std::vector<std::string> names;
+                for (const auto& [n, v] : _wred_profiles) {
+                    names.push_back(n);
+                }
+                fail(mark_of(*e), fpath,
+                     "unknown WRED_PROFILE " + quote(name) + "; WRED_PROFILE names are " + join(names) +
+                         did_you_mean(name, names));
+            }
+            o.wred = wred_cfg::from_profile(it->second);
+        }
+        if (const auto* e = find(f, "scheduler")) {
+            const std::string name = std::string(
+                trim(scalar(*e, path + "|scheduler", "a SCHEDULER name such as scheduler.0")));
+            const auto it = _schedulers.find(name);
+            if (it == _schedulers.end()) {
+                std::vector<std::string> names;
+                for (const auto& [n, v] : _schedulers) {
+                    names.push_back(n);
+                }
+                fail(mark_of(*e), path + "|scheduler",
+                     "unknown scheduler " + quote(name) + "; SCHEDULER names are " + join(names) +
+                         did_you_mean(name, names));
+            }
+            o.sched = it->second;
+        }
+        if (const auto* e = find(f, "max_bytes")) {
+            o.max_bytes =
+                get_bytes(*e, path + "|max_bytes", bytes{64}, bytes{1ULL << 30}, bare_number::rejected);
+        }
+        if (const auto* e = find(f, "max_packets")) {
+            // Egress queues are linked through the frames (no ring): a
+            // queue can hold at most every mbuf of the switch.
+            o.max_packets = static_cast<std::uint32_t>(
+                get_uint(*e, path + "|max_packets", 1, _cfg.mbufs,
+                         "a packet count (at most ROCELAB|mbufs " + std::to_string(_cfg.mbufs) +
+                             ": a queue cannot hold more frames than there are mbufs)"));
+        }
+        for (const std::size_t target : targets) {
+            for (int q = 0; q < num_queues; ++q) {
+                if ((*queues & (1u << q)) == 0) {
+                    continue;
+                }
+                if (o.max_bytes) {
+                    _queue_bytes_set.insert({target, q});
+                }
+                if (target != all_ports) {
+                    for (const auto& [name, e] : f) {
+                        const auto [it, inserted] = set_by.emplace(std::tuple{target, q, name}, k.key);
+                        if (!inserted) {
+                            fail(e.key_node.Mark(), path + "|" + name,
+                                 "queue " + std::to_string(q) + " of port " + _cfg.ports[target].name +
+                                     " already gets " + name + " from key " + quote(it->second));
+                        }
+                    }
+                }
+                const auto apply = [&](port_cfg& p) {
+                    const auto qi = static_cast<std::size_t>(q);
+                    if (o.sched) {
+                        p.sched.queues[qi] = *o.sched;
+                    }
+                    if (o.max_bytes) {
+                        p.limits[qi].max_bytes = *o.max_bytes;
+                    }
+                    if (o.max_packets) {
+                        p.limits[qi].max_packets = *o.max_packets;
+                    }
+                    if (o.wred) {
+                        p.wred[qi] = *o.wred;
+                    }
+                };
+                if (target == all_ports) {
+                    apply(_cfg.port_defaults);
+                    for (auto& p : _cfg.ports) {
+                        apply(p);
+                    }
+                } else {
+                    apply(_cfg.ports[target]);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace rocelab::detail
