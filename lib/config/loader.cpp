@@ -2,6 +2,7 @@
 // getters and the helpers several tables share (see loader.hpp). Each
 // table's own loading code is in tables/<table>.cpp.
 #include "config/loader.hpp"
+#include "config/tables/tables.hpp"
 #include "config/yaml_load.hpp"
 
 #include <arpa/inet.h>
@@ -165,45 +166,6 @@ std::string to_string(const ip_prefix& p, bool with_len) {
     return s;
 }
 
-// "3,4" (or "" for none) -> bit mask of 0..7. Returns nullopt on bad text.
-std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max) {
-    std::uint32_t mask = 0;
-    if (trim(text).empty()) {
-        return 0;
-    }
-    for (const auto part : split(text, ',')) {
-        const auto bounds = split(part, '-');
-        if (bounds.size() > 2) {
-            return std::nullopt;
-        }
-        unsigned lo = 0;
-        unsigned hi = 0;
-        for (std::size_t b = 0; b < bounds.size(); ++b) {
-            if (bounds[b].empty() || bounds[b].size() > 2) {
-                return std::nullopt;
-            }
-            unsigned v = 0;
-            for (const char c : bounds[b]) {
-                if (c < '0' || c > '9') {
-                    return std::nullopt;
-                }
-                v = v * 10 + static_cast<unsigned>(c - '0');
-            }
-            (b == 0 ? lo : hi) = v;
-        }
-        if (bounds.size() == 1) {
-            hi = lo;
-        }
-        if (hi > max || lo > hi) {
-            return std::nullopt;
-        }
-        for (unsigned v = lo; v <= hi; ++v) {
-            mask |= 1u << v;
-        }
-    }
-    return static_cast<std::uint8_t>(mask);
-}
-
 namespace {
 
 // The QUEUE table binds a wred_profile somewhere (read-only scan).
@@ -224,52 +186,23 @@ bool queue_table_binds_wred(const YAML::Node& queue) {
     return false;
 }
 
-const std::vector<std::string> known_tables = {
-    "ROCELAB",
-    "DEVICE_METADATA",
-    "SWITCH",
-    "PORT",
-    "INTERFACE",
-    "ROUTE",
-    "NEIGH",
-    "DSCP_TO_TC_MAP",
-    "DOT1P_TO_TC_MAP",
-    "TC_TO_QUEUE_MAP",
-    "TC_TO_PRIORITY_GROUP_MAP",
-    "MAP_PFC_PRIORITY_TO_QUEUE",
-    "PORT_QOS_MAP",
-    "SCHEDULER",
-    "QUEUE",
-    "CABLE_LENGTH",
-    "BUFFER_POOL",
-    "BUFFER_PROFILE",
-    "BUFFER_PG",
-    "BUFFER_QUEUE",
-    "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
-    "PFC_WD",
-    "WRED_PROFILE",
-};
-
-// SONiC tables a user may reasonably paste that this version does not read.
-const std::vector<std::string> unsupported_tables = {
-    "BUFFER_PORT_INGRESS_PROFILE_LIST",
-    "BUFFER_PORT_EGRESS_PROFILE_LIST",
-    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-    "VLAN",
-    "VLAN_MEMBER",
-    "VLAN_INTERFACE",
-    "PORTCHANNEL",
-    "PORTCHANNEL_MEMBER",
-    "LOOPBACK_INTERFACE",
-    "BGP_NEIGHBOR",
-    "STATIC_ROUTE",
-    "MGMT_PORT",
-    "MGMT_INTERFACE",
-};
+// The top-level tables, in loading order, for messages.
+std::vector<std::string> top_level_tables() {
+    std::vector<std::string> out;
+    for (const auto* t : switch_schema()) {
+        if (t->name.find('|') == std::string_view::npos) {
+            out.emplace_back(t->name);
+        }
+    }
+    return out;
+}
 
 }  // namespace
 
-const std::vector<std::string>& switch_tables() { return known_tables; }
+const std::vector<std::string>& switch_tables() {
+    static const std::vector<std::string> names = top_level_tables();  // immutable once built
+    return names;
+}
 
 switch_cfg loader::load(const YAML::Node& root) {
     _cfg = default_switch_cfg();
@@ -282,6 +215,8 @@ switch_cfg loader::load(const YAML::Node& root) {
              "the file must be a mapping of table names (ROCELAB, PORT, ...) to tables, not " +
                  show(root));
     }
+    const std::vector<std::string>& known_tables = switch_tables();
+    const auto unsupported_tables = unsupported_switch_tables();
     field_map tables;
     for (auto& e : entries(root, root.Mark(), "")) {
         if (std::find(known_tables.begin(), known_tables.end(), e.key) == known_tables.end()) {
@@ -298,8 +233,8 @@ switch_cfg loader::load(const YAML::Node& root) {
         }
         tables.emplace(e.key, e);
     }
-    const auto table = [&](std::string_view name) -> const entry* {
-        const auto it = tables.find(name);
+    const auto table = [&](const table_spec& spec) -> const entry* {
+        const auto it = tables.find(spec.name);
         return it == tables.end() ? nullptr : &it->second;
     };
     // Each buffer/WRED table the file gives replaces the built-in default
@@ -307,56 +242,57 @@ switch_cfg loader::load(const YAML::Node& root) {
     // BUFFER_PG -> only the file's buffers; WRED_PROFILE or a QUEUE
     // wred_profile -> only the file's WRED bindings. Ports copy
     // port_defaults in load_ports, so this comes first.
-    _file_buffers = table("BUFFER_POOL") != nullptr || table("BUFFER_PROFILE") != nullptr ||
-                    table("BUFFER_PG") != nullptr;
+    _file_buffers = table(buffer_pool_table) != nullptr || table(buffer_profile_table) != nullptr ||
+                    table(buffer_pg_table) != nullptr;
     if (_file_buffers) {
         _cfg.pool = buffer_pool_cfg{};
         _cfg.port_defaults.pgs = {};
     }
-    const auto* queue_table = table("QUEUE");
-    if (table("WRED_PROFILE") != nullptr || (queue_table != nullptr && queue_table_binds_wred(queue_table->value))) {
+    const auto* queue = table(queue_table);
+    if (table(wred_profile_table) != nullptr || (queue != nullptr && queue_table_binds_wred(queue->value))) {
         _cfg.port_defaults.wred = {};
     }
-    if (const auto* t = table("ROCELAB")) {
+    if (const auto* t = table(rocelab_table)) {
         load_rocelab(*t);
     }
-    if (const auto* t = table("DEVICE_METADATA")) {
+    if (const auto* t = table(device_metadata_table)) {
         load_device_metadata(*t);
     }
-    if (const auto* t = table("SWITCH")) {
+    if (const auto* t = table(switch_table)) {
         load_switch(*t);
     }
-    if (const auto* t = table("PORT")) {
+    if (const auto* t = table(port_table)) {
         load_ports(*t);
     }
-    load_map_table(table("DSCP_TO_TC_MAP"), "DSCP_TO_TC_MAP", "DSCP", "TC", _dscp_maps);
-    load_map_table(table("DOT1P_TO_TC_MAP"), "DOT1P_TO_TC_MAP", "802.1p priority", "TC", _dot1p_maps);
-    load_map_table(table("TC_TO_QUEUE_MAP"), "TC_TO_QUEUE_MAP", "TC", "queue", _tc_queue_maps);
-    load_map_table(table("TC_TO_PRIORITY_GROUP_MAP"), "TC_TO_PRIORITY_GROUP_MAP", "TC", "priority group",
+    const qos_maps az = azure_roce_maps();  // each map table's built-in AZURE
+    load_map_table(table(dscp_to_tc_map_table), dscp_to_tc_map_table, az.dscp_to_tc, _dscp_maps);
+    load_map_table(table(dot1p_to_tc_map_table), dot1p_to_tc_map_table, az.pcp_to_tc, _dot1p_maps);
+    load_map_table(table(tc_to_queue_map_table), tc_to_queue_map_table, az.tc_to_queue, _tc_queue_maps);
+    load_map_table(table(tc_to_priority_group_map_table), tc_to_priority_group_map_table, az.tc_to_pg,
                    _tc_pg_maps);
-    load_map_table(table("MAP_PFC_PRIORITY_TO_QUEUE"), "MAP_PFC_PRIORITY_TO_QUEUE", "PFC priority",
-                   "queue", _pfc_queue_maps);
-    load_schedulers(table("SCHEDULER"));
-    load_wred_profiles(table("WRED_PROFILE"));
-    if (const auto* t = table("PORT_QOS_MAP")) {
+    load_map_table(table(map_pfc_priority_to_queue_table), map_pfc_priority_to_queue_table,
+                   az.pfc_prio_to_queue, _pfc_queue_maps);
+    load_schedulers(table(scheduler_table));
+    load_wred_profiles(table(wred_profile_table));
+    if (const auto* t = table(port_qos_map_table)) {
         load_port_qos_map(*t);
     }
-    if (const auto* t = table("QUEUE")) {
+    if (const auto* t = table(queue_table)) {
         load_queues(*t);
     }
-    if (const auto* t = table("CABLE_LENGTH")) {
+    if (const auto* t = table(cable_length_table)) {
         load_cable_length(*t);
     }
-    if (const auto* t = table("DEFAULT_LOSSLESS_BUFFER_PARAMETER")) {
+    if (const auto* t = table(default_lossless_buffer_parameter_table)) {
         load_default_lossless(*t);
     }
-    if (const auto* t = table("BUFFER_POOL")) {
+    if (const auto* t = table(buffer_pool_table)) {
         load_buffer_pool(*t);
     }
-    if (const auto* t = table("BUFFER_PROFILE")) {
+    if (const auto* t = table(buffer_profile_table)) {
         load_buffer_profiles(*t);
     }
-    if (const auto* t = table("BUFFER_PG")) {
+    if (const auto* t = table(buffer_pg_table)) {
         if (!_cfg.pool.enabled) {
             fail(t->key_node.Mark(), "BUFFER_PG",
                  "BUFFER_PG needs an ingress BUFFER_POOL: add BUFFER_POOL: {ingress_lossless_pool: {size: ..., "
@@ -370,7 +306,7 @@ switch_cfg loader::load(const YAML::Node& root) {
         apply_over_subscription();
         check_pool_fit();
     }
-    if (const auto* t = table("BUFFER_QUEUE")) {
+    if (const auto* t = table(buffer_queue_table)) {
         load_buffer_queue(*t);
     }
     apply_egress_buffers();
@@ -380,23 +316,23 @@ switch_cfg loader::load(const YAML::Node& root) {
     if (!_file_buffers) {
         resolve_default_buffers();
     }
-    if (const auto* t = table("PFC_WD")) {
+    if (const auto* t = table(pfc_wd_table)) {
         load_pfc_wd(*t);
     }
-    for (const char* name : {"INTERFACE", "ROUTE", "NEIGH"}) {
-        const auto* t = table(name);
+    for (const table_spec* spec : {&interface_table, &route_table, &neigh_table}) {
+        const auto* t = table(*spec);
         if (t != nullptr && _cfg.mode != fwd_mode::l3 && !t->value.IsNull() && t->value.size() != 0) {
-            fail(t->key_node.Mark(), name,
+            fail(t->key_node.Mark(), spec->name,
                  "this table is only used in L3 mode; set ROCELAB mode: l3 or remove it");
         }
     }
-    if (const auto* t = table("INTERFACE")) {
+    if (const auto* t = table(interface_table)) {
         load_interfaces(*t);
     }
-    if (const auto* t = table("ROUTE")) {
+    if (const auto* t = table(route_table)) {
         load_routes(*t);
     }
-    if (const auto* t = table("NEIGH")) {
+    if (const auto* t = table(neigh_table)) {
         load_neighbors(*t);
     }
     return _cfg;
@@ -423,8 +359,8 @@ YAML::Mark loader::mark_of(const entry& e) {
     return e.key_node.Mark();
 }
 
-[[noreturn]] void loader::fail_value(const entry& e, std::string_view path, std::string_view expected) const {
-    fail(mark_of(e), path, "got " + show(e.value) + ", expected " + std::string(expected));
+[[noreturn]] void loader::fail_value(const entry& e, std::string_view expected) const {
+    fail(mark_of(e), e.path, "got " + show(e.value) + ", expected " + std::string(expected));
 }
 
 // The (key, value) pairs of a mapping (an empty value counts as an empty
@@ -450,48 +386,54 @@ std::vector<entry> loader::entries(const YAML::Node& map, const YAML::Mark& at, 
             fail(k.Mark(), sub + k.Scalar(),
                  "duplicate key; it is already given at line " + std::to_string(pos->second.line + 1));
         }
-        out.push_back(entry{k.Scalar(), k, it->second});
+        out.push_back(entry{k.Scalar(), k, it->second, sub.empty() ? k.Scalar() : sub + k.Scalar()});
     }
     return out;
 }
 
-// The fields of an entry, checked against the accepted names.
-field_map loader::fields(const entry& owner, const std::string& path, const std::vector<std::string>& accepted,
-                 const std::vector<std::string>& sonic_unsupported) const {
+field_map loader::fields(const entry& owner, const table_spec& t) const {
     field_map out;
-    for (auto& e : entries(owner.value, owner.key_node.Mark(), path)) {
+    std::vector<std::string> accepted;
+    for (const auto& f : t.fields) {
+        accepted.emplace_back(f.name);
+    }
+    for (auto& e : entries(owner)) {
         if (std::find(accepted.begin(), accepted.end(), e.key) == accepted.end()) {
-            const std::string fpath = path + "|" + e.key;
             const std::string accepted_text = accepted.empty() ? "no fields are accepted here"
                                                                : "accepted fields are " + join(accepted);
-            if (std::find(sonic_unsupported.begin(), sonic_unsupported.end(), e.key) !=
-                sonic_unsupported.end()) {
-                fail(e.key_node.Mark(), fpath,
-                     "this SONiC field is not supported by rocelab; " + accepted_text);
+            if (std::find(t.refused.begin(), t.refused.end(), e.key) != t.refused.end()) {
+                fail(e.key_node.Mark(), e.path, "this SONiC field is not supported by rocelab; " + accepted_text);
             }
-            fail(e.key_node.Mark(), fpath,
-                 "unknown field; " + accepted_text + did_you_mean(e.key, accepted));
+            fail(e.key_node.Mark(), e.path, "unknown field; " + accepted_text + did_you_mean(e.key, accepted));
         }
         out.emplace(e.key, std::move(e));
     }
     return out;
 }
 
-std::string loader::scalar(const entry& e, std::string_view path, std::string_view expected) const {
+const entry* loader::find(const field_map& f, const field_spec& s) const {
+    const auto it = f.find(s.name);
+    return it == f.end() ? nullptr : &it->second;
+}
+
+std::string loader::scalar(const entry& e, std::string_view expected) const {
     if (!e.value.IsScalar()) {
-        fail_value(e, path, expected);
+        fail_value(e, expected);
     }
     return e.value.Scalar();
 }
 
-std::uint64_t loader::get_uint(const entry& e, std::string_view path, std::uint64_t min, std::uint64_t max,
-                       std::string_view what) const {
-    const std::string expected =
-        std::string(what) + " " + std::to_string(min) + ".." + std::to_string(max);
-    const std::string s(trim(scalar(e, path, expected)));
+std::uint64_t loader::get_uint(const entry& e, const field_spec& f) const {
+    return get_uint(e, f, f.hi, f.noun);
+}
+
+std::uint64_t loader::get_uint(const entry& e, const field_spec& f, std::uint64_t hi, std::string_view what) const {
+    const auto lo = static_cast<std::uint64_t>(f.lo);
+    const std::string expected = std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
+    const std::string s(trim(scalar(e, expected)));
     if (s.empty() || s.size() > 20 ||
         !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        fail_value(e, path, expected);
+        fail_value(e, expected);
     }
     const unsigned __int128 v = [&] {
         unsigned __int128 x = 0;
@@ -500,123 +442,119 @@ std::uint64_t loader::get_uint(const entry& e, std::string_view path, std::uint6
         }
         return x;
     }();
-    if (v < min || v > max) {
-        fail(mark_of(e), path, quote(s) + " is out of range: expected " + expected);
+    if (v < lo || v > hi) {
+        fail(mark_of(e), e.path, quote(s) + " is out of range: expected " + expected);
     }
     return static_cast<std::uint64_t>(v);
 }
 
-bits_per_sec loader::get_rate(const entry& e, std::string_view path, bits_per_sec min, bits_per_sec max) const {
-    const std::string range = format_rate(min) + ".." + format_rate(max);
-    const auto r = parse_rate(scalar(e, path, "a rate such as 100Gbps (" + range + ")"));
-    if (!r) {
-        fail(mark_of(e), path, r.error().message + " (accepted " + range + ")");
-    }
-    if (*r < min || *r > max) {
-        fail(mark_of(e), path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
-    }
-    return *r;
-}
-
-nanos loader::get_time(const entry& e, std::string_view path, nanos min, nanos max,
-               std::optional<nanos> bare_unit) const {
-    const std::string range = format_time(min) + ".." + format_time(max);
-    const auto r = parse_time(scalar(e, path, "a time such as 1s or 55us (" + range + ")"), bare_unit);
-    if (!r) {
-        fail(mark_of(e), path, r.error().message + " (accepted " + range + ")");
-    }
-    if (*r < min || *r > max) {
-        fail(mark_of(e), path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
-    }
-    return *r;
-}
-
-// Byte ranges print with binary units ("64B..1GiB") unless `plain`, for
-// fields people think of in bytes ("68..9216 bytes" for an MTU).
-bytes loader::get_bytes(const entry& e, std::string_view path, bytes min, bytes max, bare_number bare,
-                bool plain) const {
-    const std::string range = plain ? std::to_string(min.v) + ".." + std::to_string(max.v) + " bytes"
-                                    : format_bytes(min) + ".." + format_bytes(max);
-    const auto r = parse_bytes(scalar(e, path, "a size such as 9216B or 96KiB (" + range + ")"), bare);
-    if (!r) {
-        fail(mark_of(e), path, r.error().message + " (accepted " + range + ")");
-    }
-    if (*r < min || *r > max) {
-        fail(mark_of(e), path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
-    }
-    return *r;
-}
-
-// A signed whole number, e.g. dynamic_th -3.
-std::int64_t loader::get_int(const entry& e, std::string_view path, std::int64_t min, std::int64_t max,
-                     std::string_view what) const {
-    const std::string expected =
-        std::string(what) + " " + std::to_string(min) + ".." + std::to_string(max);
-    const std::string s(trim(scalar(e, path, expected)));
-    const std::string_view digits =
-        std::string_view(s).substr(!s.empty() && (s[0] == '-' || s[0] == '+'));
+std::int64_t loader::get_int(const entry& e, const field_spec& f) const {
+    const auto hi = static_cast<std::int64_t>(f.hi);
+    const std::string expected = std::string(f.noun) + " " + range_text(f);
+    const std::string s(trim(scalar(e, expected)));
+    const std::string_view digits = std::string_view(s).substr(!s.empty() && (s[0] == '-' || s[0] == '+'));
     if (digits.empty() || digits.size() > 18 ||
         !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        fail_value(e, path, expected);
+        fail_value(e, expected);
     }
     const std::int64_t v = std::stoll(s);
-    if (v < min || v > max) {
-        fail(mark_of(e), path, quote(s) + " is out of range: expected " + expected);
+    if (v < f.lo || v > hi) {
+        fail(mark_of(e), e.path, quote(s) + " is out of range: expected " + expected);
     }
     return v;
 }
 
-// A plain decimal number ("819.2", "5"); nullopt if the text is not one.
-std::optional<double> loader::parse_decimal(std::string_view text) {
-    const std::string_view t = trim(text);
-    std::size_t dots = 0;
-    std::size_t digits = 0;
-    for (const char c : t) {
-        if (c == '.') {
-            ++dots;
-        } else if (c >= '0' && c <= '9') {
-            ++digits;
-        } else {
-            return std::nullopt;
-        }
+bits_per_sec loader::get_rate(const entry& e, const field_spec& f) const {
+    const std::string range = range_text(f);
+    const auto r = parse_rate(scalar(e, "a rate such as 100Gbps (" + range + ")"));
+    if (!r) {
+        fail(mark_of(e), e.path, r.error().message + " (accepted " + range + ")");
     }
-    if (digits == 0 || digits > 15 || dots > 1) {
-        return std::nullopt;
+    if (r->v < static_cast<std::uint64_t>(f.lo) || r->v > f.hi) {
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
     }
-    return std::stod(std::string(t));
+    return *r;
 }
 
-// Bytes that may be fractional (a model constant such as mac_phy_delay
-// 819.2): a bare decimal number of bytes, or a size with a unit (0.8KiB is
-// not exact, so write 819.2).
-double loader::get_fractional_bytes(const entry& e, std::string_view path, std::uint64_t max) const {
-    const std::string range = "0.." + std::to_string(max) + " bytes";
-    const std::string s = scalar(e, path, "a byte count such as 819.2 or 1KiB (" + range + ")");
+nanos loader::get_time(const entry& e, const field_spec& f) const {
+    const std::string range = range_text(f);
+    const std::optional<nanos> bare_unit = f.bare_unit > 0 ? std::optional<nanos>(nanos{f.bare_unit}) : std::nullopt;
+    const auto r = parse_time(scalar(e, "a time such as 1s or 55us (" + range + ")"), bare_unit);
+    if (!r) {
+        fail(mark_of(e), e.path, r.error().message + " (accepted " + range + ")");
+    }
+    if (r->v < f.lo || static_cast<std::uint64_t>(r->v) > f.hi) {
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
+    }
+    return *r;
+}
+
+bytes loader::get_bytes(const entry& e, const field_spec& f, std::optional<std::uint64_t> hi) const {
+    const std::uint64_t max = hi.value_or(f.hi);
+    const std::string range = range_text(f, max);
+    const auto r = parse_bytes(scalar(e, "a size such as 9216B or 96KiB (" + range + ")"),
+                               f.bare_unit > 0 ? bare_number::accepted : bare_number::rejected);
+    if (!r) {
+        fail(mark_of(e), e.path, r.error().message + " (accepted " + range + ")");
+    }
+    if (r->v < static_cast<std::uint64_t>(f.lo) || r->v > max) {
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
+    }
+    return *r;
+}
+
+double loader::get_fraction_bytes(const entry& e, const field_spec& f) const {
+    const std::string range = range_text(f);
+    const std::string s = scalar(e, "a byte count such as 819.2 or 1KiB (" + range + ")");
     double v = 0;
     if (const auto d = parse_decimal(s)) {
         v = *d;
     } else {
         const auto r = parse_bytes(s, bare_number::rejected);
         if (!r) {
-            fail(mark_of(e), path,
-                 r.error().message +
-                     "; a bare number of bytes may have decimals, such as 819.2 (accepted " + range +
-                     ")");
+            fail(mark_of(e), e.path,
+                 r.error().message + "; a bare number of bytes may have decimals, such as 819.2 (accepted " +
+                     range + ")");
         }
         v = static_cast<double>(r->v);
     }
-    if (v < 0 || v > static_cast<double>(max)) {
-        fail(mark_of(e), path, quote(s) + " is out of range: accepted " + range);
+    if (v < static_cast<double>(f.lo) || v > static_cast<double>(f.hi)) {
+        fail(mark_of(e), e.path, quote(s) + " is out of range: accepted " + range);
     }
     return v;
 }
 
-// CABLE_LENGTH values: "5m", "2.5m", "40m", "10km" (SONiC writes "5m").
-double loader::get_cable_length(const entry& e, std::string_view path) const {
-    constexpr double max_m = 100000.0;
+double loader::get_percent(const entry& e, const field_spec& f) const {
+    const std::string range = range_text(f);  // "0..100%"
     const std::string expected =
-        "a length in metres such as 5m, 40m or 2.5m, or in kilometres such as 10km (accepted 0m..100km)";
-    const std::string s(trim(scalar(e, path, expected)));
+        "a percentage " + std::to_string(f.lo) + ".." + std::to_string(f.hi) + " such as 100 or 50%";
+    const auto r = parse_percent(scalar(e, expected), f.bare_unit > 0 ? bare_number::accepted : bare_number::rejected);
+    if (!r) {
+        fail(mark_of(e), e.path, r.error().message + " (accepted " + range + ")");
+    }
+    if (*r < static_cast<double>(f.lo) || *r > static_cast<double>(f.hi)) {
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is out of range: accepted " + range);
+    }
+    return *r;
+}
+
+double loader::get_ratio(const entry& e, const field_spec& f) const {
+    const std::string expected = "a ratio " + range_text(f) + " such as 2" +
+                                 (f.limit.empty() ? std::string() : " (" + std::string(f.limit) + ")");
+    const auto v = parse_decimal(scalar(e, expected));
+    if (!v) {
+        fail_value(e, expected);
+    }
+    if (*v < static_cast<double>(f.lo) || *v > static_cast<double>(f.hi)) {
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is out of range: expected " + expected);
+    }
+    return *v;
+}
+
+double loader::get_length(const entry& e, const field_spec& f) const {
+    const std::string range = range_text(f);  // "0m..100km"
+    const std::string expected = std::string(f.noun) + " (accepted " + range + ")";
+    const std::string s(trim(scalar(e, expected)));
     std::size_t unit = 0;
     while (unit < s.size() && ((s[unit] >= '0' && s[unit] <= '9') || s[unit] == '.')) {
         ++unit;
@@ -625,48 +563,69 @@ double loader::get_cable_length(const entry& e, std::string_view path) const {
     const std::string_view u = std::string_view(s).substr(unit);
     if (!number || (u != "m" && u != "km")) {
         if (number && u.empty()) {
-            fail(mark_of(e), path, quote(s) + " has no unit: expected " + expected);
+            fail(mark_of(e), e.path, quote(s) + " has no unit: expected " + expected);
         }
-        fail(mark_of(e), path, "got " + quote(s) + ", expected " + expected);
+        fail(mark_of(e), e.path, "got " + quote(s) + ", expected " + expected);
     }
     const double m = u == "km" ? *number * 1000.0 : *number;
-    if (m > max_m) {
-        fail(mark_of(e), path, quote(s) + " is out of range: accepted 0m..100km");
+    if (m < static_cast<double>(f.lo) || m > static_cast<double>(f.hi)) {
+        fail(mark_of(e), e.path, quote(s) + " is out of range: accepted " + range);
     }
     return m;
 }
 
-std::string loader::get_choice(const entry& e, std::string_view path,
-                       const std::vector<std::string>& choices) const {
+std::string loader::get_choice(const entry& e, const field_spec& f) const {
+    std::vector<std::string> choices;
+    for (const auto c : f.choices) {
+        choices.emplace_back(c);
+    }
     const std::string expected = "one of " + join(choices, ", ");
-    const std::string s = scalar(e, path, expected);
+    const std::string s = scalar(e, expected);
     for (const auto& c : choices) {
         if (lower(c) == lower(trim(s))) {
             return c;
         }
     }
-    fail(mark_of(e), path, "got " + quote(s) + ", expected " + expected + did_you_mean(s, choices));
+    fail(mark_of(e), e.path, "got " + quote(s) + ", expected " + expected + did_you_mean(s, choices));
 }
 
-mac_addr loader::get_mac(const entry& e, std::string_view path, bool unicast) const {
-    const std::string expected = unicast ? "a unicast MAC address such as \"02:00:00:00:01:00\""
-                                         : "a MAC address such as \"02:00:00:00:01:00\"";
-    const auto m = parse_mac(trim(scalar(e, path, expected)));
+bool loader::get_flag(const entry& e, const field_spec& f) const {
+    const std::string v = get_choice(e, f);
+    return v == "on" || v == "true";
+}
+
+mac_addr loader::get_mac(const entry& e, const field_spec&) const {
+    const std::string expected = "a unicast MAC address such as \"02:00:00:00:01:00\"";
+    const auto m = parse_mac(trim(scalar(e, expected)));
     if (!m) {
-        fail_value(e, path, expected);
+        fail_value(e, expected);
     }
-    if (unicast && ((*m)[0] & 1u) != 0) {
-        fail(mark_of(e), path, quote(e.value.Scalar()) + " is a multicast address: expected " + expected);
+    if (((*m)[0] & 1u) != 0) {
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is a multicast address: expected " + expected);
     }
     if (*m == mac_addr{}) {
-        fail(mark_of(e), path, quote(e.value.Scalar()) + " is all zeros: expected " + expected);
+        fail(mark_of(e), e.path, quote(e.value.Scalar()) + " is all zeros: expected " + expected);
     }
     return *m;
 }
 
-const entry* loader::find(const field_map& f, std::string_view name) const {
-    const auto it = f.find(name);
-    return it == f.end() ? nullptr : &it->second;
+std::uint8_t loader::get_number_set(const entry& e, const field_spec& f) const {
+    const std::string expected = "a comma-separated list of " + std::string(f.noun) + " " + range_text(f) +
+                                 " such as \"3,4\", or \"\" for none";
+    const std::string s = e.value.IsNull() ? std::string() : scalar(e, expected);
+    const auto mask = parse_number_set(s, static_cast<unsigned>(f.hi));
+    if (!mask) {
+        fail_value(e, expected);
+    }
+    return *mask;
+}
+
+std::string loader::get_text(const entry& e, const field_spec& f) const {
+    return std::string(trim(scalar(e, f.noun)));
+}
+
+std::string loader::get_ref(const entry& e, const field_spec& f) const {
+    return f.bracketed ? strip_ref(scalar(e, f.noun), f.ref_table) : get_text(e, f);
 }
 
 // Index of a PORT name in _cfg.ports, or fail.
@@ -707,6 +666,30 @@ std::vector<std::size_t> loader::port_list(std::string_view text, const YAML::Ma
         out.push_back(i);
     }
     return out;
+}
+
+std::vector<std::size_t> loader::key_ports(const entry& k, bool& global_seen) const {
+    auto targets = port_list(k.key, k.key_node.Mark(), k.path);
+    if (targets.front() == all_ports) {
+        if (global_seen) {
+            fail(k.key_node.Mark(), k.path, "\"global\" and \"*\" are the same key; give only one");
+        }
+        global_seen = true;
+    }
+    return targets;
+}
+
+void loader::set_once(field_owners& set_by, std::size_t target, const field_map& f, const entry& k) const {
+    if (target == all_ports) {
+        return;
+    }
+    for (const auto& [name, e] : f) {
+        const auto [it, inserted] = set_by.emplace(std::pair{target, name}, k.key);
+        if (!inserted) {
+            fail(e.key_node.Mark(), e.path,
+                 "port " + _cfg.ports[target].name + " already gets " + name + " from key " + quote(it->second));
+        }
+    }
 }
 
 bool loader::is_global_key(std::string_view key) {
@@ -761,20 +744,19 @@ std::pair<std::vector<std::size_t>, std::uint8_t> loader::buffer_key(const entry
 
 // A BUFFER_PG / BUFFER_QUEUE profile reference: nullptr for "NULL" (or,
 // `absent_ok`, no profile field).
-const std::pair<const std::string, buffer_profile>* loader::profile_ref(const entry& k, const std::string& path,
-                                                               bool absent_ok) const {
-    const auto f = fields(k, path, {"profile"});
-    const auto* pe = find(f, "profile");
+const std::pair<const std::string, buffer_profile>* loader::profile_ref(const entry& k, const table_spec& t,
+                                                                       bool absent_ok) const {
+    const field_spec& profile = t.fields[0];
+    const auto f = fields(k, t);
+    const auto* pe = find(f, profile);
     if (pe == nullptr) {
         if (absent_ok) {
             return nullptr;
         }
-        fail(k.key_node.Mark(), path, "profile is required: a BUFFER_PROFILE name, or NULL for none");
+        fail(k.key_node.Mark(), k.path, "profile is required: a BUFFER_PROFILE name, or NULL for none");
     }
-    const std::string fpath = path + "|profile";
-    const std::string name = strip_ref(
-        scalar(*pe, fpath, "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL"),
-        "BUFFER_PROFILE");
+    const std::string& fpath = pe->path;
+    const std::string name = get_ref(*pe, profile);
     if (name == "NULL") {
         return nullptr;
     }

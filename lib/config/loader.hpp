@@ -14,7 +14,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -25,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/schema.hpp"
 #include "config/switch_cfg.hpp"
 #include "config/switch_config.hpp"
 #include "config/text.hpp"
@@ -65,9 +65,6 @@ bool same_prefix(const ip_prefix& a, const ip_prefix& b);
 bool contains(const ip_prefix& net, const ip_prefix& host);
 std::string to_string(const ip_prefix& p, bool with_len = true);
 
-// "3,4" (or "" for none) -> bit mask of 0..max (max <= 7). nullopt on bad text.
-std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max);
-
 // ------------------------------------------------ buffer helpers (switch_config.cpp)
 
 // xoff: auto for one PG of a port whose speed is known: fills xoff, xon and
@@ -99,6 +96,7 @@ struct entry {
     std::string key;
     YAML::Node key_node;
     YAML::Node value;
+    std::string path;  // "PORT|Ethernet0|speed": where it is, for messages
 };
 
 using field_map = std::map<std::string, entry, std::less<>>;
@@ -136,12 +134,13 @@ private:
 
     [[noreturn]] void fail(const YAML::Mark& m, std::string_view path, std::string_view what) const;
     static YAML::Mark mark_of(const entry& e);
-    [[noreturn]] void fail_value(const entry& e, std::string_view path, std::string_view expected) const;
+    // "got <value>, expected <expected>" at e.path.
+    [[noreturn]] void fail_value(const entry& e, std::string_view expected) const;
 
     // ------------------------------------------------------ structure walk (loader.cpp)
 
     // The (key, value) pairs of a mapping (an empty value counts as an empty
-    // mapping). Keys must be scalars and unique.
+    // mapping), each with its path (path|key). Keys must be scalars and unique.
     std::vector<entry> entries(const YAML::Node& map, const YAML::Mark& at, std::string_view path) const;
 
     // Entries matching `is_global` first, then the others, each in file order.
@@ -163,41 +162,65 @@ private:
         return out;
     }
 
-    // The fields of an entry, checked against the accepted names.
-    field_map fields(const entry& owner, const std::string& path, const std::vector<std::string>& accepted,
-                     const std::vector<std::string>& sonic_unsupported = {}) const;
+    // The entries of an entry's value (a mapping), at its path.
+    std::vector<entry> entries(const entry& owner) const { return entries(owner.value, owner.key_node.Mark(), owner.path); }
 
-    std::string scalar(const entry& e, std::string_view path, std::string_view expected) const;
-    std::uint64_t get_uint(const entry& e, std::string_view path, std::uint64_t min, std::uint64_t max,
-                           std::string_view what) const;
-    bits_per_sec get_rate(const entry& e, std::string_view path, bits_per_sec min, bits_per_sec max) const;
-    nanos get_time(const entry& e, std::string_view path, nanos min, nanos max,
-                   std::optional<nanos> bare_unit = std::nullopt) const;
-    // Byte ranges print with binary units ("64B..1GiB") unless `plain`, for
-    // fields people think of in bytes ("68..9216 bytes" for an MTU).
-    bytes get_bytes(const entry& e, std::string_view path, bytes min, bytes max, bare_number bare,
-                    bool plain = false) const;
-    // A signed whole number, e.g. dynamic_th -3.
-    std::int64_t get_int(const entry& e, std::string_view path, std::int64_t min, std::int64_t max,
-                         std::string_view what) const;
-    // A plain decimal number ("819.2", "5"); nullopt if the text is not one.
-    static std::optional<double> parse_decimal(std::string_view text);
+    // The fields of an entry, checked against the table's descriptor: an
+    // unknown field, or a SONiC field the table refuses, is an error naming
+    // the accepted fields.
+    field_map fields(const entry& owner, const table_spec& t) const;
+    const entry* find(const field_map& f, const field_spec& s) const;
+
+    // ---------------------------------------------- typed getters (loader.cpp)
+    //
+    // Each takes the field's descriptor (config/schema.hpp): its range,
+    // unit, bare-number rule and noun, so the range is written once, in the
+    // schema. Errors name e.path ("PORT|Ethernet0|speed") and the range.
+
+    // The value's text; fails with "got <value>, expected <expected>" if it is not a scalar.
+    std::string scalar(const entry& e, std::string_view expected) const;
+    std::uint64_t get_uint(const entry& e, const field_spec& f) const;
+    // With a tighter upper bound than the schema's, and its own wording (QUEUE max_packets).
+    std::uint64_t get_uint(const entry& e, const field_spec& f, std::uint64_t hi, std::string_view what) const;
+    std::int64_t get_int(const entry& e, const field_spec& f) const;
+    bits_per_sec get_rate(const entry& e, const field_spec& f) const;
+    nanos get_time(const entry& e, const field_spec& f) const;
+    // hi: a tighter upper bound than the schema's (a profile's pool size).
+    bytes get_bytes(const entry& e, const field_spec& f, std::optional<std::uint64_t> hi = std::nullopt) const;
     // Bytes that may be fractional (a model constant such as mac_phy_delay
     // 819.2): a bare decimal number of bytes, or a size with a unit (0.8KiB is
     // not exact, so write 819.2).
-    double get_fractional_bytes(const entry& e, std::string_view path, std::uint64_t max) const;
-    // CABLE_LENGTH values: "5m", "2.5m", "40m", "10km" (SONiC writes "5m").
-    double get_cable_length(const entry& e, std::string_view path) const;
-    std::string get_choice(const entry& e, std::string_view path, const std::vector<std::string>& choices) const;
-    mac_addr get_mac(const entry& e, std::string_view path, bool unicast) const;
-
-    const entry* find(const field_map& f, std::string_view name) const;
+    double get_fraction_bytes(const entry& e, const field_spec& f) const;
+    double get_percent(const entry& e, const field_spec& f) const;
+    double get_ratio(const entry& e, const field_spec& f) const;
+    // A cable length: "5m", "2.5m", "40m", "10km" (SONiC writes "5m"), in metres.
+    double get_length(const entry& e, const field_spec& f) const;
+    // One of f.choices (case-insensitive), as the schema spells it.
+    std::string get_choice(const entry& e, const field_spec& f) const;
+    // on/off (true/false): true for "on" or "true".
+    bool get_flag(const entry& e, const field_spec& f) const;
+    // A unicast MAC address.
+    mac_addr get_mac(const entry& e, const field_spec& f) const;
+    // "3,4", "3-4" or "" (none) -> bit mask of 0..f.hi.
+    std::uint8_t get_number_set(const entry& e, const field_spec& f) const;
+    // Trimmed text (a name, a list): fails if the value is not a scalar.
+    std::string get_text(const entry& e, const field_spec& f) const;
+    // The name a reference gives ("[TABLE|name]" stripped when f.bracketed);
+    // the caller looks it up and words the "unknown" error.
+    std::string get_ref(const entry& e, const field_spec& f) const;
 
     // Index of a PORT name in _cfg.ports, or fail.
     std::size_t port_index(std::string_view name, const YAML::Mark& at, const std::string& path) const;
     // "Ethernet0,Ethernet4" -> indexes; "global" / "*" -> {all_ports}.
     std::vector<std::size_t> port_list(std::string_view text, const YAML::Mark& at, const std::string& path) const;
     static bool is_global_key(std::string_view key);
+    // The ports of a per-port entry's key (port_list); a second "global" /
+    // "*" key of the table is refused (`global_seen` remembers the first).
+    std::vector<std::size_t> key_ports(const entry& k, bool& global_seen) const;
+    // A per-port entry sets each of its fields once per port: `set_by`
+    // remembers which key set (port, field); global keys are not recorded.
+    using field_owners = std::map<std::pair<std::size_t, std::string>, std::string>;
+    void set_once(field_owners& set_by, std::size_t target, const field_map& f, const entry& k) const;
 
     // Apply `fn` to the target port, or to port_defaults and every port.
     template <class Fn>
@@ -224,13 +247,12 @@ private:
     void load_ports(const entry& t);  // port.cpp
     // DSCP_TO_TC_MAP and friends (maps.cpp; instantiated for 64 and 8).
     template <std::size_t N>
-    void load_map_table(const entry* t, const std::string& table, std::string_view key_noun,
-                        std::string_view value_noun, named_maps<N>& maps);
+    void load_map_table(const entry* t, const table_spec& spec, const std::array<std::uint8_t, N>& azure,
+                        named_maps<N>& maps);
     void load_schedulers(const entry* t);  // scheduler.cpp
     // port_qos_map.cpp
     template <std::size_t N>
-    std::array<std::uint8_t, N> map_ref(const field_map& f, std::string_view field, const std::string& path,
-                                        std::string_view table, const named_maps<N>& maps) const;
+    std::array<std::uint8_t, N> map_ref(const entry& e, const field_spec& f, const named_maps<N>& maps) const;
     void load_port_qos_map(const entry& t);
     void load_queues(const entry& t);  // queue.cpp
     void load_cable_length(const entry& t);
@@ -241,7 +263,7 @@ private:
     void check_pool_fit() const;
     void resolve_default_buffers();
     // buffer_profile.cpp
-    const sonic_pool_cfg& profile_pool(const entry& e, const std::string& fpath);
+    const sonic_pool_cfg& profile_pool(const entry& e, const field_spec& f);
     void load_buffer_profiles(const entry& t);
     // buffer_pg.cpp
     pg_buffer_cfg resolve_profile(const buffer_profile& b, const std::string& name, const port_cfg& p,
@@ -265,9 +287,9 @@ private:
     // The port-keyed buffer tables: "<ports>|<numbers>" -> (ports, bit mask).
     std::pair<std::vector<std::size_t>, std::uint8_t> buffer_key(const entry& k, const std::string& path,
                                                                  const char* what, const char* example) const;
-    // A BUFFER_PG / BUFFER_QUEUE profile reference: nullptr for "NULL" (or,
-    // `absent_ok`, no profile field).
-    const std::pair<const std::string, buffer_profile>* profile_ref(const entry& k, const std::string& path,
+    // A BUFFER_PG / BUFFER_QUEUE entry's profile (t.fields[0]): nullptr for
+    // "NULL" (or, `absent_ok`, no profile field).
+    const std::pair<const std::string, buffer_profile>* profile_ref(const entry& k, const table_spec& t,
                                                                    bool absent_ok) const;
     // Port whose INTERFACE subnet holds `addr`, or all_ports if none.
     std::size_t on_link_port(const ip_prefix& addr) const;

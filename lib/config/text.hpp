@@ -1,6 +1,7 @@
 // text.hpp - the small text helpers and value parsers lib/config's loaders
 // share (private to lib/config): trim, split on a separator with each part
-// trimmed, join, quote; whole numbers, MAC and IPv4 addresses. Each parser
+// trimmed, join, quote; whole numbers, decimal numbers, number lists
+// ("3,4", "3-4"), MAC and IPv4 addresses (units: units_parse.hpp). Each parser
 // takes the whole text (no leading/trailing junk) and returns nullopt when
 // it is not one; the caller words the error (it knows the table and field).
 #pragma once
@@ -113,6 +114,67 @@ inline std::optional<std::uint32_t> parse_ip4(std::string_view s) noexcept {
         s.remove_prefix(i < 3 ? dot + 1 : dot);
     }
     return out;
+}
+
+// A SONiC number list: "3,4", "3-4", "0,3-4" (or "" for none) -> bit mask
+// of 0..max (max <= 7).
+inline std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max) {
+    std::uint32_t mask = 0;
+    if (trim(text).empty()) {
+        return 0;
+    }
+    for (const auto part : split(text, ',')) {
+        const auto bounds = split(part, '-');
+        if (bounds.size() > 2) {
+            return std::nullopt;
+        }
+        unsigned lo = 0;
+        unsigned hi = 0;
+        for (std::size_t b = 0; b < bounds.size(); ++b) {
+            if (bounds[b].empty() || bounds[b].size() > 2) {
+                return std::nullopt;
+            }
+            unsigned v = 0;
+            for (const char c : bounds[b]) {
+                if (c < '0' || c > '9') {
+                    return std::nullopt;
+                }
+                v = v * 10 + static_cast<unsigned>(c - '0');
+            }
+            (b == 0 ? lo : hi) = v;
+        }
+        if (bounds.size() == 1) {
+            hi = lo;
+        }
+        if (hi > max || lo > hi) {
+            return std::nullopt;
+        }
+        for (unsigned v = lo; v <= hi; ++v) {
+            mask |= 1u << v;
+        }
+    }
+    return static_cast<std::uint8_t>(mask);
+}
+
+// A plain decimal number ("819.2", "5"; at most 15 digits, no sign or
+// exponent); nullopt if the text is not one.
+inline std::optional<double> parse_decimal(std::string_view text) {
+    const std::string_view t = trim(text);
+    std::size_t dots = 0;
+    std::size_t digits = 0;
+    for (const char c : t) {
+        if (c == '.') {
+            ++dots;
+        } else if (c >= '0' && c <= '9') {
+            ++digits;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (digits == 0 || digits > 15 || dots > 1) {
+        return std::nullopt;
+    }
+    return std::stod(std::string(t));
 }
 
 }  // namespace rocelab::detail

@@ -1,14 +1,30 @@
-// BUFFER_PG: ingress profiles bound to priority groups.
-// Part of the switch loader (config/loader.hpp).
+// BUFFER_PG: ingress profiles bound to priority groups (and, in the dynamic
+// model, the lossless PGs SONiC's buffer manager would add).
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
+#include "config/tables/tables.hpp"
 
-#include <algorithm>
 #include <map>
-#include <string>
-#include <tuple>
-#include <vector>
 
 namespace rocelab::detail {
+namespace {
+
+constexpr field_spec fields_pg[] = {
+    {.name = "profile", .kind = field_kind::reference,
+     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL", .ref_table = "BUFFER_PROFILE",
+     .bracketed = true, .limit = "or `NULL`", .dflt = "required (optional with `buffer_model: dynamic`)",
+     .doc = "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose headroom "
+            "is computed (dynamic model)"}};
+
+}  // namespace
+
+constexpr table_spec buffer_pg_table{
+    .name = "BUFFER_PG",
+    .key = "`\"<ports>|<priority groups>\"`: ports a port, a comma list or `global`; PGs `\"3\"`, `\"3-4\"`, "
+           "`\"0,3-4\"`",
+    .doc = "ingress buffer profiles bound to priority groups; needs a BUFFER_POOL table.",
+    .fields = fields_pg,
+};
 
 // A profile resolved for one port. xoff: auto computes xoff/xon (and
 // reserved when no size is given) now if the port has a PORT speed, else
@@ -53,7 +69,7 @@ buffer_profile loader::computed_lossless_profile() const {
 // "NULL": traditional model: no buffer for the PG (SONiC removes it);
 // dynamic model: a lossless PG whose headroom is computed.
 void loader::load_buffer_pg(const entry& t) {
-    const auto all = entries(t.value, t.key_node.Mark(), "BUFFER_PG");
+    const auto all = entries(t);
     const auto order = global_first(all, [](const entry& e) {
         const auto bar = e.key.rfind('|');
         return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
@@ -63,10 +79,10 @@ void loader::load_buffer_pg(const entry& t) {
     std::map<std::pair<std::size_t, int>, std::string> set_by;
     for (const entry* kp : order) {
         const entry& k = *kp;
-        const std::string path = "BUFFER_PG|" + k.key;
+        const std::string& path = k.path;
         const auto [targets, pgs] =
             buffer_key(k, path, "priority groups", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
-        const auto* ref = profile_ref(k, path, dynamic);
+        const auto* ref = profile_ref(k, buffer_pg_table, dynamic);
         const std::string fpath = path + "|profile";
         if (ref != nullptr && !ref->second.ingress) {
             fail(k.key_node.Mark(), fpath,

@@ -1,41 +1,71 @@
-// BUFFER_POOL, and the pool checks once the buffer tables are read.
-// Part of the switch loader (config/loader.hpp).
+// BUFFER_POOL, and the pool checks once every buffer table is read.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
-
-#include <algorithm>
-#include <map>
-#include <string>
-#include <tuple>
-#include <vector>
+#include "config/tables/tables.hpp"
 
 namespace rocelab::detail {
+namespace {
+
+constexpr std::string_view type_choices[] = {"ingress", "egress"};
+constexpr std::string_view mode_choices[] = {"dynamic", "static"};
+
+namespace fld {
+
+constexpr std::uint64_t max_pool = 1ULL << 36;
+
+constexpr field_spec type{.name = "type", .kind = field_kind::choice, .choices = type_choices, .dflt = "required",
+                          .doc = "an ingress pool holds the priority groups' buffers; egress pools are kept and "
+                                 "shown (rocelab has no egress pool accounting)"};
+constexpr field_spec mode{.name = "mode", .kind = field_kind::choice, .choices = mode_choices, .dflt = "`dynamic`",
+                          .doc = "SONiC's pool mode (kept and shown); a profile may use either threshold"};
+constexpr field_spec size{.name = "size", .kind = field_kind::bytes, .lo = 1024, .hi = max_pool, .bare_unit = 1,
+                          .in_bytes = true, .dflt = "required with `buffer_model: traditional`",
+                          .doc = "the pool, the shared headroom pool (`xoff`) included"};
+constexpr field_spec xoff{.name = "xoff", .kind = field_kind::bytes, .lo = 0, .hi = max_pool, .bare_unit = 1,
+                          .in_bytes = true, .dflt = "0",
+                          .doc = "ingress only: SONiC's **shared headroom pool** (below)"};
+constexpr field_spec cell{.name = "cell", .kind = field_kind::bytes, .lo = 0, .hi = 16384, .bare_unit = 1,
+                          .in_bytes = true, .dflt = "0",
+                          .doc = "**rocelab extension**, ingress only: accounting cell; 0 = exact bytes. Each "
+                                 "packet is charged in whole cells"};
+constexpr field_spec percentage{.name = "percentage", .kind = field_kind::uint, .lo = 1, .hi = 100,
+                                .noun = "a percentage", .dflt = "-", .doc = "SONiC's dynamic pool sizing",
+                                .sonic_only = true};
+constexpr field_spec all[] = {type, mode, size, xoff, cell, percentage};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec buffer_pool_table{
+    .name = "BUFFER_POOL",
+    .key = "a pool name (`ingress_lossless_pool`, `egress_lossless_pool`, ...)",
+    .doc = "the buffer pools; the MMU models one ingress pool (below).",
+    .fields = fld::all,
+};
 
 // BUFFER_POOL: every pool is kept (cfg.pools); the ingress pool named
 // ingress_lossless_pool (else the first ingress pool) is the one the MMU
 // models (cfg.pool), with any other ingress pool's size added to it.
 void loader::load_buffer_pool(const entry& t) {
-    constexpr std::uint64_t max_pool = 1ULL << 36;
     std::optional<bytes> cell;
-    for (const auto& k : entries(t.value, t.key_node.Mark(), "BUFFER_POOL")) {
-        const std::string path = "BUFFER_POOL|" + k.key;
+    for (const auto& k : entries(t)) {
+        const std::string& path = k.path;
         if (k.key.empty() || k.key.find('|') != std::string::npos) {
             fail(k.key_node.Mark(), path, "a pool name must not be empty or contain '|'");
         }
-        const auto f = fields(k, path, {"type", "mode", "size", "xoff", "cell", "percentage"});
-        const auto* type = find(f, "type");
+        const auto f = fields(k, buffer_pool_table);
+        const auto* type = find(f, fld::type);
         if (type == nullptr) {
             fail(k.key_node.Mark(), path, "type is required: ingress or egress");
         }
         sonic_pool_cfg sp;
         sp.name = k.key;
-        sp.ingress = get_choice(*type, path + "|type", {"ingress", "egress"}) == "ingress";
-        if (const auto* e = find(f, "mode")) {
-            sp.mode = get_choice(*e, path + "|mode", {"dynamic", "static"}) == "dynamic"
-                          ? threshold_mode::dynamic_th
-                          : threshold_mode::static_th;
+        sp.ingress = get_choice(*type, fld::type) == "ingress";
+        if (const auto* e = find(f, fld::mode)) {
+            sp.mode = get_choice(*e, fld::mode) == "dynamic" ? threshold_mode::dynamic_th : threshold_mode::static_th;
         }
-        if (const auto* e = find(f, "size")) {
-            sp.size = get_bytes(*e, path + "|size", bytes{1024}, bytes{max_pool}, bare_number::accepted, true);
+        if (const auto* e = find(f, fld::size)) {
+            sp.size = get_bytes(*e, fld::size);
             _pool_size_texts[k.key] = show(e->value);
             _pool_marks[k.key + "|size"] = mark_of(*e);
         } else if (_cfg.model != buffer_model::dynamic) {
@@ -43,23 +73,21 @@ void loader::load_buffer_pool(const entry& t) {
                  "size is required: the pool's bytes, such as 12766208 or 12MiB (only "
                  "DEVICE_METADATA|localhost|buffer_model dynamic computes pool sizes)");
         }
-        if (const auto* e = find(f, "xoff")) {
+        if (const auto* e = find(f, fld::xoff)) {
             if (!sp.ingress) {
-                fail(e->key_node.Mark(), path + "|xoff",
-                     "xoff (the shared headroom pool) is only used on an ingress pool");
+                fail(e->key_node.Mark(), e->path, "xoff (the shared headroom pool) is only used on an ingress pool");
             }
-            sp.xoff = get_bytes(*e, path + "|xoff", bytes{0}, bytes{max_pool}, bare_number::accepted, true);
+            sp.xoff = get_bytes(*e, fld::xoff);
         }
-        if (const auto* e = find(f, "cell")) {
+        if (const auto* e = find(f, fld::cell)) {
             if (!sp.ingress) {
-                fail(e->key_node.Mark(), path + "|cell", "cell is only used on an ingress pool");
+                fail(e->key_node.Mark(), e->path, "cell is only used on an ingress pool");
             }
-            cell = get_bytes(*e, path + "|cell", bytes{0}, bytes{16384}, bare_number::accepted, true);
+            cell = get_bytes(*e, fld::cell);
         }
-        if (const auto* e = find(f, "percentage")) {
-            get_uint(*e, path + "|percentage", 1, 100, "a percentage");
-            _cfg.notes.push_back(path + "|percentage: not modelled (SONiC's dynamic pool sizing); the "
-                                        "pool size is " +
+        if (const auto* e = find(f, fld::percentage)) {
+            get_uint(*e, fld::percentage);
+            _cfg.notes.push_back(e->path + ": not modelled (SONiC's dynamic pool sizing); the pool size is " +
                                  std::string(sp.size ? "the size given" : "computed as below"));
         }
         _pool_marks[k.key] = k.key_node.Mark();

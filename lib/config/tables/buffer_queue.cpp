@@ -1,18 +1,34 @@
-// BUFFER_QUEUE: egress profiles bound to queues, and what they mean for the queues.
-// Part of the switch loader (config/loader.hpp).
+// BUFFER_QUEUE: egress profiles bound to queues, and what they mean for the
+// queues' limits (apply_egress_buffers).
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
+#include "config/tables/tables.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
-#include <string>
-#include <tuple>
-#include <vector>
 
 namespace rocelab::detail {
+namespace {
+
+constexpr field_spec fields_queue[] = {
+    {.name = "profile", .kind = field_kind::reference,
+     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL", .ref_table = "BUFFER_PROFILE",
+     .bracketed = true, .limit = "or `NULL`", .dflt = "required",
+     .doc = "an egress profile (in an egress pool), or `NULL` for none"}};
+
+}  // namespace
+
+constexpr table_spec buffer_queue_table{
+    .name = "BUFFER_QUEUE",
+    .key = "`\"<ports>|<queues>\"` as BUFFER_PG (ports or `global`, then queues 0..7)",
+    .doc = "egress buffer profiles bound to queues (kept per queue; see below for what rocelab does with them).",
+    .fields = fields_queue,
+};
 
 // BUFFER_QUEUE: {"Ethernet0|3-4": {profile: egress_lossless_profile}, "Ethernet0|0-2": {profile: q_lossy_profile}}.
 void loader::load_buffer_queue(const entry& t) {
-    const auto all = entries(t.value, t.key_node.Mark(), "BUFFER_QUEUE");
+    const auto all = entries(t);
     const auto order = global_first(all, [](const entry& e) {
         const auto bar = e.key.rfind('|');
         return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
@@ -20,10 +36,10 @@ void loader::load_buffer_queue(const entry& t) {
     std::map<std::pair<std::size_t, int>, std::string> set_by;
     for (const entry* kp : order) {
         const entry& k = *kp;
-        const std::string path = "BUFFER_QUEUE|" + k.key;
+        const std::string& path = k.path;
         const auto [targets, queues] =
             buffer_key(k, path, "queues", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0-2\" or \"global|5-6\"");
-        const auto* ref = profile_ref(k, path, false);
+        const auto* ref = profile_ref(k, buffer_queue_table, false);
         if (ref != nullptr && ref->second.ingress) {
             fail(k.key_node.Mark(), path + "|profile",
                  "profile " + ref->first + " is in the ingress pool " + ref->second.pool +

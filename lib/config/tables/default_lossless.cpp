@@ -1,39 +1,45 @@
-// DEFAULT_LOSSLESS_BUFFER_PARAMETER (buffer_model dynamic).
-// Part of the switch loader (config/loader.hpp).
+// DEFAULT_LOSSLESS_BUFFER_PARAMETER (buffer_model dynamic):
+// {AZURE: {default_dynamic_th: "0", over_subscribe_ratio: "2"}}.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
-
-#include <algorithm>
-#include <map>
-#include <string>
-#include <tuple>
-#include <vector>
+#include "config/tables/tables.hpp"
 
 namespace rocelab::detail {
+namespace {
+namespace fld {
 
-// DEFAULT_LOSSLESS_BUFFER_PARAMETER: {AZURE: {default_dynamic_th: "0", over_subscribe_ratio: "2"}}.
+constexpr field_spec default_dynamic_th{.name = "default_dynamic_th", .kind = field_kind::integer, .lo = -8, .hi = 8,
+                                        .noun = "an exponent (alpha = 2^dynamic_th)", .dflt = "0",
+                                        .doc = "dynamic_th of the computed lossless PGs (NULL profiles)"};
+constexpr field_spec over_subscribe_ratio{.name = "over_subscribe_ratio", .kind = field_kind::ratio, .lo = 0,
+                                          .hi = 1000, .limit = "0: no shared headroom pool", .dflt = "0",
+                                          .doc = "when the ingress pool has no `xoff`: the shared headroom pool is "
+                                                 "the lossless PGs' xoff added up / ratio (rounded up; computed once "
+                                                 "every port's speed is known)"};
+constexpr field_spec all[] = {default_dynamic_th, over_subscribe_ratio};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec default_lossless_buffer_parameter_table{
+    .name = "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+    .key = "a name (one entry; SONiC uses `AZURE`)",
+    .doc = "the dynamic buffer model's defaults; only read with `buffer_model: dynamic`.",
+    .fields = fld::all,
+};
+
 void loader::load_default_lossless(const entry& t) {
-    for (const auto& k : entries(t.value, t.key_node.Mark(), "DEFAULT_LOSSLESS_BUFFER_PARAMETER")) {
-        const std::string path = "DEFAULT_LOSSLESS_BUFFER_PARAMETER|" + k.key;
-        const auto f = fields(k, path, {"default_dynamic_th", "over_subscribe_ratio"});
-        if (const auto* e = find(f, "default_dynamic_th")) {
-            _cfg.default_dynamic_th = static_cast<int>(
-                get_int(*e, path + "|default_dynamic_th", -8, 8, "an exponent (alpha = 2^dynamic_th)"));
+    for (const auto& k : entries(t)) {
+        const auto f = fields(k, default_lossless_buffer_parameter_table);
+        if (const auto* e = find(f, fld::default_dynamic_th)) {
+            _cfg.default_dynamic_th = static_cast<int>(get_int(*e, fld::default_dynamic_th));
         }
-        if (const auto* e = find(f, "over_subscribe_ratio")) {
-            const std::string expected = "a ratio 0..1000 such as 2 (0: no shared headroom pool)";
-            const auto v = parse_decimal(scalar(*e, path + "|over_subscribe_ratio", expected));
-            if (!v) {
-                fail_value(*e, path + "|over_subscribe_ratio", expected);
-            }
-            if (*v > 1000.0) {
-                fail(mark_of(*e), path + "|over_subscribe_ratio",
-                     quote(e->value.Scalar()) + " is out of range: expected " + expected);
-            }
-            _cfg.over_subscribe_ratio = *v;
+        if (const auto* e = find(f, fld::over_subscribe_ratio)) {
+            _cfg.over_subscribe_ratio = get_ratio(*e, fld::over_subscribe_ratio);
         }
         if (_cfg.model != buffer_model::dynamic) {
-            _cfg.notes.push_back(path + ": only read with DEVICE_METADATA|localhost|buffer_model dynamic; "
-                                        "this file uses the traditional model, so it has no effect");
+            _cfg.notes.push_back(k.path + ": only read with DEVICE_METADATA|localhost|buffer_model dynamic; "
+                                          "this file uses the traditional model, so it has no effect");
             _cfg.default_dynamic_th = 0;
             _cfg.over_subscribe_ratio = 0;
         }

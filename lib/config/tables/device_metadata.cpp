@@ -1,31 +1,49 @@
 // DEVICE_METADATA: the switch MAC and the buffer model.
-// Part of the switch loader (config/loader.hpp).
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
-
-#include <algorithm>
-#include <map>
-#include <string>
-#include <tuple>
-#include <vector>
+#include "config/tables/tables.hpp"
 
 namespace rocelab::detail {
+namespace {
+
+constexpr std::string_view model_choices[] = {"traditional", "dynamic"};
+constexpr std::string_view refused[] = {"hostname", "hwsku", "platform", "type", "bgp_asn", "deployment_id"};
+
+namespace fld {
+
+constexpr field_spec mac{.name = "mac", .kind = field_kind::mac, .dflt = "each port's own",
+                         .doc = "the switch (router) MAC used on every port; not set: each port uses its own MAC "
+                                "(PORT `mac`, else the device's)"};
+constexpr field_spec buffer_model{.name = "buffer_model", .kind = field_kind::choice, .choices = model_choices,
+                                  .dflt = "`traditional`",
+                                  .doc = "what the buffer tables mean (see DEVICE_METADATA buffer_model below)"};
+constexpr field_spec all[] = {mac, buffer_model};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec device_metadata_table{
+    .name = "DEVICE_METADATA",
+    .only_key = "localhost",
+    .doc = "the switch MAC and the buffer model.",
+    .fields = fld::all,
+    .refused = refused,
+};
 
 void loader::load_device_metadata(const entry& t) {
-    for (const auto& k : entries(t.value, t.key_node.Mark(), "DEVICE_METADATA")) {
-        const std::string path = "DEVICE_METADATA|" + k.key;
-        if (k.key != "localhost") {
-            fail(k.key_node.Mark(), path,
-                 "unknown key; the only key is localhost" + did_you_mean(k.key, {"localhost"}));
+    const std::string_view key = device_metadata_table.only_key;
+    for (const auto& k : entries(t)) {
+        if (k.key != key) {
+            fail(k.key_node.Mark(), k.path,
+                 "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
         }
-        const auto f = fields(k, path, {"mac", "buffer_model"},
-                              {"hostname", "hwsku", "platform", "type", "bgp_asn", "deployment_id"});
-        if (const auto* e = find(f, "mac")) {
-            _cfg.switch_mac = get_mac(*e, path + "|mac", true);
+        const auto f = fields(k, device_metadata_table);
+        if (const auto* e = find(f, fld::mac)) {
+            _cfg.switch_mac = get_mac(*e, fld::mac);
         }
-        if (const auto* e = find(f, "buffer_model")) {
-            _cfg.model = get_choice(*e, path + "|buffer_model", {"traditional", "dynamic"}) == "dynamic"
-                             ? buffer_model::dynamic
-                             : buffer_model::traditional;
+        if (const auto* e = find(f, fld::buffer_model)) {
+            _cfg.model = get_choice(*e, fld::buffer_model) == "dynamic" ? buffer_model::dynamic
+                                                                         : buffer_model::traditional;
         }
     }
 }

@@ -1,20 +1,28 @@
-// INTERFACE (mode l3): port addresses.
-// Part of the switch loader (config/loader.hpp).
+// INTERFACE (mode l3): the ports' addresses, in the keys.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
-
-#include <algorithm>
-#include <map>
-#include <string>
-#include <tuple>
-#include <vector>
+#include "config/tables/tables.hpp"
 
 namespace rocelab::detail {
+namespace {
+
+constexpr std::string_view refused[] = {"vrf_name", "scope", "family", "nat_zone", "mpls"};
+
+}  // namespace
+
+constexpr table_spec interface_table{
+    .name = "INTERFACE",
+    .key = "`\"<port>|<address>/<prefix length>\"` (IPv4 or IPv6; several per port); SONiC's bare `\"Ethernet0\"` "
+           "is accepted and sets nothing",
+    .doc = "mode l3: the ports' addresses; the value is empty.",
+    .refused = refused,
+};
 
 void loader::load_interfaces(const entry& t) {
     std::vector<std::pair<ip_prefix, std::string>> used;  // address -> key that set it
-    for (const auto& k : entries(t.value, t.key_node.Mark(), "INTERFACE")) {
-        const std::string path = "INTERFACE|" + k.key;
-        fields(k, path, {}, {"vrf_name", "scope", "family", "nat_zone", "mpls"});
+    for (const auto& k : entries(t)) {
+        const std::string& path = k.path;
+        fields(k, interface_table);
         const auto bar = k.key.find('|');
         const std::size_t port =
             port_index(trim(std::string_view(k.key).substr(0, bar)), k.key_node.Mark(), path);

@@ -1,16 +1,15 @@
-// PFC_WD: the PFC watchdog per port, and its poll interval.
-// Part of the switch loader (config/loader.hpp).
+// PFC_WD: the PFC watchdog per port, and (key GLOBAL) its poll interval.
+// Descriptors and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
+#include "config/tables/tables.hpp"
 
 #include <algorithm>
 #include <map>
-#include <string>
-#include <tuple>
-#include <vector>
 
 namespace rocelab::detail {
-
 namespace {
+
+using namespace literals;
 
 // One PFC_WD entry's fields.
 struct wd_override {
@@ -19,65 +18,91 @@ struct wd_override {
     std::optional<pfc_wd_action> action;
 };
 
+constexpr std::string_view global_key = "GLOBAL";
+constexpr std::string_view action_choices[] = {"drop", "forward", "alert"};
+constexpr std::string_view refused[] = {"pfc_stat_history"};
+constexpr std::string_view global_refused[] = {"BIG_RED_SWITCH"};
+
+// Times: bare numbers are milliseconds (SONiC); below 100ms is a rocelab extension.
+namespace fld {
+
+constexpr field_spec detection_time{.name = "detection_time", .kind = field_kind::time, .lo = (1_ms).v,
+                                    .hi = (5000_ms).v, .bare_unit = (1_ms).v, .dflt = "`200ms`",
+                                    .doc = "a queue paused (PFC storm) this long is mitigated"};
+constexpr field_spec restoration_time{.name = "restoration_time", .kind = field_kind::time, .lo = (1_ms).v,
+                                      .hi = (60000_ms).v, .bare_unit = (1_ms).v, .dflt = "`200ms`",
+                                      .doc = "mitigation ends after this long without received PFC"};
+constexpr field_spec action{.name = "action", .kind = field_kind::choice, .choices = action_choices, .dflt = "`drop`",
+                            .doc = "`drop`: discard the queue's traffic and the PG's ingress (incl. PFC frames); "
+                                   "`forward`: ignore PFC and transmit; `alert`: count only"};
+constexpr field_spec all[] = {detection_time, restoration_time, action};
+
+}  // namespace fld
+
+namespace gfld {
+
+// SONiC: 100..1000 ms; shorter is a rocelab extension.
+constexpr field_spec poll_interval{.name = "POLL_INTERVAL", .kind = field_kind::time, .lo = (1_ms).v,
+                                   .hi = (1000_ms).v, .bare_unit = (1_ms).v, .dflt = "`10ms`",
+                                   .doc = "how often the watchdog samples; at most the shortest detection or "
+                                          "restoration time of an enabled port"};
+constexpr field_spec all[] = {poll_interval};
+
+}  // namespace gfld
 }  // namespace
 
-// PFC_WD: {Ethernet0: {detection_time: 200, restoration_time: 200, action: drop}, GLOBAL: {POLL_INTERVAL:
-// 200}}.
+constexpr table_spec pfc_wd_table{
+    .name = "PFC_WD",
+    .key = "a port, a comma list or `global` (every port); `GLOBAL` (upper case) holds POLL_INTERVAL (below)",
+    .doc = "the PFC watchdog: an entry enables it on the port's `pfcwd_sw_enable` queues.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+constexpr table_spec pfc_wd_global_table{
+    .name = "PFC_WD|GLOBAL",
+    .shape = table_shape::fields,
+    .key = "none: the fields are directly under `PFC_WD: {GLOBAL: ...}`",
+    .doc = "the watchdog's poll interval, for every port.",
+    .fields = gfld::all,
+    .refused = global_refused,
+};
+
 void loader::load_pfc_wd(const entry& t) {
-    using namespace literals;
-    const auto all = entries(t.value, t.key_node.Mark(), "PFC_WD");
+    const auto all = entries(t);
     const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
-    std::map<std::pair<std::size_t, std::string>, std::string> set_by;
+    field_owners set_by;
     std::map<std::size_t, YAML::Mark> enabled_by;  // port (or all_ports) -> last key that set it
     std::optional<nanos> poll;
     YAML::Mark poll_mark;
     bool global_seen = false;
     for (const entry* kp : order) {
         const entry& k = *kp;
-        const std::string path = "PFC_WD|" + k.key;
-        if (k.key == "GLOBAL") {
-            const auto f = fields(k, path, {"POLL_INTERVAL"}, {"BIG_RED_SWITCH"});
-            if (const auto* e = find(f, "POLL_INTERVAL")) {
-                // SONiC: 100..1000 ms; shorter is a rocelab extension.
-                poll = get_time(*e, path + "|POLL_INTERVAL", 1_ms, 1000_ms, 1_ms);
+        if (k.key == global_key) {
+            const auto f = fields(k, pfc_wd_global_table);
+            if (const auto* e = find(f, gfld::poll_interval)) {
+                poll = get_time(*e, gfld::poll_interval);
                 poll_mark = mark_of(*e);
             }
             continue;
         }
-        const auto targets = port_list(k.key, k.key_node.Mark(), path);
-        if (targets.front() == all_ports) {
-            if (global_seen) {
-                fail(k.key_node.Mark(), path, "\"global\" and \"*\" are the same key; give only one");
-            }
-            global_seen = true;
-        }
-        const auto f =
-            fields(k, path, {"detection_time", "restoration_time", "action"}, {"pfc_stat_history"});
+        const auto targets = key_ports(k, global_seen);
+        const auto f = fields(k, pfc_wd_table);
         wd_override o;
-        // Bare numbers are milliseconds (SONiC); below 100ms is a rocelab extension.
-        if (const auto* e = find(f, "detection_time")) {
-            o.detection_time = get_time(*e, path + "|detection_time", 1_ms, 5000_ms, 1_ms);
+        if (const auto* e = find(f, fld::detection_time)) {
+            o.detection_time = get_time(*e, fld::detection_time);
         }
-        if (const auto* e = find(f, "restoration_time")) {
-            o.restoration_time = get_time(*e, path + "|restoration_time", 1_ms, 60000_ms, 1_ms);
+        if (const auto* e = find(f, fld::restoration_time)) {
+            o.restoration_time = get_time(*e, fld::restoration_time);
         }
-        if (const auto* e = find(f, "action")) {
-            const std::string a = get_choice(*e, path + "|action", {"drop", "forward", "alert"});
+        if (const auto* e = find(f, fld::action)) {
+            const std::string a = get_choice(*e, fld::action);
             o.action = a == "drop"      ? pfc_wd_action::drop
                        : a == "forward" ? pfc_wd_action::forward
                                         : pfc_wd_action::alert;
         }
         for (const std::size_t target : targets) {
-            if (target != all_ports) {
-                for (const auto& [name, e] : f) {
-                    const auto [it, inserted] = set_by.emplace(std::pair{target, name}, k.key);
-                    if (!inserted) {
-                        fail(e.key_node.Mark(), path + "|" + name,
-                             "port " + _cfg.ports[target].name + " already gets " + name + " from key " +
-                                 quote(it->second));
-                    }
-                }
-            }
+            set_once(set_by, target, f, k);
             enabled_by[target] = k.key_node.Mark();
             for_target(target, [&](port_cfg& p, bool) {
                 p.wd.enabled = true;
@@ -103,7 +128,8 @@ void loader::load_pfc_wd(const entry& t) {
             fail(poll ? poll_mark : at, poll ? "PFC_WD|GLOBAL|POLL_INTERVAL" : "PFC_WD|" + who,
                  "poll interval " + format_time(p.wd.poll_interval) + (poll ? "" : " (the default)") +
                      " is longer than the shortest detection/restoration time " + format_time(shortest) +
-                     " of " + who + "; accepted: POLL_INTERVAL 1ms.." + format_time(shortest) +
+                     " of " + who + "; accepted: POLL_INTERVAL " + format_time(nanos{gfld::poll_interval.lo}) +
+                     ".." + format_time(shortest) +
                      " (set PFC_WD|GLOBAL|POLL_INTERVAL) or longer times");
         }
     };

@@ -1,98 +1,128 @@
-// PORT: ports, their devices, speeds, MTUs and VLAN modes.
-// Part of the switch loader (config/loader.hpp).
+// PORT: the ports, their DPDK devices, speeds, MTUs and VLAN modes.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
+#include "config/tables/tables.hpp"
 
-#include <algorithm>
 #include <map>
-#include <string>
-#include <tuple>
-#include <vector>
 
 namespace rocelab::detail {
+namespace {
+
+using namespace literals;
+
+constexpr std::string_view trust_choices[] = {"dscp", "pcp"};
+constexpr std::string_view vlan_mode_choices[] = {"untagged", "tagged"};
+constexpr std::string_view refused[] = {"lanes",       "alias",    "index", "fec",        "autoneg",
+                                        "admin_status", "description", "pfc_asym", "tpid", "parent_port"};
+
+namespace fld {
+
+constexpr field_spec device{.name = "device", .kind = field_kind::text, .noun = "a DPDK device name such as net_ring0",
+                            .dflt = "-",
+                            .doc = "`net_ring0`, `net_pcap1`, `0000:3b:00.0`; give exactly one of `device` and "
+                                   "`port_id`"};
+constexpr field_spec port_id{.name = "port_id", .kind = field_kind::uint, .lo = 0, .hi = 1023,
+                             .noun = "a DPDK port id", .dflt = "-", .doc = "DPDK port id"};
+constexpr field_spec speed{.name = "speed", .kind = field_kind::rate, .lo = (1_Mbps).v, .hi = 1'600'000'000'000,
+                           .dflt = "the driver's",
+                           .doc = "egress rate; the shaper sends at this rate even if the device is faster (vdevs "
+                                  "have no natural rate)"};
+// SONiC gives the MTU in bytes, so a bare number is accepted.
+constexpr field_spec mtu{.name = "mtu", .kind = field_kind::bytes, .lo = 68, .hi = 9216, .bare_unit = 1,
+                         .in_bytes = true, .dflt = "9100",
+                         .doc = "L3 MTU, SONiC meaning (IP packet). `mtu` + 14 (+4 if tagged) must fit `ROCELAB "
+                                "max_frame`"};
+constexpr field_spec mac{.name = "mac", .kind = field_kind::mac, .dflt = "the device's", .doc = "port MAC"};
+constexpr field_spec trust{.name = "trust", .kind = field_kind::choice, .choices = trust_choices, .dflt = "`dscp`",
+                           .doc = "which marking classifies frames (DSCP_TO_TC_MAP or DOT1P_TO_TC_MAP)"};
+constexpr field_spec vlan_mode{.name = "vlan_mode", .kind = field_kind::choice, .choices = vlan_mode_choices,
+                               .dflt = "`untagged`",
+                               .doc = "`tagged`: frames leave with an 802.1Q tag and must arrive with it"};
+constexpr field_spec vlan{.name = "vlan", .kind = field_kind::uint, .lo = 1, .hi = 4094, .noun = "a VLAN id",
+                          .dflt = "-", .doc = "the VLAN id; required with `tagged`, an error with `untagged`"};
+constexpr field_spec tx_ring_size{.name = "tx_ring_size", .kind = field_kind::uint, .lo = 16, .hi = 32768,
+                                  .noun = "a descriptor count", .dflt = "ROCELAB `tx_ring_size`",
+                                  .doc = "per-port override"};
+constexpr field_spec all[] = {device, port_id, speed, mtu, mac, trust, vlan_mode, vlan, tx_ring_size};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec port_table{
+    .name = "PORT",
+    .key = "the port name (SONiC style `Ethernet0`; no `|`, `,` or spaces, not `global` or `*`)",
+    .doc = "the ports, each bound to one DPDK device or port id.",
+    .fields = fld::all,
+    .refused = refused,
+};
 
 void loader::load_ports(const entry& t) {
     std::map<int, std::string> by_id;
     std::map<std::string, std::string> by_device;
-    for (const auto& k : entries(t.value, t.key_node.Mark(), "PORT")) {
-        const std::string path = "PORT|" + k.key;
-        if (k.key.empty() || k.key == "global" || k.key == "*" ||
-            k.key.find_first_of("|, \t") != std::string::npos) {
+    for (const auto& k : entries(t)) {
+        const std::string& path = k.path;
+        if (k.key.empty() || k.key == "global" || k.key == "*" || k.key.find_first_of("|, \t") != std::string::npos) {
             fail(k.key_node.Mark(), path,
-                 "a port name must not be empty, \"global\" or \"*\", and must not contain '|', ',' or "
-                 "spaces "
+                 "a port name must not be empty, \"global\" or \"*\", and must not contain '|', ',' or spaces "
                  "(SONiC style: Ethernet0)");
         }
-        const auto f = fields(
-            k, path,
-            {"device", "port_id", "speed", "mtu", "mac", "trust", "vlan_mode", "vlan", "tx_ring_size"},
-            {"lanes", "alias", "index", "fec", "autoneg", "admin_status", "description", "pfc_asym",
-             "tpid", "parent_port"});
+        const auto f = fields(k, port_table);
         port_cfg p = _cfg.port_defaults;
         p.name = k.key;
-        const auto* dev = find(f, "device");
-        const auto* id = find(f, "port_id");
+        const auto* dev = find(f, fld::device);
+        const auto* id = find(f, fld::port_id);
         if ((dev == nullptr) == (id == nullptr)) {
-            fail(
-                k.key_node.Mark(), path,
-                std::string(dev == nullptr ? "no device given" : "both device and port_id given") +
-                    ": give exactly one of device (a DPDK device name such as net_ring0 or 0000:3b:00.0) "
-                    "or port_id (a DPDK port id such as 0)");
+            fail(k.key_node.Mark(), path,
+                 std::string(dev == nullptr ? "no device given" : "both device and port_id given") +
+                     ": give exactly one of device (a DPDK device name such as net_ring0 or 0000:3b:00.0) "
+                     "or port_id (a DPDK port id such as 0)");
         }
         if (dev != nullptr) {
-            p.device =
-                std::string(trim(scalar(*dev, path + "|device", "a DPDK device name such as net_ring0")));
+            p.device = get_text(*dev, fld::device);
             if (p.device.empty()) {
-                fail_value(*dev, path + "|device", "a DPDK device name such as net_ring0");
+                fail_value(*dev, fld::device.noun);
             }
             const auto [it, inserted] = by_device.emplace(p.device, k.key);
             if (!inserted) {
-                fail(mark_of(*dev), path + "|device",
-                     quote(p.device) + " is already used by port " + it->second);
+                fail(mark_of(*dev), dev->path, quote(p.device) + " is already used by port " + it->second);
             }
         } else {
-            p.port_id = static_cast<int>(get_uint(*id, path + "|port_id", 0, 1023, "a DPDK port id"));
+            p.port_id = static_cast<int>(get_uint(*id, fld::port_id));
             const auto [it, inserted] = by_id.emplace(p.port_id, k.key);
             if (!inserted) {
-                fail(mark_of(*id), path + "|port_id",
+                fail(mark_of(*id), id->path,
                      "port id " + std::to_string(p.port_id) + " is already used by port " + it->second);
             }
         }
-        using namespace literals;
-        if (const auto* e = find(f, "speed")) {
-            p.speed = get_rate(*e, path + "|speed", 1_Mbps, bits_per_sec{1'600'000'000'000});
+        if (const auto* e = find(f, fld::speed)) {
+            p.speed = get_rate(*e, fld::speed);
         }
-        if (const auto* e = find(f, "mtu")) {
-            // SONiC gives the MTU in bytes, so a bare number is accepted.
-            p.mtu = static_cast<std::uint32_t>(
-                get_bytes(*e, path + "|mtu", bytes{68}, bytes{9216}, bare_number::accepted, true).v);
+        if (const auto* e = find(f, fld::mtu)) {
+            p.mtu = static_cast<std::uint32_t>(get_bytes(*e, fld::mtu).v);
         }
-        if (const auto* e = find(f, "mac")) {
-            p.mac = get_mac(*e, path + "|mac", true);
+        if (const auto* e = find(f, fld::mac)) {
+            p.mac = get_mac(*e, fld::mac);
         }
-        if (const auto* e = find(f, "trust")) {
-            p.trust = get_choice(*e, path + "|trust", {"dscp", "pcp"}) == "dscp" ? trust_mode::dscp
-                                                                                 : trust_mode::pcp;
+        if (const auto* e = find(f, fld::trust)) {
+            p.trust = get_choice(*e, fld::trust) == "dscp" ? trust_mode::dscp : trust_mode::pcp;
         }
-        if (const auto* e = find(f, "vlan_mode")) {
-            p.vlan = get_choice(*e, path + "|vlan_mode", {"untagged", "tagged"}) == "tagged"
-                         ? vlan_mode::tagged
-                         : vlan_mode::untagged;
+        if (const auto* e = find(f, fld::vlan_mode)) {
+            p.vlan = get_choice(*e, fld::vlan_mode) == "tagged" ? vlan_mode::tagged : vlan_mode::untagged;
         }
-        if (const auto* e = find(f, "vlan")) {
+        if (const auto* e = find(f, fld::vlan)) {
             if (p.vlan != vlan_mode::tagged) {
-                fail(e->key_node.Mark(), path + "|vlan", "a VLAN id is only used with vlan_mode: tagged");
+                fail(e->key_node.Mark(), e->path, "a VLAN id is only used with vlan_mode: tagged");
             }
-            p.vlan_id = static_cast<std::uint16_t>(get_uint(*e, path + "|vlan", 1, 4094, "a VLAN id"));
+            p.vlan_id = static_cast<std::uint16_t>(get_uint(*e, fld::vlan));
         } else if (p.vlan == vlan_mode::tagged) {
-            fail(k.key_node.Mark(), path, "vlan_mode: tagged needs a VLAN id: vlan: 1..4094");
+            fail(k.key_node.Mark(), path, "vlan_mode: tagged needs a VLAN id: vlan: " + range_text(fld::vlan));
         }
-        if (const auto* e = find(f, "tx_ring_size")) {
-            p.tx_ring_size = static_cast<std::uint16_t>(
-                get_uint(*e, path + "|tx_ring_size", 16, 32768, "a descriptor count"));
+        if (const auto* e = find(f, fld::tx_ring_size)) {
+            p.tx_ring_size = static_cast<std::uint16_t>(get_uint(*e, fld::tx_ring_size));
         }
         const std::uint32_t l2_header = p.vlan == vlan_mode::tagged ? 18 : 14;
         if (p.mtu + l2_header > _cfg.max_frame) {
-            const auto* e = find(f, "mtu");
+            const auto* e = find(f, fld::mtu);
             fail(e != nullptr ? mark_of(*e) : k.key_node.Mark(), path + "|mtu",
                  "mtu " + std::to_string(p.mtu) + " plus the " + std::to_string(l2_header) +
                      "-byte Ethernet header exceeds ROCELAB|max_frame " + std::to_string(_cfg.max_frame) +

@@ -1,18 +1,15 @@
-// PORT_QOS_MAP: maps and PFC bound to ports.
-// Part of the switch loader (config/loader.hpp).
+// PORT_QOS_MAP: maps and PFC bound to ports ("global" first, then per-port
+// entries on top).
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
+#include "config/tables/tables.hpp"
 
-#include <algorithm>
 #include <map>
-#include <string>
-#include <tuple>
-#include <vector>
 
 namespace rocelab::detail {
-
 namespace {
 
-// Per-port overrides parsed once from a PORT_QOS_MAP / QUEUE entry.
+// Per-port overrides parsed once from a PORT_QOS_MAP entry.
 struct qos_override {
     std::optional<std::array<std::uint8_t, 64>> dscp_to_tc;
     std::optional<std::array<std::uint8_t, 8>> pcp_to_tc;
@@ -25,107 +22,118 @@ struct qos_override {
     std::optional<std::uint16_t> pfc_quanta;
 };
 
+constexpr std::string_view pfc_mode_choices[] = {"pfc", "pause"};
+constexpr std::string_view refused[] = {"pfc_to_pg_map", "scheduler", "pfc_asym"};
+
+namespace fld {
+
+// A *_map field: the name of a map of `table` (AZURE by default).
+constexpr field_spec map_field(std::string_view name, std::string_view noun, std::string_view table,
+                               std::string_view doc) {
+    return {.name = name, .kind = field_kind::reference, .noun = noun, .ref_table = table, .dflt = "`AZURE`",
+            .doc = doc};
+}
+
+constexpr field_spec dscp_to_tc_map = map_field("dscp_to_tc_map", "the name of a DSCP_TO_TC_MAP such as AZURE",
+                                                "DSCP_TO_TC_MAP", "classifies frames of ports with `trust: dscp`");
+constexpr field_spec dot1p_to_tc_map = map_field("dot1p_to_tc_map", "the name of a DOT1P_TO_TC_MAP such as AZURE",
+                                                 "DOT1P_TO_TC_MAP", "classifies frames of ports with `trust: pcp`");
+constexpr field_spec tc_to_queue_map = map_field("tc_to_queue_map", "the name of a TC_TO_QUEUE_MAP such as AZURE",
+                                                 "TC_TO_QUEUE_MAP", "the egress queue of each traffic class");
+constexpr field_spec tc_to_pg_map =
+    map_field("tc_to_pg_map", "the name of a TC_TO_PRIORITY_GROUP_MAP such as AZURE", "TC_TO_PRIORITY_GROUP_MAP",
+              "the ingress priority group of each traffic class");
+constexpr field_spec pfc_to_queue_map =
+    map_field("pfc_to_queue_map", "the name of a MAP_PFC_PRIORITY_TO_QUEUE such as AZURE",
+              "MAP_PFC_PRIORITY_TO_QUEUE", "the egress queue each received PFC priority pauses");
+
+constexpr field_spec pfc_enable{.name = "pfc_enable", .kind = field_kind::number_set, .lo = 0, .hi = 7,
+                                .noun = "priorities", .dflt = "`\"3,4\"` (SONiC AZURE)",
+                                .doc = "priorities that send and honour PFC"};
+constexpr field_spec pfcwd_sw_enable{.name = "pfcwd_sw_enable", .kind = field_kind::number_set, .lo = 0, .hi = 7,
+                                     .noun = "queues", .dflt = "`\"3,4\"` (SONiC AZURE)",
+                                     .doc = "the egress queues the PFC watchdog guards, on ports that have a "
+                                            "PFC_WD entry"};
+constexpr field_spec pfc_mode{.name = "pfc_mode", .kind = field_kind::choice, .choices = pfc_mode_choices,
+                              .dflt = "`pfc`",
+                              .doc = "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
+                                     "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when"};
+constexpr field_spec pfc_quanta{.name = "pfc_quanta", .kind = field_kind::uint, .lo = 1, .hi = 65535,
+                                .noun = "a pause time in quanta of 512 bit times", .dflt = "65535",
+                                .doc = "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
+                                       "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
+                                       "early"};
+constexpr field_spec all[] = {dscp_to_tc_map, dot1p_to_tc_map, tc_to_queue_map, tc_to_pg_map, pfc_to_queue_map,
+                              pfc_enable,     pfcwd_sw_enable, pfc_mode,        pfc_quanta};
+
+}  // namespace fld
 }  // namespace
 
+constexpr table_spec port_qos_map_table{
+    .name = "PORT_QOS_MAP",
+    .key = "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
+    .doc = "binds maps and PFC to ports: built-in defaults, then the `global` entry, then per-port entries.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+// The map a *_map field names.
 template <std::size_t N>
-std::array<std::uint8_t, N> loader::map_ref(const field_map& f, std::string_view field, const std::string& path,
-                                    std::string_view table, const named_maps<N>& maps) const {
-    const entry& e = *find(f, field);
-    const std::string fpath = path + "|" + std::string(field);
-    const std::string name =
-        std::string(trim(scalar(e, fpath, "the name of a " + std::string(table) + " such as AZURE")));
+std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f, const named_maps<N>& maps) const {
+    const std::string name = get_text(e, f);
     const auto it = maps.find(name);
     if (it == maps.end()) {
         std::vector<std::string> names;
         for (const auto& [n, v] : maps) {
             names.push_back(n);
         }
-        fail(mark_of(e), fpath,
-             "unknown map name " + quote(name) + "; " + std::string(table) + " names are " + join(names) +
+        fail(mark_of(e), e.path,
+             "unknown map name " + quote(name) + "; " + std::string(f.ref_table) + " names are " + join(names) +
                  did_you_mean(name, names));
     }
     return it->second;
 }
 
 void loader::load_port_qos_map(const entry& t) {
-    const auto all = entries(t.value, t.key_node.Mark(), "PORT_QOS_MAP");
+    const auto all = entries(t);
     // global first, then per-port entries on top, whatever the file order.
-    const auto order = global_first(all, [](const entry& e) {
-        const auto k = trim(e.key);
-        return k == "global" || k == "*";
-    });
-    std::map<std::pair<std::size_t, std::string>, std::string> set_by;
+    const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
+    field_owners set_by;
     bool global_seen = false;
     for (const entry* kp : order) {
         const entry& k = *kp;
-        const std::string path = "PORT_QOS_MAP|" + k.key;
-        const auto targets = port_list(k.key, k.key_node.Mark(), path);
-        if (targets.front() == all_ports) {
-            if (global_seen) {
-                fail(k.key_node.Mark(), path, "\"global\" and \"*\" are the same key; give only one");
-            }
-            global_seen = true;
-        }
-        const auto f =
-            fields(k, path,
-                   {"dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
-                    "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable", "pfc_mode", "pfc_quanta"},
-                   {"pfc_to_pg_map", "scheduler", "pfc_asym"});
+        const auto targets = key_ports(k, global_seen);
+        const auto f = fields(k, port_qos_map_table);
         qos_override o;
-        if (find(f, "dscp_to_tc_map")) {
-            o.dscp_to_tc = map_ref(f, "dscp_to_tc_map", path, "DSCP_TO_TC_MAP", _dscp_maps);
+        if (const auto* e = find(f, fld::dscp_to_tc_map)) {
+            o.dscp_to_tc = map_ref(*e, fld::dscp_to_tc_map, _dscp_maps);
         }
-        if (find(f, "dot1p_to_tc_map")) {
-            o.pcp_to_tc = map_ref(f, "dot1p_to_tc_map", path, "DOT1P_TO_TC_MAP", _dot1p_maps);
+        if (const auto* e = find(f, fld::dot1p_to_tc_map)) {
+            o.pcp_to_tc = map_ref(*e, fld::dot1p_to_tc_map, _dot1p_maps);
         }
-        if (find(f, "tc_to_queue_map")) {
-            o.tc_to_queue = map_ref(f, "tc_to_queue_map", path, "TC_TO_QUEUE_MAP", _tc_queue_maps);
+        if (const auto* e = find(f, fld::tc_to_queue_map)) {
+            o.tc_to_queue = map_ref(*e, fld::tc_to_queue_map, _tc_queue_maps);
         }
-        if (find(f, "tc_to_pg_map")) {
-            o.tc_to_pg = map_ref(f, "tc_to_pg_map", path, "TC_TO_PRIORITY_GROUP_MAP", _tc_pg_maps);
+        if (const auto* e = find(f, fld::tc_to_pg_map)) {
+            o.tc_to_pg = map_ref(*e, fld::tc_to_pg_map, _tc_pg_maps);
         }
-        if (find(f, "pfc_to_queue_map")) {
-            o.pfc_prio_to_queue =
-                map_ref(f, "pfc_to_queue_map", path, "MAP_PFC_PRIORITY_TO_QUEUE", _pfc_queue_maps);
+        if (const auto* e = find(f, fld::pfc_to_queue_map)) {
+            o.pfc_prio_to_queue = map_ref(*e, fld::pfc_to_queue_map, _pfc_queue_maps);
         }
-        // "3,4" -> bit mask; `what` names the members (priorities, queues).
-        auto bit_list = [&](const auto& e, const char* field, const char* what) -> std::uint8_t {
-            const std::string expected = std::string("a comma-separated list of ") + what +
-                                         " 0..7 such as \"3,4\", or \"\" for none";
-            const std::string fpath = path + "|" + field;
-            const std::string s = e.value.IsNull() ? std::string() : scalar(e, fpath, expected);
-            const auto mask = parse_number_set(s, 7);
-            if (!mask) {
-                fail_value(e, fpath, expected);
-            }
-            return static_cast<std::uint8_t>(*mask);
-        };
-        if (const auto* e = find(f, "pfc_enable")) {
-            o.pfc_enable = bit_list(*e, "pfc_enable", "priorities");
+        if (const auto* e = find(f, fld::pfc_enable)) {
+            o.pfc_enable = get_number_set(*e, fld::pfc_enable);
         }
-        if (const auto* e = find(f, "pfcwd_sw_enable")) {
-            o.pfcwd_queues = bit_list(*e, "pfcwd_sw_enable", "queues");
+        if (const auto* e = find(f, fld::pfcwd_sw_enable)) {
+            o.pfcwd_queues = get_number_set(*e, fld::pfcwd_sw_enable);
         }
-        if (const auto* e = find(f, "pfc_mode")) {
-            o.fc_mode = get_choice(*e, path + "|pfc_mode", {"pfc", "pause"}) == "pfc"
-                            ? flow_ctrl_mode::pfc
-                            : flow_ctrl_mode::pause;
+        if (const auto* e = find(f, fld::pfc_mode)) {
+            o.fc_mode = get_choice(*e, fld::pfc_mode) == "pfc" ? flow_ctrl_mode::pfc : flow_ctrl_mode::pause;
         }
-        if (const auto* e = find(f, "pfc_quanta")) {
-            o.pfc_quanta = static_cast<std::uint16_t>(
-                get_uint(*e, path + "|pfc_quanta", 1, 65535, "a pause time in quanta of 512 bit times"));
+        if (const auto* e = find(f, fld::pfc_quanta)) {
+            o.pfc_quanta = static_cast<std::uint16_t>(get_uint(*e, fld::pfc_quanta));
         }
         for (const std::size_t target : targets) {
-            if (target != all_ports) {
-                for (const auto& [name, e] : f) {
-                    const auto [it, inserted] = set_by.emplace(std::pair{target, name}, k.key);
-                    if (!inserted) {
-                        fail(e.key_node.Mark(), path + "|" + name,
-                             "port " + _cfg.ports[target].name + " already gets " + name + " from key " +
-                                 quote(it->second));
-                    }
-                }
-            }
+            set_once(set_by, target, f, k);
             const auto apply = [&](port_cfg& p) {
                 if (o.dscp_to_tc) {
                     p.maps.dscp_to_tc = *o.dscp_to_tc;

@@ -1,134 +1,245 @@
-// ROCELAB (rocelab's own settings) and its headroom mapping.
-// Part of the switch loader (config/loader.hpp).
+// ROCELAB: rocelab's own settings (not a SONiC table), and its nested
+// headroom mapping (the constants of the headroom formula, xoff: auto).
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
 #include "config/loader.hpp"
-
-#include <algorithm>
-#include <map>
-#include <string>
-#include <tuple>
-#include <vector>
+#include "config/tables/tables.hpp"
 
 namespace rocelab::detail {
+namespace {
+
+using namespace literals;
+
+constexpr std::string_view mode_choices[] = {"l2", "l3"};
+constexpr std::string_view ecn_at_choices[] = {"dequeue", "enqueue"};
+constexpr std::string_view on_off[] = {"on", "off", "true", "false"};
+
+namespace fld {
+
+constexpr field_spec mode{.name = "mode", .kind = field_kind::choice, .choices = mode_choices, .dflt = "`l2`",
+                          .doc = "`l2`: learning bridge (FDB, flooding). `l3`: IPv4/IPv6 router using INTERFACE, "
+                                 "ROUTE and NEIGH"};
+constexpr field_spec seed{.name = "seed", .kind = field_kind::uint, .lo = 0, .hi = UINT64_MAX,
+                          .noun = "a whole number", .dflt = "1",
+                          .doc = "seeds every random choice (WRED, ECMP hash salt), so runs replay exactly"};
+constexpr field_spec status_interval{.name = "status_interval", .kind = field_kind::time, .lo = (10_ms).v,
+                                     .hi = (3600_s).v, .dflt = "`1s`",
+                                     .doc = "period of the one-line status output"};
+constexpr field_spec queue_sample_interval{.name = "queue_sample_interval", .kind = field_kind::time,
+                                           .lo = (1_us).v, .hi = (10_s).v, .dflt = "`1ms`",
+                                           .doc = "period of queue-depth samples in the CSV trace"};
+constexpr field_spec tx_ring_size{.name = "tx_ring_size", .kind = field_kind::uint, .lo = 16, .hi = 32768,
+                                  .noun = "a descriptor count", .dflt = "256",
+                                  .doc = "TX descriptors per port; kept shallow so queueing happens in the "
+                                         "switch's own queues, where it is measured and marked"};
+constexpr field_spec rx_ring_size{.name = "rx_ring_size", .kind = field_kind::uint, .lo = 16, .hi = 32768,
+                                  .noun = "a descriptor count", .dflt = "1024", .doc = "RX descriptors per port"};
+constexpr field_spec mbufs{.name = "mbufs", .kind = field_kind::uint, .lo = 1024, .hi = 16777216,
+                           .noun = "an mbuf count", .dflt = "147456",
+                           .doc = "packet buffers in the pool. The switch requires enough to back the whole "
+                                  "BUFFER_POOL in minimum-size frames (or cells) plus the RX/TX rings; 147456 "
+                                  "backs the built-in 12MiB pool in 96-byte cells for up to 12 ports (about "
+                                  "350 MB of packet memory)"};
+constexpr field_spec mbuf_data_size{.name = "mbuf_data_size", .kind = field_kind::bytes, .lo = 256, .hi = 65535,
+                                    .dflt = "`2176B`", .doc = "data room per mbuf (2048 B + 128 B headroom)"};
+constexpr field_spec burst{.name = "burst", .kind = field_kind::uint, .lo = 1, .hi = 64, .noun = "a packet count",
+                           .dflt = "32", .doc = "packets per RX/TX burst"};
+constexpr field_spec max_frame{.name = "max_frame", .kind = field_kind::bytes, .lo = 64, .hi = 16384,
+                               .dflt = "`9216B`",
+                               .doc = "largest frame (without FCS) accepted; larger frames are counted as "
+                                      "oversize and dropped"};
+constexpr field_spec headroom{.name = "headroom", .kind = field_kind::mapping, .noun = "ROCELAB|headroom",
+                              .dflt = "SONiC's example ASIC",
+                              .doc = "constants of the headroom formula used by `xoff: auto`"};
+constexpr field_spec ecn_at{.name = "ecn_at", .kind = field_kind::choice, .choices = ecn_at_choices,
+                            .dflt = "`dequeue`",
+                            .doc = "where WRED/ECN samples the egress queue depth: when the packet leaves "
+                                   "(HPCC ns-3, ns3-rdma; the mark is not delayed by the queue it describes) or "
+                                   "when it is queued"};
+constexpr field_spec icmp_errors{
+    .name = "icmp_errors", .kind = field_kind::flag, .choices = on_off, .dflt = "`on`",
+    .doc = "L3: answer a datagram whose TTL / hop limit expires, or that has no route, with ICMP time exceeded "
+           "(11/0) / network unreachable (3/0), ICMPv6 3/0 / 1/0, out of its ingress port from that port's "
+           "address (else the switch's first), quoting as much of it as fits in 576 (1280) bytes; never for ICMP "
+           "errors, fragments after the first, multicast or broadcast (RFC 1812 4.3.2, RFC 4443 2.4). Also host "
+           "unreachable (3/1, ICMPv6 1/3) for datagrams whose neighbour never answered ARP/ND "
+           "(`drop_neigh_unresolved`). The datagram is still counted as `drop_ttl_expired` / `drop_no_route` / "
+           "`drop_neigh_unresolved`; `icmp_errors` counts the replies. Echo requests (ping) to the switch's own "
+           "addresses are answered whatever this says (`icmp_echo_replies`)"};
+constexpr field_spec icmp_rate{.name = "icmp_rate", .kind = field_kind::uint, .lo = 1, .hi = 1000000,
+                               .noun = "ICMP errors per second", .dflt = "1000",
+                               .doc = "ICMP errors per second for the whole switch, with a burst of 50 (Linux's "
+                                      "`icmp_msgs_per_sec` / `icmp_msgs_burst`); the excess is counted as "
+                                      "`icmp_ratelimited`"};
+constexpr field_spec neigh_dynamic{
+    .name = "neigh_dynamic", .kind = field_kind::flag, .choices = on_off, .dflt = "`on`",
+    .doc = "L3: resolve connected hosts and route next hops that have no NEIGH entry by ARP / IPv6 neighbour "
+           "discovery (see [Neighbours](#neighbours-mode-l3)). `off`: such frames are dropped as "
+           "`drop_no_neighbor`, and a ROUTE next hop without a NEIGH entry is a start-up error"};
+constexpr field_spec neigh_max{.name = "neigh_max", .kind = field_kind::uint, .lo = 16, .hi = 1048576,
+                               .noun = "neighbour entries", .dflt = "4096",
+                               .doc = "dynamic neighbour entries; a frame for a new neighbour when the table is "
+                                      "full is dropped as `drop_neigh_table_full`"};
+constexpr field_spec neigh_reachable_time{
+    .name = "neigh_reachable_time", .kind = field_kind::time, .lo = (1_s).v, .hi = (86400_s).v, .dflt = "`30s`",
+    .doc = "an answer keeps a neighbour `reachable` this long; after that it is `stale`: still used, and its first "
+           "use sends a unicast request to reconfirm it (Linux `base_reachable_time`)"};
+constexpr field_spec neigh_retrans_time{.name = "neigh_retrans_time", .kind = field_kind::time, .lo = (10_ms).v,
+                                        .hi = (60_s).v, .dflt = "`1s`",
+                                        .doc = "time between requests for one neighbour (Linux `retrans_time`)"};
+constexpr field_spec neigh_probes{.name = "neigh_probes", .kind = field_kind::uint, .lo = 1, .hi = 30,
+                                  .noun = "requests", .dflt = "3",
+                                  .doc = "requests before a neighbour is given up (Linux `mcast_solicit` / "
+                                         "`ucast_solicit`)"};
+constexpr field_spec neigh_gc_time{.name = "neigh_gc_time", .kind = field_kind::time, .lo = (1_s).v,
+                                   .hi = (86400_s).v, .dflt = "`60s`",
+                                   .doc = "a stale neighbour unused this long is removed (aging; Linux "
+                                          "`gc_stale_time`)"};
+constexpr field_spec neigh_queue{.name = "neigh_queue", .kind = field_kind::uint, .lo = 0, .hi = 8,
+                                 .noun = "frames per unresolved neighbour", .dflt = "4",
+                                 .doc = "frames that may wait for one neighbour while it is resolved; more are "
+                                        "dropped as `drop_neigh_queue_full` (0: none waits, the request still "
+                                        "goes)"};
+
+constexpr field_spec all[] = {mode,          seed,          status_interval, queue_sample_interval,
+                              tx_ring_size,  rx_ring_size,  mbufs,           mbuf_data_size,
+                              burst,         max_frame,     headroom,        ecn_at,
+                              icmp_errors,   icmp_rate,     neigh_dynamic,   neigh_max,
+                              neigh_reachable_time, neigh_retrans_time, neigh_probes, neigh_gc_time,
+                              neigh_queue};
+
+}  // namespace fld
+
+// ROCELAB|headroom: bytes may be bare numbers (SONiC's unit) or carry units.
+namespace hfld {
+
+constexpr field_spec cell{.name = "cell", .kind = field_kind::bytes, .lo = 1, .hi = 16384, .bare_unit = 1,
+                          .in_bytes = true, .dflt = "96",
+                          .doc = "buffer cell of the modelled ASIC: a 64-byte packet occupies a whole cell"};
+constexpr field_spec pipeline_latency{.name = "pipeline_latency", .kind = field_kind::bytes, .lo = 0,
+                                      .hi = (16_MiB).v, .bare_unit = 1, .dflt = "`18KiB`",
+                                      .doc = "the XON level (rounded up to 1KiB)"};
+constexpr field_spec mac_phy_delay{.name = "mac_phy_delay", .kind = field_kind::fraction_bytes, .lo = 0,
+                                   .hi = (16_MiB).v, .dflt = "819.2",
+                                   .doc = "bytes already in our own MAC/PHY when XOFF goes out"};
+constexpr field_spec small_packet_percent{.name = "small_packet_percent", .kind = field_kind::percent, .lo = 0,
+                                          .hi = 100, .bare_unit = 1, .dflt = "100",
+                                          .doc = "share of minimum-size packets; 0 = no cell inflation (exact "
+                                                 "byte accounting)"};
+constexpr field_spec lossless_mtu{.name = "lossless_mtu", .kind = field_kind::bytes, .lo = 64, .hi = 16384,
+                                  .bare_unit = 1, .in_bytes = true, .dflt = "1500",
+                                  .doc = "largest lossless packet"};
+constexpr field_spec port_mtu{.name = "port_mtu", .kind = field_kind::bytes, .lo = 64, .hi = 16384, .bare_unit = 1,
+                              .in_bytes = true, .dflt = "9100",
+                              .doc = "port MTU: the frame a peer may have started when it decides to stop"};
+
+constexpr field_spec all[] = {cell, pipeline_latency, mac_phy_delay, small_packet_percent, lossless_mtu, port_mtu};
+
+}  // namespace hfld
+}  // namespace
+
+constexpr table_spec rocelab_table{
+    .name = "ROCELAB",
+    .shape = table_shape::fields,
+    .key = "none: the fields are directly under `ROCELAB:`",
+    .doc = "rocelab's own settings (not a SONiC table).",
+    .fields = fld::all,
+};
+
+constexpr table_spec headroom_table{
+    .name = "ROCELAB|headroom",
+    .shape = table_shape::fields,
+    .key = "none: the fields are directly under `ROCELAB: {headroom: ...}`",
+    .doc = "the constants of the headroom formula (`xoff: auto`); bytes may be bare numbers or carry units.",
+    .fields = hfld::all,
+};
 
 void loader::load_rocelab(const entry& t) {
-    const auto f = fields(t, "ROCELAB",
-                          {"mode", "seed", "status_interval", "queue_sample_interval", "tx_ring_size",
-                           "rx_ring_size", "mbufs", "mbuf_data_size", "burst", "max_frame", "headroom", "ecn_at",
-                           "icmp_errors", "icmp_rate", "neigh_dynamic", "neigh_max", "neigh_reachable_time",
-                           "neigh_retrans_time", "neigh_probes", "neigh_gc_time", "neigh_queue"});
-    using namespace literals;
-    if (const auto* e = find(f, "mode")) {
-        _cfg.mode = get_choice(*e, "ROCELAB|mode", {"l2", "l3"}) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
+    const auto f = fields(t, rocelab_table);
+    if (const auto* e = find(f, fld::mode)) {
+        _cfg.mode = get_choice(*e, fld::mode) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
     }
-    if (const auto* e = find(f, "seed")) {
-        _cfg.seed = get_uint(*e, "ROCELAB|seed", 0, UINT64_MAX, "a whole number");
+    if (const auto* e = find(f, fld::seed)) {
+        _cfg.seed = get_uint(*e, fld::seed);
     }
-    if (const auto* e = find(f, "status_interval")) {
-        _cfg.status_interval = get_time(*e, "ROCELAB|status_interval", 10_ms, 3600_s);
+    if (const auto* e = find(f, fld::status_interval)) {
+        _cfg.status_interval = get_time(*e, fld::status_interval);
     }
-    if (const auto* e = find(f, "queue_sample_interval")) {
-        _cfg.queue_sample_interval = get_time(*e, "ROCELAB|queue_sample_interval", 1_us, 10_s);
+    if (const auto* e = find(f, fld::queue_sample_interval)) {
+        _cfg.queue_sample_interval = get_time(*e, fld::queue_sample_interval);
     }
-    if (const auto* e = find(f, "tx_ring_size")) {
-        _cfg.tx_ring_size = static_cast<std::uint16_t>(
-            get_uint(*e, "ROCELAB|tx_ring_size", 16, 32768, "a descriptor count"));
+    if (const auto* e = find(f, fld::tx_ring_size)) {
+        _cfg.tx_ring_size = static_cast<std::uint16_t>(get_uint(*e, fld::tx_ring_size));
     }
-    if (const auto* e = find(f, "rx_ring_size")) {
-        _cfg.rx_ring_size = static_cast<std::uint16_t>(
-            get_uint(*e, "ROCELAB|rx_ring_size", 16, 32768, "a descriptor count"));
+    if (const auto* e = find(f, fld::rx_ring_size)) {
+        _cfg.rx_ring_size = static_cast<std::uint16_t>(get_uint(*e, fld::rx_ring_size));
     }
-    if (const auto* e = find(f, "mbufs")) {
-        _cfg.mbufs =
-            static_cast<std::uint32_t>(get_uint(*e, "ROCELAB|mbufs", 1024, 16777216, "an mbuf count"));
+    if (const auto* e = find(f, fld::mbufs)) {
+        _cfg.mbufs = static_cast<std::uint32_t>(get_uint(*e, fld::mbufs));
     }
-    if (const auto* e = find(f, "mbuf_data_size")) {
-        _cfg.mbuf_data_size = static_cast<std::uint16_t>(
-            get_bytes(*e, "ROCELAB|mbuf_data_size", bytes{256}, bytes{65535}, bare_number::rejected).v);
+    if (const auto* e = find(f, fld::mbuf_data_size)) {
+        _cfg.mbuf_data_size = static_cast<std::uint16_t>(get_bytes(*e, fld::mbuf_data_size).v);
     }
-    if (const auto* e = find(f, "burst")) {
-        _cfg.burst = static_cast<std::uint16_t>(get_uint(*e, "ROCELAB|burst", 1, 64, "a packet count"));
+    if (const auto* e = find(f, fld::burst)) {
+        _cfg.burst = static_cast<std::uint16_t>(get_uint(*e, fld::burst));
     }
-    if (const auto* e = find(f, "max_frame")) {
-        _cfg.max_frame = static_cast<std::uint32_t>(
-            get_bytes(*e, "ROCELAB|max_frame", bytes{64}, bytes{16384}, bare_number::rejected).v);
+    if (const auto* e = find(f, fld::max_frame)) {
+        _cfg.max_frame = static_cast<std::uint32_t>(get_bytes(*e, fld::max_frame).v);
     }
-    if (const auto* e = find(f, "headroom")) {
+    if (const auto* e = find(f, fld::headroom)) {
         load_headroom(*e);
     }
-    if (const auto* e = find(f, "ecn_at")) {
-        _cfg.wred_at_enqueue = get_choice(*e, "ROCELAB|ecn_at", {"dequeue", "enqueue"}) == "enqueue";
+    if (const auto* e = find(f, fld::ecn_at)) {
+        _cfg.wred_at_enqueue = get_choice(*e, fld::ecn_at) == "enqueue";
     }
-    if (const auto* e = find(f, "icmp_errors")) {
-        const std::string v = get_choice(*e, "ROCELAB|icmp_errors", {"on", "off", "true", "false"});
-        _cfg.icmp_errors = v == "on" || v == "true";
+    if (const auto* e = find(f, fld::icmp_errors)) {
+        _cfg.icmp_errors = get_flag(*e, fld::icmp_errors);
     }
-    if (const auto* e = find(f, "icmp_rate")) {
-        _cfg.icmp_rate = static_cast<std::uint32_t>(
-            get_uint(*e, "ROCELAB|icmp_rate", 1, 1000000, "ICMP errors per second"));
+    if (const auto* e = find(f, fld::icmp_rate)) {
+        _cfg.icmp_rate = static_cast<std::uint32_t>(get_uint(*e, fld::icmp_rate));
     }
-    if (const auto* e = find(f, "neigh_dynamic")) {
-        const std::string v = get_choice(*e, "ROCELAB|neigh_dynamic", {"on", "off", "true", "false"});
-        _cfg.neigh.dynamic = v == "on" || v == "true";
+    if (const auto* e = find(f, fld::neigh_dynamic)) {
+        _cfg.neigh.dynamic = get_flag(*e, fld::neigh_dynamic);
     }
-    if (const auto* e = find(f, "neigh_max")) {
-        _cfg.neigh.max = static_cast<std::uint32_t>(
-            get_uint(*e, "ROCELAB|neigh_max", 16, 1048576, "neighbour entries"));
+    if (const auto* e = find(f, fld::neigh_max)) {
+        _cfg.neigh.max = static_cast<std::uint32_t>(get_uint(*e, fld::neigh_max));
     }
-    if (const auto* e = find(f, "neigh_reachable_time")) {
-        _cfg.neigh.reachable = get_time(*e, "ROCELAB|neigh_reachable_time", 1_s, 86400_s);
+    if (const auto* e = find(f, fld::neigh_reachable_time)) {
+        _cfg.neigh.reachable = get_time(*e, fld::neigh_reachable_time);
     }
-    if (const auto* e = find(f, "neigh_retrans_time")) {
-        _cfg.neigh.retrans = get_time(*e, "ROCELAB|neigh_retrans_time", 10_ms, 60_s);
+    if (const auto* e = find(f, fld::neigh_retrans_time)) {
+        _cfg.neigh.retrans = get_time(*e, fld::neigh_retrans_time);
     }
-    if (const auto* e = find(f, "neigh_probes")) {
-        _cfg.neigh.probes = static_cast<std::uint8_t>(get_uint(*e, "ROCELAB|neigh_probes", 1, 30, "requests"));
+    if (const auto* e = find(f, fld::neigh_probes)) {
+        _cfg.neigh.probes = static_cast<std::uint8_t>(get_uint(*e, fld::neigh_probes));
     }
-    if (const auto* e = find(f, "neigh_gc_time")) {
-        _cfg.neigh.gc = get_time(*e, "ROCELAB|neigh_gc_time", 1_s, 86400_s);
+    if (const auto* e = find(f, fld::neigh_gc_time)) {
+        _cfg.neigh.gc = get_time(*e, fld::neigh_gc_time);
     }
-    if (const auto* e = find(f, "neigh_queue")) {
-        _cfg.neigh.queue = static_cast<std::uint8_t>(
-            get_uint(*e, "ROCELAB|neigh_queue", 0, 8, "frames per unresolved neighbour"));
+    if (const auto* e = find(f, fld::neigh_queue)) {
+        _cfg.neigh.queue = static_cast<std::uint8_t>(get_uint(*e, fld::neigh_queue));
     }
 }
 
-// ROCELAB|headroom: the ASIC constants of the headroom formula (xoff: auto).
 void loader::load_headroom(const entry& t) {
-    const std::string path = "ROCELAB|headroom";
-    const auto f = fields(t, path,
-                          {"cell", "pipeline_latency", "mac_phy_delay", "small_packet_percent",
-                           "lossless_mtu", "port_mtu"});
+    const auto f = fields(t, headroom_table);
     headroom_asic_cfg& a = _cfg.asic;
-    if (const auto* e = find(f, "cell")) {
-        a.cell = get_bytes(*e, path + "|cell", bytes{1}, bytes{16384}, bare_number::accepted, true);
+    if (const auto* e = find(f, hfld::cell)) {
+        a.cell = get_bytes(*e, hfld::cell);
     }
-    if (const auto* e = find(f, "pipeline_latency")) {
-        a.pipeline_latency =
-            get_bytes(*e, path + "|pipeline_latency", bytes{0}, bytes{16u << 20}, bare_number::accepted);
+    if (const auto* e = find(f, hfld::pipeline_latency)) {
+        a.pipeline_latency = get_bytes(*e, hfld::pipeline_latency);
     }
-    if (const auto* e = find(f, "mac_phy_delay")) {
-        a.mac_phy_delay_bytes = get_fractional_bytes(*e, path + "|mac_phy_delay", 16u << 20);
+    if (const auto* e = find(f, hfld::mac_phy_delay)) {
+        a.mac_phy_delay_bytes = get_fraction_bytes(*e, hfld::mac_phy_delay);
     }
-    if (const auto* e = find(f, "small_packet_percent")) {
-        const std::string expected = "a percentage 0..100 such as 100 or 50%";
-        const auto r =
-            parse_percent(scalar(*e, path + "|small_packet_percent", expected), bare_number::accepted);
-        if (!r) {
-            fail(mark_of(*e), path + "|small_packet_percent", r.error().message + " (accepted 0..100%)");
-        }
-        if (*r < 0.0 || *r > 100.0) {
-            fail(mark_of(*e), path + "|small_packet_percent",
-                 quote(e->value.Scalar()) + " is out of range: accepted 0..100%");
-        }
-        a.small_packet_percent = *r;
+    if (const auto* e = find(f, hfld::small_packet_percent)) {
+        a.small_packet_percent = get_percent(*e, hfld::small_packet_percent);
     }
-    if (const auto* e = find(f, "lossless_mtu")) {
-        a.lossless_mtu =
-            get_bytes(*e, path + "|lossless_mtu", bytes{64}, bytes{16384}, bare_number::accepted, true);
+    if (const auto* e = find(f, hfld::lossless_mtu)) {
+        a.lossless_mtu = get_bytes(*e, hfld::lossless_mtu);
     }
-    if (const auto* e = find(f, "port_mtu")) {
-        a.port_mtu =
-            get_bytes(*e, path + "|port_mtu", bytes{64}, bytes{16384}, bare_number::accepted, true);
+    if (const auto* e = find(f, hfld::port_mtu)) {
+        a.port_mtu = get_bytes(*e, hfld::port_mtu);
     }
 }
 

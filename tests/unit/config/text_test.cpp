@@ -1,4 +1,4 @@
-// text_test.cpp - the value parsers switch_config.cpp, config_db.cpp,
+// text_test.cpp - the value parsers the switch loader, config_db.cpp,
 // gen_config.cpp and units_parse.cpp share (config/text.hpp).
 #include <gtest/gtest.h>
 
@@ -39,6 +39,23 @@ TEST(text, parse_ip4) {
     for (const char* bad : {"", "10.0.0", "10.0.0.1.2", "256.0.0.1", "10..0.1", "10.0.0.", "a.b.c.d", "10.0.0.1/31",
                             "-1.0.0.1", "1000.0.0.1"}) {
         EXPECT_FALSE(parse_ip4(bad)) << bad;
+    }
+}
+
+TEST(text, parse_number_set) {
+    EXPECT_EQ(parse_number_set("3,4", 7), 0x18);
+    EXPECT_EQ(parse_number_set(" 0-2, 5 ", 7), 0x27);
+    EXPECT_EQ(parse_number_set("", 7), 0);
+    for (const char* bad : {"8", "3,", "4-3", "1-2-3", "x", "-1", "3;4", "100"}) {
+        EXPECT_FALSE(parse_number_set(bad, 7)) << bad;
+    }
+}
+
+TEST(text, parse_decimal) {
+    EXPECT_EQ(parse_decimal("819.2"), 819.2);
+    EXPECT_EQ(parse_decimal(" 5 "), 5.0);
+    for (const char* bad : {"", ".", "1.2.3", "-1", "+1", "1e3", "1,5", "5m", "1234567890123456"}) {
+        EXPECT_FALSE(parse_decimal(bad)) << bad;
     }
 }
 
