@@ -90,20 +90,14 @@ std::string family_name(bool v6) {
 
 // "10.0.0.1" or "fc00::1" (no prefix length) -> /32 or /128.
 std::optional<ip_prefix> parse_ip(std::string_view text) {
-    const std::string s(trim(text));
-    ip_prefix p;
-    if (s.find(':') != std::string::npos) {
-        p.v6 = true;
-        if (inet_pton(AF_INET6, s.c_str(), p.addr.data()) != 1) {
-            return std::nullopt;
-        }
-        p.len = 128;
-    } else {
-        if (inet_pton(AF_INET, s.c_str(), p.addr.data()) != 1) {
-            return std::nullopt;
-        }
-        p.len = 32;
+    const auto a = parse_ip_address(text);
+    if (!a) {
+        return std::nullopt;
     }
+    ip_prefix p;
+    p.v6 = a->v6;
+    p.addr = a->bytes;
+    p.len = a->v6 ? 128 : 32;
     return p;
 }
 
