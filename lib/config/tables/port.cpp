@@ -12,8 +12,12 @@ using namespace literals;
 
 constexpr std::string_view trust_choices[] = {"dscp", "pcp"};
 constexpr std::string_view vlan_mode_choices[] = {"untagged", "tagged"};
-constexpr std::string_view refused[] = {"lanes",       "alias",    "index", "fec",        "autoneg",
-                                        "admin_status", "description", "pfc_asym", "tpid", "parent_port"};
+// SONiC's PORT fields with no rocelab meaning: refused in YAML, dropped and
+// listed in a config_db.json (config_db.cpp), which always has some of them.
+constexpr std::string_view refused[] = {
+    "lanes",      "alias",      "index",      "fec",                 "autoneg",        "admin_status",
+    "description", "pfc_asym",  "tpid",       "parent_port",         "role",           "adv_speeds",
+    "adv_interface_types",      "interface_type", "link_training",   "subport",        "dhcp_rate_limit"};
 
 namespace fld {
 
