@@ -1,6 +1,6 @@
 // config_db.cpp - a SONiC config_db.json rewritten into the switch loader's
 // tables (see config_db.hpp). Only encodings and tables are translated
-// here; every value is still checked by the loader in switch_config.cpp.
+// here; every value is still checked by the switch loader (loader.hpp).
 #include "config/config_db.hpp"
 #include "config/schema.hpp"
 #include "config/text.hpp"
