@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -208,6 +209,58 @@ private:
     // The name a reference gives ("[TABLE|name]" stripped when f.bracketed);
     // the caller looks it up and words the "unknown" error.
     std::string get_ref(const entry& e, const field_spec& f) const;
+
+    // The field's value as a T, by the getter its kind calls for: nanos
+    // (time), bits_per_sec (rate), bytes, bool (flag), mac_addr, double
+    // (fraction_bytes, percent, ratio, length) or a whole number (uint,
+    // integer, number_set, or the byte count of a bytes field).
+    template <class T>
+    T get(const entry& e, const field_spec& s) const {
+        if constexpr (std::is_same_v<T, nanos>) {
+            return get_time(e, s);
+        } else if constexpr (std::is_same_v<T, bits_per_sec>) {
+            return get_rate(e, s);
+        } else if constexpr (std::is_same_v<T, bytes>) {
+            return get_bytes(e, s);
+        } else if constexpr (std::is_same_v<T, bool>) {
+            return get_flag(e, s);
+        } else if constexpr (std::is_same_v<T, mac_addr>) {
+            return get_mac(e, s);
+        } else if constexpr (std::is_same_v<T, double>) {
+            switch (s.kind) {
+                case field_kind::fraction_bytes: return get_fraction_bytes(e, s);
+                case field_kind::percent: return get_percent(e, s);
+                case field_kind::ratio: return get_ratio(e, s);
+                default: return get_length(e, s);
+            }
+        } else {
+            static_assert(std::is_integral_v<T>, "no getter for this type");
+            switch (s.kind) {
+                case field_kind::integer: return static_cast<T>(get_int(e, s));
+                case field_kind::number_set: return static_cast<T>(get_number_set(e, s));
+                case field_kind::bytes: return static_cast<T>(get_bytes(e, s).v);
+                default: return static_cast<T>(get_uint(e, s));
+            }
+        }
+    }
+
+    // When the entry gives field `s`: its value into `out` (get<T>), and true.
+    template <class T>
+    bool read(const field_map& f, const field_spec& s, T& out) const {
+        const entry* e = find(f, s);
+        if (e != nullptr) {
+            out = get<T>(*e, s);
+        }
+        return e != nullptr;
+    }
+    template <class T>
+    bool read(const field_map& f, const field_spec& s, std::optional<T>& out) const {
+        const entry* e = find(f, s);
+        if (e != nullptr) {
+            out = get<T>(*e, s);
+        }
+        return e != nullptr;
+    }
 
     // Index of a PORT name in _cfg.ports, or fail.
     std::size_t port_index(std::string_view name, const YAML::Mark& at, const std::string& path) const;

@@ -31,12 +31,8 @@ constexpr table_spec default_lossless_buffer_parameter_table{
 void loader::load_default_lossless(const entry& t) {
     for (const auto& k : entries(t)) {
         const auto f = fields(k, default_lossless_buffer_parameter_table);
-        if (const auto* e = find(f, fld::default_dynamic_th)) {
-            _cfg.default_dynamic_th = static_cast<int>(get_int(*e, fld::default_dynamic_th));
-        }
-        if (const auto* e = find(f, fld::over_subscribe_ratio)) {
-            _cfg.over_subscribe_ratio = get_ratio(*e, fld::over_subscribe_ratio);
-        }
+        read(f, fld::default_dynamic_th, _cfg.default_dynamic_th);
+        read(f, fld::over_subscribe_ratio, _cfg.over_subscribe_ratio);
         if (_cfg.model != buffer_model::dynamic) {
             _cfg.notes.push_back(k.path + ": only read with DEVICE_METADATA|localhost|buffer_model dynamic; "
                                           "this file uses the traditional model, so it has no effect");

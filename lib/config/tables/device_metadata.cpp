@@ -38,9 +38,7 @@ void loader::load_device_metadata(const entry& t) {
                  "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
         }
         const auto f = fields(k, device_metadata_table);
-        if (const auto* e = find(f, fld::mac)) {
-            _cfg.switch_mac = get_mac(*e, fld::mac);
-        }
+        read(f, fld::mac, _cfg.switch_mac);
         if (const auto* e = find(f, fld::buffer_model)) {
             _cfg.model = get_choice(*e, fld::buffer_model) == "dynamic" ? buffer_model::dynamic
                                                                          : buffer_model::traditional;

@@ -89,12 +89,8 @@ void loader::load_pfc_wd(const entry& t) {
         const auto targets = key_ports(k, global_seen);
         const auto f = fields(k, pfc_wd_table);
         wd_override o;
-        if (const auto* e = find(f, fld::detection_time)) {
-            o.detection_time = get_time(*e, fld::detection_time);
-        }
-        if (const auto* e = find(f, fld::restoration_time)) {
-            o.restoration_time = get_time(*e, fld::restoration_time);
-        }
+        read(f, fld::detection_time, o.detection_time);
+        read(f, fld::restoration_time, o.restoration_time);
         if (const auto* e = find(f, fld::action)) {
             const std::string a = get_choice(*e, fld::action);
             o.action = a == "drop"      ? pfc_wd_action::drop

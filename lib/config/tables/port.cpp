@@ -98,15 +98,9 @@ void loader::load_ports(const entry& t) {
                      "port id " + std::to_string(p.port_id) + " is already used by port " + it->second);
             }
         }
-        if (const auto* e = find(f, fld::speed)) {
-            p.speed = get_rate(*e, fld::speed);
-        }
-        if (const auto* e = find(f, fld::mtu)) {
-            p.mtu = static_cast<std::uint32_t>(get_bytes(*e, fld::mtu).v);
-        }
-        if (const auto* e = find(f, fld::mac)) {
-            p.mac = get_mac(*e, fld::mac);
-        }
+        read(f, fld::speed, p.speed);
+        read(f, fld::mtu, p.mtu);
+        read(f, fld::mac, p.mac);
         if (const auto* e = find(f, fld::trust)) {
             p.trust = get_choice(*e, fld::trust) == "dscp" ? trust_mode::dscp : trust_mode::pcp;
         }
@@ -121,9 +115,7 @@ void loader::load_ports(const entry& t) {
         } else if (p.vlan == vlan_mode::tagged) {
             fail(k.key_node.Mark(), path, "vlan_mode: tagged needs a VLAN id: vlan: " + range_text(fld::vlan));
         }
-        if (const auto* e = find(f, fld::tx_ring_size)) {
-            p.tx_ring_size = static_cast<std::uint16_t>(get_uint(*e, fld::tx_ring_size));
-        }
+        read(f, fld::tx_ring_size, p.tx_ring_size);
         const std::uint32_t l2_header = p.vlan == vlan_mode::tagged ? 18 : 14;
         if (p.mtu + l2_header > _cfg.max_frame) {
             const auto* e = find(f, fld::mtu);

@@ -120,18 +120,12 @@ void loader::load_port_qos_map(const entry& t) {
         if (const auto* e = find(f, fld::pfc_to_queue_map)) {
             o.pfc_prio_to_queue = map_ref(*e, fld::pfc_to_queue_map, _pfc_queue_maps);
         }
-        if (const auto* e = find(f, fld::pfc_enable)) {
-            o.pfc_enable = get_number_set(*e, fld::pfc_enable);
-        }
-        if (const auto* e = find(f, fld::pfcwd_sw_enable)) {
-            o.pfcwd_queues = get_number_set(*e, fld::pfcwd_sw_enable);
-        }
+        read(f, fld::pfc_enable, o.pfc_enable);
+        read(f, fld::pfcwd_sw_enable, o.pfcwd_queues);
         if (const auto* e = find(f, fld::pfc_mode)) {
             o.fc_mode = get_choice(*e, fld::pfc_mode) == "pfc" ? flow_ctrl_mode::pfc : flow_ctrl_mode::pause;
         }
-        if (const auto* e = find(f, fld::pfc_quanta)) {
-            o.pfc_quanta = static_cast<std::uint16_t>(get_uint(*e, fld::pfc_quanta));
-        }
+        read(f, fld::pfc_quanta, o.pfc_quanta);
         for (const std::size_t target : targets) {
             set_once(set_by, target, f, k);
             const auto apply = [&](port_cfg& p) {

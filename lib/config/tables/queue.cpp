@@ -111,9 +111,7 @@ void loader::load_queues(const entry& t) {
             }
             o.sched = it->second;
         }
-        if (const auto* e = find(f, fld::max_bytes)) {
-            o.max_bytes = get_bytes(*e, fld::max_bytes);
-        }
+        read(f, fld::max_bytes, o.max_bytes);
         if (const auto* e = find(f, fld::max_packets)) {
             // Egress queues are linked through the frames (no ring): a
             // queue can hold at most every mbuf of the switch.

@@ -158,89 +158,41 @@ void loader::load_rocelab(const entry& t) {
     if (const auto* e = find(f, fld::mode)) {
         _cfg.mode = get_choice(*e, fld::mode) == "l2" ? fwd_mode::l2 : fwd_mode::l3;
     }
-    if (const auto* e = find(f, fld::seed)) {
-        _cfg.seed = get_uint(*e, fld::seed);
-    }
-    if (const auto* e = find(f, fld::status_interval)) {
-        _cfg.status_interval = get_time(*e, fld::status_interval);
-    }
-    if (const auto* e = find(f, fld::queue_sample_interval)) {
-        _cfg.queue_sample_interval = get_time(*e, fld::queue_sample_interval);
-    }
-    if (const auto* e = find(f, fld::tx_ring_size)) {
-        _cfg.tx_ring_size = static_cast<std::uint16_t>(get_uint(*e, fld::tx_ring_size));
-    }
-    if (const auto* e = find(f, fld::rx_ring_size)) {
-        _cfg.rx_ring_size = static_cast<std::uint16_t>(get_uint(*e, fld::rx_ring_size));
-    }
-    if (const auto* e = find(f, fld::mbufs)) {
-        _cfg.mbufs = static_cast<std::uint32_t>(get_uint(*e, fld::mbufs));
-    }
-    if (const auto* e = find(f, fld::mbuf_data_size)) {
-        _cfg.mbuf_data_size = static_cast<std::uint16_t>(get_bytes(*e, fld::mbuf_data_size).v);
-    }
-    if (const auto* e = find(f, fld::burst)) {
-        _cfg.burst = static_cast<std::uint16_t>(get_uint(*e, fld::burst));
-    }
-    if (const auto* e = find(f, fld::max_frame)) {
-        _cfg.max_frame = static_cast<std::uint32_t>(get_bytes(*e, fld::max_frame).v);
-    }
+    read(f, fld::seed, _cfg.seed);
+    read(f, fld::status_interval, _cfg.status_interval);
+    read(f, fld::queue_sample_interval, _cfg.queue_sample_interval);
+    read(f, fld::tx_ring_size, _cfg.tx_ring_size);
+    read(f, fld::rx_ring_size, _cfg.rx_ring_size);
+    read(f, fld::mbufs, _cfg.mbufs);
+    read(f, fld::mbuf_data_size, _cfg.mbuf_data_size);
+    read(f, fld::burst, _cfg.burst);
+    read(f, fld::max_frame, _cfg.max_frame);
     if (const auto* e = find(f, fld::headroom)) {
         load_headroom(*e);
     }
     if (const auto* e = find(f, fld::ecn_at)) {
         _cfg.wred_at_enqueue = get_choice(*e, fld::ecn_at) == "enqueue";
     }
-    if (const auto* e = find(f, fld::icmp_errors)) {
-        _cfg.icmp_errors = get_flag(*e, fld::icmp_errors);
-    }
-    if (const auto* e = find(f, fld::icmp_rate)) {
-        _cfg.icmp_rate = static_cast<std::uint32_t>(get_uint(*e, fld::icmp_rate));
-    }
-    if (const auto* e = find(f, fld::neigh_dynamic)) {
-        _cfg.neigh.dynamic = get_flag(*e, fld::neigh_dynamic);
-    }
-    if (const auto* e = find(f, fld::neigh_max)) {
-        _cfg.neigh.max = static_cast<std::uint32_t>(get_uint(*e, fld::neigh_max));
-    }
-    if (const auto* e = find(f, fld::neigh_reachable_time)) {
-        _cfg.neigh.reachable = get_time(*e, fld::neigh_reachable_time);
-    }
-    if (const auto* e = find(f, fld::neigh_retrans_time)) {
-        _cfg.neigh.retrans = get_time(*e, fld::neigh_retrans_time);
-    }
-    if (const auto* e = find(f, fld::neigh_probes)) {
-        _cfg.neigh.probes = static_cast<std::uint8_t>(get_uint(*e, fld::neigh_probes));
-    }
-    if (const auto* e = find(f, fld::neigh_gc_time)) {
-        _cfg.neigh.gc = get_time(*e, fld::neigh_gc_time);
-    }
-    if (const auto* e = find(f, fld::neigh_queue)) {
-        _cfg.neigh.queue = static_cast<std::uint8_t>(get_uint(*e, fld::neigh_queue));
-    }
+    read(f, fld::icmp_errors, _cfg.icmp_errors);
+    read(f, fld::icmp_rate, _cfg.icmp_rate);
+    read(f, fld::neigh_dynamic, _cfg.neigh.dynamic);
+    read(f, fld::neigh_max, _cfg.neigh.max);
+    read(f, fld::neigh_reachable_time, _cfg.neigh.reachable);
+    read(f, fld::neigh_retrans_time, _cfg.neigh.retrans);
+    read(f, fld::neigh_probes, _cfg.neigh.probes);
+    read(f, fld::neigh_gc_time, _cfg.neigh.gc);
+    read(f, fld::neigh_queue, _cfg.neigh.queue);
 }
 
 void loader::load_headroom(const entry& t) {
     const auto f = fields(t, headroom_table);
     headroom_asic_cfg& a = _cfg.asic;
-    if (const auto* e = find(f, hfld::cell)) {
-        a.cell = get_bytes(*e, hfld::cell);
-    }
-    if (const auto* e = find(f, hfld::pipeline_latency)) {
-        a.pipeline_latency = get_bytes(*e, hfld::pipeline_latency);
-    }
-    if (const auto* e = find(f, hfld::mac_phy_delay)) {
-        a.mac_phy_delay_bytes = get_fraction_bytes(*e, hfld::mac_phy_delay);
-    }
-    if (const auto* e = find(f, hfld::small_packet_percent)) {
-        a.small_packet_percent = get_percent(*e, hfld::small_packet_percent);
-    }
-    if (const auto* e = find(f, hfld::lossless_mtu)) {
-        a.lossless_mtu = get_bytes(*e, hfld::lossless_mtu);
-    }
-    if (const auto* e = find(f, hfld::port_mtu)) {
-        a.port_mtu = get_bytes(*e, hfld::port_mtu);
-    }
+    read(f, hfld::cell, a.cell);
+    read(f, hfld::pipeline_latency, a.pipeline_latency);
+    read(f, hfld::mac_phy_delay, a.mac_phy_delay_bytes);
+    read(f, hfld::small_packet_percent, a.small_packet_percent);
+    read(f, hfld::lossless_mtu, a.lossless_mtu);
+    read(f, hfld::port_mtu, a.port_mtu);
 }
 
 }  // namespace rocelab::detail

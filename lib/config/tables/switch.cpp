@@ -37,9 +37,7 @@ void loader::load_switch(const entry& t) {
                  "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
         }
         const auto f = fields(k, switch_table);
-        if (const auto* e = find(f, fld::fdb_aging_time)) {
-            _cfg.fdb_aging = get_time(*e, fld::fdb_aging_time);
-        }
+        read(f, fld::fdb_aging_time, _cfg.fdb_aging);
     }
 }
 

@@ -134,9 +134,7 @@ void loader::load_wred_profiles(const entry* t) {
                              std::to_string(cf.max_threshold.hi) + " bytes (max_threshold >= min_threshold)");
                 }
             }
-            if (const auto* e = find(f, cf.drop_probability)) {
-                *prob = static_cast<std::uint8_t>(get_uint(*e, cf.drop_probability));
-            }
+            read(f, cf.drop_probability, *prob);
             // Green is what RoCE uses: its thresholds must be written when
             // green is dropped or marked. Yellow/red are checked but unused.
             if (c == 0 && (*enable || marks) && (emin == nullptr || emax == nullptr)) {
