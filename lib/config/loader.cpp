@@ -206,8 +206,7 @@ switch_cfg loader::load(const YAML::Node& root) {
     }
     if (!root.IsMap()) {
         fail(root.Mark(), "",
-             "the file must be a mapping of table names (ROCELAB, PORT, ...) to tables, not " +
-                 show(root));
+             "the file must be a mapping of table names (ROCELAB, PORT, ...) to tables, not " + show(root));
     }
     const std::vector<std::string>& known_tables = switch_tables();
     const auto unsupported_tables = unsupported_switch_tables();
@@ -216,10 +215,9 @@ switch_cfg loader::load(const YAML::Node& root) {
         if (std::find(known_tables.begin(), known_tables.end(), e.key) == known_tables.end()) {
             if (std::find(unsupported_tables.begin(), unsupported_tables.end(), e.key) !=
                 unsupported_tables.end()) {
-                fail(
-                    e.key_node.Mark(), e.key,
-                    "this SONiC table is not supported by this version of rocelab; the tables read are " +
-                        join(known_tables) + " (see docs/config.md)");
+                fail(e.key_node.Mark(), e.key,
+                     "this SONiC table is not supported by this version of rocelab; the tables read are " +
+                         join(known_tables) + " (see docs/config.md)");
             }
             fail(e.key_node.Mark(), e.key,
                  "unknown table; the tables read are " + join(known_tables) +
@@ -289,7 +287,8 @@ switch_cfg loader::load(const YAML::Node& root) {
     if (const auto* t = table(buffer_pg_table)) {
         if (!_cfg.pool.enabled) {
             fail(t->key_node.Mark(), "BUFFER_PG",
-                 "BUFFER_PG needs an ingress BUFFER_POOL: add BUFFER_POOL: {ingress_lossless_pool: {size: ..., "
+                 "BUFFER_PG needs an ingress BUFFER_POOL: add BUFFER_POOL: {ingress_lossless_pool: {size: "
+                 "..., "
                  "type: ingress, mode: dynamic}}");
         }
         load_buffer_pg(*t);
@@ -393,12 +392,14 @@ field_map loader::fields(const entry& owner, const table_spec& t) const {
     }
     for (auto& e : entries(owner)) {
         if (std::find(accepted.begin(), accepted.end(), e.key) == accepted.end()) {
-            const std::string accepted_text = accepted.empty() ? "no fields are accepted here"
-                                                               : "accepted fields are " + join(accepted);
+            const std::string accepted_text =
+                accepted.empty() ? "no fields are accepted here" : "accepted fields are " + join(accepted);
             if (std::find(t.refused.begin(), t.refused.end(), e.key) != t.refused.end()) {
-                fail(e.key_node.Mark(), e.path, "this SONiC field is not supported by rocelab; " + accepted_text);
+                fail(e.key_node.Mark(), e.path,
+                     "this SONiC field is not supported by rocelab; " + accepted_text);
             }
-            fail(e.key_node.Mark(), e.path, "unknown field; " + accepted_text + did_you_mean(e.key, accepted));
+            fail(e.key_node.Mark(), e.path,
+                 "unknown field; " + accepted_text + did_you_mean(e.key, accepted));
         }
         out.emplace(e.key, std::move(e));
     }
@@ -421,7 +422,8 @@ std::uint64_t loader::get_uint(const entry& e, const field_spec& f) const {
     return get_uint(e, f, f.hi, f.noun);
 }
 
-std::uint64_t loader::get_uint(const entry& e, const field_spec& f, std::uint64_t hi, std::string_view what) const {
+std::uint64_t loader::get_uint(const entry& e, const field_spec& f, std::uint64_t hi,
+                               std::string_view what) const {
     const auto lo = static_cast<std::uint64_t>(f.lo);
     const std::string expected = std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
     const std::string s(trim(scalar(e, expected)));
@@ -472,7 +474,8 @@ bits_per_sec loader::get_rate(const entry& e, const field_spec& f) const {
 
 nanos loader::get_time(const entry& e, const field_spec& f) const {
     const std::string range = range_text(f);
-    const std::optional<nanos> bare_unit = f.bare_unit > 0 ? std::optional<nanos>(nanos{f.bare_unit}) : std::nullopt;
+    const std::optional<nanos> bare_unit =
+        f.bare_unit > 0 ? std::optional<nanos>(nanos{f.bare_unit}) : std::nullopt;
     const auto r = parse_time(scalar(e, "a time such as 1s or 55us (" + range + ")"), bare_unit);
     if (!r) {
         fail(mark_of(e), e.path, r.error().message + " (accepted " + range + ")");
@@ -522,7 +525,8 @@ double loader::get_percent(const entry& e, const field_spec& f) const {
     const std::string range = range_text(f);  // "0..100%"
     const std::string expected =
         "a percentage " + std::to_string(f.lo) + ".." + std::to_string(f.hi) + " such as 100 or 50%";
-    const auto r = parse_percent(scalar(e, expected), f.bare_unit > 0 ? bare_number::accepted : bare_number::rejected);
+    const auto r =
+        parse_percent(scalar(e, expected), f.bare_unit > 0 ? bare_number::accepted : bare_number::rejected);
     if (!r) {
         fail(mark_of(e), e.path, r.error().message + " (accepted " + range + ")");
     }
@@ -639,14 +643,13 @@ std::size_t loader::port_index(std::string_view name, const YAML::Mark& at, cons
                  ": the PORT table is empty (every probed port gets the defaults); list the port in "
                  "PORT, or use the key \"global\" to configure every port");
     }
-    fail(
-        at, path,
-        "unknown port " + quote(name) + "; ports in PORT are " + join(names) + did_you_mean(name, names));
+    fail(at, path,
+         "unknown port " + quote(name) + "; ports in PORT are " + join(names) + did_you_mean(name, names));
 }
 
 // "Ethernet0,Ethernet4" -> indexes; "global" / "*" -> {all_ports}.
 std::vector<std::size_t> loader::port_list(std::string_view text, const YAML::Mark& at,
-                                   const std::string& path) const {
+                                           const std::string& path) const {
     const std::string_view t = trim(text);
     if (t == "global" || t == "*") {
         return {all_ports};
@@ -681,7 +684,8 @@ void loader::set_once(field_owners& set_by, std::size_t target, const field_map&
         const auto [it, inserted] = set_by.emplace(std::pair{target, name}, k.key);
         if (!inserted) {
             fail(e.key_node.Mark(), e.path,
-                 "port " + _cfg.ports[target].name + " already gets " + name + " from key " + quote(it->second));
+                 "port " + _cfg.ports[target].name + " already gets " + name + " from key " +
+                     quote(it->second));
         }
     }
 }
@@ -720,11 +724,11 @@ std::vector<std::string> loader::pool_names() const {
 
 // The port-keyed buffer tables: "<ports>|<numbers>" -> (ports, bit mask).
 std::pair<std::vector<std::size_t>, std::uint8_t> loader::buffer_key(const entry& k, const std::string& path,
-                                                             const char* what, const char* example) const {
+                                                                     const char* what,
+                                                                     const char* example) const {
     const auto bar = k.key.rfind('|');
     if (bar == std::string::npos) {
-        fail(k.key_node.Mark(), path,
-             std::string("a key is \"<ports>|<") + what + ">\", such as " + example);
+        fail(k.key_node.Mark(), path, std::string("a key is \"<ports>|<") + what + ">\", such as " + example);
     }
     const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
     const auto set = parse_number_set(std::string_view(k.key).substr(bar + 1), 7);
@@ -739,7 +743,7 @@ std::pair<std::vector<std::size_t>, std::uint8_t> loader::buffer_key(const entry
 // A BUFFER_PG / BUFFER_QUEUE profile reference: nullptr for "NULL" (or,
 // `absent_ok`, no profile field).
 const std::pair<const std::string, buffer_profile>* loader::profile_ref(const entry& k, const table_spec& t,
-                                                                       bool absent_ok) const {
+                                                                        bool absent_ok) const {
     const field_spec& profile = t.fields[0];
     const auto f = fields(k, t);
     const auto* pe = find(f, profile);

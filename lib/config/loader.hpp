@@ -164,7 +164,9 @@ private:
     }
 
     // The entries of an entry's value (a mapping), at its path.
-    std::vector<entry> entries(const entry& owner) const { return entries(owner.value, owner.key_node.Mark(), owner.path); }
+    std::vector<entry> entries(const entry& owner) const {
+        return entries(owner.value, owner.key_node.Mark(), owner.path);
+    }
 
     // The fields of an entry, checked against the table's descriptor: an
     // unknown field, or a SONiC field the table refuses, is an error naming
@@ -182,12 +184,14 @@ private:
     std::string scalar(const entry& e, std::string_view expected) const;
     std::uint64_t get_uint(const entry& e, const field_spec& f) const;
     // With a tighter upper bound than the schema's, and its own wording (QUEUE max_packets).
-    std::uint64_t get_uint(const entry& e, const field_spec& f, std::uint64_t hi, std::string_view what) const;
+    std::uint64_t get_uint(const entry& e, const field_spec& f, std::uint64_t hi,
+                           std::string_view what) const;
     std::int64_t get_int(const entry& e, const field_spec& f) const;
     bits_per_sec get_rate(const entry& e, const field_spec& f) const;
     nanos get_time(const entry& e, const field_spec& f) const;
     // hi: a tighter upper bound than the schema's (a profile's pool size).
-    bytes get_bytes(const entry& e, const field_spec& f, std::optional<std::uint64_t> hi = std::nullopt) const;
+    bytes get_bytes(const entry& e, const field_spec& f,
+                    std::optional<std::uint64_t> hi = std::nullopt) const;
     // Bytes that may be fractional (a model constant such as mac_phy_delay
     // 819.2): a bare decimal number of bytes, or a size with a unit (0.8KiB is
     // not exact, so write 819.2).
@@ -228,18 +232,26 @@ private:
             return get_mac(e, s);
         } else if constexpr (std::is_same_v<T, double>) {
             switch (s.kind) {
-                case field_kind::fraction_bytes: return get_fraction_bytes(e, s);
-                case field_kind::percent: return get_percent(e, s);
-                case field_kind::ratio: return get_ratio(e, s);
-                default: return get_length(e, s);
+                case field_kind::fraction_bytes:
+                    return get_fraction_bytes(e, s);
+                case field_kind::percent:
+                    return get_percent(e, s);
+                case field_kind::ratio:
+                    return get_ratio(e, s);
+                default:
+                    return get_length(e, s);
             }
         } else {
             static_assert(std::is_integral_v<T>, "no getter for this type");
             switch (s.kind) {
-                case field_kind::integer: return static_cast<T>(get_int(e, s));
-                case field_kind::number_set: return static_cast<T>(get_number_set(e, s));
-                case field_kind::bytes: return static_cast<T>(get_bytes(e, s).v);
-                default: return static_cast<T>(get_uint(e, s));
+                case field_kind::integer:
+                    return static_cast<T>(get_int(e, s));
+                case field_kind::number_set:
+                    return static_cast<T>(get_number_set(e, s));
+                case field_kind::bytes:
+                    return static_cast<T>(get_bytes(e, s).v);
+                default:
+                    return static_cast<T>(get_uint(e, s));
             }
         }
     }
@@ -265,7 +277,8 @@ private:
     // Index of a PORT name in _cfg.ports, or fail.
     std::size_t port_index(std::string_view name, const YAML::Mark& at, const std::string& path) const;
     // "Ethernet0,Ethernet4" -> indexes; "global" / "*" -> {all_ports}.
-    std::vector<std::size_t> port_list(std::string_view text, const YAML::Mark& at, const std::string& path) const;
+    std::vector<std::size_t> port_list(std::string_view text, const YAML::Mark& at,
+                                       const std::string& path) const;
     static bool is_global_key(std::string_view key);
     // The ports of a per-port entry's key (port_list); a second "global" /
     // "*" key of the table is refused (`global_seen` remembers the first).
@@ -343,7 +356,7 @@ private:
     // A BUFFER_PG / BUFFER_QUEUE entry's profile (t.fields[0]): nullptr for
     // "NULL" (or, `absent_ok`, no profile field).
     const std::pair<const std::string, buffer_profile>* profile_ref(const entry& k, const table_spec& t,
-                                                                   bool absent_ok) const;
+                                                                    bool absent_ok) const;
     // Port whose INTERFACE subnet holds `addr`, or all_ports if none.
     std::size_t on_link_port(const ip_prefix& addr) const;
     std::string subnets_of(const port_cfg& p) const;
@@ -358,14 +371,15 @@ private:
     std::map<std::string, queue_sched, std::less<>> _schedulers;
     std::map<std::string, buffer_profile, std::less<>> _profiles;
     std::map<std::string, wred_profile_cfg, std::less<>> _wred_profiles;
-    bool _file_buffers = false;   // the file gives BUFFER_* tables: no built-in buffers
-    std::string _pool_name;       // the BUFFER_POOL key
-    YAML::Mark _pool_size_mark;   // where its size is, for the pool-fit error
-    std::string _pool_size_text;  // its size as written
-    std::map<std::string, YAML::Mark> _pool_marks;        // BUFFER_POOL keys (and "<key>|size")
+    bool _file_buffers = false;                     // the file gives BUFFER_* tables: no built-in buffers
+    std::string _pool_name;                         // the BUFFER_POOL key
+    YAML::Mark _pool_size_mark;                     // where its size is, for the pool-fit error
+    std::string _pool_size_text;                    // its size as written
+    std::map<std::string, YAML::Mark> _pool_marks;  // BUFFER_POOL keys (and "<key>|size")
     std::map<std::string, std::string> _pool_size_texts;  // sizes as written
-    std::set<std::pair<std::size_t, int>> _pg_given;       // (port, PG) with a BUFFER_PG entry
-    std::set<std::pair<std::size_t, int>> _queue_bytes_set;  // (port or all_ports, queue) with QUEUE max_bytes
+    std::set<std::pair<std::size_t, int>> _pg_given;      // (port, PG) with a BUFFER_PG entry
+    std::set<std::pair<std::size_t, int>>
+        _queue_bytes_set;  // (port or all_ports, queue) with QUEUE max_bytes
 };
 
 }  // namespace rocelab::detail

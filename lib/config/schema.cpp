@@ -117,9 +117,13 @@ std::string key_text(const table_spec& t) {
 
 }  // namespace
 
-std::span<const table_spec* const> switch_schema() noexcept { return all_tables; }
+std::span<const table_spec* const> switch_schema() noexcept {
+    return all_tables;
+}
 
-std::span<const std::string_view> unsupported_switch_tables() noexcept { return unsupported_tables; }
+std::span<const std::string_view> unsupported_switch_tables() noexcept {
+    return unsupported_tables;
+}
 
 const table_spec* find_table(std::string_view name) noexcept {
     for (const auto* t : all_tables) {
@@ -134,19 +138,27 @@ std::string range_text(const field_spec& f, std::uint64_t hi) {
     switch (f.kind) {
         case field_kind::uint:
         case field_kind::ratio:
-        case field_kind::number_set: return plain_range(f, hi);
-        case field_kind::integer: return std::to_string(f.lo) + ".." + std::to_string(static_cast<std::int64_t>(hi));
+        case field_kind::number_set:
+            return plain_range(f, hi);
+        case field_kind::integer:
+            return std::to_string(f.lo) + ".." + std::to_string(static_cast<std::int64_t>(hi));
         case field_kind::bytes:
             return f.in_bytes ? plain_range(f, hi) + " bytes"
-                              : format_bytes(bytes{static_cast<std::uint64_t>(f.lo)}) + ".." + format_bytes(bytes{hi});
-        case field_kind::fraction_bytes: return plain_range(f, hi) + " bytes";
+                              : format_bytes(bytes{static_cast<std::uint64_t>(f.lo)}) + ".." +
+                                    format_bytes(bytes{hi});
+        case field_kind::fraction_bytes:
+            return plain_range(f, hi) + " bytes";
         case field_kind::rate:
-            return format_rate(bits_per_sec{static_cast<std::uint64_t>(f.lo)}) + ".." + format_rate(bits_per_sec{hi});
+            return format_rate(bits_per_sec{static_cast<std::uint64_t>(f.lo)}) + ".." +
+                   format_rate(bits_per_sec{hi});
         case field_kind::time:
             return format_time(nanos{f.lo}) + ".." + format_time(nanos{static_cast<std::int64_t>(hi)});
-        case field_kind::percent: return plain_range(f, hi) + "%";
-        case field_kind::length: return metres(static_cast<std::uint64_t>(f.lo)) + ".." + metres(hi);
-        default: return {};
+        case field_kind::percent:
+            return plain_range(f, hi) + "%";
+        case field_kind::length:
+            return metres(static_cast<std::uint64_t>(f.lo)) + ".." + metres(hi);
+        default:
+            return {};
     }
 }
 
@@ -157,26 +169,37 @@ std::string accepted_text(const field_spec& f) {
         case field_kind::integer:
         case field_kind::rate:
         case field_kind::ratio:
-        case field_kind::length: t = range_text(f); break;
+        case field_kind::length:
+            t = range_text(f);
+            break;
         case field_kind::bytes:
             t = range_text(f);
             if (f.bare_unit > 0 && !f.in_bytes) {
                 t += " (a bare number is bytes)";
             }
             break;
-        case field_kind::fraction_bytes: t = range_text(f) + ", decimals allowed"; break;
+        case field_kind::fraction_bytes:
+            t = range_text(f) + ", decimals allowed";
+            break;
         case field_kind::time:
             t = range_text(f);
             if (f.bare_unit > 0) {
                 t += " (a bare number is " + bare_time_unit(f.bare_unit) + ")";
             }
             break;
-        case field_kind::percent: t = range_text(f) + (f.bare_unit > 0 ? " (`%` optional)" : ""); break;
+        case field_kind::percent:
+            t = range_text(f) + (f.bare_unit > 0 ? " (`%` optional)" : "");
+            break;
         case field_kind::choice:
-        case field_kind::flag: t = code_list(f.choices); break;
-        case field_kind::mac: t = "a unicast MAC address"; break;
+        case field_kind::flag:
+            t = code_list(f.choices);
+            break;
+        case field_kind::mac:
+            t = "a unicast MAC address";
+            break;
         case field_kind::number_set:
-            t = std::string(f.noun) + " " + range_text(f) + ": `\"3,4\"`, ranges `\"3-4\"`, or `\"\"` for none";
+            t = std::string(f.noun) + " " + range_text(f) +
+                ": `\"3,4\"`, ranges `\"3-4\"`, or `\"\"` for none";
             break;
         case field_kind::reference:
             t = "a " + std::string(f.ref_table) + " name";
@@ -186,8 +209,12 @@ std::string accepted_text(const field_spec& f) {
             break;
         case field_kind::text:
         case field_kind::address_list:
-        case field_kind::port_list: t = f.noun; break;
-        case field_kind::mapping: t = "a mapping: the fields of " + std::string(f.noun); break;
+        case field_kind::port_list:
+            t = f.noun;
+            break;
+        case field_kind::mapping:
+            t = "a mapping: the fields of " + std::string(f.noun);
+            break;
     }
     if (!f.limit.empty() && f.kind != field_kind::ratio) {
         t += "; " + std::string(f.limit);

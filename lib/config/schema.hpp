@@ -49,18 +49,18 @@ enum class field_kind : std::uint8_t {
 struct field_spec {
     std::string_view name;
     field_kind kind = field_kind::text;
-    std::int64_t lo = 0;           // range, in the kind's base unit (number_set: lo unused)
+    std::int64_t lo = 0;  // range, in the kind's base unit (number_set: lo unused)
     std::uint64_t hi = 0;
-    std::int64_t bare_unit = 0;    // bytes/time/percent: the unit of a bare number, 0 = a unit is required
-    bool in_bytes = false;         // bytes: the range reads "68..9216 bytes", not "64B..1GiB"
-    std::string_view noun;         // what the value is, in messages ("a descriptor count", "TC")
+    std::int64_t bare_unit = 0;  // bytes/time/percent: the unit of a bare number, 0 = a unit is required
+    bool in_bytes = false;       // bytes: the range reads "68..9216 bytes", not "64B..1GiB"
+    std::string_view noun;       // what the value is, in messages ("a descriptor count", "TC")
     std::span<const std::string_view> choices;  // choice, flag
-    std::string_view ref_table;    // reference: the table whose entry it names
-    bool bracketed = false;        // reference: SONiC's "[TABLE|name]" is also accepted
-    std::string_view limit;        // a further limit the loader applies ("at most ROCELAB mbufs")
-    std::string_view dflt;         // the default, as docs/config.md shows it ("-": none)
-    std::string_view doc;          // one line
-    bool sonic_only = false;       // SONiC's field, read and checked but not modelled (a note says so)
+    std::string_view ref_table;                 // reference: the table whose entry it names
+    bool bracketed = false;                     // reference: SONiC's "[TABLE|name]" is also accepted
+    std::string_view limit;   // a further limit the loader applies ("at most ROCELAB mbufs")
+    std::string_view dflt;    // the default, as docs/config.md shows it ("-": none)
+    std::string_view doc;     // one line
+    bool sonic_only = false;  // SONiC's field, read and checked but not modelled (a note says so)
 };
 
 enum class table_shape : std::uint8_t {
@@ -72,9 +72,9 @@ enum class table_shape : std::uint8_t {
 struct table_spec {
     std::string_view name;  // "PORT"; a nested mapping "ROCELAB|headroom"
     table_shape shape = table_shape::keyed;
-    std::string_view key;   // what a key is
+    std::string_view key;       // what a key is
     std::string_view only_key;  // a table with one fixed key ("localhost"); `key` is then empty
-    std::string_view doc;   // one line
+    std::string_view doc;       // one line
     std::span<const field_spec> fields;
     std::span<const std::string_view> refused;  // SONiC fields refused as "not supported by rocelab"
     unsigned entry_keys = 0;  // named_entries maps: keys are 0..entry_keys-1 (64 DSCPs, 8 priorities)
@@ -97,7 +97,9 @@ std::string accepted_text(const field_spec& f);
 // "68..9216 bytes", "0m..100km". hi_override: a tighter upper bound the
 // loader applies (QUEUE max_packets: ROCELAB mbufs).
 std::string range_text(const field_spec& f, std::uint64_t hi);
-inline std::string range_text(const field_spec& f) { return range_text(f, f.hi); }
+inline std::string range_text(const field_spec& f) {
+    return range_text(f, f.hi);
+}
 
 // The whole schema as Markdown: per table a heading, its key and doc, and
 // its field table (| Field | Accepted | Default | Meaning |) between

@@ -10,18 +10,24 @@ namespace rocelab::detail {
 namespace {
 
 constexpr field_spec fields_pg[] = {
-    {.name = "profile", .kind = field_kind::reference,
-     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL", .ref_table = "BUFFER_PROFILE",
-     .bracketed = true, .limit = "or `NULL`", .dflt = "required (optional with `buffer_model: dynamic`)",
-     .doc = "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose headroom "
+    {.name = "profile",
+     .kind = field_kind::reference,
+     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
+     .ref_table = "BUFFER_PROFILE",
+     .bracketed = true,
+     .limit = "or `NULL`",
+     .dflt = "required (optional with `buffer_model: dynamic`)",
+     .doc = "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose "
+            "headroom "
             "is computed (dynamic model)"}};
 
 }  // namespace
 
 constexpr table_spec buffer_pg_table{
     .name = "BUFFER_PG",
-    .key = "`\"<ports>|<priority groups>\"`: ports a port, a comma list or `global`; PGs `\"3\"`, `\"3-4\"`, "
-           "`\"0,3-4\"`",
+    .key =
+        "`\"<ports>|<priority groups>\"`: ports a port, a comma list or `global`; PGs `\"3\"`, `\"3-4\"`, "
+        "`\"0,3-4\"`",
     .doc = "ingress buffer profiles bound to priority groups; needs a BUFFER_POOL table.",
     .fields = fields_pg,
 };
@@ -31,7 +37,7 @@ constexpr table_spec buffer_pg_table{
 // leaves the PG pending for resolve_port_speeds() (probed ports, or a port
 // whose speed comes from the driver).
 pg_buffer_cfg loader::resolve_profile(const buffer_profile& b, const std::string& name, const port_cfg& p,
-                              const entry& at, const std::string& path) const {
+                                      const entry& at, const std::string& path) const {
     pg_buffer_cfg pg;
     pg.configured = true;
     pg.mode = b.mode;
@@ -80,8 +86,8 @@ void loader::load_buffer_pg(const entry& t) {
     for (const entry* kp : order) {
         const entry& k = *kp;
         const std::string& path = k.path;
-        const auto [targets, pgs] =
-            buffer_key(k, path, "priority groups", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
+        const auto [targets, pgs] = buffer_key(
+            k, path, "priority groups", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
         const auto* ref = profile_ref(k, buffer_pg_table, dynamic);
         const std::string fpath = path + "|profile";
         if (ref != nullptr && !ref->second.ingress) {
@@ -98,9 +104,8 @@ void loader::load_buffer_pg(const entry& t) {
                     const auto [sit, inserted] = set_by.emplace(std::pair{target, pg}, k.key);
                     if (!inserted) {
                         fail(k.key_node.Mark(), path,
-                             "priority group " + std::to_string(pg) + " of port " +
-                                 _cfg.ports[target].name + " already gets a profile from key " +
-                                 quote(sit->second));
+                             "priority group " + std::to_string(pg) + " of port " + _cfg.ports[target].name +
+                                 " already gets a profile from key " + quote(sit->second));
                     }
                 }
                 for_target(target, [&](port_cfg& p, bool) {
@@ -139,8 +144,8 @@ void loader::add_dynamic_lossless_pgs() {
                 p.pgs[static_cast<std::size_t>(pg)].configured) {
                 continue;
             }
-            p.pgs[static_cast<std::size_t>(pg)] =
-                resolve_profile(computed, "computed", p, none, "BUFFER_PG|" + p.name + "|" + std::to_string(pg));
+            p.pgs[static_cast<std::size_t>(pg)] = resolve_profile(
+                computed, "computed", p, none, "BUFFER_PG|" + p.name + "|" + std::to_string(pg));
             if (!pgs.empty()) {
                 pgs += ',';
             }
@@ -151,9 +156,11 @@ void loader::add_dynamic_lossless_pgs() {
         }
     }
     if (!added.empty()) {
-        _cfg.notes.push_back("BUFFER_PG: buffer_model dynamic: lossless priority groups of the PFC-enabled "
-                             "priorities with no BUFFER_PG entry get a computed headroom (as SONiC's buffer "
-                             "manager): " + join(added));
+        _cfg.notes.push_back(
+            "BUFFER_PG: buffer_model dynamic: lossless priority groups of the PFC-enabled "
+            "priorities with no BUFFER_PG entry get a computed headroom (as SONiC's buffer "
+            "manager): " +
+            join(added));
     }
 }
 

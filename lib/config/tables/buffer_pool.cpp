@@ -13,23 +13,51 @@ namespace fld {
 
 constexpr std::uint64_t max_pool = 1ULL << 36;
 
-constexpr field_spec type{.name = "type", .kind = field_kind::choice, .choices = type_choices, .dflt = "required",
-                          .doc = "an ingress pool holds the priority groups' buffers; egress pools are kept and "
-                                 "shown (rocelab has no egress pool accounting)"};
-constexpr field_spec mode{.name = "mode", .kind = field_kind::choice, .choices = mode_choices, .dflt = "`dynamic`",
+constexpr field_spec type{.name = "type",
+                          .kind = field_kind::choice,
+                          .choices = type_choices,
+                          .dflt = "required",
+                          .doc =
+                              "an ingress pool holds the priority groups' buffers; egress pools are kept and "
+                              "shown (rocelab has no egress pool accounting)"};
+constexpr field_spec mode{.name = "mode",
+                          .kind = field_kind::choice,
+                          .choices = mode_choices,
+                          .dflt = "`dynamic`",
                           .doc = "SONiC's pool mode (kept and shown); a profile may use either threshold"};
-constexpr field_spec size{.name = "size", .kind = field_kind::bytes, .lo = 1024, .hi = max_pool, .bare_unit = 1,
-                          .in_bytes = true, .dflt = "required with `buffer_model: traditional`",
+constexpr field_spec size{.name = "size",
+                          .kind = field_kind::bytes,
+                          .lo = 1024,
+                          .hi = max_pool,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .dflt = "required with `buffer_model: traditional`",
                           .doc = "the pool, the shared headroom pool (`xoff`) included"};
-constexpr field_spec xoff{.name = "xoff", .kind = field_kind::bytes, .lo = 0, .hi = max_pool, .bare_unit = 1,
-                          .in_bytes = true, .dflt = "0",
+constexpr field_spec xoff{.name = "xoff",
+                          .kind = field_kind::bytes,
+                          .lo = 0,
+                          .hi = max_pool,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .dflt = "0",
                           .doc = "ingress only: SONiC's **shared headroom pool** (below)"};
-constexpr field_spec cell{.name = "cell", .kind = field_kind::bytes, .lo = 0, .hi = 16384, .bare_unit = 1,
-                          .in_bytes = true, .dflt = "0",
-                          .doc = "**rocelab extension**, ingress only: accounting cell; 0 = exact bytes. Each "
-                                 "packet is charged in whole cells"};
-constexpr field_spec percentage{.name = "percentage", .kind = field_kind::uint, .lo = 1, .hi = 100,
-                                .noun = "a percentage", .dflt = "-", .doc = "SONiC's dynamic pool sizing",
+constexpr field_spec cell{.name = "cell",
+                          .kind = field_kind::bytes,
+                          .lo = 0,
+                          .hi = 16384,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .dflt = "0",
+                          .doc =
+                              "**rocelab extension**, ingress only: accounting cell; 0 = exact bytes. Each "
+                              "packet is charged in whole cells"};
+constexpr field_spec percentage{.name = "percentage",
+                                .kind = field_kind::uint,
+                                .lo = 1,
+                                .hi = 100,
+                                .noun = "a percentage",
+                                .dflt = "-",
+                                .doc = "SONiC's dynamic pool sizing",
                                 .sonic_only = true};
 constexpr field_spec all[] = {type, mode, size, xoff, cell, percentage};
 
@@ -62,7 +90,8 @@ void loader::load_buffer_pool(const entry& t) {
         sp.name = k.key;
         sp.ingress = get_choice(*type, fld::type) == "ingress";
         if (const auto* e = find(f, fld::mode)) {
-            sp.mode = get_choice(*e, fld::mode) == "dynamic" ? threshold_mode::dynamic_th : threshold_mode::static_th;
+            sp.mode = get_choice(*e, fld::mode) == "dynamic" ? threshold_mode::dynamic_th
+                                                             : threshold_mode::static_th;
         }
         if (const auto* e = find(f, fld::size)) {
             sp.size = get_bytes(*e, fld::size);
@@ -75,7 +104,8 @@ void loader::load_buffer_pool(const entry& t) {
         }
         if (const auto* e = find(f, fld::xoff)) {
             if (!sp.ingress) {
-                fail(e->key_node.Mark(), e->path, "xoff (the shared headroom pool) is only used on an ingress pool");
+                fail(e->key_node.Mark(), e->path,
+                     "xoff (the shared headroom pool) is only used on an ingress pool");
             }
             sp.xoff = get_bytes(*e, fld::xoff);
         }
@@ -129,13 +159,16 @@ void loader::load_buffer_pool(const entry& t) {
         }
         if (egress_lossless != nullptr) {
             size = egress_lossless->size->v;
-            _cfg.notes.push_back("BUFFER_POOL|" + main->name + "|size: not given (buffer_model dynamic): the "
-                                 "pool is the ASIC's buffer, taken as " + egress_lossless->name + " size " +
-                                 std::to_string(size) + " bytes, minus the reservations (as SONiC's buffer "
+            _cfg.notes.push_back("BUFFER_POOL|" + main->name +
+                                 "|size: not given (buffer_model dynamic): the "
+                                 "pool is the ASIC's buffer, taken as " +
+                                 egress_lossless->name + " size " + std::to_string(size) +
+                                 " bytes, minus the reservations (as SONiC's buffer "
                                  "manager computes it)");
         } else {
             size = default_buffer_pool().size.v;
-            _cfg.notes.push_back("BUFFER_POOL|" + main->name + "|size: not given (buffer_model dynamic) and no "
+            _cfg.notes.push_back("BUFFER_POOL|" + main->name +
+                                 "|size: not given (buffer_model dynamic) and no "
                                  "egress pool gives the ASIC's buffer size: the pool is rocelab's default " +
                                  std::to_string(size) + " bytes, minus the reservations");
         }
@@ -145,9 +178,12 @@ void loader::load_buffer_pool(const entry& t) {
         if (p.ingress && &p != main) {
             const std::uint64_t add = p.size ? p.size->v : 0;
             size += add;
-            _cfg.notes.push_back("BUFFER_POOL|" + p.name + ": rocelab models one ingress pool: the priority "
-                                 "groups of its profiles are accounted in " + main->name +
-                                 (add > 0 ? ", which gets its " + std::to_string(add) + " bytes" : std::string()));
+            _cfg.notes.push_back(
+                "BUFFER_POOL|" + p.name +
+                ": rocelab models one ingress pool: the priority "
+                "groups of its profiles are accounted in " +
+                main->name +
+                (add > 0 ? ", which gets its " + std::to_string(add) + " bytes" : std::string()));
         }
     }
     if (main->xoff.v > 0) {

@@ -14,35 +14,73 @@ namespace fld {
 
 constexpr std::uint64_t max_bytes = 1ULL << 36;
 
-constexpr field_spec pool{.name = "pool", .kind = field_kind::reference,
-                          .noun = "a BUFFER_POOL name such as ingress_lossless_pool", .ref_table = "BUFFER_POOL",
+constexpr field_spec pool{.name = "pool",
+                          .kind = field_kind::reference,
+                          .noun = "a BUFFER_POOL name such as ingress_lossless_pool",
+                          .ref_table = "BUFFER_POOL",
                           .bracketed = true,
                           .dflt = "required (optional with `headroom_type: dynamic`: the ingress pool)",
                           .doc = "ingress pool: a PG profile; egress pool: a queue profile"};
-constexpr field_spec size{.name = "size", .kind = field_kind::bytes, .lo = 0, .hi = max_bytes, .bare_unit = 1,
-                          .in_bytes = true, .limit = "at most the pool size",
+constexpr field_spec size{.name = "size",
+                          .kind = field_kind::bytes,
+                          .lo = 0,
+                          .hi = max_bytes,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .limit = "at most the pool size",
                           .dflt = "required (optional with `xoff: auto` / `headroom_type: dynamic`)",
                           .doc = "bytes reserved for each PG or queue using the profile"};
-constexpr field_spec dynamic_th{.name = "dynamic_th", .kind = field_kind::integer, .lo = -8, .hi = 8,
-                                .noun = "an exponent (alpha = 2^dynamic_th)", .dflt = "-",
-                                .doc = "alpha = 2^dynamic_th: the PG or queue may use alpha x the free shared bytes"};
-constexpr field_spec static_th{.name = "static_th", .kind = field_kind::bytes, .lo = 1, .hi = max_bytes,
-                               .bare_unit = 1, .in_bytes = true, .dflt = "-", .doc = "fixed shared limit"};
-constexpr field_spec xoff{.name = "xoff", .kind = field_kind::bytes, .lo = 0, .hi = max_bytes, .bare_unit = 1,
-                          .in_bytes = true, .limit = "at most the pool size; or `auto`", .dflt = "0 (lossy)",
+constexpr field_spec dynamic_th{
+    .name = "dynamic_th",
+    .kind = field_kind::integer,
+    .lo = -8,
+    .hi = 8,
+    .noun = "an exponent (alpha = 2^dynamic_th)",
+    .dflt = "-",
+    .doc = "alpha = 2^dynamic_th: the PG or queue may use alpha x the free shared bytes"};
+constexpr field_spec static_th{.name = "static_th",
+                               .kind = field_kind::bytes,
+                               .lo = 1,
+                               .hi = max_bytes,
+                               .bare_unit = 1,
+                               .in_bytes = true,
+                               .dflt = "-",
+                               .doc = "fixed shared limit"};
+constexpr field_spec xoff{.name = "xoff",
+                          .kind = field_kind::bytes,
+                          .lo = 0,
+                          .hi = max_bytes,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .limit = "at most the pool size; or `auto`",
+                          .dflt = "0 (lossy)",
                           .doc = "ingress only: headroom; > 0 (or `auto`) makes the profile lossless"};
-constexpr field_spec xon{.name = "xon", .kind = field_kind::bytes, .lo = 0, .hi = max_bytes, .bare_unit = 1,
-                         .in_bytes = true, .limit = "at most the pool size, or `static_th` with a static threshold",
-                         .dflt = "none", .doc = "XON when shared use falls below this"};
-constexpr field_spec xon_offset{.name = "xon_offset", .kind = field_kind::bytes, .lo = 0, .hi = max_bytes,
-                                .bare_unit = 1, .in_bytes = true,
+constexpr field_spec xon{.name = "xon",
+                         .kind = field_kind::bytes,
+                         .lo = 0,
+                         .hi = max_bytes,
+                         .bare_unit = 1,
+                         .in_bytes = true,
+                         .limit = "at most the pool size, or `static_th` with a static threshold",
+                         .dflt = "none",
+                         .doc = "XON when shared use falls below this"};
+constexpr field_spec xon_offset{.name = "xon_offset",
+                                .kind = field_kind::bytes,
+                                .lo = 0,
+                                .hi = max_bytes,
+                                .bare_unit = 1,
+                                .in_bytes = true,
                                 .limit = "at most the pool size, or `static_th` with a static threshold",
-                                .dflt = "none", .doc = "XON when shared use falls below threshold - xon_offset"};
-constexpr field_spec headroom_type{.name = "headroom_type", .kind = field_kind::choice, .choices = headroom_choices,
+                                .dflt = "none",
+                                .doc = "XON when shared use falls below threshold - xon_offset"};
+constexpr field_spec headroom_type{.name = "headroom_type",
+                                   .kind = field_kind::choice,
+                                   .choices = headroom_choices,
                                    .dflt = "`static`",
-                                   .doc = "`dynamic` (needs `buffer_model: dynamic`): xoff, xon and size are "
-                                          "computed (as `xoff: auto`); the profile gives only `dynamic_th` "
-                                          "(default: `default_dynamic_th`)"};
+                                   .doc =
+                                       "`dynamic` (needs `buffer_model: dynamic`): xoff, xon and size are "
+                                       "computed (as `xoff: auto`); the profile gives only `dynamic_th` "
+                                       "(default: `default_dynamic_th`)"};
 constexpr field_spec all[] = {pool, size, dynamic_th, static_th, xoff, xon, xon_offset, headroom_type};
 
 }  // namespace fld
@@ -69,8 +107,9 @@ const sonic_pool_cfg& loader::profile_pool(const entry& e, const field_spec& f) 
                  ": {size: ..., type: ingress, mode: dynamic}}");
     }
     const auto names = pool_names();
-    fail(mark_of(e), fpath,
-         "unknown pool " + quote(name) + "; BUFFER_POOL names are " + join(names) + did_you_mean(name, names));
+    fail(
+        mark_of(e), fpath,
+        "unknown pool " + quote(name) + "; BUFFER_POOL names are " + join(names) + did_you_mean(name, names));
 }
 
 void loader::load_buffer_profiles(const entry& t) {
@@ -104,8 +143,9 @@ void loader::load_buffer_profiles(const entry& t) {
                      std::string(b.headroom_dynamic ? " (there is no ingress pool to take it from)" : ""));
         }
         if (b.headroom_dynamic && !b.ingress) {
-            fail(mark_of(*pool), pool->path, "headroom_type dynamic is for ingress (lossless) profiles; " +
-                                                     b.pool + " is an egress pool");
+            fail(
+                mark_of(*pool), pool->path,
+                "headroom_type dynamic is for ingress (lossless) profiles; " + b.pool + " is an egress pool");
         }
         const std::uint64_t cap = b.pool_size ? b.pool_size->v : fld::max_bytes;
         const std::string cap_text = b.pool_size ? " (the pool size)" : "";
@@ -136,7 +176,8 @@ void loader::load_buffer_profiles(const entry& t) {
         if (const auto* e = find(f, fld::xoff)) {
             if (!b.ingress) {
                 fail(e->key_node.Mark(), e->path,
-                     "xoff is only used by an ingress (priority group) profile; " + b.pool + " is an egress pool");
+                     "xoff is only used by an ingress (priority group) profile; " + b.pool +
+                         " is an egress pool");
             }
             if (b.headroom_dynamic) {
                 fail(e->key_node.Mark(), e->path,
@@ -161,8 +202,10 @@ void loader::load_buffer_profiles(const entry& t) {
         } else if (!b.xoff_auto) {
             fail(k.key_node.Mark(), path,
                  "size is required: the bytes reserved for each priority group or queue using this profile, "
-                 "0.." + std::to_string(cap) + " bytes" + cap_text + "; only a profile with xoff: auto or "
-                 "headroom_type dynamic may leave it out");
+                 "0.." +
+                     std::to_string(cap) + " bytes" + cap_text +
+                     "; only a profile with xoff: auto or "
+                     "headroom_type dynamic may leave it out");
         }
         for (const field_spec* spec : {&fld::xon, &fld::xon_offset}) {
             const auto* e = find(f, *spec);
@@ -180,10 +223,11 @@ void loader::load_buffer_profiles(const entry& t) {
             }
             if (b.xoff_auto && spec == &fld::xon) {
                 fail(e->key_node.Mark(), fpath,
-                     b.headroom_dynamic ? std::string("headroom_type dynamic computes xoff, xon and size; remove "
-                                                      "them or the headroom_type")
-                                        : std::string("xon is computed with xoff: auto (ROCELAB headroom "
-                                                      "pipeline_latency); remove it or give xoff in bytes"));
+                     b.headroom_dynamic
+                         ? std::string("headroom_type dynamic computes xoff, xon and size; remove "
+                                       "them or the headroom_type")
+                         : std::string("xon is computed with xoff: auto (ROCELAB headroom "
+                                       "pipeline_latency); remove it or give xoff in bytes"));
             }
             std::uint64_t max = cap;
             if (b.mode == threshold_mode::static_th) {

@@ -12,9 +12,13 @@ namespace rocelab::detail {
 namespace {
 
 constexpr field_spec fields_queue[] = {
-    {.name = "profile", .kind = field_kind::reference,
-     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL", .ref_table = "BUFFER_PROFILE",
-     .bracketed = true, .limit = "or `NULL`", .dflt = "required",
+    {.name = "profile",
+     .kind = field_kind::reference,
+     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
+     .ref_table = "BUFFER_PROFILE",
+     .bracketed = true,
+     .limit = "or `NULL`",
+     .dflt = "required",
      .doc = "an egress profile (in an egress pool), or `NULL` for none"}};
 
 }  // namespace
@@ -22,11 +26,13 @@ constexpr field_spec fields_queue[] = {
 constexpr table_spec buffer_queue_table{
     .name = "BUFFER_QUEUE",
     .key = "`\"<ports>|<queues>\"` as BUFFER_PG (ports or `global`, then queues 0..7)",
-    .doc = "egress buffer profiles bound to queues (kept per queue; see below for what rocelab does with them).",
+    .doc =
+        "egress buffer profiles bound to queues (kept per queue; see below for what rocelab does with them).",
     .fields = fields_queue,
 };
 
-// BUFFER_QUEUE: {"Ethernet0|3-4": {profile: egress_lossless_profile}, "Ethernet0|0-2": {profile: q_lossy_profile}}.
+// BUFFER_QUEUE: {"Ethernet0|3-4": {profile: egress_lossless_profile}, "Ethernet0|0-2": {profile:
+// q_lossy_profile}}.
 void loader::load_buffer_queue(const entry& t) {
     const auto all = entries(t);
     const auto order = global_first(all, [](const entry& e) {
@@ -69,9 +75,8 @@ void loader::load_buffer_queue(const entry& t) {
                                  " already gets a profile from key " + quote(sit->second));
                     }
                 }
-                for_target(target, [&](port_cfg& p, bool) {
-                    p.egress_buffers[static_cast<std::size_t>(q)] = qb;
-                });
+                for_target(target,
+                           [&](port_cfg& p, bool) { p.egress_buffers[static_cast<std::size_t>(q)] = qb; });
             }
         }
     }
@@ -83,14 +88,16 @@ void loader::load_buffer_queue(const entry& t) {
 // could hold less than the ingress pool may admit for it is warned
 // about (one line per profile, naming the queues).
 void loader::apply_egress_buffers() {
-    std::map<std::string, std::vector<std::pair<std::string, std::uint8_t>>> warned;  // profile -> (port, queues)
+    std::map<std::string, std::vector<std::pair<std::string, std::uint8_t>>>
+        warned;  // profile -> (port, queues)
     std::map<std::string, std::string> why;
     std::vector<std::string> dynamic_lossy;
     const auto lossless_queues = [](const port_cfg& p) {
         std::uint8_t m = 0;
         for (int prio = 0; prio < 8; ++prio) {
             if ((p.pfc_enable & (1u << prio)) != 0) {
-                m = static_cast<std::uint8_t>(m | (1u << p.maps.pfc_prio_to_queue[static_cast<std::size_t>(prio)]));
+                m = static_cast<std::uint8_t>(
+                    m | (1u << p.maps.pfc_prio_to_queue[static_cast<std::size_t>(prio)]));
             }
         }
         return m;
@@ -102,14 +109,17 @@ void loader::apply_egress_buffers() {
             if (!qb.configured) {
                 continue;
             }
-            const std::string name = (p.name.empty() ? std::string("global") : p.name) + "|" + std::to_string(q);
+            const std::string name =
+                (p.name.empty() ? std::string("global") : p.name) + "|" + std::to_string(q);
             if ((lossless & (1u << q)) == 0) {
                 if (qb.mode == threshold_mode::static_th) {
-                    if (_queue_bytes_set.count({index, q}) == 0 && _queue_bytes_set.count({all_ports, q}) == 0) {
+                    if (_queue_bytes_set.count({index, q}) == 0 &&
+                        _queue_bytes_set.count({all_ports, q}) == 0) {
                         p.limits[static_cast<std::size_t>(q)].max_bytes =
                             bytes{std::min<std::uint64_t>(qb.size.v + qb.static_th.v, 1ULL << 30)};
                     }
-                } else if (std::find(dynamic_lossy.begin(), dynamic_lossy.end(), qb.profile) == dynamic_lossy.end()) {
+                } else if (std::find(dynamic_lossy.begin(), dynamic_lossy.end(), qb.profile) ==
+                           dynamic_lossy.end()) {
                     dynamic_lossy.push_back(qb.profile);
                 }
                 continue;
@@ -134,13 +144,16 @@ void loader::apply_egress_buffers() {
                 if (qb.dynamic_th >= 7) {
                     egress = qb.size.v + sp->size->v;
                     how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " (dynamic_th " +
-                          std::to_string(qb.dynamic_th) + ": no limit but the pool) = " + std::to_string(egress) +
-                          " bytes";
+                          std::to_string(qb.dynamic_th) +
+                          ": no limit but the pool) = " + std::to_string(egress) + " bytes";
                 } else {
                     const double alpha = std::ldexp(1.0, qb.dynamic_th);
-                    egress = qb.size.v + static_cast<std::uint64_t>(double(sp->size->v) * alpha / (1.0 + alpha));
-                    how = "size + " + sp->name + " " + std::to_string(sp->size->v) + " x alpha/(1+alpha) with "
-                          "dynamic_th " + std::to_string(qb.dynamic_th) + " = " + std::to_string(egress) + " bytes";
+                    egress =
+                        qb.size.v + static_cast<std::uint64_t>(double(sp->size->v) * alpha / (1.0 + alpha));
+                    how = "size + " + sp->name + " " + std::to_string(sp->size->v) +
+                          " x alpha/(1+alpha) with "
+                          "dynamic_th " +
+                          std::to_string(qb.dynamic_th) + " = " + std::to_string(egress) + " bytes";
                 }
             }
             if (egress < ingress) {
@@ -161,7 +174,8 @@ void loader::apply_egress_buffers() {
         visit(_cfg.ports[i], i);
     }
     for (const auto& [profile, ports] : warned) {
-        // Ports with the same queues together: "queues 3-4 of Ethernet0, Ethernet4, ..., Ethernet124 (32 ports)".
+        // Ports with the same queues together: "queues 3-4 of Ethernet0, Ethernet4, ..., Ethernet124 (32
+        // ports)".
         std::vector<std::string> parts;
         std::vector<bool> done(ports.size(), false);
         for (std::size_t i = 0; i < ports.size(); ++i) {
@@ -208,7 +222,8 @@ void loader::apply_egress_buffers() {
                              "admitted (rocelab never tail-drops a lossless queue)");
     }
     for (const auto& profile : dynamic_lossy) {
-        _cfg.notes.push_back("BUFFER_PROFILE|" + profile + "|dynamic_th: egress dynamic thresholds are not "
+        _cfg.notes.push_back("BUFFER_PROFILE|" + profile +
+                             "|dynamic_th: egress dynamic thresholds are not "
                              "modelled: its lossy queues keep their QUEUE max_bytes/max_packets");
     }
 }

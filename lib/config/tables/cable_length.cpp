@@ -10,9 +10,14 @@ namespace rocelab::detail {
 namespace {
 
 constexpr field_spec lengths[] = {
-    {.name = "a port, a comma list or `global`", .kind = field_kind::length, .lo = 0, .hi = 100000,
-     .noun = "a length in metres such as 5m, 40m or 2.5m, or in kilometres such as 10km", .dflt = "`5m`",
-     .doc = "the port's cable (SONiC's server-facing default 5m); a bare number is an error; `global` first, then "
+    {.name = "a port, a comma list or `global`",
+     .kind = field_kind::length,
+     .lo = 0,
+     .hi = 100000,
+     .noun = "a length in metres such as 5m, 40m or 2.5m, or in kilometres such as 10km",
+     .dflt = "`5m`",
+     .doc = "the port's cable (SONiC's server-facing default 5m); a bare number is an error; `global` first, "
+            "then "
             "per-port entries, each port at most once"}};
 
 }  // namespace
@@ -61,7 +66,8 @@ void loader::load_cable_length(const entry& t) {
                 const auto [it, inserted] = set_by.emplace(target, path);
                 if (!inserted) {
                     fail(k.key_node.Mark(), path,
-                         "port " + _cfg.ports[target].name + " already gets a cable length from " + it->second);
+                         "port " + _cfg.ports[target].name + " already gets a cable length from " +
+                             it->second);
                 }
             }
             for_target(target, [&](port_cfg& p, bool) { p.cable_length_m = m; });

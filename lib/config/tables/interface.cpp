@@ -12,8 +12,10 @@ constexpr std::string_view refused[] = {"vrf_name", "scope", "family", "nat_zone
 
 constexpr table_spec interface_table{
     .name = "INTERFACE",
-    .key = "`\"<port>|<address>/<prefix length>\"` (IPv4 or IPv6; several per port); SONiC's bare `\"Ethernet0\"` "
-           "is accepted and sets nothing",
+    .key =
+        "`\"<port>|<address>/<prefix length>\"` (IPv4 or IPv6; several per port); SONiC's bare "
+        "`\"Ethernet0\"` "
+        "is accepted and sets nothing",
     .doc = "mode l3: the ports' addresses; the value is empty.",
     .refused = refused,
 };

@@ -15,49 +15,84 @@ namespace {
 constexpr std::string_view map_key = "a map name (`AZURE` is built in)";
 constexpr std::string_view map_default = "the map's `default` entry, else 0";
 
-constexpr field_spec dscp_entries[] = {{.name = "DSCP", .kind = field_kind::uint, .lo = 0, .hi = 7, .noun = "TC",
-                                        .dflt = map_default, .doc = "the traffic class of frames with that DSCP"}};
-constexpr field_spec dot1p_entries[] = {{.name = "802.1p priority", .kind = field_kind::uint, .lo = 0, .hi = 7,
-                                         .noun = "TC", .dflt = map_default,
-                                         .doc = "the traffic class of tagged frames with that priority (PCP)"}};
-constexpr field_spec tc_queue_entries[] = {{.name = "TC", .kind = field_kind::uint, .lo = 0, .hi = 7,
-                                            .noun = "queue", .dflt = map_default,
+constexpr field_spec dscp_entries[] = {{.name = "DSCP",
+                                        .kind = field_kind::uint,
+                                        .lo = 0,
+                                        .hi = 7,
+                                        .noun = "TC",
+                                        .dflt = map_default,
+                                        .doc = "the traffic class of frames with that DSCP"}};
+constexpr field_spec dot1p_entries[] = {
+    {.name = "802.1p priority",
+     .kind = field_kind::uint,
+     .lo = 0,
+     .hi = 7,
+     .noun = "TC",
+     .dflt = map_default,
+     .doc = "the traffic class of tagged frames with that priority (PCP)"}};
+constexpr field_spec tc_queue_entries[] = {{.name = "TC",
+                                            .kind = field_kind::uint,
+                                            .lo = 0,
+                                            .hi = 7,
+                                            .noun = "queue",
+                                            .dflt = map_default,
                                             .doc = "the egress queue of that traffic class"}};
-constexpr field_spec tc_pg_entries[] = {{.name = "TC", .kind = field_kind::uint, .lo = 0, .hi = 7,
-                                         .noun = "priority group", .dflt = map_default,
+constexpr field_spec tc_pg_entries[] = {{.name = "TC",
+                                         .kind = field_kind::uint,
+                                         .lo = 0,
+                                         .hi = 7,
+                                         .noun = "priority group",
+                                         .dflt = map_default,
                                          .doc = "the ingress priority group of that traffic class"}};
-constexpr field_spec pfc_queue_entries[] = {{.name = "PFC priority", .kind = field_kind::uint, .lo = 0, .hi = 7,
-                                             .noun = "queue", .dflt = map_default,
+constexpr field_spec pfc_queue_entries[] = {{.name = "PFC priority",
+                                             .kind = field_kind::uint,
+                                             .lo = 0,
+                                             .hi = 7,
+                                             .noun = "queue",
+                                             .dflt = map_default,
                                              .doc = "the egress queue a PFC frame for that priority pauses"}};
 
 }  // namespace
 
-constexpr table_spec dscp_to_tc_map_table{.name = "DSCP_TO_TC_MAP", .shape = table_shape::named_entries,
-                                          .key = map_key, .doc = "DSCP to traffic class (ports with `trust: dscp`).",
-                                          .fields = dscp_entries, .entry_keys = 64};
-constexpr table_spec dot1p_to_tc_map_table{.name = "DOT1P_TO_TC_MAP", .shape = table_shape::named_entries,
+constexpr table_spec dscp_to_tc_map_table{.name = "DSCP_TO_TC_MAP",
+                                          .shape = table_shape::named_entries,
+                                          .key = map_key,
+                                          .doc = "DSCP to traffic class (ports with `trust: dscp`).",
+                                          .fields = dscp_entries,
+                                          .entry_keys = 64};
+constexpr table_spec dot1p_to_tc_map_table{
+    .name = "DOT1P_TO_TC_MAP",
+    .shape = table_shape::named_entries,
+    .key = map_key,
+    .doc = "802.1p priority to traffic class (ports with `trust: pcp`).",
+    .fields = dot1p_entries,
+    .entry_keys = 8};
+constexpr table_spec tc_to_queue_map_table{.name = "TC_TO_QUEUE_MAP",
+                                           .shape = table_shape::named_entries,
                                            .key = map_key,
-                                           .doc = "802.1p priority to traffic class (ports with `trust: pcp`).",
-                                           .fields = dot1p_entries, .entry_keys = 8};
-constexpr table_spec tc_to_queue_map_table{.name = "TC_TO_QUEUE_MAP", .shape = table_shape::named_entries,
-                                           .key = map_key, .doc = "traffic class to egress queue.",
-                                           .fields = tc_queue_entries, .entry_keys = 8};
+                                           .doc = "traffic class to egress queue.",
+                                           .fields = tc_queue_entries,
+                                           .entry_keys = 8};
 constexpr table_spec tc_to_priority_group_map_table{.name = "TC_TO_PRIORITY_GROUP_MAP",
-                                                    .shape = table_shape::named_entries, .key = map_key,
+                                                    .shape = table_shape::named_entries,
+                                                    .key = map_key,
                                                     .doc = "traffic class to ingress priority group.",
-                                                    .fields = tc_pg_entries, .entry_keys = 8};
+                                                    .fields = tc_pg_entries,
+                                                    .entry_keys = 8};
 constexpr table_spec map_pfc_priority_to_queue_table{.name = "MAP_PFC_PRIORITY_TO_QUEUE",
-                                                     .shape = table_shape::named_entries, .key = map_key,
+                                                     .shape = table_shape::named_entries,
+                                                     .key = map_key,
                                                      .doc = "PFC priority to the egress queue it pauses.",
-                                                     .fields = pfc_queue_entries, .entry_keys = 8};
+                                                     .fields = pfc_queue_entries,
+                                                     .entry_keys = 8};
 
 // A map table: entries not listed take the map's default (0 when not given).
 template <std::size_t N>
 void loader::load_map_table(const entry* t, const table_spec& spec, const std::array<std::uint8_t, N>& azure,
                             named_maps<N>& maps) {
     if (spec.entry_keys != N) {  // the schema and the loader's array disagree: a programming error
-        throw std::logic_error(std::string(spec.name) + ": " + std::to_string(spec.entry_keys) + " keys, not " +
-                               std::to_string(N));
+        throw std::logic_error(std::string(spec.name) + ": " + std::to_string(spec.entry_keys) +
+                               " keys, not " + std::to_string(N));
     }
     const field_spec& value = spec.fields[0];
     const std::string_view key_noun = value.name;
@@ -74,8 +109,8 @@ void loader::load_map_table(const entry* t, const table_spec& spec, const std::a
         std::array<std::uint8_t, N> values{};
         std::array<std::string, N> set_by{};
         std::optional<std::uint8_t> dflt;
-        const std::string key_expected = std::string(key_noun) + " 0.." + std::to_string(N - 1) +
-                                         ", a range such as \"1-2\", or default";
+        const std::string key_expected =
+            std::string(key_noun) + " 0.." + std::to_string(N - 1) + ", a range such as \"1-2\", or default";
         for (const auto& e : entries(m)) {
             const std::string& epath = e.path;
             const std::uint8_t v = static_cast<std::uint8_t>(get_uint(e, value));

@@ -14,38 +14,84 @@ constexpr std::string_view trust_choices[] = {"dscp", "pcp"};
 constexpr std::string_view vlan_mode_choices[] = {"untagged", "tagged"};
 // SONiC's PORT fields with no rocelab meaning: refused in YAML, dropped and
 // listed in a config_db.json (config_db.cpp), which always has some of them.
-constexpr std::string_view refused[] = {
-    "lanes",      "alias",      "index",      "fec",                 "autoneg",        "admin_status",
-    "description", "pfc_asym",  "tpid",       "parent_port",         "role",           "adv_speeds",
-    "adv_interface_types",      "interface_type", "link_training",   "subport",        "dhcp_rate_limit"};
+constexpr std::string_view refused[] = {"lanes",
+                                        "alias",
+                                        "index",
+                                        "fec",
+                                        "autoneg",
+                                        "admin_status",
+                                        "description",
+                                        "pfc_asym",
+                                        "tpid",
+                                        "parent_port",
+                                        "role",
+                                        "adv_speeds",
+                                        "adv_interface_types",
+                                        "interface_type",
+                                        "link_training",
+                                        "subport",
+                                        "dhcp_rate_limit"};
 
 namespace fld {
 
-constexpr field_spec device{.name = "device", .kind = field_kind::text, .noun = "a DPDK device name such as net_ring0",
+constexpr field_spec device{.name = "device",
+                            .kind = field_kind::text,
+                            .noun = "a DPDK device name such as net_ring0",
                             .dflt = "-",
-                            .doc = "`net_ring0`, `net_pcap1`, `0000:3b:00.0`; give exactly one of `device` and "
-                                   "`port_id`"};
-constexpr field_spec port_id{.name = "port_id", .kind = field_kind::uint, .lo = 0, .hi = 1023,
-                             .noun = "a DPDK port id", .dflt = "-", .doc = "DPDK port id"};
-constexpr field_spec speed{.name = "speed", .kind = field_kind::rate, .lo = (1_Mbps).v, .hi = 1'600'000'000'000,
-                           .dflt = "the driver's",
-                           .doc = "egress rate; the shaper sends at this rate even if the device is faster (vdevs "
-                                  "have no natural rate)"};
+                            .doc =
+                                "`net_ring0`, `net_pcap1`, `0000:3b:00.0`; give exactly one of `device` and "
+                                "`port_id`"};
+constexpr field_spec port_id{.name = "port_id",
+                             .kind = field_kind::uint,
+                             .lo = 0,
+                             .hi = 1023,
+                             .noun = "a DPDK port id",
+                             .dflt = "-",
+                             .doc = "DPDK port id"};
+constexpr field_spec speed{
+    .name = "speed",
+    .kind = field_kind::rate,
+    .lo = (1_Mbps).v,
+    .hi = 1'600'000'000'000,
+    .dflt = "the driver's",
+    .doc =
+        "egress rate; the shaper sends at this rate even if the device is faster (vdevs "
+        "have no natural rate)"};
 // SONiC gives the MTU in bytes, so a bare number is accepted.
-constexpr field_spec mtu{.name = "mtu", .kind = field_kind::bytes, .lo = 68, .hi = 9216, .bare_unit = 1,
-                         .in_bytes = true, .dflt = "9100",
-                         .doc = "L3 MTU, SONiC meaning (IP packet). `mtu` + 14 (+4 if tagged) must fit `ROCELAB "
-                                "max_frame`"};
+constexpr field_spec mtu{.name = "mtu",
+                         .kind = field_kind::bytes,
+                         .lo = 68,
+                         .hi = 9216,
+                         .bare_unit = 1,
+                         .in_bytes = true,
+                         .dflt = "9100",
+                         .doc =
+                             "L3 MTU, SONiC meaning (IP packet). `mtu` + 14 (+4 if tagged) must fit `ROCELAB "
+                             "max_frame`"};
 constexpr field_spec mac{.name = "mac", .kind = field_kind::mac, .dflt = "the device's", .doc = "port MAC"};
-constexpr field_spec trust{.name = "trust", .kind = field_kind::choice, .choices = trust_choices, .dflt = "`dscp`",
+constexpr field_spec trust{.name = "trust",
+                           .kind = field_kind::choice,
+                           .choices = trust_choices,
+                           .dflt = "`dscp`",
                            .doc = "which marking classifies frames (DSCP_TO_TC_MAP or DOT1P_TO_TC_MAP)"};
-constexpr field_spec vlan_mode{.name = "vlan_mode", .kind = field_kind::choice, .choices = vlan_mode_choices,
+constexpr field_spec vlan_mode{.name = "vlan_mode",
+                               .kind = field_kind::choice,
+                               .choices = vlan_mode_choices,
                                .dflt = "`untagged`",
                                .doc = "`tagged`: frames leave with an 802.1Q tag and must arrive with it"};
-constexpr field_spec vlan{.name = "vlan", .kind = field_kind::uint, .lo = 1, .hi = 4094, .noun = "a VLAN id",
-                          .dflt = "-", .doc = "the VLAN id; required with `tagged`, an error with `untagged`"};
-constexpr field_spec tx_ring_size{.name = "tx_ring_size", .kind = field_kind::uint, .lo = 16, .hi = 32768,
-                                  .noun = "a descriptor count", .dflt = "ROCELAB `tx_ring_size`",
+constexpr field_spec vlan{.name = "vlan",
+                          .kind = field_kind::uint,
+                          .lo = 1,
+                          .hi = 4094,
+                          .noun = "a VLAN id",
+                          .dflt = "-",
+                          .doc = "the VLAN id; required with `tagged`, an error with `untagged`"};
+constexpr field_spec tx_ring_size{.name = "tx_ring_size",
+                                  .kind = field_kind::uint,
+                                  .lo = 16,
+                                  .hi = 32768,
+                                  .noun = "a descriptor count",
+                                  .dflt = "ROCELAB `tx_ring_size`",
                                   .doc = "per-port override"};
 constexpr field_spec all[] = {device, port_id, speed, mtu, mac, trust, vlan_mode, vlan, tx_ring_size};
 
@@ -65,10 +111,12 @@ void loader::load_ports(const entry& t) {
     std::map<std::string, std::string> by_device;
     for (const auto& k : entries(t)) {
         const std::string& path = k.path;
-        if (k.key.empty() || k.key == "global" || k.key == "*" || k.key.find_first_of("|, \t") != std::string::npos) {
-            fail(k.key_node.Mark(), path,
-                 "a port name must not be empty, \"global\" or \"*\", and must not contain '|', ',' or spaces "
-                 "(SONiC style: Ethernet0)");
+        if (k.key.empty() || k.key == "global" || k.key == "*" ||
+            k.key.find_first_of("|, \t") != std::string::npos) {
+            fail(
+                k.key_node.Mark(), path,
+                "a port name must not be empty, \"global\" or \"*\", and must not contain '|', ',' or spaces "
+                "(SONiC style: Ethernet0)");
         }
         const auto f = fields(k, port_table);
         port_cfg p = _cfg.port_defaults;
@@ -113,7 +161,8 @@ void loader::load_ports(const entry& t) {
             }
             p.vlan_id = static_cast<std::uint16_t>(get_uint(*e, fld::vlan));
         } else if (p.vlan == vlan_mode::tagged) {
-            fail(k.key_node.Mark(), path, "vlan_mode: tagged needs a VLAN id: vlan: " + range_text(fld::vlan));
+            fail(k.key_node.Mark(), path,
+                 "vlan_mode: tagged needs a VLAN id: vlan: " + range_text(fld::vlan));
         }
         read(f, fld::tx_ring_size, p.tx_ring_size);
         const std::uint32_t l2_header = p.vlan == vlan_mode::tagged ? 18 : 14;

@@ -30,48 +30,75 @@ namespace fld {
 // A *_map field: the name of a map of `table` (AZURE by default).
 constexpr field_spec map_field(std::string_view name, std::string_view noun, std::string_view table,
                                std::string_view doc) {
-    return {.name = name, .kind = field_kind::reference, .noun = noun, .ref_table = table, .dflt = "`AZURE`",
+    return {.name = name,
+            .kind = field_kind::reference,
+            .noun = noun,
+            .ref_table = table,
+            .dflt = "`AZURE`",
             .doc = doc};
 }
 
-constexpr field_spec dscp_to_tc_map = map_field("dscp_to_tc_map", "the name of a DSCP_TO_TC_MAP such as AZURE",
-                                                "DSCP_TO_TC_MAP", "classifies frames of ports with `trust: dscp`");
-constexpr field_spec dot1p_to_tc_map = map_field("dot1p_to_tc_map", "the name of a DOT1P_TO_TC_MAP such as AZURE",
-                                                 "DOT1P_TO_TC_MAP", "classifies frames of ports with `trust: pcp`");
-constexpr field_spec tc_to_queue_map = map_field("tc_to_queue_map", "the name of a TC_TO_QUEUE_MAP such as AZURE",
-                                                 "TC_TO_QUEUE_MAP", "the egress queue of each traffic class");
+constexpr field_spec dscp_to_tc_map =
+    map_field("dscp_to_tc_map", "the name of a DSCP_TO_TC_MAP such as AZURE", "DSCP_TO_TC_MAP",
+              "classifies frames of ports with `trust: dscp`");
+constexpr field_spec dot1p_to_tc_map =
+    map_field("dot1p_to_tc_map", "the name of a DOT1P_TO_TC_MAP such as AZURE", "DOT1P_TO_TC_MAP",
+              "classifies frames of ports with `trust: pcp`");
+constexpr field_spec tc_to_queue_map =
+    map_field("tc_to_queue_map", "the name of a TC_TO_QUEUE_MAP such as AZURE", "TC_TO_QUEUE_MAP",
+              "the egress queue of each traffic class");
 constexpr field_spec tc_to_pg_map =
-    map_field("tc_to_pg_map", "the name of a TC_TO_PRIORITY_GROUP_MAP such as AZURE", "TC_TO_PRIORITY_GROUP_MAP",
-              "the ingress priority group of each traffic class");
+    map_field("tc_to_pg_map", "the name of a TC_TO_PRIORITY_GROUP_MAP such as AZURE",
+              "TC_TO_PRIORITY_GROUP_MAP", "the ingress priority group of each traffic class");
 constexpr field_spec pfc_to_queue_map =
     map_field("pfc_to_queue_map", "the name of a MAP_PFC_PRIORITY_TO_QUEUE such as AZURE",
               "MAP_PFC_PRIORITY_TO_QUEUE", "the egress queue each received PFC priority pauses");
 
-constexpr field_spec pfc_enable{.name = "pfc_enable", .kind = field_kind::number_set, .lo = 0, .hi = 7,
-                                .noun = "priorities", .dflt = "`\"3,4\"` (SONiC AZURE)",
+constexpr field_spec pfc_enable{.name = "pfc_enable",
+                                .kind = field_kind::number_set,
+                                .lo = 0,
+                                .hi = 7,
+                                .noun = "priorities",
+                                .dflt = "`\"3,4\"` (SONiC AZURE)",
                                 .doc = "priorities that send and honour PFC"};
-constexpr field_spec pfcwd_sw_enable{.name = "pfcwd_sw_enable", .kind = field_kind::number_set, .lo = 0, .hi = 7,
-                                     .noun = "queues", .dflt = "`\"3,4\"` (SONiC AZURE)",
-                                     .doc = "the egress queues the PFC watchdog guards, on ports that have a "
-                                            "PFC_WD entry"};
-constexpr field_spec pfc_mode{.name = "pfc_mode", .kind = field_kind::choice, .choices = pfc_mode_choices,
-                              .dflt = "`pfc`",
-                              .doc = "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
-                                     "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when"};
-constexpr field_spec pfc_quanta{.name = "pfc_quanta", .kind = field_kind::uint, .lo = 1, .hi = 65535,
-                                .noun = "a pause time in quanta of 512 bit times", .dflt = "65535",
-                                .doc = "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
-                                       "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
-                                       "early"};
-constexpr field_spec all[] = {dscp_to_tc_map, dot1p_to_tc_map, tc_to_queue_map, tc_to_pg_map, pfc_to_queue_map,
-                              pfc_enable,     pfcwd_sw_enable, pfc_mode,        pfc_quanta};
+constexpr field_spec pfcwd_sw_enable{.name = "pfcwd_sw_enable",
+                                     .kind = field_kind::number_set,
+                                     .lo = 0,
+                                     .hi = 7,
+                                     .noun = "queues",
+                                     .dflt = "`\"3,4\"` (SONiC AZURE)",
+                                     .doc =
+                                         "the egress queues the PFC watchdog guards, on ports that have a "
+                                         "PFC_WD entry"};
+constexpr field_spec pfc_mode{
+    .name = "pfc_mode",
+    .kind = field_kind::choice,
+    .choices = pfc_mode_choices,
+    .dflt = "`pfc`",
+    .doc =
+        "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
+        "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when"};
+constexpr field_spec pfc_quanta{.name = "pfc_quanta",
+                                .kind = field_kind::uint,
+                                .lo = 1,
+                                .hi = 65535,
+                                .noun = "a pause time in quanta of 512 bit times",
+                                .dflt = "65535",
+                                .doc =
+                                    "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
+                                    "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
+                                    "early"};
+constexpr field_spec all[] = {dscp_to_tc_map,  dot1p_to_tc_map,  tc_to_queue_map,
+                              tc_to_pg_map,    pfc_to_queue_map, pfc_enable,
+                              pfcwd_sw_enable, pfc_mode,         pfc_quanta};
 
 }  // namespace fld
 }  // namespace
 
 constexpr table_spec port_qos_map_table{
     .name = "PORT_QOS_MAP",
-    .key = "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
+    .key =
+        "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
     .doc = "binds maps and PFC to ports: built-in defaults, then the `global` entry, then per-port entries.",
     .fields = fld::all,
     .refused = refused,
@@ -79,7 +106,8 @@ constexpr table_spec port_qos_map_table{
 
 // The map a *_map field names.
 template <std::size_t N>
-std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f, const named_maps<N>& maps) const {
+std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f,
+                                            const named_maps<N>& maps) const {
     const std::string name = get_text(e, f);
     const auto it = maps.find(name);
     if (it == maps.end()) {
@@ -88,8 +116,8 @@ std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f,
             names.push_back(n);
         }
         fail(mark_of(e), e.path,
-             "unknown map name " + quote(name) + "; " + std::string(f.ref_table) + " names are " + join(names) +
-                 did_you_mean(name, names));
+             "unknown map name " + quote(name) + "; " + std::string(f.ref_table) + " names are " +
+                 join(names) + did_you_mean(name, names));
     }
     return it->second;
 }

@@ -24,22 +24,39 @@ constexpr std::string_view refused[] = {"buffer_profile"};
 
 namespace fld {
 
-constexpr field_spec scheduler{.name = "scheduler", .kind = field_kind::reference,
-                               .noun = "a SCHEDULER name such as scheduler.0", .ref_table = "SCHEDULER",
-                               .dflt = "see SCHEDULER", .doc = "how the queue is served"};
-constexpr field_spec max_bytes{.name = "max_bytes", .kind = field_kind::bytes, .lo = 64, .hi = (1024_MiB).v,
-                               .dflt = "`1MiB`",
-                               .doc = "**rocelab extension**: a packet that would take the queue above this many "
-                                      "bytes is tail-dropped"};
-constexpr field_spec max_packets{.name = "max_packets", .kind = field_kind::uint, .lo = 1, .hi = 16777216,
-                                 .noun = "a packet count", .limit = "at most ROCELAB `mbufs` (147456 by default)",
-                                 .dflt = "1024",
-                                 .doc = "**rocelab extension**: the same limit in packets. Queues are linked "
-                                        "through the frames (no ring), so the only bound is the number of packet "
-                                        "buffers"};
-constexpr field_spec wred_profile{.name = "wred_profile", .kind = field_kind::reference,
-                                  .noun = "a WRED_PROFILE name such as AZURE_LOSSLESS", .ref_table = "WRED_PROFILE",
-                                  .bracketed = true, .dflt = "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
+constexpr field_spec scheduler{.name = "scheduler",
+                               .kind = field_kind::reference,
+                               .noun = "a SCHEDULER name such as scheduler.0",
+                               .ref_table = "SCHEDULER",
+                               .dflt = "see SCHEDULER",
+                               .doc = "how the queue is served"};
+constexpr field_spec max_bytes{
+    .name = "max_bytes",
+    .kind = field_kind::bytes,
+    .lo = 64,
+    .hi = (1024_MiB).v,
+    .dflt = "`1MiB`",
+    .doc =
+        "**rocelab extension**: a packet that would take the queue above this many "
+        "bytes is tail-dropped"};
+constexpr field_spec max_packets{
+    .name = "max_packets",
+    .kind = field_kind::uint,
+    .lo = 1,
+    .hi = 16777216,
+    .noun = "a packet count",
+    .limit = "at most ROCELAB `mbufs` (147456 by default)",
+    .dflt = "1024",
+    .doc =
+        "**rocelab extension**: the same limit in packets. Queues are linked "
+        "through the frames (no ring), so the only bound is the number of packet "
+        "buffers"};
+constexpr field_spec wred_profile{.name = "wred_profile",
+                                  .kind = field_kind::reference,
+                                  .noun = "a WRED_PROFILE name such as AZURE_LOSSLESS",
+                                  .ref_table = "WRED_PROFILE",
+                                  .bracketed = true,
+                                  .dflt = "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
                                   .doc = "WRED/ECN marking of the queue, see WRED_PROFILE"};
 constexpr field_spec all[] = {scheduler, max_bytes, max_packets, wred_profile};
 
@@ -48,8 +65,9 @@ constexpr field_spec all[] = {scheduler, max_bytes, max_packets, wred_profile};
 
 constexpr table_spec queue_table{
     .name = "QUEUE",
-    .key = "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
-           "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
+    .key =
+        "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
+        "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
     .doc = "per egress queue: scheduler, limits and WRED profile; `global` first, then per-port entries.",
     .fields = fld::all,
     .refused = refused,
@@ -115,10 +133,10 @@ void loader::load_queues(const entry& t) {
         if (const auto* e = find(f, fld::max_packets)) {
             // Egress queues are linked through the frames (no ring): a
             // queue can hold at most every mbuf of the switch.
-            o.max_packets = static_cast<std::uint32_t>(
-                get_uint(*e, fld::max_packets, _cfg.mbufs,
-                         std::string(fld::max_packets.noun) + " (at most ROCELAB|mbufs " + std::to_string(_cfg.mbufs) +
-                             ": a queue cannot hold more frames than there are mbufs)"));
+            o.max_packets = static_cast<std::uint32_t>(get_uint(
+                *e, fld::max_packets, _cfg.mbufs,
+                std::string(fld::max_packets.noun) + " (at most ROCELAB|mbufs " + std::to_string(_cfg.mbufs) +
+                    ": a queue cannot hold more frames than there are mbufs)"));
         }
         for (const std::size_t target : targets) {
             for (int q = 0; q < num_queues; ++q) {

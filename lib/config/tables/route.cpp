@@ -10,15 +10,20 @@ constexpr std::string_view refused[] = {"distance", "blackhole", "nexthop-vrf", 
 
 namespace fld {
 
-constexpr field_spec nexthop{.name = "nexthop", .kind = field_kind::address_list,
-                             .noun = "a comma-separated list of next-hop addresses such as \"10.0.0.0,10.0.0.2\"",
-                             .dflt = "required",
-                             .doc = "next hops of the prefix's family, each on a subnet of its port (INTERFACE); two "
-                                    "or more form an ECMP group"};
-constexpr field_spec ifname{.name = "ifname", .kind = field_kind::port_list,
-                            .noun = "a comma-separated list of ports such as \"Ethernet0,Ethernet4\"",
-                            .dflt = "the port whose INTERFACE subnet holds the next hop",
-                            .doc = "the port of each next hop, pairing up one to one with `nexthop` (same length)"};
+constexpr field_spec nexthop{
+    .name = "nexthop",
+    .kind = field_kind::address_list,
+    .noun = "a comma-separated list of next-hop addresses such as \"10.0.0.0,10.0.0.2\"",
+    .dflt = "required",
+    .doc =
+        "next hops of the prefix's family, each on a subnet of its port (INTERFACE); two "
+        "or more form an ECMP group"};
+constexpr field_spec ifname{
+    .name = "ifname",
+    .kind = field_kind::port_list,
+    .noun = "a comma-separated list of ports such as \"Ethernet0,Ethernet4\"",
+    .dflt = "the port whose INTERFACE subnet holds the next hop",
+    .doc = "the port of each next hop, pairing up one to one with `nexthop` (same length)"};
 constexpr field_spec all[] = {nexthop, ifname};
 
 }  // namespace fld
@@ -85,8 +90,8 @@ void loader::load_routes(const entry& t) {
             }
             if (addr->v6 != prefix->v6) {
                 fail(mark_of(*nh), nh->path,
-                     "next hop " + quote(hops[i]) + " is " + family_name(addr->v6) +
-                         " but the prefix is " + family_name(prefix->v6));
+                     "next hop " + quote(hops[i]) + " is " + family_name(addr->v6) + " but the prefix is " +
+                         family_name(prefix->v6));
             }
             std::size_t port = all_ports;
             if (ifn != nullptr) {
@@ -97,8 +102,8 @@ void loader::load_routes(const entry& t) {
                 }
                 if (!on_link) {
                     fail(mark_of(*nh), nh->path,
-                         "next hop " + quote(hops[i]) + " is not on a subnet of " +
-                             _cfg.ports[port].name + " (" + subnets_of(_cfg.ports[port]) +
+                         "next hop " + quote(hops[i]) + " is not on a subnet of " + _cfg.ports[port].name +
+                             " (" + subnets_of(_cfg.ports[port]) +
                              "); add an INTERFACE address or fix the ifname");
                 }
             } else {
@@ -112,8 +117,7 @@ void loader::load_routes(const entry& t) {
             }
             for (const auto& h : r.nexthops) {
                 if (h.addr.addr == addr->addr && h.ifname == _cfg.ports[port].name) {
-                    fail(mark_of(*nh), nh->path,
-                         "next hop " + quote(hops[i]) + " is listed twice");
+                    fail(mark_of(*nh), nh->path, "next hop " + quote(hops[i]) + " is listed twice");
                 }
             }
             r.nexthops.push_back(nexthop_cfg{*addr, _cfg.ports[port].name});

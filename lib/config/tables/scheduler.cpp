@@ -12,11 +12,19 @@ constexpr std::string_view refused[] = {"meter_type", "cir", "cbs", "pir", "pbs"
 
 namespace fld {
 
-constexpr field_spec type{.name = "type", .kind = field_kind::choice, .choices = type_choices, .dflt = "required",
+constexpr field_spec type{.name = "type",
+                          .kind = field_kind::choice,
+                          .choices = type_choices,
+                          .dflt = "required",
                           .doc = "`WRR` is treated as `DWRR`; `STRICT` is served before every DWRR queue"};
-constexpr field_spec weight{.name = "weight", .kind = field_kind::uint, .lo = 1, .hi = 100, .noun = "a weight",
-                            .dflt = "required with DWRR/WRR",
-                            .doc = "the queue's share against the other DWRR queues; not allowed with `STRICT`"};
+constexpr field_spec weight{
+    .name = "weight",
+    .kind = field_kind::uint,
+    .lo = 1,
+    .hi = 100,
+    .noun = "a weight",
+    .dflt = "required with DWRR/WRR",
+    .doc = "the queue's share against the other DWRR queues; not allowed with `STRICT`"};
 constexpr field_spec all[] = {type, weight};
 
 }  // namespace fld
@@ -54,7 +62,8 @@ void loader::load_schedulers(const entry* t) {
                 q.weight = 0;
             } else {
                 if (w == nullptr) {
-                    fail(k.key_node.Mark(), path, "type " + ty + " needs a weight " + range_text(fld::weight));
+                    fail(k.key_node.Mark(), path,
+                         "type " + ty + " needs a weight " + range_text(fld::weight));
                 }
                 q.weight = static_cast<std::uint32_t>(get_uint(*w, fld::weight));
             }

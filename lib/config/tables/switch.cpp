@@ -13,8 +13,12 @@ constexpr std::string_view refused[] = {"ecmp_hash_seed", "lag_hash_seed", "fdb_
 namespace fld {
 
 // SONiC gives this in seconds, so a bare number is accepted.
-constexpr field_spec fdb_aging_time{.name = "fdb_aging_time", .kind = field_kind::time, .lo = (1_s).v,
-                                    .hi = (1000000_s).v, .bare_unit = (1_s).v, .dflt = "`300s`",
+constexpr field_spec fdb_aging_time{.name = "fdb_aging_time",
+                                    .kind = field_kind::time,
+                                    .lo = (1_s).v,
+                                    .hi = (1000000_s).v,
+                                    .bare_unit = (1_s).v,
+                                    .dflt = "`300s`",
                                     .doc = "an FDB entry not refreshed for this long is removed"};
 constexpr field_spec all[] = {fdb_aging_time};
 
@@ -33,8 +37,9 @@ void loader::load_switch(const entry& t) {
     const std::string_view key = switch_table.only_key;
     for (const auto& k : entries(t)) {
         if (k.key != key) {
-            fail(k.key_node.Mark(), k.path,
-                 "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
+            fail(
+                k.key_node.Mark(), k.path,
+                "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
         }
         const auto f = fields(k, switch_table);
         read(f, fld::fdb_aging_time, _cfg.fdb_aging);

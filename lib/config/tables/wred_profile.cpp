@@ -20,28 +20,54 @@ namespace fld {
 constexpr std::uint64_t max_threshold = 1ULL << 32;
 
 constexpr field_spec enable(std::string_view name, std::string_view colour_doc) {
-    return {.name = name, .kind = field_kind::choice, .choices = true_false, .dflt = "`false`", .doc = colour_doc};
+    return {.name = name,
+            .kind = field_kind::choice,
+            .choices = true_false,
+            .dflt = "`false`",
+            .doc = colour_doc};
 }
 constexpr field_spec min_threshold(std::string_view name, std::string_view doc) {
-    return {.name = name, .kind = field_kind::bytes, .lo = 0, .hi = max_threshold, .bare_unit = 1, .in_bytes = true,
-            .dflt = "none", .doc = doc};
+    return {.name = name,
+            .kind = field_kind::bytes,
+            .lo = 0,
+            .hi = max_threshold,
+            .bare_unit = 1,
+            .in_bytes = true,
+            .dflt = "none",
+            .doc = doc};
 }
 constexpr field_spec max_threshold_of(std::string_view name, std::string_view doc) {
-    return {.name = name, .kind = field_kind::bytes, .lo = 0, .hi = max_threshold, .bare_unit = 1, .in_bytes = true,
-            .limit = "at least min_threshold", .dflt = "none", .doc = doc};
+    return {.name = name,
+            .kind = field_kind::bytes,
+            .lo = 0,
+            .hi = max_threshold,
+            .bare_unit = 1,
+            .in_bytes = true,
+            .limit = "at least min_threshold",
+            .dflt = "none",
+            .doc = doc};
 }
 constexpr field_spec probability(std::string_view name, std::string_view doc) {
-    return {.name = name, .kind = field_kind::uint, .lo = 0, .hi = 100, .noun = "a percentage", .dflt = "100",
+    return {.name = name,
+            .kind = field_kind::uint,
+            .lo = 0,
+            .hi = 100,
+            .noun = "a percentage",
+            .dflt = "100",
             .doc = doc};
 }
 
-constexpr field_spec wred_green_enable = enable(
-    "wred_green_enable", "drop green packets with probability p(q) (Not-ECT packets; ECT ones too when `ecn` does "
-                         "not mark green)");
+constexpr field_spec wred_green_enable =
+    enable("wred_green_enable",
+           "drop green packets with probability p(q) (Not-ECT packets; ECT ones too when `ecn` does "
+           "not mark green)");
 constexpr field_spec wred_yellow_enable = enable("wred_yellow_enable", "as `wred_green_enable`, for yellow");
 constexpr field_spec wred_red_enable = enable("wred_red_enable", "as `wred_green_enable`, for red");
 constexpr std::string_view ecn_doc = "colours whose ECN-capable packets are marked CE instead of dropped";
-constexpr field_spec ecn{.name = "ecn", .kind = field_kind::choice, .choices = ecn_mode_names, .dflt = "`ecn_none`",
+constexpr field_spec ecn{.name = "ecn",
+                         .kind = field_kind::choice,
+                         .choices = ecn_mode_names,
+                         .dflt = "`ecn_none`",
                          .doc = ecn_doc};
 constexpr field_spec green_min_threshold =
     min_threshold("green_min_threshold", "Kmin: no marking/dropping at or below this queue depth");
@@ -49,19 +75,24 @@ constexpr field_spec green_max_threshold =
     max_threshold_of("green_max_threshold", "Kmax: everything above it is marked/dropped");
 constexpr field_spec green_drop_probability =
     probability("green_drop_probability", "Pmax, in percent: the probability at Kmax");
-constexpr field_spec yellow_min_threshold = min_threshold("yellow_min_threshold", "Kmin for yellow (checked, unused)");
-constexpr field_spec yellow_max_threshold = max_threshold_of("yellow_max_threshold", "Kmax for yellow (checked, unused)");
+constexpr field_spec yellow_min_threshold =
+    min_threshold("yellow_min_threshold", "Kmin for yellow (checked, unused)");
+constexpr field_spec yellow_max_threshold =
+    max_threshold_of("yellow_max_threshold", "Kmax for yellow (checked, unused)");
 constexpr field_spec yellow_drop_probability =
     probability("yellow_drop_probability", "Pmax for yellow (checked, unused)");
 constexpr field_spec red_min_threshold = min_threshold("red_min_threshold", "Kmin for red (checked, unused)");
-constexpr field_spec red_max_threshold = max_threshold_of("red_max_threshold", "Kmax for red (checked, unused)");
-constexpr field_spec red_drop_probability = probability("red_drop_probability", "Pmax for red (checked, unused)");
+constexpr field_spec red_max_threshold =
+    max_threshold_of("red_max_threshold", "Kmax for red (checked, unused)");
+constexpr field_spec red_drop_probability =
+    probability("red_drop_probability", "Pmax for red (checked, unused)");
 
 // SONiC's order: the enables, ecn, then each colour's thresholds and probability.
-constexpr field_spec all[] = {wred_green_enable,    wred_yellow_enable,    wred_red_enable,        ecn,
-                              green_min_threshold,  green_max_threshold,   green_drop_probability, yellow_min_threshold,
-                              yellow_max_threshold, yellow_drop_probability, red_min_threshold,    red_max_threshold,
-                              red_drop_probability};
+constexpr field_spec all[] = {
+    wred_green_enable,    wred_yellow_enable,      wred_red_enable,        ecn,
+    green_min_threshold,  green_max_threshold,     green_drop_probability, yellow_min_threshold,
+    yellow_max_threshold, yellow_drop_probability, red_min_threshold,      red_max_threshold,
+    red_drop_probability};
 
 // One colour's fields.
 struct colour {
@@ -94,7 +125,8 @@ void loader::load_wred_profiles(const entry* t) {
          fld::green_drop_probability},
         {"yellow", fld::wred_yellow_enable, fld::yellow_min_threshold, fld::yellow_max_threshold,
          fld::yellow_drop_probability},
-        {"red", fld::wred_red_enable, fld::red_min_threshold, fld::red_max_threshold, fld::red_drop_probability},
+        {"red", fld::wred_red_enable, fld::red_min_threshold, fld::red_max_threshold,
+         fld::red_drop_probability},
     };
     for (const auto& k : entries(*t)) {
         const std::string& path = k.path;
@@ -110,13 +142,21 @@ void loader::load_wred_profiles(const entry* t) {
         for (std::size_t c = 0; c < std::size(colours); ++c) {
             const fld::colour& cf = colours[c];
             const std::string col(cf.name);
-            bool* enable = c == 0 ? &w.wred_green_enable : c == 1 ? &w.wred_yellow_enable : &w.wred_red_enable;
-            bytes* lo = c == 0 ? &w.green_min_threshold : c == 1 ? &w.yellow_min_threshold : &w.red_min_threshold;
-            bytes* hi = c == 0 ? &w.green_max_threshold : c == 1 ? &w.yellow_max_threshold : &w.red_max_threshold;
+            bool* enable = c == 0   ? &w.wred_green_enable
+                           : c == 1 ? &w.wred_yellow_enable
+                                    : &w.wred_red_enable;
+            bytes* lo = c == 0   ? &w.green_min_threshold
+                        : c == 1 ? &w.yellow_min_threshold
+                                 : &w.red_min_threshold;
+            bytes* hi = c == 0   ? &w.green_max_threshold
+                        : c == 1 ? &w.yellow_max_threshold
+                                 : &w.red_max_threshold;
             std::uint8_t* prob = c == 0   ? &w.green_drop_probability
                                  : c == 1 ? &w.yellow_drop_probability
                                           : &w.red_drop_probability;
-            const bool marks = c == 0 ? ecn_marks_green(w.ecn) : c == 1 ? ecn_marks_yellow(w.ecn) : ecn_marks_red(w.ecn);
+            const bool marks = c == 0   ? ecn_marks_green(w.ecn)
+                               : c == 1 ? ecn_marks_yellow(w.ecn)
+                                        : ecn_marks_red(w.ecn);
             if (const auto* e = find(f, cf.enable)) {
                 *enable = get_choice(*e, cf.enable) == "true";
             }
@@ -141,9 +181,10 @@ void loader::load_wred_profiles(const entry* t) {
                 fail(k.key_node.Mark(), path,
                      col + "_min_threshold and " + col + "_max_threshold (bytes) are required when " +
                          (*enable ? "wred_" + col + "_enable is true" : "ecn marks " + col) + "; missing: " +
-                         (emin == nullptr && emax == nullptr ? col + "_min_threshold, " + col + "_max_threshold"
-                          : emin == nullptr                  ? col + "_min_threshold"
-                                                             : col + "_max_threshold"));
+                         (emin == nullptr && emax == nullptr
+                              ? col + "_min_threshold, " + col + "_max_threshold"
+                          : emin == nullptr ? col + "_min_threshold"
+                                            : col + "_max_threshold"));
             }
         }
         _wred_profiles[k.key] = w;

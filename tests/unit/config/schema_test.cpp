@@ -53,7 +53,8 @@ std::optional<context> context_of(const std::string& table, const std::string& f
           "DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE"}},
         {"BUFFER_POOL", {"BUFFER_POOL: {p: {type: ingress, size: 1MiB, {F}: {V}}}\n", "BUFFER_POOL|p"}},
         {"BUFFER_PROFILE",
-         {"BUFFER_POOL: {p: {type: ingress, size: 1MiB}}\nBUFFER_PROFILE: {x: {pool: p, size: 0, {F}: {V}}}\n",
+         {"BUFFER_POOL: {p: {type: ingress, size: 1MiB}}\nBUFFER_PROFILE: {x: {pool: p, size: 0, {F}: "
+          "{V}}}\n",
           "BUFFER_PROFILE|x"}},
         {"PFC_WD", {"PFC_WD: {global: {{F}: {V}}}\n", "PFC_WD|global"}},
         {"PFC_WD|GLOBAL", {"PFC_WD: {GLOBAL: {{F}: {V}}}\n", "PFC_WD|GLOBAL"}},
@@ -63,7 +64,8 @@ std::optional<context> context_of(const std::string& table, const std::string& f
           "NEIGH: {\"Ethernet0|10.0.0.0\": {neigh: \"02:00:00:00:00:10\", {F}: {V}}}\n",
           "NEIGH|Ethernet0|10.0.0.0"}},
         {"INTERFACE",
-         {"ROCELAB: {mode: l3}\nPORT: {Ethernet0: {port_id: 0}}\nINTERFACE: {\"Ethernet0|10.0.0.1/31\": {{F}: {V}}}\n",
+         {"ROCELAB: {mode: l3}\nPORT: {Ethernet0: {port_id: 0}}\nINTERFACE: {\"Ethernet0|10.0.0.1/31\": "
+          "{{F}: {V}}}\n",
           "INTERFACE|Ethernet0|10.0.0.1/31"}},
     };
     const auto it = contexts.find(table);
@@ -99,13 +101,20 @@ std::optional<std::string> beyond(const field_spec& f, bool above) {
         case field_kind::integer:
         case field_kind::ratio:
         case field_kind::number_set:
-        case field_kind::fraction_bytes: return n;
-        case field_kind::bytes: return n + "B";
-        case field_kind::rate: return n + "bps";
-        case field_kind::time: return n + "ns";
-        case field_kind::percent: return n + "%";
-        case field_kind::length: return n + "m";
-        default: return std::nullopt;
+        case field_kind::fraction_bytes:
+            return n;
+        case field_kind::bytes:
+            return n + "B";
+        case field_kind::rate:
+            return n + "bps";
+        case field_kind::time:
+            return n + "ns";
+        case field_kind::percent:
+            return n + "%";
+        case field_kind::length:
+            return n + "m";
+        default:
+            return std::nullopt;
     }
 }
 
@@ -137,7 +146,8 @@ TEST(schema, every_table_is_described_completely) {
             }
         }
         for (const auto r : t->refused) {
-            EXPECT_EQ(fields.count(std::string(r)), 0u) << t->name << ": " << r << " is both accepted and refused";
+            EXPECT_EQ(fields.count(std::string(r)), 0u)
+                << t->name << ": " << r << " is both accepted and refused";
         }
         if (t->shape == table_shape::named_entries) {
             EXPECT_EQ(t->fields.size(), 1u) << t->name;
@@ -172,7 +182,8 @@ TEST(schema, loader_takes_each_range_from_the_schema) {
         for (const auto& f : t->fields) {
             const auto c = context_of(std::string(t->name), std::string(f.name));
             if (!c || !f.limit.empty()) {
-                continue;  // no context (the maps, CABLE_LENGTH: below), or a bound the loader sets at run time
+                continue;  // no context (the maps, CABLE_LENGTH: below), or a bound the loader sets at run
+                           // time
             }
             for (const bool above : {true, false}) {
                 const auto v = beyond(f, above);
@@ -186,7 +197,8 @@ TEST(schema, loader_takes_each_range_from_the_schema) {
                 const std::string path = c->path + "|" + std::string(f.name);
                 EXPECT_NE(m.find("s.yaml:"), std::string::npos) << m;
                 EXPECT_NE(m.find(path + ": "), std::string::npos) << yaml << m;
-                EXPECT_NE(m.find(range_text(f)), std::string::npos) << yaml << m << "\nrange: " << range_text(f);
+                EXPECT_NE(m.find(range_text(f)), std::string::npos)
+                    << yaml << m << "\nrange: " << range_text(f);
                 if (f.kind != field_kind::number_set) {  // a list: "got ..., expected ... 0..7"
                     EXPECT_NE(m.find("out of range"), std::string::npos) << yaml << m;
                 }
@@ -210,7 +222,8 @@ TEST(schema, map_and_cable_length_ranges_come_from_the_schema) {
         ASSERT_FALSE(r) << yaml;
         EXPECT_NE(r.error().message.find(range_text(f)), std::string::npos) << r.error().message;
         if (t->entry_keys > 0) {
-            const std::string bad_key = std::string(t->name) + ": {M: {\"" + std::to_string(t->entry_keys) + "\": 0}}\n";
+            const std::string bad_key =
+                std::string(t->name) + ": {M: {\"" + std::to_string(t->entry_keys) + "\": 0}}\n";
             const auto k = load_switch_cfg_from_string(bad_key, "s.yaml");
             ASSERT_FALSE(k) << bad_key;
             EXPECT_NE(k.error().message.find("0.." + std::to_string(t->entry_keys - 1)), std::string::npos)
@@ -230,12 +243,14 @@ TEST(schema, fields_and_refusals_come_from_the_schema) {
         const std::string& m = unknown.error().message;
         EXPECT_NE(m.find(c->path + "|no_such_field: unknown field"), std::string::npos) << m;
         for (const auto& f : t->fields) {
-            EXPECT_NE(m.find(std::string(f.name)), std::string::npos) << t->name << ": " << f.name << " in " << m;
+            EXPECT_NE(m.find(std::string(f.name)), std::string::npos)
+                << t->name << ": " << f.name << " in " << m;
         }
         for (const auto r : t->refused) {
             const auto rr = load_switch_cfg_from_string(with_field(c->yaml, std::string(r), "1"), "s.yaml");
             ASSERT_FALSE(rr) << t->name << "|" << r;
-            EXPECT_NE(rr.error().message.find(c->path + "|" + std::string(r) + ": this SONiC field is not supported"),
+            EXPECT_NE(rr.error().message.find(c->path + "|" + std::string(r) +
+                                              ": this SONiC field is not supported"),
                       std::string::npos)
                 << rr.error().message;
         }
@@ -249,13 +264,15 @@ TEST(schema, choices_come_from_the_schema) {
             if (!c || (f.kind != field_kind::choice && f.kind != field_kind::flag)) {
                 continue;
             }
-            const auto r = load_switch_cfg_from_string(with_field(c->yaml, std::string(f.name), "bogus_choice"), "s.yaml");
+            const auto r = load_switch_cfg_from_string(
+                with_field(c->yaml, std::string(f.name), "bogus_choice"), "s.yaml");
             ASSERT_FALSE(r) << t->name << "|" << f.name;
             std::string list;
             for (const auto ch : f.choices) {
                 list += (list.empty() ? "" : ", ") + std::string(ch);
             }
-            EXPECT_NE(r.error().message.find("expected one of " + list), std::string::npos) << r.error().message;
+            EXPECT_NE(r.error().message.find("expected one of " + list), std::string::npos)
+                << r.error().message;
         }
     }
 }
