@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config_db.hpp"
+#include "config/schema.hpp"
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
 #include "dpdk/eal.hpp"
@@ -73,6 +75,9 @@ Options:
                            test machine); costs latency on dedicated cores
       --check-config       validate the configuration and exit (0 = valid);
                            for a config_db.json also print the port mapping
+      --config-schema      print every table and field the configuration
+                           accepts (range, unit, default, meaning) as Markdown
+                           and exit; docs/config.md's field tables are this
       --port-map MAP       config_db.json: SONiC port -> DPDK device or port id,
                            "Ethernet0=net_ring0,Ethernet4=1" or a file of such
                            entries; ports not named are left out (default:
@@ -417,6 +422,13 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) {
+    // --config-schema, like --help, works with or without "--" and starts nothing.
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--config-schema") == 0) {
+            std::fputs(schema_markdown().c_str(), stdout);
+            return 0;
+        }
+    }
     switch_app app;
     return runtime::run_app(app, argc, argv);
 }

@@ -1,7 +1,8 @@
 // config_db.cpp - a SONiC config_db.json rewritten into the switch loader's
 // tables (see config_db.hpp). Only encodings and tables are translated
-// here; every value is still checked by the loader in switch_config.cpp.
+// here; every value is still checked by the switch loader (loader.hpp).
 #include "config/config_db.hpp"
+#include "config/schema.hpp"
 #include "config/text.hpp"
 #include "config/yaml_load.hpp"
 
@@ -90,24 +91,10 @@ long name_number(std::string_view name) {
     return std::stol(std::string(digits));
 }
 
-// SONiC PORT fields with no rocelab meaning (the loader reports them as
-// "not supported" in YAML; a config_db.json always has some of them).
-const std::vector<std::string> port_fields_ignored = {
-    "lanes", "alias",       "index",       "fec",  "autoneg",         "admin_status", "description",
-    "pfc_asym", "tpid",     "parent_port", "role", "adv_speeds",      "adv_interface_types",
-    "interface_type", "link_training", "subport", "dhcp_rate_limit",
-};
-
-// Field -> the table its "[TABLE|name]" reference must name.
-struct ref_field {
-    const char* field;
-    const char* table;
-};
-const std::vector<ref_field> port_qos_refs = {
-    {"dscp_to_tc_map", "DSCP_TO_TC_MAP"},   {"dot1p_to_tc_map", "DOT1P_TO_TC_MAP"},
-    {"tc_to_queue_map", "TC_TO_QUEUE_MAP"}, {"tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP"},
-    {"pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE"},
-};
+// The PORT fields SONiC writes that rocelab has no meaning for are the
+// ones the schema refuses in YAML (config/schema.hpp, PORT): a
+// config_db.json always has some of them, so they are dropped and listed.
+std::span<const std::string_view> port_fields_ignored() { return find_table("PORT")->refused; }
 
 // Tables the rewrite reads and removes (not passed to the loader).
 const std::vector<std::string> rewritten_tables = {"VLAN", "VLAN_MEMBER", "LOSSLESS_TRAFFIC_PATTERN"};
@@ -239,8 +226,8 @@ private:
                                    trim(index.Scalar()).size() <= 9;
             _order.push_back({has_index ? 0 : 1, has_index ? std::stol(std::string(trim(index.Scalar()))) : 0,
                               name_number(name), name});
-            for (const auto& f : port_fields_ignored) {
-                drop_field(p, "PORT", f);
+            for (const auto f : port_fields_ignored()) {
+                drop_field(p, "PORT", std::string(f));
             }
             YAML::Node speed = get(p, "speed");
             if (speed.IsDefined() && speed.IsScalar()) {
@@ -473,26 +460,33 @@ private:
         _root.remove("LOSSLESS_TRAFFIC_PATTERN");
     }
 
-    void port_qos_map() {
-        YAML::Node t = table("PORT_QOS_MAP");
+    // Every reference field the schema gives `table_name` (config/schema.hpp):
+    // "[TABLE|name]" -> "name", the table checked.
+    void deref_all(const std::string& table_name) {
+        YAML::Node t = table(table_name);
         for (const auto& k : keys_of(t)) {
             YAML::Node e = get(t, k);
-            for (const auto& r : port_qos_refs) {
-                deref(e, "PORT_QOS_MAP|" + k, r.field, r.table);
+            for (const auto& f : find_table(table_name)->fields) {
+                if (f.kind == field_kind::reference) {
+                    deref(e, table_name + "|" + k, std::string(f.name), std::string(f.ref_table));
+                }
             }
+        }
+    }
+
+    void port_qos_map() {
+        deref_all("PORT_QOS_MAP");
+        YAML::Node t = table("PORT_QOS_MAP");
+        for (const auto& k : keys_of(t)) {
             // Its table, PFC_PRIORITY_TO_PRIORITY_GROUP_MAP, is not modelled.
+            YAML::Node e = get(t, k);
             drop_field(e, "PORT_QOS_MAP", "pfc_to_pg_map");
         }
     }
 
     void queues() {
-        YAML::Node t = table("QUEUE");
-        chassis_keys(t, "QUEUE");
-        for (const auto& k : keys_of(t)) {
-            YAML::Node e = get(t, k);
-            deref(e, "QUEUE|" + k, "scheduler", "SCHEDULER");
-            deref(e, "QUEUE|" + k, "wred_profile", "WRED_PROFILE");
-        }
+        chassis_keys(table("QUEUE"), "QUEUE");
+        deref_all("QUEUE");
     }
 
     // Multi-ASIC and VOQ chassis keys "<host>|<asic>|<ports>|<queues>": this
@@ -529,10 +523,10 @@ private:
     }
 
     void buffers() {
+        deref_all("BUFFER_PROFILE");
         YAML::Node profiles = table("BUFFER_PROFILE");
         for (const auto& k : keys_of(profiles)) {
             YAML::Node e = get(profiles, k);
-            deref(e, "BUFFER_PROFILE|" + k, "pool", "BUFFER_POOL");
             // Broadcom profiles carry both; rocelab takes one XON rule (xon).
             if (get(e, "xon").IsDefined() && get(e, "xon_offset").IsDefined()) {
                 e.remove("xon_offset");
@@ -541,17 +535,9 @@ private:
         }
         YAML::Node queues = table("BUFFER_QUEUE");
         chassis_keys(queues, "BUFFER_QUEUE");
-        for (const char* name : {"BUFFER_PG", "BUFFER_QUEUE"}) {
-            YAML::Node t = table(name);
-            for (const auto& k : keys_of(t)) {
-                YAML::Node e = get(t, k);
-                const YAML::Node v = get(e, "profile");
-                if (v.IsDefined() && v.IsScalar() && trim(v.Scalar()) == "NULL") {
-                    continue;  // SONiC's "no profile" (the loader reads it)
-                }
-                deref(e, std::string(name) + "|" + k, "profile", "BUFFER_PROFILE");
-            }
-        }
+        // (SONiC's "NULL", no profile, is not a reference: the loader reads it.)
+        deref_all("BUFFER_PG");
+        deref_all("BUFFER_QUEUE");
     }
 
     // Newer SONiC writes these switches of the watchdog even when off; off

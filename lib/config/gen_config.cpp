@@ -3,8 +3,6 @@
 #include "config/text.hpp"
 #include "config/yaml_load.hpp"
 
-#include <arpa/inet.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -909,14 +907,18 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                     }
                     if (h["ip"]) {
                         const std::string t = h["ip"].as<std::string>();
-                        if (auto a = detail::parse_ip4(detail::trim(t))) {
-                            g.ip = *a;
-                        } else if (inet_pton(AF_INET6, t.c_str(), g.ip6.data()) == 1) {
-                            g.v6 = true;
-                            g.ip = 0;
-                        } else {
+                        const auto a = detail::parse_ip_address(t);  // the switch's parser (INTERFACE, NEIGH)
+                        if (!a) {
                             return config_error{where(h["ip"].Mark()) + "hosts." + g.name + ".ip: '" + t +
                                                 "' is not an address; expected IPv4 a.b.c.d or IPv6 (fc00::1)"};
+                        }
+                        g.v6 = a->v6;
+                        if (a->v6) {
+                            g.ip = 0;
+                            g.ip6 = a->bytes;
+                        } else {
+                            g.ip = (std::uint32_t{a->bytes[0]} << 24) | (std::uint32_t{a->bytes[1]} << 16) |
+                                   (std::uint32_t{a->bytes[2]} << 8) | a->bytes[3];
                         }
                     }
                     c.hosts.push_back(std::move(g));

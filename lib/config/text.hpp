@@ -1,9 +1,12 @@
 // text.hpp - the small text helpers and value parsers lib/config's loaders
 // share (private to lib/config): trim, split on a separator with each part
-// trimmed, join, quote; whole numbers, MAC and IPv4 addresses. Each parser
+// trimmed, join, quote; whole numbers, decimal numbers, number lists
+// ("3,4", "3-4"), MAC and IP addresses (units: units_parse.hpp). Each parser
 // takes the whole text (no leading/trailing junk) and returns nullopt when
 // it is not one; the caller words the error (it knows the table and field).
 #pragma once
+
+#include <arpa/inet.h>
 
 #include <array>
 #include <cctype>
@@ -97,22 +100,84 @@ inline std::optional<std::array<std::uint8_t, 6>> parse_mac(std::string_view s) 
     return m;
 }
 
-// "10.0.0.1" -> 0x0A000001 (host order): four decimal numbers 0..255.
-inline std::optional<std::uint32_t> parse_ip4(std::string_view s) noexcept {
-    std::uint32_t out = 0;
-    for (int i = 0; i < 4; ++i) {
-        const std::size_t dot = i < 3 ? s.find('.') : s.size();
-        if (dot == std::string_view::npos || dot == 0 || dot > 3) {
-            return std::nullopt;
-        }
-        const auto v = parse_uint(s.substr(0, dot), 0, 255);
-        if (!v) {
-            return std::nullopt;
-        }
-        out = (out << 8) | static_cast<std::uint32_t>(*v);
-        s.remove_prefix(i < 3 ? dot + 1 : dot);
+// An IPv4 or IPv6 address as its bytes (network order; IPv4 in the first 4).
+struct ip_address {
+    bool v6 = false;
+    std::array<std::uint8_t, 16> bytes{};
+};
+
+// "10.0.0.1" or "fc00::1" (surrounding spaces ignored, no prefix length), as
+// inet_pton reads them (an IPv4 part with a leading zero, "10.0.0.01", is
+// not an address).
+inline std::optional<ip_address> parse_ip_address(std::string_view text) {
+    const std::string s(trim(text));
+    ip_address a;
+    a.v6 = s.find(':') != std::string::npos;
+    if (inet_pton(a.v6 ? AF_INET6 : AF_INET, s.c_str(), a.bytes.data()) != 1) {
+        return std::nullopt;
     }
-    return out;
+    return a;
+}
+
+// A SONiC number list: "3,4", "3-4", "0,3-4" (or "" for none) -> bit mask
+// of 0..max (max <= 7).
+inline std::optional<std::uint8_t> parse_number_set(std::string_view text, unsigned max) {
+    std::uint32_t mask = 0;
+    if (trim(text).empty()) {
+        return 0;
+    }
+    for (const auto part : split(text, ',')) {
+        const auto bounds = split(part, '-');
+        if (bounds.size() > 2) {
+            return std::nullopt;
+        }
+        unsigned lo = 0;
+        unsigned hi = 0;
+        for (std::size_t b = 0; b < bounds.size(); ++b) {
+            if (bounds[b].empty() || bounds[b].size() > 2) {
+                return std::nullopt;
+            }
+            unsigned v = 0;
+            for (const char c : bounds[b]) {
+                if (c < '0' || c > '9') {
+                    return std::nullopt;
+                }
+                v = v * 10 + static_cast<unsigned>(c - '0');
+            }
+            (b == 0 ? lo : hi) = v;
+        }
+        if (bounds.size() == 1) {
+            hi = lo;
+        }
+        if (hi > max || lo > hi) {
+            return std::nullopt;
+        }
+        for (unsigned v = lo; v <= hi; ++v) {
+            mask |= 1u << v;
+        }
+    }
+    return static_cast<std::uint8_t>(mask);
+}
+
+// A plain decimal number ("819.2", "5"; at most 15 digits, no sign or
+// exponent); nullopt if the text is not one.
+inline std::optional<double> parse_decimal(std::string_view text) {
+    const std::string_view t = trim(text);
+    std::size_t dots = 0;
+    std::size_t digits = 0;
+    for (const char c : t) {
+        if (c == '.') {
+            ++dots;
+        } else if (c >= '0' && c <= '9') {
+            ++digits;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (digits == 0 || digits > 15 || dots > 1) {
+        return std::nullopt;
+    }
+    return std::stod(std::string(t));
 }
 
 }  // namespace rocelab::detail

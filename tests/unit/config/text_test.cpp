@@ -1,4 +1,4 @@
-// text_test.cpp - the value parsers switch_config.cpp, config_db.cpp,
+// text_test.cpp - the value parsers the switch loader, config_db.cpp,
 // gen_config.cpp and units_parse.cpp share (config/text.hpp).
 #include <gtest/gtest.h>
 
@@ -32,13 +32,37 @@ TEST(text, parse_mac) {
     }
 }
 
-TEST(text, parse_ip4) {
-    EXPECT_EQ(parse_ip4("10.0.0.1"), 0x0A000001u);
-    EXPECT_EQ(parse_ip4("255.255.255.255"), 0xFFFFFFFFu);
-    EXPECT_EQ(parse_ip4("0.0.0.0"), 0u);
+TEST(text, parse_ip_address) {
+    const auto v4 = parse_ip_address("10.0.0.1");
+    ASSERT_TRUE(v4);
+    EXPECT_FALSE(v4->v6);
+    EXPECT_EQ(v4->bytes, (std::array<std::uint8_t, 16>{10, 0, 0, 1}));
+    EXPECT_EQ(parse_ip_address(" 255.255.255.255 ")->bytes[3], 0xFF);  // surrounding spaces are ignored
+    const auto v6 = parse_ip_address("fc00::1:2");
+    ASSERT_TRUE(v6);
+    EXPECT_TRUE(v6->v6);
+    EXPECT_EQ(v6->bytes, (std::array<std::uint8_t, 16>{0xfc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2}));
     for (const char* bad : {"", "10.0.0", "10.0.0.1.2", "256.0.0.1", "10..0.1", "10.0.0.", "a.b.c.d", "10.0.0.1/31",
-                            "-1.0.0.1", "1000.0.0.1"}) {
-        EXPECT_FALSE(parse_ip4(bad)) << bad;
+                            "-1.0.0.1", "1000.0.0.1", "10.0.0.01", "fc00::zz", "fc00::1/64", "1:2:3:4:5:6:7:8:9",
+                            "fc00:::1"}) {
+        EXPECT_FALSE(parse_ip_address(bad)) << bad;
+    }
+}
+
+TEST(text, parse_number_set) {
+    EXPECT_EQ(parse_number_set("3,4", 7), 0x18);
+    EXPECT_EQ(parse_number_set(" 0-2, 5 ", 7), 0x27);
+    EXPECT_EQ(parse_number_set("", 7), 0);
+    for (const char* bad : {"8", "3,", "4-3", "1-2-3", "x", "-1", "3;4", "100"}) {
+        EXPECT_FALSE(parse_number_set(bad, 7)) << bad;
+    }
+}
+
+TEST(text, parse_decimal) {
+    EXPECT_EQ(parse_decimal("819.2"), 819.2);
+    EXPECT_EQ(parse_decimal(" 5 "), 5.0);
+    for (const char* bad : {"", ".", "1.2.3", "-1", "+1", "1e3", "1,5", "5m", "1234567890123456"}) {
+        EXPECT_FALSE(parse_decimal(bad)) << bad;
     }
 }
 

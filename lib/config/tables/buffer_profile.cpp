@@ -1,0 +1,249 @@
+// BUFFER_PROFILE: buffer profiles, bound to priority groups by BUFFER_PG
+// and to queues by BUFFER_QUEUE.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
+#include "config/loader.hpp"
+#include "config/tables/tables.hpp"
+
+namespace rocelab::detail {
+namespace {
+
+constexpr std::string_view headroom_choices[] = {"static", "dynamic"};
+constexpr std::string_view refused[] = {"packet_discard_action", "congesting_probability"};
+
+namespace fld {
+
+constexpr std::uint64_t max_bytes = 1ULL << 36;
+
+constexpr field_spec pool{.name = "pool",
+                          .kind = field_kind::reference,
+                          .noun = "a BUFFER_POOL name such as ingress_lossless_pool",
+                          .ref_table = "BUFFER_POOL",
+                          .bracketed = true,
+                          .dflt = "required (optional with `headroom_type: dynamic`: the ingress pool)",
+                          .doc = "ingress pool: a PG profile; egress pool: a queue profile"};
+constexpr field_spec size{.name = "size",
+                          .kind = field_kind::bytes,
+                          .lo = 0,
+                          .hi = max_bytes,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .limit = "at most the pool size",
+                          .dflt = "required (optional with `xoff: auto` / `headroom_type: dynamic`)",
+                          .doc = "bytes reserved for each PG or queue using the profile"};
+constexpr field_spec dynamic_th{
+    .name = "dynamic_th",
+    .kind = field_kind::integer,
+    .lo = -8,
+    .hi = 8,
+    .noun = "an exponent (alpha = 2^dynamic_th)",
+    .dflt = "-",
+    .doc = "alpha = 2^dynamic_th: the PG or queue may use alpha x the free shared bytes"};
+constexpr field_spec static_th{.name = "static_th",
+                               .kind = field_kind::bytes,
+                               .lo = 1,
+                               .hi = max_bytes,
+                               .bare_unit = 1,
+                               .in_bytes = true,
+                               .dflt = "-",
+                               .doc = "fixed shared limit"};
+constexpr field_spec xoff{.name = "xoff",
+                          .kind = field_kind::bytes,
+                          .lo = 0,
+                          .hi = max_bytes,
+                          .bare_unit = 1,
+                          .in_bytes = true,
+                          .limit = "at most the pool size; or `auto`",
+                          .dflt = "0 (lossy)",
+                          .doc = "ingress only: headroom; > 0 (or `auto`) makes the profile lossless"};
+constexpr field_spec xon{.name = "xon",
+                         .kind = field_kind::bytes,
+                         .lo = 0,
+                         .hi = max_bytes,
+                         .bare_unit = 1,
+                         .in_bytes = true,
+                         .limit = "at most the pool size, or `static_th` with a static threshold",
+                         .dflt = "none",
+                         .doc = "XON when shared use falls below this"};
+constexpr field_spec xon_offset{.name = "xon_offset",
+                                .kind = field_kind::bytes,
+                                .lo = 0,
+                                .hi = max_bytes,
+                                .bare_unit = 1,
+                                .in_bytes = true,
+                                .limit = "at most the pool size, or `static_th` with a static threshold",
+                                .dflt = "none",
+                                .doc = "XON when shared use falls below threshold - xon_offset"};
+constexpr field_spec headroom_type{.name = "headroom_type",
+                                   .kind = field_kind::choice,
+                                   .choices = headroom_choices,
+                                   .dflt = "`static`",
+                                   .doc =
+                                       "`dynamic` (needs `buffer_model: dynamic`): xoff, xon and size are "
+                                       "computed (as `xoff: auto`); the profile gives only `dynamic_th` "
+                                       "(default: `default_dynamic_th`)"};
+constexpr field_spec all[] = {pool, size, dynamic_th, static_th, xoff, xon, xon_offset, headroom_type};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec buffer_profile_table{
+    .name = "BUFFER_PROFILE",
+    .key = "a profile name (not `NULL`, which means \"none\" in BUFFER_PG and BUFFER_QUEUE)",
+    .doc = "buffer profiles: reserved size, shared threshold and, for lossless ones, headroom.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+// The pool a profile names (plain or "[BUFFER_POOL|name]"), or fail.
+const sonic_pool_cfg& loader::profile_pool(const entry& e, const field_spec& f) {
+    const std::string& fpath = e.path;
+    const std::string name = get_ref(e, f);
+    if (const auto* p = find_pool(name)) {
+        return *p;
+    }
+    if (_cfg.pools.empty()) {
+        fail(mark_of(e), fpath,
+             "unknown pool " + quote(name) + ": there is no BUFFER_POOL table; add BUFFER_POOL: {" + name +
+                 ": {size: ..., type: ingress, mode: dynamic}}");
+    }
+    const auto names = pool_names();
+    fail(
+        mark_of(e), fpath,
+        "unknown pool " + quote(name) + "; BUFFER_POOL names are " + join(names) + did_you_mean(name, names));
+}
+
+void loader::load_buffer_profiles(const entry& t) {
+    for (const auto& k : entries(t)) {
+        const std::string& path = k.path;
+        if (k.key.empty() || k.key.find('|') != std::string::npos || k.key == "NULL") {
+            fail(k.key_node.Mark(), path, "a profile name must not be empty, NULL or contain '|'");
+        }
+        const auto f = fields(k, buffer_profile_table);
+        buffer_profile b;
+        b.mark = k.key_node.Mark();
+        if (const auto* e = find(f, fld::headroom_type)) {
+            b.headroom_dynamic = get_choice(*e, fld::headroom_type) == "dynamic";
+            if (b.headroom_dynamic && _cfg.model != buffer_model::dynamic) {
+                fail(mark_of(*e), e->path,
+                     "headroom_type dynamic needs DEVICE_METADATA|localhost|buffer_model dynamic (the "
+                     "traditional model takes xoff and size in bytes, or rocelab's xoff: auto)");
+            }
+        }
+        const auto* pool = find(f, fld::pool);
+        if (pool != nullptr) {
+            const sonic_pool_cfg& sp = profile_pool(*pool, fld::pool);
+            b.pool = sp.name;
+            b.ingress = sp.ingress;
+            b.pool_size = sp.size;
+        } else if (b.headroom_dynamic && _cfg.pool.enabled) {
+            b.pool = _pool_name;  // SONiC: handled by the buffer manager in the lossless pool
+        } else {
+            fail(k.key_node.Mark(), path,
+                 "pool is required: the BUFFER_POOL name, such as ingress_lossless_pool" +
+                     std::string(b.headroom_dynamic ? " (there is no ingress pool to take it from)" : ""));
+        }
+        if (b.headroom_dynamic && !b.ingress) {
+            fail(
+                mark_of(*pool), pool->path,
+                "headroom_type dynamic is for ingress (lossless) profiles; " + b.pool + " is an egress pool");
+        }
+        const std::uint64_t cap = b.pool_size ? b.pool_size->v : fld::max_bytes;
+        const std::string cap_text = b.pool_size ? " (the pool size)" : "";
+        const auto* dyn = find(f, fld::dynamic_th);
+        const auto* stat = find(f, fld::static_th);
+        const std::string th_expected = "give exactly one of dynamic_th (" + range_text(fld::dynamic_th) +
+                                        ", alpha = 2^dynamic_th) or static_th (bytes)";
+        if (dyn != nullptr && stat != nullptr) {
+            fail(stat->key_node.Mark(), stat->path,
+                 "both dynamic_th and static_th are given: " + th_expected);
+        }
+        if (dyn == nullptr && stat == nullptr && !b.headroom_dynamic) {
+            fail(k.key_node.Mark(), path, "no threshold given: " + th_expected);
+        }
+        if (dyn != nullptr) {
+            b.mode = threshold_mode::dynamic_th;
+            b.dynamic_th = static_cast<int>(get_int(*dyn, fld::dynamic_th));
+        } else if (stat != nullptr) {
+            // Either threshold on either pool mode: SONiC's own
+            // ingress_lossy_profile has static_th on a dynamic pool.
+            b.mode = threshold_mode::static_th;
+            b.static_th = get_bytes(*stat, fld::static_th);
+        } else {
+            b.mode = threshold_mode::dynamic_th;
+            b.dynamic_th = _cfg.default_dynamic_th;
+            b.default_th = true;
+        }
+        if (const auto* e = find(f, fld::xoff)) {
+            if (!b.ingress) {
+                fail(e->key_node.Mark(), e->path,
+                     "xoff is only used by an ingress (priority group) profile; " + b.pool +
+                         " is an egress pool");
+            }
+            if (b.headroom_dynamic) {
+                fail(e->key_node.Mark(), e->path,
+                     "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
+            }
+            if (e->value.IsScalar() && lower(trim(e->value.Scalar())) == "auto") {
+                b.xoff_auto = true;
+            } else {
+                b.xoff = get_bytes(*e, fld::xoff, cap);
+            }
+        }
+        if (b.headroom_dynamic) {
+            b.xoff_auto = true;
+        }
+        const bool lossless = b.xoff_auto || b.xoff.v > 0;
+        if (const auto* e = find(f, fld::size)) {
+            if (b.headroom_dynamic) {
+                fail(e->key_node.Mark(), e->path,
+                     "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
+            }
+            b.size = get_bytes(*e, fld::size, cap);
+        } else if (!b.xoff_auto) {
+            fail(k.key_node.Mark(), path,
+                 "size is required: the bytes reserved for each priority group or queue using this profile, "
+                 "0.." +
+                     std::to_string(cap) + " bytes" + cap_text +
+                     "; only a profile with xoff: auto or "
+                     "headroom_type dynamic may leave it out");
+        }
+        for (const field_spec* spec : {&fld::xon, &fld::xon_offset}) {
+            const auto* e = find(f, *spec);
+            if (e == nullptr) {
+                continue;
+            }
+            const std::string name(spec->name);
+            const std::string& fpath = e->path;
+            if (!lossless) {
+                fail(e->key_node.Mark(), fpath,
+                     std::string(name) +
+                         " is only used by a lossless profile: give xoff in bytes (> 0) or "
+                         "xoff: auto, or remove " +
+                         name);
+            }
+            if (b.xoff_auto && spec == &fld::xon) {
+                fail(e->key_node.Mark(), fpath,
+                     b.headroom_dynamic
+                         ? std::string("headroom_type dynamic computes xoff, xon and size; remove "
+                                       "them or the headroom_type")
+                         : std::string("xon is computed with xoff: auto (ROCELAB headroom "
+                                       "pipeline_latency); remove it or give xoff in bytes"));
+            }
+            std::uint64_t max = cap;
+            if (b.mode == threshold_mode::static_th) {
+                max = b.static_th.v;  // XON must be reachable below the XOFF threshold
+            }
+            const bytes v = get_bytes(*e, *spec, max);
+            (spec == &fld::xon ? b.xon : b.xon_offset) = v;
+        }
+        if (b.xon && b.xon_offset) {
+            const auto* e = find(f, fld::xon_offset);
+            fail(e->key_node.Mark(), e->path,
+                 "both xon and xon_offset are given: give one (xon: XON below that many shared bytes; "
+                 "xon_offset: XON below threshold - xon_offset)");
+        }
+        _profiles[k.key] = b;
+    }
+}
+
+}  // namespace rocelab::detail

@@ -1,0 +1,57 @@
+// DEVICE_METADATA: the switch MAC and the buffer model.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
+#include "config/loader.hpp"
+#include "config/tables/tables.hpp"
+
+namespace rocelab::detail {
+namespace {
+
+constexpr std::string_view model_choices[] = {"traditional", "dynamic"};
+constexpr std::string_view refused[] = {"hostname", "hwsku", "platform", "type", "bgp_asn", "deployment_id"};
+
+namespace fld {
+
+constexpr field_spec mac{
+    .name = "mac",
+    .kind = field_kind::mac,
+    .dflt = "each port's own",
+    .doc =
+        "the switch (router) MAC used on every port; not set: each port uses its own MAC "
+        "(PORT `mac`, else the device's)"};
+constexpr field_spec buffer_model{
+    .name = "buffer_model",
+    .kind = field_kind::choice,
+    .choices = model_choices,
+    .dflt = "`traditional`",
+    .doc = "what the buffer tables mean (see DEVICE_METADATA buffer_model below)"};
+constexpr field_spec all[] = {mac, buffer_model};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec device_metadata_table{
+    .name = "DEVICE_METADATA",
+    .only_key = "localhost",
+    .doc = "the switch MAC and the buffer model.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+void loader::load_device_metadata(const entry& t) {
+    const std::string_view key = device_metadata_table.only_key;
+    for (const auto& k : entries(t)) {
+        if (k.key != key) {
+            fail(
+                k.key_node.Mark(), k.path,
+                "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
+        }
+        const auto f = fields(k, device_metadata_table);
+        read(f, fld::mac, _cfg.switch_mac);
+        if (const auto* e = find(f, fld::buffer_model)) {
+            _cfg.model = get_choice(*e, fld::buffer_model) == "dynamic" ? buffer_model::dynamic
+                                                                        : buffer_model::traditional;
+        }
+    }
+}
+
+}  // namespace rocelab::detail

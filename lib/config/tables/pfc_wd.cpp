@@ -1,0 +1,163 @@
+// PFC_WD: the PFC watchdog per port, and (key GLOBAL) its poll interval.
+// Descriptors and loading code (config/schema.hpp, config/loader.hpp).
+#include "config/loader.hpp"
+#include "config/tables/tables.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace rocelab::detail {
+namespace {
+
+using namespace literals;
+
+// One PFC_WD entry's fields.
+struct wd_override {
+    std::optional<nanos> detection_time;
+    std::optional<nanos> restoration_time;
+    std::optional<pfc_wd_action> action;
+};
+
+constexpr std::string_view global_key = "GLOBAL";
+constexpr std::string_view action_choices[] = {"drop", "forward", "alert"};
+constexpr std::string_view refused[] = {"pfc_stat_history"};
+constexpr std::string_view global_refused[] = {"BIG_RED_SWITCH"};
+
+// Times: bare numbers are milliseconds (SONiC); below 100ms is a rocelab extension.
+namespace fld {
+
+constexpr field_spec detection_time{.name = "detection_time",
+                                    .kind = field_kind::time,
+                                    .lo = (1_ms).v,
+                                    .hi = (5000_ms).v,
+                                    .bare_unit = (1_ms).v,
+                                    .dflt = "`200ms`",
+                                    .doc = "a queue paused (PFC storm) this long is mitigated"};
+constexpr field_spec restoration_time{.name = "restoration_time",
+                                      .kind = field_kind::time,
+                                      .lo = (1_ms).v,
+                                      .hi = (60000_ms).v,
+                                      .bare_unit = (1_ms).v,
+                                      .dflt = "`200ms`",
+                                      .doc = "mitigation ends after this long without received PFC"};
+constexpr field_spec action{
+    .name = "action",
+    .kind = field_kind::choice,
+    .choices = action_choices,
+    .dflt = "`drop`",
+    .doc =
+        "`drop`: discard the queue's traffic and the PG's ingress (incl. PFC frames); "
+        "`forward`: ignore PFC and transmit; `alert`: count only"};
+constexpr field_spec all[] = {detection_time, restoration_time, action};
+
+}  // namespace fld
+
+namespace gfld {
+
+// SONiC: 100..1000 ms; shorter is a rocelab extension.
+constexpr field_spec poll_interval{.name = "POLL_INTERVAL",
+                                   .kind = field_kind::time,
+                                   .lo = (1_ms).v,
+                                   .hi = (1000_ms).v,
+                                   .bare_unit = (1_ms).v,
+                                   .dflt = "`10ms`",
+                                   .doc =
+                                       "how often the watchdog samples; at most the shortest detection or "
+                                       "restoration time of an enabled port"};
+constexpr field_spec all[] = {poll_interval};
+
+}  // namespace gfld
+}  // namespace
+
+constexpr table_spec pfc_wd_table{
+    .name = "PFC_WD",
+    .key = "a port, a comma list or `global` (every port); `GLOBAL` (upper case) holds POLL_INTERVAL (below)",
+    .doc = "the PFC watchdog: an entry enables it on the port's `pfcwd_sw_enable` queues.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+constexpr table_spec pfc_wd_global_table{
+    .name = "PFC_WD|GLOBAL",
+    .shape = table_shape::fields,
+    .key = "none: the fields are directly under `PFC_WD: {GLOBAL: ...}`",
+    .doc = "the watchdog's poll interval, for every port.",
+    .fields = gfld::all,
+    .refused = global_refused,
+};
+
+void loader::load_pfc_wd(const entry& t) {
+    const auto all = entries(t);
+    const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
+    field_owners set_by;
+    std::map<std::size_t, YAML::Mark> enabled_by;  // port (or all_ports) -> last key that set it
+    std::optional<nanos> poll;
+    YAML::Mark poll_mark;
+    bool global_seen = false;
+    for (const entry* kp : order) {
+        const entry& k = *kp;
+        if (k.key == global_key) {
+            const auto f = fields(k, pfc_wd_global_table);
+            if (const auto* e = find(f, gfld::poll_interval)) {
+                poll = get_time(*e, gfld::poll_interval);
+                poll_mark = mark_of(*e);
+            }
+            continue;
+        }
+        const auto targets = key_ports(k, global_seen);
+        const auto f = fields(k, pfc_wd_table);
+        wd_override o;
+        read(f, fld::detection_time, o.detection_time);
+        read(f, fld::restoration_time, o.restoration_time);
+        if (const auto* e = find(f, fld::action)) {
+            const std::string a = get_choice(*e, fld::action);
+            o.action = a == "drop"      ? pfc_wd_action::drop
+                       : a == "forward" ? pfc_wd_action::forward
+                                        : pfc_wd_action::alert;
+        }
+        for (const std::size_t target : targets) {
+            set_once(set_by, target, f, k);
+            enabled_by[target] = k.key_node.Mark();
+            for_target(target, [&](port_cfg& p, bool) {
+                p.wd.enabled = true;
+                if (o.detection_time) {
+                    p.wd.detection_time = *o.detection_time;
+                }
+                if (o.restoration_time) {
+                    p.wd.restoration_time = *o.restoration_time;
+                }
+                if (o.action) {
+                    p.wd.action = *o.action;
+                }
+            });
+        }
+    }
+    if (poll) {
+        for_target(all_ports, [&](port_cfg& p, bool) { p.wd.poll_interval = *poll; });
+    }
+    // The watchdog cannot decide faster than it polls (SONiC's rule).
+    const auto check = [&](const port_cfg& p, const std::string& who, const YAML::Mark& at) {
+        const nanos shortest = std::min(p.wd.detection_time, p.wd.restoration_time);
+        if (p.wd.enabled && p.wd.poll_interval > shortest) {
+            fail(poll ? poll_mark : at, poll ? "PFC_WD|GLOBAL|POLL_INTERVAL" : "PFC_WD|" + who,
+                 "poll interval " + format_time(p.wd.poll_interval) + (poll ? "" : " (the default)") +
+                     " is longer than the shortest detection/restoration time " + format_time(shortest) +
+                     " of " + who + "; accepted: POLL_INTERVAL " +
+                     format_time(nanos{gfld::poll_interval.lo}) + ".." + format_time(shortest) +
+                     " (set PFC_WD|GLOBAL|POLL_INTERVAL) or longer times");
+        }
+    };
+    if (_cfg.ports.empty()) {
+        const auto it = enabled_by.find(all_ports);
+        check(_cfg.port_defaults, "global", it == enabled_by.end() ? t.key_node.Mark() : it->second);
+    }
+    for (std::size_t i = 0; i < _cfg.ports.size(); ++i) {
+        auto it = enabled_by.find(i);
+        if (it == enabled_by.end()) {
+            it = enabled_by.find(all_ports);
+        }
+        check(_cfg.ports[i], _cfg.ports[i].name, it == enabled_by.end() ? t.key_node.Mark() : it->second);
+    }
+}
+
+}  // namespace rocelab::detail

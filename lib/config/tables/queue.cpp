@@ -1,0 +1,187 @@
+// QUEUE: scheduler, limits and WRED profile per egress queue ("global"
+// first, then per-port entries on top).
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
+#include "config/loader.hpp"
+#include "config/tables/tables.hpp"
+
+#include <map>
+#include <tuple>
+
+namespace rocelab::detail {
+namespace {
+
+using namespace literals;
+
+// One QUEUE entry's fields.
+struct queue_override {
+    std::optional<queue_sched> sched;
+    std::optional<wred_cfg> wred;
+    std::optional<bytes> max_bytes;
+    std::optional<std::uint32_t> max_packets;
+};
+
+constexpr std::string_view refused[] = {"buffer_profile"};
+
+namespace fld {
+
+constexpr field_spec scheduler{.name = "scheduler",
+                               .kind = field_kind::reference,
+                               .noun = "a SCHEDULER name such as scheduler.0",
+                               .ref_table = "SCHEDULER",
+                               .dflt = "see SCHEDULER",
+                               .doc = "how the queue is served"};
+constexpr field_spec max_bytes{
+    .name = "max_bytes",
+    .kind = field_kind::bytes,
+    .lo = 64,
+    .hi = (1024_MiB).v,
+    .dflt = "`1MiB`",
+    .doc =
+        "**rocelab extension**: a packet that would take the queue above this many "
+        "bytes is tail-dropped"};
+constexpr field_spec max_packets{
+    .name = "max_packets",
+    .kind = field_kind::uint,
+    .lo = 1,
+    .hi = 16777216,
+    .noun = "a packet count",
+    .limit = "at most ROCELAB `mbufs` (147456 by default)",
+    .dflt = "1024",
+    .doc =
+        "**rocelab extension**: the same limit in packets. Queues are linked "
+        "through the frames (no ring), so the only bound is the number of packet "
+        "buffers"};
+constexpr field_spec wred_profile{.name = "wred_profile",
+                                  .kind = field_kind::reference,
+                                  .noun = "a WRED_PROFILE name such as AZURE_LOSSLESS",
+                                  .ref_table = "WRED_PROFILE",
+                                  .bracketed = true,
+                                  .dflt = "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
+                                  .doc = "WRED/ECN marking of the queue, see WRED_PROFILE"};
+constexpr field_spec all[] = {scheduler, max_bytes, max_packets, wred_profile};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec queue_table{
+    .name = "QUEUE",
+    .key =
+        "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
+        "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
+    .doc = "per egress queue: scheduler, limits and WRED profile; `global` first, then per-port entries.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+void loader::load_queues(const entry& t) {
+    const auto all = entries(t);
+    const auto order = global_first(all, [](const entry& e) {
+        const auto bar = e.key.rfind('|');
+        const auto ports = trim(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+        return ports == "global" || ports == "*";
+    });
+    // (port, queue, field) -> key that set it, for non-global keys.
+    std::map<std::tuple<std::size_t, int, std::string>, std::string> set_by;
+    for (const entry* kp : order) {
+        const entry& k = *kp;
+        const std::string& path = k.path;
+        const auto bar = k.key.rfind('|');
+        if (bar == std::string::npos) {
+            fail(k.key_node.Mark(), path,
+                 "a QUEUE key is \"<ports>|<queues>\", such as \"Ethernet0|3\", "
+                 "\"Ethernet0,Ethernet4|3-4\" or "
+                 "\"global|6\"");
+        }
+        const auto targets = port_list(std::string_view(k.key).substr(0, bar), k.key_node.Mark(), path);
+        const auto queues = parse_number_set(std::string_view(k.key).substr(bar + 1), 7);
+        if (!queues || *queues == 0) {
+            fail(k.key_node.Mark(), path,
+                 "queues " + quote(std::string_view(k.key).substr(bar + 1)) +
+                     " are not valid: expected queue numbers 0..7 such as \"3\", \"3-4\" or \"0-2,5\"");
+        }
+        const auto f = fields(k, queue_table);
+        queue_override o;
+        if (const auto* e = find(f, fld::wred_profile)) {
+            const std::string name = get_ref(*e, fld::wred_profile);
+            const auto it = _wred_profiles.find(name);
+            if (it == _wred_profiles.end()) {
+                std::vector<std::string> names;
+                for (const auto& [n, v] : _wred_profiles) {
+                    names.push_back(n);
+                }
+                fail(mark_of(*e), e->path,
+                     "unknown WRED_PROFILE " + quote(name) + "; WRED_PROFILE names are " + join(names) +
+                         did_you_mean(name, names));
+            }
+            o.wred = wred_cfg::from_profile(it->second);
+        }
+        if (const auto* e = find(f, fld::scheduler)) {
+            const std::string name = get_ref(*e, fld::scheduler);
+            const auto it = _schedulers.find(name);
+            if (it == _schedulers.end()) {
+                std::vector<std::string> names;
+                for (const auto& [n, v] : _schedulers) {
+                    names.push_back(n);
+                }
+                fail(mark_of(*e), e->path,
+                     "unknown scheduler " + quote(name) + "; SCHEDULER names are " + join(names) +
+                         did_you_mean(name, names));
+            }
+            o.sched = it->second;
+        }
+        read(f, fld::max_bytes, o.max_bytes);
+        if (const auto* e = find(f, fld::max_packets)) {
+            // Egress queues are linked through the frames (no ring): a
+            // queue can hold at most every mbuf of the switch.
+            o.max_packets = static_cast<std::uint32_t>(get_uint(
+                *e, fld::max_packets, _cfg.mbufs,
+                std::string(fld::max_packets.noun) + " (at most ROCELAB|mbufs " + std::to_string(_cfg.mbufs) +
+                    ": a queue cannot hold more frames than there are mbufs)"));
+        }
+        for (const std::size_t target : targets) {
+            for (int q = 0; q < num_queues; ++q) {
+                if ((*queues & (1u << q)) == 0) {
+                    continue;
+                }
+                if (o.max_bytes) {
+                    _queue_bytes_set.insert({target, q});
+                }
+                if (target != all_ports) {
+                    for (const auto& [name, e] : f) {
+                        const auto [it, inserted] = set_by.emplace(std::tuple{target, q, name}, k.key);
+                        if (!inserted) {
+                            fail(e.key_node.Mark(), e.path,
+                                 "queue " + std::to_string(q) + " of port " + _cfg.ports[target].name +
+                                     " already gets " + name + " from key " + quote(it->second));
+                        }
+                    }
+                }
+                const auto apply = [&](port_cfg& p) {
+                    const auto qi = static_cast<std::size_t>(q);
+                    if (o.sched) {
+                        p.sched.queues[qi] = *o.sched;
+                    }
+                    if (o.max_bytes) {
+                        p.limits[qi].max_bytes = *o.max_bytes;
+                    }
+                    if (o.max_packets) {
+                        p.limits[qi].max_packets = *o.max_packets;
+                    }
+                    if (o.wred) {
+                        p.wred[qi] = *o.wred;
+                    }
+                };
+                if (target == all_ports) {
+                    apply(_cfg.port_defaults);
+                    for (auto& p : _cfg.ports) {
+                        apply(p);
+                    }
+                } else {
+                    apply(_cfg.ports[target]);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace rocelab::detail

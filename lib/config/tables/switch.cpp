@@ -1,0 +1,49 @@
+// SWITCH: FDB aging.
+// Descriptor and loading code (config/schema.hpp, config/loader.hpp).
+#include "config/loader.hpp"
+#include "config/tables/tables.hpp"
+
+namespace rocelab::detail {
+namespace {
+
+using namespace literals;
+
+constexpr std::string_view refused[] = {"ecmp_hash_seed", "lag_hash_seed", "fdb_unicast_miss_packet_action"};
+
+namespace fld {
+
+// SONiC gives this in seconds, so a bare number is accepted.
+constexpr field_spec fdb_aging_time{.name = "fdb_aging_time",
+                                    .kind = field_kind::time,
+                                    .lo = (1_s).v,
+                                    .hi = (1000000_s).v,
+                                    .bare_unit = (1_s).v,
+                                    .dflt = "`300s`",
+                                    .doc = "an FDB entry not refreshed for this long is removed"};
+constexpr field_spec all[] = {fdb_aging_time};
+
+}  // namespace fld
+}  // namespace
+
+constexpr table_spec switch_table{
+    .name = "SWITCH",
+    .only_key = "switch",
+    .doc = "switch-wide settings: FDB aging.",
+    .fields = fld::all,
+    .refused = refused,
+};
+
+void loader::load_switch(const entry& t) {
+    const std::string_view key = switch_table.only_key;
+    for (const auto& k : entries(t)) {
+        if (k.key != key) {
+            fail(
+                k.key_node.Mark(), k.path,
+                "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
+        }
+        const auto f = fields(k, switch_table);
+        read(f, fld::fdb_aging_time, _cfg.fdb_aging);
+    }
+}
+
+}  // namespace rocelab::detail
