@@ -879,7 +879,8 @@ int main(int argc, char** argv) {
             j.key("expectations");
             j.begin_array();
             for (const auto& e : topo.expect) {
-                const expect_result r = evaluate(e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); });
+                const expect_result r = evaluate(
+                    e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); }, vt::metrics::unit);
                 failed += r.passed ? 0 : 1;
                 std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
                 j.begin_object();

@@ -44,6 +44,8 @@ public:
     // "" when the metric and its arguments name things that exist.
     std::string validate(const expect_metric& m) const;
     std::optional<double> value(const expect_metric& m, std::string& err) const;
+    // What the metric measures (an expectation's detail writes it with its unit).
+    static expect_unit unit(const expect_metric& m) noexcept;
 
     // Resolution helpers (also used for time series and reports).
     // (generator node, flow index) by flow name; node = SIZE_MAX when unknown.
