@@ -26,6 +26,7 @@ constexpr auto u_share = expect_unit::fraction;
 constexpr metric_def defs[] = {
     {"drops", arg_kind::sw_opt, u_count},         {"lossless_drops", arg_kind::none, u_count},
     {"link_drops", arg_kind::none, u_count},      {"goodput", arg_kind::flow, u_rate},
+    {"goodput_fct", arg_kind::flow, u_rate},      {"flow_fct", arg_kind::flow, u_time},
     {"fct_p50", arg_kind::flow, u_time},          {"fct_p99", arg_kind::flow, u_time},
     {"fct_max", arg_kind::flow, u_time},          {"fct_mean", arg_kind::flow, u_time},
     {"messages", arg_kind::flow, u_count},        {"naks", arg_kind::flow, u_count},
@@ -322,6 +323,8 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
         const double span = end_ns - double(fl.cfg.start.v);
         return span > 0 ? double(fl.rs.counters().rx_bytes) * 8 / (span / 1e9) : 0.0;
     }
+    if (k == "flow_fct") { return double(gen::flow_fct(fl).v); }
+    if (k == "goodput_fct") { return gen::goodput_over_fct(fl); }
     if (k == "fct_p50") { return percentile(fl.fct_ns, 0.50); }
     if (k == "fct_p99") { return percentile(fl.fct_ns, 0.99); }
     if (k == "fct_max") { return fl.fct_ns.empty() ? 0.0 : double(*std::max_element(fl.fct_ns.begin(), fl.fct_ns.end())); }
