@@ -80,7 +80,8 @@ Options:
                       flows.csv, queues.csv, pfc.csv  time series
                       fct.csv       every message's completion time
                       index.html    one-page summary with throughput.png,
-                                    queues.png, pfc.png (tools/fabric_report.py)
+                                    fct.png, queues.png, pfc.png
+                                    (tools/fabric_report.py)
   --no-plots        skip index.html and the plots (no Python run)
   --pcap            wire captures DIR/<node>-<port>-{tx,rx}.pcap, nanosecond
                     timestamps in fabric time (t = 0 at the start)
