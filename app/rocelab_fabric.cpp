@@ -896,7 +896,8 @@ int main(int argc, char** argv) {
             j.begin_array();
             for (const auto& e : topo.expect) {
                 const expect_result r = evaluate(
-                    e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); }, vt::metrics::unit);
+                    e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); },
+                    vt::metrics::unit);
                 failed += r.passed ? 0 : 1;
                 std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
                 j.begin_object();
@@ -918,7 +919,8 @@ int main(int argc, char** argv) {
                     j.begin_object();
                     j.kv("flow", fn);
                     for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
-                                          "timeouts", "cnp_rx", "rate_min", "rate_mean", "flow_fct", "goodput_fct"}) {
+                                          "timeouts", "cnp_rx", "rate_min", "rate_mean", "flow_fct",
+                                          "goodput_fct"}) {
                         std::string err;
                         const auto v = scaled_value(expect_metric{m, {fn}}, err);
                         j.kv(m, v.value_or(0.0));

@@ -43,7 +43,8 @@ bool write_fct_rows(std::FILE* out, const gen::gen_pipeline& p, double scale) {
     for (std::size_t i = 0; i < p.flow_count(); ++i) {
         const auto& fl = p.flow(i);
         for (const std::uint64_t v : fl.fct_ns) {
-            const auto x = scale == 1.0 ? v : static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * scale));
+            const auto x =
+                scale == 1.0 ? v : static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * scale));
             if (std::fprintf(out, "%s,%llu\n", fl.cfg.name.c_str(), static_cast<unsigned long long>(x)) < 0) {
                 return false;
             }

@@ -305,7 +305,8 @@ std::pair<std::string, std::string> both(double a, double b, expect_unit u) {
 
 std::string format_expect_value(double v, expect_unit u, int digits) {
     static constexpr unit_step times[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
-    static constexpr unit_step rates[] = {{1e12, "Tbps"}, {1e9, "Gbps"}, {1e6, "Mbps"}, {1e3, "Kbps"}, {1, "bps"}};
+    static constexpr unit_step rates[] = {
+        {1e12, "Tbps"}, {1e9, "Gbps"}, {1e6, "Mbps"}, {1e3, "Kbps"}, {1, "bps"}};
     static constexpr unit_step sizes[] = {{1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}};
     if (!std::isfinite(v)) { return sig(v, digits); }
     switch (u) {
@@ -360,7 +361,8 @@ expect_result evaluate(const expectation& e, const expect_resolver& resolve, con
         case op::gt: r.passed = *a > *b; sym = ">"; break;
         case op::within:
             r.passed = std::fabs(*a - *b) <= e.tolerance * std::fabs(*b);
-            r.detail = sa + " within " + sig(e.tolerance * 100, 6) + "% of " + sb + ": " + (r.passed ? "yes" : "no");
+            r.detail =
+                sa + " within " + sig(e.tolerance * 100, 6) + "% of " + sb + ": " + (r.passed ? "yes" : "no");
             return r;
     }
     r.detail = sa + " " + sym + " " + sb + ": " + (r.passed ? "yes" : "no");

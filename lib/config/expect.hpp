@@ -77,6 +77,7 @@ struct expect_result {
 using expect_resolver = std::function<std::optional<double>(const expect_metric&, std::string& err)>;
 // unit_of: what a metric measures (empty: every metric a plain number).
 using expect_unit_of = std::function<expect_unit(const expect_metric&)>;
-expect_result evaluate(const expectation& e, const expect_resolver& resolve, const expect_unit_of& unit_of = {});
+expect_result evaluate(const expectation& e, const expect_resolver& resolve,
+                       const expect_unit_of& unit_of = {});
 
 }  // namespace rocelab

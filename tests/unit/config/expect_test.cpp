@@ -70,8 +70,10 @@ TEST(expect, detail_writes_units_by_magnitude) {
     auto eval = [&](const std::string& t) {
         auto e = parse_expectation(t);
         EXPECT_TRUE(e) << t;
-        return evaluate(
-            *e, [&](const expect_metric& m, std::string&) -> std::optional<double> { return v.at(m.name); }, unit_of);
+        auto resolve = [&](const expect_metric& m, std::string&) -> std::optional<double> {
+            return v.at(m.name);
+        };
+        return evaluate(*e, resolve, unit_of);
     };
     EXPECT_EQ(eval("fct_max(a) < 1.05 * 34.493ms").detail, "34.61ms < 36.22ms: yes");
     EXPECT_EQ(eval("fct_max(a) < 1.05 * 34.493ms").unit, expect_unit::time_ns);
