@@ -78,8 +78,10 @@ Options:
                       speed.json    wall time and packet-hops per wall second
                       summary.json  expectations, per-flow and total metrics
                       flows.csv, queues.csv, pfc.csv  time series
+                      fct.csv       every message's completion time
                       index.html    one-page summary with throughput.png,
-                                    queues.png, pfc.png (tools/fabric_report.py)
+                                    fct.png, queues.png, pfc.png
+                                    (tools/fabric_report.py)
   --no-plots        skip index.html and the plots (no Python run)
   --pcap            wire captures DIR/<node>-<port>-{tx,rx}.pcap, nanosecond
                     timestamps in fabric time (t = 0 at the start)
@@ -509,6 +511,20 @@ void write_file(const std::string& path, const std::string& text) {
     if (!f) { die(1, path + ": cannot write"); }
 }
 
+// fct.csv: every message's completion time the generators kept (all of
+// them up to each flow's sample cap; summary.json's fct_samples_dropped
+// counts the rest), flow by flow in completion order, on the scenario's
+// scale (x k in real time, like the summary's FCT metrics).
+void write_fct_csv(const std::string& path, vt::fabric& f, double k) {
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    if (out == nullptr) { die(1, path + ": cannot write"); }
+    bool ok = std::fputs("flow,fct_ns\n", out) >= 0;
+    for (std::size_t n = 0; ok && n < f.node_count(); ++n) {
+        if (f.kind(n) == vt::node_kind::gen_node) { ok = runtime::write_fct_rows(out, f.gen_at(n), k); }
+    }
+    if (std::fclose(out) != 0 || !ok) { die(1, path + ": cannot write"); }
+}
+
 // index.html and the plots: tools/fabric_report.py (ROCELAB_TOOLS overrides
 // the directory), run and waited for. The reports are complete before it
 // runs, so its failure is a warning, not the run's exit status.
@@ -882,7 +898,9 @@ int main(int argc, char** argv) {
             j.key("expectations");
             j.begin_array();
             for (const auto& e : topo.expect) {
-                const expect_result r = evaluate(e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); });
+                const expect_result r = evaluate(
+                    e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); },
+                    vt::metrics::unit);
                 failed += r.passed ? 0 : 1;
                 std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
                 j.begin_object();
@@ -904,11 +922,14 @@ int main(int argc, char** argv) {
                     j.begin_object();
                     j.kv("flow", fn);
                     for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
-                                          "timeouts", "cnp_rx", "rate_min", "rate_mean"}) {
+                                          "timeouts", "cnp_rx", "rate_min", "rate_mean", "flow_fct",
+                                          "goodput_fct"}) {
                         std::string err;
                         const auto v = scaled_value(expect_metric{m, {fn}}, err);
                         j.kv(m, v.value_or(0.0));
                     }
+                    j.kv("fct_samples", static_cast<std::uint64_t>(f.gen_at(n).flow(i).fct_ns.size()));
+                    j.kv("fct_samples_dropped", f.gen_at(n).flow(i).fct_dropped);
                     j.end_object();
                 }
             }
@@ -975,6 +996,7 @@ int main(int argc, char** argv) {
             j.end_object();
             sum += "\n";
             write_file(o.out + "/summary.json", sum);
+            write_fct_csv(o.out + "/fct.csv", f, k);
             wrote_summary = true;
             if (!topo.expect.empty()) {
                 std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),

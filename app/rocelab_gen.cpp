@@ -61,6 +61,9 @@ Application options:
   -r, --report FILE         final results as JSON (per QP, per port, provenance)
       --timeseries FILE     CSV of per-flow throughput over time
       --timeseries-interval TIME   sampling period (default 100ms)
+      --fct-csv FILE        every message's completion time, CSV flow,fct_ns
+                            (up to each flow's sample cap: the report's
+                            fct_samples and fct_samples_dropped)
       --pcap-out DIR        capture every port, both directions, to
                             DIR/<port>-rx.pcap and DIR/<port>-tx.pcap
       --snaplen BYTES       bytes captured per frame (default 9216)
@@ -157,6 +160,7 @@ Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab_gen/ports,
 struct app_opts {
     runtime::common_opts common;  // -c, -r, --pcap-out, --snaplen, -q, --check-config
     std::string timeseries;
+    std::string fct_csv;
     nanos ts_interval{100'000'000};
     nanos linger{0};
     nanos status_interval{1'000'000'000};
@@ -177,6 +181,8 @@ app_opts parse_app_opts(int argc, char** argv) {
         const std::string a = args.arg();
         if (a == "--timeseries") {
             o.timeseries = args.value(a);
+        } else if (a == "--fct-csv") {
+            o.fct_csv = args.value(a);
         } else if (a == "--timeseries-interval" || a == "--status-interval") {
             const std::string v = args.value(a);
             auto t = parse_time(v);
@@ -419,6 +425,11 @@ public:
     std::uint64_t extra_in_use() const { return _pipe->own_mbufs_in_use(); }
     void final(const runtime::run_report& r) {
         runtime::print_gen_final(*_pipe, _cfg, r.elapsed_s, r.end);
+        if (!_opt.fct_csv.empty()) {
+            if (auto e = runtime::write_fct_csv(_opt.fct_csv, *_pipe); !e.empty()) {
+                std::fprintf(stderr, "rocelab-gen: %s\n", e.c_str());
+            }
+        }
         if (!_cfg.dcqcn_trace.empty()) {
             if (auto e = runtime::write_dcqcn_trace(_cfg.dcqcn_trace, *_pipe); !e.empty()) {
                 std::fprintf(stderr, "rocelab-gen: %s\n", e.c_str());

@@ -2,13 +2,17 @@
 """fabric_report.py DIR - plots and a one-page summary of a rocelab-fabric run.
 
 Reads the report folder that `rocelab-fabric run SCENARIO.yaml --out DIR`
-wrote (summary.json, fabric.json, flows.csv, queues.csv, pfc.csv) and
-writes into it:
+wrote (summary.json, fabric.json, flows.csv, fct.csv, queues.csv, pfc.csv)
+and writes into it:
 
   throughput.png  goodput of each flow over fabric time, with its DCQCN
                   pacing rate dashed where it is not the line rate; with more
                   than 12 flows the aggregate goodput, and the slowest,
                   median and fastest flows labelled over the others in grey
+  fct.png         the CDF of message completion times over every message in
+                  fct.csv (all completed messages, or all up to each flow's
+                  sample cap, as the title says): all flows together, and
+                  each flow when there are 12 or fewer
   queues.png      egress queue depth over fabric time (the 8 deepest queues),
                   each queue's ECN Kmin (dotted) and Kmax (dashed) from
                   fabric.json, and shaded spans where the queue was paused
@@ -35,13 +39,14 @@ import os
 import sys
 
 PROG = "fabric_report.py"
-PLOTS = ("throughput.png", "queues.png", "pfc.png")
+PLOTS = ("throughput.png", "fct.png", "queues.png", "pfc.png")
 MANY_FLOWS = 12        # above this, the aggregate and a few labelled flows
 MAX_QUEUES = 8         # queues.png: the deepest ones
 MAX_PFC_PORTS = 12     # pfc.png: per panel, the ports with the most frames
 MAX_GREY_FLOWS = 200   # background flows drawn in grey when there are many
 MAX_FLOW_ROWS = 40     # index.html flow table; above, the slowest ones
 TOP_ROWS = 8           # links, queues, priority groups in index.html
+CDF_POINTS = 4000      # fct.png: points drawn per line (the CDF is of every sample)
 
 
 class NotAReport(Exception):
@@ -171,7 +176,26 @@ def load(d):
         s["t"].append(float(r["time_s"]))
         s["rx"].append(int(r["pfc_rx"]))
         s["tx"].append(int(r["pfc_tx"]))
-    return summary, fabric, flows, queues, pfc
+    fct = load_fct(os.path.join(d, "fct.csv"))
+    return summary, fabric, flows, queues, pfc, fct
+
+
+def load_fct(path):
+    """flow -> [FCT in ns, ...] from fct.csv (every message the generators
+    kept), in file order; None when the file is missing (an older folder)."""
+    if not os.path.exists(path):
+        return None
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        head = f.readline().strip()
+        if head != "flow,fct_ns":
+            raise ValueError(f"fct.csv: header {head!r}, not 'flow,fct_ns'")
+        for line in f:
+            flow, sep, v = line.rstrip("\n").rpartition(",")
+            if not sep or not v.isdigit():
+                continue   # a last line half written
+            out.setdefault(flow, []).append(int(v))
+    return out
 
 
 # --- plots ------------------------------------------------------------------
@@ -276,6 +300,59 @@ def plot_throughput(plt, path, flows, summary, fabric, t_end):
     for a in axes:
         a.set_xlim(0, t_end * tdiv)
         a.set_ylim(bottom=0)
+    ax.legend(loc="best", ncol=2 if len(ax.get_legend_handles_labels()[1]) > 8 else 1)
+    fig.tight_layout()
+    save(plt, fig, path)
+
+
+def cdf_points(sorted_v, n_max=CDF_POINTS):
+    """(x, y) of the empirical CDF of every value in sorted_v, drawn with at
+    most about n_max points: above that, the values at n_max evenly spaced
+    ranks (the first and the last included). y = rank / n."""
+    n = len(sorted_v)
+    if n == 0:
+        return [], []
+    if n <= n_max:
+        idx = range(n)
+    else:
+        idx = sorted({round(i * (n - 1) / (n_max - 1)) for i in range(n_max)})
+    # From 0 at the smallest value (a step plot then rises at each sample).
+    return [sorted_v[0]] + [sorted_v[i] for i in idx], [0.0] + [(i + 1) / n for i in idx]
+
+
+def fct_counts(summary, fct):
+    """(samples in fct.csv, completions the per-flow sample cap left out)."""
+    kept = sum(len(v) for v in fct.values())
+    dropped = sum(int(f.get("fct_samples_dropped", 0)) for f in summary.get("flows", []))
+    return kept, dropped
+
+
+def plot_fct(plt, path, fct, summary):
+    names = [n for n in fct if fct[n]]
+    allv = sorted(v for n in names for v in fct[n])
+    kept, dropped = fct_counts(summary, fct)
+    div, unit = time_unit(allv[-1] / 1e9)
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    per_flow = 1 < len(names) <= MANY_FLOWS
+    if per_flow:
+        for i, n in enumerate(names):
+            x, y = cdf_points(sorted(fct[n]))
+            ax.step([v / 1e9 * div for v in x], y, where="post", color=colour(plt, i, len(names)), lw=1.0,
+                    label=f"{n} ({len(fct[n]):,})")
+    x, y = cdf_points(allv)
+    ax.step([v / 1e9 * div for v in x], y, where="post", color="black", lw=1.6 if per_flow else 1.2,
+            label=f"all flows ({len(allv):,} messages)" if len(names) > 1 else f"{names[0]} ({len(allv):,} messages)")
+    for q, ls in ((0.5, ":"), (0.99, "--")):
+        ax.axhline(q, color="0.5", ls=ls, lw=0.8)
+    if dropped:
+        what = f"{kept:,} of {kept + dropped:,} completed messages (the rest past the per-flow sample cap)"
+    else:
+        what = f"every message: {kept:,} completed"
+    ax.set_title(f"message completion time CDF over {what}")
+    ax.set_xlabel(f"message FCT ({unit})")
+    ax.set_ylabel("share of messages (dotted p50, dashed p99)")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(left=0)
     ax.legend(loc="best", ncol=2 if len(ax.get_legend_handles_labels()[1]) > 8 else 1)
     fig.tight_layout()
     save(plt, fig, path)
@@ -482,7 +559,7 @@ def html_page(summary, fabric, flows, queues, pfc_by_port, plots):
           figure("flows", fmt_int(len(sflows)),
                  f"{fmt_int(sum(f.get('messages', 0) for f in sflows))} messages")]
     if sflows:
-        h.append(figure("goodput, all flows", fmt_rate(sum(f.get("goodput", 0) for f in sflows))))
+        h.append(figure("goodput, all flows", fmt_rate(sum(f.get("goodput", 0) for f in sflows)), "over the run"))
     h.append("</div>")
 
     h.append("<h2>Flows</h2>")
@@ -498,15 +575,23 @@ def html_page(summary, fabric, flows, queues, pfc_by_port, plots):
         rows = []
         for f in shown:
             done = f.get("messages", 0) > 0
-            rows.append([esc(f.get("flow", "")), esc(fmt_rate(f.get("goodput", 0))), fmt_int(f.get("messages", 0)),
+            rows.append([esc(f.get("flow", "")), esc(fmt_rate(f.get("goodput", 0))),
+                         esc(fmt_rate(f.get("goodput_fct", 0))) if done and "goodput_fct" in f else "&ndash;",
+                         esc(fmt_ns(f.get("flow_fct", 0))) if done and "flow_fct" in f else "&ndash;",
+                         fmt_int(f.get("messages", 0)),
                          esc(fmt_ns(f.get("fct_p50", 0))) if done else "&ndash;",
                          esc(fmt_ns(f.get("fct_p99", 0))) if done else "&ndash;",
                          esc(fmt_ns(f.get("fct_max", 0))) if done else "&ndash;",
                          fmt_int(f.get("cnp_rx", 0)), fmt_int(f.get("naks", 0)), fmt_int(f.get("retx", 0)),
                          fmt_int(f.get("timeouts", 0)), esc(fmt_rate(f.get("rate_min", 0))),
                          esc(fmt_rate(f.get("rate_mean", 0)))])
-        h.append(table(["flow", "goodput", "messages", "FCT p50", "FCT p99", "FCT max", "CNPs", "NAKs", "retx",
-                        "timeouts", "rate min", "rate mean"], rows, numeric=range(1, 12)))
+        h.append(table(["flow", "goodput over the run", "goodput over the flow's FCT", "flow FCT", "messages",
+                        "message FCT p50", "message FCT p99", "message FCT max", "CNPs", "NAKs", "retx",
+                        "timeouts", "rate min", "rate mean"], rows, numeric=range(1, 14)))
+        h.append("<p class=\"note\">Goodput over the run: payload received over the run from the flow's start; "
+                 "over the flow's FCT: the completed messages' bytes &times; 8 over the flow's completion time "
+                 "(its first message's post to its last message's completion). Message FCT: post to completion "
+                 "of each message.</p>")
     else:
         h.append("<p class=\"note\">No flow: the scenario has no traffic.</p>")
 
@@ -576,7 +661,7 @@ def html_page(summary, fabric, flows, queues, pfc_by_port, plots):
 # --- main -------------------------------------------------------------------
 
 def report(d):
-    summary, fabric, flows, queues, pfc = load(d)
+    summary, fabric, flows, queues, pfc, fct = load(d)
     t_end = summary.get("fabric_time_ns", 0) / 1e9
     t_end = max([t_end] + [s["t"][-1] for s in list(flows.values()) + list(queues.values()) if s["t"]])
     if t_end <= 0:
@@ -584,8 +669,13 @@ def report(d):
     pfc_by_port = pfc_ports(pfc)
     plots = []
     plt = None
+    if fct is None:
+        fct_why = "No fct.csv in this folder (written by rocelab-fabric since the FCT CDF was added): nothing to plot."
+    else:
+        fct_why = "No message completed (fct.csv is empty): nothing to plot."
     todo = (("throughput.png", "Goodput per flow", flows,
              "No flow in flows.csv: nothing to plot."),
+            ("fct.png", "Message completion time (CDF)", {k: v for k, v in (fct or {}).items() if v}, fct_why),
             ("queues.png", "Egress queue depth", queues,
              "No switch egress queue in queues.csv (a scenario without a switch has none): nothing to plot."),
             ("pfc.png", "PFC frames per sample interval", pfc_by_port,
@@ -600,6 +690,8 @@ def report(d):
         plt = plt or plt_module()
         if fname == "throughput.png":
             plot_throughput(plt, path, flows, summary, fabric, t_end)
+        elif fname == "fct.png":
+            plot_fct(plt, path, data, summary)
         elif fname == "queues.png":
             plot_queues(plt, path, queues, fabric, t_end)
         else:

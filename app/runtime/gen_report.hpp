@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ std::string write_gen_report(const std::string& path, const gen::gen_pipeline& p
 // in time order per QP (from the preallocated per-flow buffers). Empty
 // string on success, else one line (also when events did not fit).
 std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& p);
+
+// Every message completion time the pipeline kept (all of them up to each
+// flow's sample cap; the report's fct_samples_dropped counts the rest), as
+// CSV rows "flow,fct_ns", flow by flow in completion order, each FCT x
+// `scale` (rocelab-fabric in real time: back on the scenario's scale).
+// write_fct_rows appends the rows to an open file (false on a write error);
+// write_fct_csv writes a file with the header line: empty string on
+// success, else one line naming the file.
+bool write_fct_rows(std::FILE* out, const gen::gen_pipeline& p, double scale = 1.0);
+std::string write_fct_csv(const std::string& path, const gen::gen_pipeline& p);
 
 // "==== rocelab-gen final (Ns) ====", a line per flow and the DCQCN summary,
 // on stdout. `end`: the run clock when the worker stopped.

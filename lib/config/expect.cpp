@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <utility>
 
 #include "config/units_parse.hpp"
 
@@ -12,6 +15,7 @@ namespace rocelab {
 struct expect_node {
     enum class kind_t : std::uint8_t { number, metric, add, sub, mul, div } kind{};
     double value = 0;
+    expect_unit unit = expect_unit::number;  // number: the quantity's unit
     expect_metric metric;
     std::shared_ptr<const expect_node> a, b;
 };
@@ -138,7 +142,7 @@ private:
             }
             const std::string q = _t.substr(at, _i - at);
             n->kind = expect_node::kind_t::number;
-            n->value = quantity(q, at);
+            n->value = quantity(q, at, n->unit);
             return n;
         }
         if (!std::isalpha(static_cast<unsigned char>(_t[_i])) && _t[_i] != '_') {
@@ -171,7 +175,7 @@ private:
         }
         return n;
     }
-    double quantity(const std::string& q, std::size_t at) const {
+    double quantity(const std::string& q, std::size_t at, expect_unit& unit) const {
         std::size_t k = 0;
         while (k < q.size() && (std::isdigit(static_cast<unsigned char>(q[k])) || q[k] == '.')) { ++k; }
         if (k == q.size()) {
@@ -180,10 +184,22 @@ private:
             if (end == q.c_str() || *end != '\0') { fail(at, "'" + q + "': not a number"); }
             return v;
         }
-        if (auto r = parse_rate(q)) { return double(r->v); }
-        if (auto t = parse_time(q)) { return double(t->v); }
-        if (auto b = parse_bytes(q)) { return double(b->v); }
-        if (auto p = parse_percent(q)) { return *p / 100.0; }
+        if (auto r = parse_rate(q)) {
+            unit = expect_unit::rate_bps;
+            return double(r->v);
+        }
+        if (auto t = parse_time(q)) {
+            unit = expect_unit::time_ns;
+            return double(t->v);
+        }
+        if (auto b = parse_bytes(q)) {
+            unit = expect_unit::bytes;
+            return double(b->v);
+        }
+        if (auto p = parse_percent(q)) {
+            unit = expect_unit::fraction;
+            return *p / 100.0;
+        }
         fail(at, "'" + q + "': a number, or a quantity with a unit (10Gbps, 2ms, 96KiB, 15%)");
     }
 
@@ -225,13 +241,84 @@ std::optional<double> eval(const expect_node* n, const expect_resolver& r, std::
     }
 }
 
-std::string num(double v) {
-    char b[48];
-    std::snprintf(b, sizeof b, "%.6g", v);
+// The unit of a subexpression: a quantity's or a metric's, kept through + -
+// and through * / by a plain number; a product or ratio of two quantities is
+// written as a plain number.
+expect_unit unit_of_node(const expect_node* n, const expect_unit_of& unit_of) {
+    using k = expect_node::kind_t;
+    switch (n->kind) {
+        case k::number: return n->unit;
+        case k::metric: return unit_of ? unit_of(n->metric) : expect_unit::number;
+        default: break;
+    }
+    const expect_unit a = unit_of_node(n->a.get(), unit_of);
+    const expect_unit b = unit_of_node(n->b.get(), unit_of);
+    switch (n->kind) {
+        case k::add:
+        case k::sub: return a != expect_unit::number ? a : b;
+        case k::mul: return a == expect_unit::number ? b : b == expect_unit::number ? a : expect_unit::number;
+        case k::div: return b == expect_unit::number ? a : expect_unit::number;
+        default: return expect_unit::number;
+    }
+}
+
+std::string sig(double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
     return b;
 }
 
+struct unit_step {
+    double scale;
+    const char* name;
+};
+
+// v in the largest unit of `steps` (largest first) it reaches once rounded to
+// `digits`; past the largest, whole numbers rather than an exponent.
+std::string scaled(double v, const unit_step* steps, std::size_t n, int digits) {
+    const double mag = std::fabs(v);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = mag / steps[i].scale;
+        if (i + 1 == n || std::strtod(sig(x, digits).c_str(), nullptr) >= 1.0) {
+            std::string s = (v < 0 ? "-" : "");
+            s += (i == 0 && x >= std::pow(10.0, digits)) ? sig(std::round(x), 20) : sig(x, digits);
+            return s + steps[i].name;
+        }
+    }
+    return sig(v, digits);
+}
+
+// The two sides written alike, with more digits while they differ in value
+// but not in writing (a failed "a < b" must not read "34.61ms < 34.61ms").
+std::pair<std::string, std::string> both(double a, double b, expect_unit u) {
+    int d = 4;
+    std::string sa = format_expect_value(a, u, d), sb = format_expect_value(b, u, d);
+    while (a != b && sa == sb && d < 17) {
+        ++d;
+        sa = format_expect_value(a, u, d);
+        sb = format_expect_value(b, u, d);
+    }
+    return {sa, sb};
+}
+
 }  // namespace
+
+std::string format_expect_value(double v, expect_unit u, int digits) {
+    static constexpr unit_step times[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+    static constexpr unit_step rates[] = {
+        {1e12, "Tbps"}, {1e9, "Gbps"}, {1e6, "Mbps"}, {1e3, "Kbps"}, {1, "bps"}};
+    static constexpr unit_step sizes[] = {{1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}, {1, "B"}};
+    if (!std::isfinite(v)) { return sig(v, digits); }
+    switch (u) {
+        case expect_unit::time_ns: return v == 0 ? "0ns" : scaled(v, times, std::size(times), digits);
+        case expect_unit::rate_bps: return v == 0 ? "0bps" : scaled(v, rates, std::size(rates), digits);
+        case expect_unit::bytes: return v == 0 ? "0B" : scaled(v, sizes, std::size(sizes), digits);
+        case expect_unit::fraction: return sig(v * 100, digits) + "%";
+        case expect_unit::number: break;
+    }
+    if (v == std::floor(v) && std::fabs(v) < 1e15) { return sig(v, 20); }
+    return sig(v, digits);
+}
 
 result<expectation> parse_expectation(const std::string& text) {
     try {
@@ -248,7 +335,7 @@ std::vector<expect_metric> metrics_of(const expectation& e) {
     return out;
 }
 
-expect_result evaluate(const expectation& e, const expect_resolver& resolve) {
+expect_result evaluate(const expectation& e, const expect_resolver& resolve, const expect_unit_of& unit_of) {
     expect_result r;
     std::string err;
     const auto a = eval(e.lhs.get(), resolve, err);
@@ -260,6 +347,9 @@ expect_result evaluate(const expectation& e, const expect_resolver& resolve) {
     }
     r.lhs = *a;
     r.rhs = *b;
+    const expect_unit ul = unit_of_node(e.lhs.get(), unit_of);
+    r.unit = ul != expect_unit::number || !e.rhs ? ul : unit_of_node(e.rhs.get(), unit_of);
+    const auto [sa, sb] = both(*a, *b, r.unit);
     using op = expectation::op_t;
     const char* sym = "";
     switch (e.op) {
@@ -271,11 +361,11 @@ expect_result evaluate(const expectation& e, const expect_resolver& resolve) {
         case op::gt: r.passed = *a > *b; sym = ">"; break;
         case op::within:
             r.passed = std::fabs(*a - *b) <= e.tolerance * std::fabs(*b);
-            r.detail = num(*a) + " within " + num(e.tolerance * 100) + "% of " + num(*b) + ": " +
-                       (r.passed ? "yes" : "no");
+            r.detail =
+                sa + " within " + sig(e.tolerance * 100, 6) + "% of " + sb + ": " + (r.passed ? "yes" : "no");
             return r;
     }
-    r.detail = num(*a) + " " + sym + " " + num(*b) + ": " + (r.passed ? "yes" : "no");
+    r.detail = sa + " " + sym + " " + sb + ": " + (r.passed ? "yes" : "no");
     return r;
 }
 

@@ -18,6 +18,13 @@
 //
 // Errors (parse, validation) are one line quoting the expectation and saying
 // what is wrong and what is accepted.
+//
+// The result's detail writes both sides with a unit chosen by magnitude, as
+// the expectation would write them: "34.61ms < 36.22ms: yes",
+// "8.826Gbps < 20Gbps: yes", "99.41% >= 99%: yes", "0 == 0: yes". A side's
+// unit is its quantity's (2ms is a time) or its metric's (the caller's
+// unit_of), carried through + - and through * / by a plain number; a ratio
+// of two quantities is a plain number.
 #pragma once
 
 #include <functional>
@@ -50,14 +57,27 @@ result<expectation> parse_expectation(const std::string& text);
 // Every metric the expectation uses (validation before a run).
 std::vector<expect_metric> metrics_of(const expectation& e);
 
+// What a value measures, for writing it (expect_result::detail).
+enum class expect_unit : std::uint8_t { number, time_ns, rate_bps, bytes, fraction };
+
+// The value written with a unit chosen by its magnitude, `digits` significant
+// digits: 34.61ms, 950ns, 8.826Gbps, 1.5MiB, 99.41%; a whole plain number in
+// full (229100), another one as %g.
+std::string format_expect_value(double v, expect_unit u, int digits = 4);
+
 struct expect_result {
     bool passed = false;
     double lhs = 0, rhs = 0;  // evaluated sides (rhs = 1 for "within" without "of")
-    std::string detail;       // e.g. "0.93 within 15% of 1: yes"; or what could not be evaluated
+    expect_unit unit = expect_unit::number;  // of both sides, as detail writes them
+    std::string detail;       // e.g. "0.93 within 15% of 1: yes", "34.61ms < 36.22ms: yes";
+                              // or what could not be evaluated
 };
 
 // resolver: the value of a metric, or nullopt with `err` set.
 using expect_resolver = std::function<std::optional<double>(const expect_metric&, std::string& err)>;
-expect_result evaluate(const expectation& e, const expect_resolver& resolve);
+// unit_of: what a metric measures (empty: every metric a plain number).
+using expect_unit_of = std::function<expect_unit(const expect_metric&)>;
+expect_result evaluate(const expectation& e, const expect_resolver& resolve,
+                       const expect_unit_of& unit_of = {});
 
 }  // namespace rocelab

@@ -121,8 +121,14 @@ std::string rt_scale_topology(topology_cfg& t, double k) {
 }
 
 double rt_metric_scale(const std::string& m, double k) noexcept {
-    if (m == "fct_p50" || m == "fct_p99" || m == "fct_max" || m == "fct_mean" || m == "collective_mean") { return k; }
-    if (m == "goodput" || m == "rate_min" || m == "rate_mean" || m == "algbw" || m == "busbw") { return 1.0 / k; }
+    if (m == "fct_p50" || m == "fct_p99" || m == "fct_max" || m == "fct_mean" || m == "collective_mean" ||
+        m == "flow_fct") {
+        return k;
+    }
+    if (m == "goodput" || m == "goodput_fct" || m == "rate_min" || m == "rate_mean" || m == "algbw" ||
+        m == "busbw") {
+        return 1.0 / k;
+    }
     return 1.0;
 }
 

@@ -64,8 +64,8 @@ void rt_scale_gen(gen_cfg& c, double k, bits_per_sec line) noexcept;
 std::string rt_scale_topology(topology_cfg& t, double k);
 
 // What an expectation metric's value is multiplied by to be back on the
-// scenario's scale: k for times (fct_*, collective_mean), 1/k for rates
-// (goodput, rate_min, rate_mean), 1 otherwise.
+// scenario's scale: k for times (fct_*, flow_fct, collective_mean), 1/k for
+// rates (goodput, goodput_fct, rate_min, rate_mean), 1 otherwise.
 double rt_metric_scale(const std::string& metric, double k) noexcept;
 
 }  // namespace rocelab

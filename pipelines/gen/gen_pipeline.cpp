@@ -1204,6 +1204,8 @@ void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
                 } else {
                     bump(f.fct_dropped);
                 }
+                if (f.first_posted.v < 0) { f.first_posted = c.posted; }
+                f.last_done = c.completed;
                 f.src.on_complete();
                 if (_ring) {
                     coll_completed(f, c);

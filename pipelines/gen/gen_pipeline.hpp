@@ -209,6 +209,8 @@ struct flow_state {
     roce_v6_params reply6{};
     std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
     std::uint64_t fct_dropped = 0;
+    nanos first_posted{-1};  // when the first message completed was posted (-1: none completed yet)
+    nanos last_done{-1};     // when the newest message completed
     std::uint64_t posted = 0;
     std::uint32_t ring_pred = 0;  // ring collectives: the flow into this flow's source host
     // Collectives: when message k was posted and when it completed (ns),
@@ -250,6 +252,22 @@ struct flow_state {
     rte_mbuf* queued_reply = nullptr;
     std::uint32_t ring_succ = UINT32_MAX;
 };
+
+// The flow's completion time: from its first message's post to its last
+// message's completion so far (0 when none completed). Messages of a QP
+// complete in order, so the first completion carries the first post; both
+// are on the run clock, whatever its epoch.
+inline nanos flow_fct(const flow_state& f) noexcept {
+    return f.first_posted.v < 0 ? nanos{0} : f.last_done - f.first_posted;
+}
+
+// Goodput over the flow's completion time: the completed messages' bits /
+// flow_fct, bit/s (0 when none completed). Goodput over the run divides by
+// the whole run instead, so a flow that finished early reads lower there.
+inline double goodput_over_fct(const flow_state& f) noexcept {
+    const nanos t = flow_fct(f);
+    return t.v > 0 ? double(f.rq.counters().bytes_completed) * 8 / (double(t.v) / 1e9) : 0.0;
+}
 
 // Time-weighted mean of flow f's pacing rate from its start to end_now (the
 // worker clock's epoch is the run's start): the line rate until the first

@@ -14,19 +14,31 @@ enum class arg_kind : std::uint8_t { none, flow, any_port, sw_opt, sw_port_q, sw
 struct metric_def {
     const char* name;
     arg_kind args;
+    expect_unit unit;  // how a detail writes its value
 };
 
+constexpr auto u_count = expect_unit::number;
+constexpr auto u_time = expect_unit::time_ns;
+constexpr auto u_rate = expect_unit::rate_bps;
+constexpr auto u_bytes = expect_unit::bytes;
+constexpr auto u_share = expect_unit::fraction;
+
 constexpr metric_def defs[] = {
-    {"drops", arg_kind::sw_opt},          {"lossless_drops", arg_kind::none}, {"link_drops", arg_kind::none},
-    {"goodput", arg_kind::flow},          {"fct_p50", arg_kind::flow},        {"fct_p99", arg_kind::flow},
-    {"fct_max", arg_kind::flow},          {"fct_mean", arg_kind::flow},       {"messages", arg_kind::flow},
-    {"naks", arg_kind::flow},             {"retx", arg_kind::flow},           {"timeouts", arg_kind::flow},
-    {"cnp_rx", arg_kind::flow},           {"cnp_tx", arg_kind::flow},         {"rate_min", arg_kind::flow},
-    {"rate_mean", arg_kind::flow},        {"pfc_rx", arg_kind::any_port},     {"pfc_tx", arg_kind::any_port},
-    {"ecn_marked", arg_kind::sw_opt_q},   {"busy", arg_kind::any_port},       {"queue_peak", arg_kind::sw_port_q},
-    {"pg_peak", arg_kind::sw_port_pg},    {"pfcwd_storms", arg_kind::sw_opt},
-    {"collectives", arg_kind::none},      {"collective_mean", arg_kind::none}, {"algbw", arg_kind::none},
-    {"busbw", arg_kind::none},
+    {"drops", arg_kind::sw_opt, u_count},         {"lossless_drops", arg_kind::none, u_count},
+    {"link_drops", arg_kind::none, u_count},      {"goodput", arg_kind::flow, u_rate},
+    {"goodput_fct", arg_kind::flow, u_rate},      {"flow_fct", arg_kind::flow, u_time},
+    {"fct_p50", arg_kind::flow, u_time},          {"fct_p99", arg_kind::flow, u_time},
+    {"fct_max", arg_kind::flow, u_time},          {"fct_mean", arg_kind::flow, u_time},
+    {"messages", arg_kind::flow, u_count},        {"naks", arg_kind::flow, u_count},
+    {"retx", arg_kind::flow, u_count},            {"timeouts", arg_kind::flow, u_count},
+    {"cnp_rx", arg_kind::flow, u_count},          {"cnp_tx", arg_kind::flow, u_count},
+    {"rate_min", arg_kind::flow, u_rate},         {"rate_mean", arg_kind::flow, u_rate},
+    {"pfc_rx", arg_kind::any_port, u_count},      {"pfc_tx", arg_kind::any_port, u_count},
+    {"ecn_marked", arg_kind::sw_opt_q, u_count},  {"busy", arg_kind::any_port, u_share},
+    {"queue_peak", arg_kind::sw_port_q, u_bytes}, {"pg_peak", arg_kind::sw_port_pg, u_bytes},
+    {"pfcwd_storms", arg_kind::sw_opt, u_count},  {"collectives", arg_kind::none, u_count},
+    {"collective_mean", arg_kind::none, u_time},  {"algbw", arg_kind::none, u_rate},
+    {"busbw", arg_kind::none, u_rate},
 };
 
 const metric_def* find_def(const std::string& n) {
@@ -67,6 +79,11 @@ std::uint64_t sw_port_drops(sw::switch_pipeline& s, std::size_t p) {
 }
 
 }  // namespace
+
+expect_unit metrics::unit(const expect_metric& m) noexcept {
+    const metric_def* d = find_def(m.name);
+    return d != nullptr ? d->unit : expect_unit::number;
+}
 
 std::size_t metrics::node(const std::string& name) const {
     for (std::size_t i = 0; i < _f.node_count(); ++i) {
@@ -319,6 +336,8 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
         const double span = end_ns - double(fl.cfg.start.v);
         return span > 0 ? double(fl.rs.counters().rx_bytes) * 8 / (span / 1e9) : 0.0;
     }
+    if (k == "flow_fct") { return double(gen::flow_fct(fl).v); }
+    if (k == "goodput_fct") { return gen::goodput_over_fct(fl); }
     if (k == "fct_p50") { return percentile(fl.fct_ns, 0.50); }
     if (k == "fct_p99") { return percentile(fl.fct_ns, 0.99); }
     if (k == "fct_max") { return fl.fct_ns.empty() ? 0.0 : double(*std::max_element(fl.fct_ns.begin(), fl.fct_ns.end())); }

@@ -7,6 +7,9 @@
 //                                 queues, and RX-ring overflows of cables
 //   link_drops                    cable losses (seeded) + RX-ring overflows
 //   goodput(FLOW)                 payload bits the responder took in / (end - flow start), bit/s
+//   flow_fct(FLOW)                the flow's completion time: its first message's post
+//                                 to its last message's completion, ns (0: none completed)
+//   goodput_fct(FLOW)             bits of the completed messages / flow_fct, bit/s
 //   fct_p50|fct_p99|fct_max|fct_mean(FLOW)   message completion times, ns
 //   messages(FLOW)                messages completed
 //   naks(FLOW) retx(FLOW) timeouts(FLOW) cnp_rx(FLOW) cnp_tx(FLOW)
@@ -44,6 +47,8 @@ public:
     // "" when the metric and its arguments name things that exist.
     std::string validate(const expect_metric& m) const;
     std::optional<double> value(const expect_metric& m, std::string& err) const;
+    // What the metric measures (an expectation's detail writes it with its unit).
+    static expect_unit unit(const expect_metric& m) noexcept;
 
     // Resolution helpers (also used for time series and reports).
     // (generator node, flow index) by flow name; node = SIZE_MAX when unknown.

@@ -10,7 +10,7 @@
   by tshark), the receiver answers with CNPs (BTH opcode 0x81) and the leaf
   sends PFC XOFF upstream (802.1Qbb, decoded by scapy); timestamps are in
   fabric time (0 .. the duration).
-- After the run, tools/fabric_report.py writes index.html and three plots:
+- After the run, tools/fabric_report.py writes index.html and four plots:
   the page names every expectation and the verdict of summary.json, the
   PNGs are valid and carry no text chunk (no version, no time), both runs
   give the same bytes; the script on its own says when a plot has no data,
@@ -38,7 +38,7 @@ from scapy.contrib.mac_control import MACControlClassBasedFlowControl  # noqa: E
 
 FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
 REPORT = os.path.join(ROOT, "tools", "fabric_report.py")
-PLOTS = ("throughput.png", "queues.png", "pfc.png")
+PLOTS = ("throughput.png", "fct.png", "queues.png", "pfc.png")
 
 SMALL = """duration: 300us
 link: {rate: 100Gbps, delay: 25ns}

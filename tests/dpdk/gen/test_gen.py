@@ -139,7 +139,9 @@ class GenBasic(Base):
         """Default one-to-one QP, 20 x 64KiB WRITEs: all complete at both ends;
         data and ACK frames decode in tshark and their ICRC verifies."""
         cap = self.path("cap")
-        run = run_gen(self.tmp, ["--rate", "1Gbps", "--messages", "20", "--duration", "20s", "--pcap-out", cap])
+        fct_csv = self.path("fct.csv")
+        run = run_gen(self.tmp, ["--rate", "1Gbps", "--messages", "20", "--duration", "20s", "--pcap-out", cap,
+                                 "--fct-csv", fct_csv])
         self.assertClean(run)
         self.assertTrue(run.report["all_finished"], run.out)
         f = run.flow()
@@ -151,6 +153,22 @@ class GenBasic(Base):
         self.assertEqual(f["fct_samples"], 20)
         self.assertLessEqual(f["fct_p50_ns"], f["fct_p99_ns"])
         self.assertLessEqual(f["fct_p99_ns"], f["fct_max_ns"])
+        # --fct-csv: every message's FCT, the report's percentiles among them.
+        with open(fct_csv) as fh:
+            rows = fh.read().splitlines()
+        self.assertEqual(rows[0], "flow,fct_ns")
+        fcts = sorted(int(r.split(",")[1]) for r in rows[1:] if r.split(",")[0] == f["name"])
+        self.assertEqual(len(rows) - 1, 20)
+        self.assertEqual(len(fcts), 20)
+        self.assertEqual(fcts[-1], f["fct_max_ns"])
+        self.assertIn(f["fct_p50_ns"], fcts)
+        # Goodput over the flow's FCT (its first post to its last completion) is
+        # the completed bytes over it, and the flow FCT holds every message.
+        self.assertGreaterEqual(f["flow_fct_ns"], f["fct_max_ns"])
+        self.assertLessEqual(f["flow_fct_ns"], run.report["elapsed_s"] * 1e9)
+        self.assertAlmostEqual(f["goodput_fct_bps"], 20 * 65536 * 8 / (f["flow_fct_ns"] / 1e9),
+                               delta=f["goodput_fct_bps"] * 1e-9)
+        self.assertGreaterEqual(f["goodput_fct_bps"], f["goodput_bps"] * 0.999)
         self.assertEqual(run.port(1)["rx_bad_icrc"], 0)
         data = self.check_capture(os.path.join(cap, "net_ring_lb0a-tx.pcap"), 1280)
         acks = self.check_capture(os.path.join(cap, "net_ring_lb0b-tx.pcap"), 1)

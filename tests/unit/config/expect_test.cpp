@@ -55,6 +55,59 @@ TEST(expect, units_arithmetic_and_within_of) {
     EXPECT_EQ(r.detail, "0.9 within 15% of 1: yes");
 }
 
+// The detail writes both sides with a unit by magnitude (issue 24 item 6:
+// "3.46142e+07 < 3.63e+07" became "34.61ms < 36.22ms").
+TEST(expect, detail_writes_units_by_magnitude) {
+    auto unit_of = [](const expect_metric& m) {
+        if (m.name == "fct_p99" || m.name == "fct_max") { return expect_unit::time_ns; }
+        if (m.name == "goodput") { return expect_unit::rate_bps; }
+        if (m.name == "busy") { return expect_unit::fraction; }
+        if (m.name == "queue_peak") { return expect_unit::bytes; }
+        return expect_unit::number;
+    };
+    std::map<std::string, double> v = {{"fct_max", 34'614'200}, {"fct_p99", 950}, {"goodput", 8.826e9},
+                                       {"busy", 0.99412},       {"queue_peak", 833'100}, {"pfc_rx", 229'100}};
+    auto eval = [&](const std::string& t) {
+        auto e = parse_expectation(t);
+        EXPECT_TRUE(e) << t;
+        auto resolve = [&](const expect_metric& m, std::string&) -> std::optional<double> {
+            return v.at(m.name);
+        };
+        return evaluate(*e, resolve, unit_of);
+    };
+    EXPECT_EQ(eval("fct_max(a) < 1.05 * 34.493ms").detail, "34.61ms < 36.22ms: yes");
+    EXPECT_EQ(eval("fct_max(a) < 1.05 * 34.493ms").unit, expect_unit::time_ns);
+    EXPECT_EQ(eval("fct_p99(a) < 2ms").detail, "950ns < 2ms: yes");
+    EXPECT_EQ(eval("fct_p99(a) > 999us").detail, "950ns > 999us: no");
+    EXPECT_EQ(eval("goodput(far) < 20Gbps").detail, "8.826Gbps < 20Gbps: yes");
+    EXPECT_EQ(eval("goodput(far) within 5% of 10Gbps").detail, "8.826Gbps within 5% of 10Gbps: no");
+    EXPECT_EQ(eval("busy(x:y) >= 99%").detail, "99.41% >= 99%: yes");
+    EXPECT_EQ(eval("queue_peak(s:p:3) within 30% of 754KB").detail, "833.1KB within 30% of 754KB: yes");
+    EXPECT_EQ(eval("pfc_rx(h3) > 1000").detail, "229100 > 1000: yes");
+    // A ratio of two rates is a plain number; a percent on the other side makes it a share.
+    EXPECT_EQ(eval("goodput(a) / goodput(b) within 15%").detail, "1 within 15% of 1: yes");
+    EXPECT_EQ(eval("goodput(a) / 10Gbps >= 80%").detail, "88.26% >= 80%: yes");
+    // Sides that differ are never written alike: more digits until they differ.
+    v["fct_max"] = 2'000'001;
+    EXPECT_EQ(eval("fct_max(a) <= 2ms").detail, "2.000001ms <= 2ms: no");
+    // Without unit_of, a quantity still gives the unit to the other side.
+    EXPECT_EQ(run("fct_p99(f1) < 2ms").detail, "1.5ms < 2ms: yes");
+    EXPECT_EQ(run("lossless_drops == 0").detail, "0 == 0: yes");
+}
+
+TEST(expect, format_expect_value_picks_the_unit_and_rolls_over) {
+    EXPECT_EQ(format_expect_value(999'960, expect_unit::time_ns), "1ms");
+    EXPECT_EQ(format_expect_value(0, expect_unit::time_ns), "0ns");
+    EXPECT_EQ(format_expect_value(12.5, expect_unit::time_ns), "12.5ns");
+    EXPECT_EQ(format_expect_value(2.5e12, expect_unit::time_ns), "2500s");
+    EXPECT_EQ(format_expect_value(-3'000, expect_unit::time_ns), "-3us");
+    EXPECT_EQ(format_expect_value(224e6, expect_unit::rate_bps), "224Mbps");
+    EXPECT_EQ(format_expect_value(1.5e6, expect_unit::bytes), "1.5MB");
+    EXPECT_EQ(format_expect_value(0.5, expect_unit::fraction), "50%");
+    EXPECT_EQ(format_expect_value(0.123456, expect_unit::number), "0.1235");
+    EXPECT_EQ(format_expect_value(46220, expect_unit::number), "46220");
+}
+
 TEST(expect, metrics_are_listed_for_validation) {
     auto e = parse_expectation("goodput(f1) / goodput(f2) within 15% of busy(leaf0:Ethernet8)");
     ASSERT_TRUE(e);

@@ -137,6 +137,8 @@ TEST(rt_scale, metrics_back_on_the_scenario_scale) {
     EXPECT_DOUBLE_EQ(rt_metric_scale("collective_mean", 0.01), 0.01);
     EXPECT_DOUBLE_EQ(rt_metric_scale("goodput", 0.01), 100.0);
     EXPECT_DOUBLE_EQ(rt_metric_scale("rate_mean", 0.01), 100.0);
+    EXPECT_DOUBLE_EQ(rt_metric_scale("flow_fct", 0.01), 0.01);
+    EXPECT_DOUBLE_EQ(rt_metric_scale("goodput_fct", 0.01), 100.0);
     EXPECT_DOUBLE_EQ(rt_metric_scale("queue_peak", 0.01), 1.0) << "bytes";
     EXPECT_DOUBLE_EQ(rt_metric_scale("pfc_rx", 0.01), 1.0) << "counts";
     EXPECT_DOUBLE_EQ(rt_metric_scale("busy", 0.01), 1.0) << "a share";
