@@ -562,6 +562,22 @@ def html_page(summary, fabric, flows, queues, pfc_by_port, plots):
         h.append(figure("goodput, all flows", fmt_rate(sum(f.get("goodput", 0) for f in sflows)), "over the run"))
     h.append("</div>")
 
+    colls = summary.get("collectives", [])
+    if colls:
+        # nccl-tests' figures: size S, time, algbw = S / t, busbw = algbw x bus factor.
+        h.append("<h2>Collectives</h2>")
+        rows = [[esc(c.get("kind", "")), fmt_int(c.get("ranks", 0)), esc(fmt_bytes(c.get("size_bytes", 0))),
+                 fmt_int(c.get("completed", 0)), fmt_int(c.get("steps_completed", 0)),
+                 esc(fmt_ns(c.get("time_mean_ns", 0))) if c.get("completed") else "&ndash;",
+                 esc(fmt_ns(c.get("time_min_ns", 0))) if c.get("completed") else "&ndash;",
+                 esc(fmt_ns(c.get("time_max_ns", 0))) if c.get("completed") else "&ndash;",
+                 esc(fmt_rate(c.get("algbw_gbps", 0) * 1e9)), esc(fmt_rate(c.get("busbw_gbps", 0) * 1e9))]
+                for c in colls]
+        h.append(table(["collective", "ranks", "size", "completed", "steps done", "time mean", "time min", "time max",
+                        "algbw", "busbw"], rows, numeric=range(1, 10)))
+        h.append("<p class=\"note\">As nccl-tests reports them: algbw = size / mean time; busbw = algbw &times; "
+                 "2(n&minus;1)/n for all-reduce, (n&minus;1)/n for the others, comparable to the link rate.</p>")
+
     h.append("<h2>Flows</h2>")
     if sflows:
         shown = sflows
