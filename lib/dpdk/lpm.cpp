@@ -11,9 +11,11 @@
 #include <rte_memory.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 namespace rocelab::dpdk {
 
@@ -57,12 +59,42 @@ void lpm::release() noexcept {
     }
 }
 
+std::uint32_t lpm::tbl8_groups(std::span<const lpm_rule> rules, unsigned width) {
+    std::uint32_t groups = 0;
+    std::vector<std::array<std::uint8_t, 16>> prefixes;
+    for (unsigned b = 24; b < width; b += 8) {
+        prefixes.clear();
+        for (const lpm_rule& r : rules) {
+            if (r.prefix.len > b) {
+                std::array<std::uint8_t, 16> p{};
+                std::copy_n(r.prefix.addr.begin(), b / 8, p.begin());
+                prefixes.push_back(p);
+            }
+        }
+        std::sort(prefixes.begin(), prefixes.end());
+        groups += static_cast<std::uint32_t>(std::unique(prefixes.begin(), prefixes.end()) - prefixes.begin());
+    }
+    return groups;
+}
+
+lpm::sizes lpm::sizes_for(std::span<const lpm_rule> v4, std::span<const lpm_rule> v6) {
+    sizes s;
+    s.v4_rules = std::max(static_cast<std::uint32_t>(v4.size()), min_rules);
+    s.v4_tbl8s = std::max(tbl8_groups(v4, 32), min_tbl8s);
+    if (!v6.empty()) {
+        s.v6_rules = std::max(static_cast<std::uint32_t>(v6.size()), min_rules);
+        s.v6_tbl8s = std::max(tbl8_groups(v6, 128), min_tbl8s);
+    }
+    return s;
+}
+
 std::variant<lpm, std::string> lpm::build(std::span<const lpm_rule> v4, std::span<const lpm_rule> v6) {
     lpm t;
+    const sizes sz = sizes_for(v4, v6);
     {
         rte_lpm_config c{};
-        c.max_rules = static_cast<std::uint32_t>(v4.size() + 16);
-        c.number_tbl8s = static_cast<std::uint32_t>(std::max<std::size_t>(v4.size() + 16, 64));
+        c.max_rules = sz.v4_rules;
+        c.number_tbl8s = sz.v4_tbl8s;
         const std::string name = unique_name("v4");
         t._v4 = rte_lpm_create(name.c_str(), SOCKET_ID_ANY, &c);
         if (t._v4 == nullptr) {
@@ -72,9 +104,8 @@ std::variant<lpm, std::string> lpm::build(std::span<const lpm_rule> v4, std::spa
     }
     if (!v6.empty()) {
         rte_lpm6_config c{};
-        c.max_rules = static_cast<std::uint32_t>(v6.size() + 16);
-        // A /128 can need up to 13 tbl8 groups below the 24-bit first level.
-        c.number_tbl8s = static_cast<std::uint32_t>(std::max<std::size_t>(v6.size() * 13 + 16, 256));
+        c.max_rules = sz.v6_rules;
+        c.number_tbl8s = sz.v6_tbl8s;
         const std::string name = unique_name("v6");
         t._v6 = rte_lpm6_create(name.c_str(), SOCKET_ID_ANY, &c);
         if (t._v6 == nullptr) {

@@ -21,7 +21,7 @@ bool same_addr(const ip_prefix& a, const ip_prefix& b) {
 }
 
 struct ranked_rule {
-    lpm_rule rule;  // host bits zero, len >= 1 after default-route expansion
+    lpm_rule rule;  // host bits zero
     int priority;   // at equal prefix the higher priority wins
 };
 
@@ -58,18 +58,7 @@ std::variant<route_plan, std::string> route_plan::make(const route_sources& src)
     auto add_rule = [&](const ip_prefix& p, std::uint32_t value, int priority, route_kind kind,
                         std::uint32_t grp) {
         t.routes.push_back(route_info{network_of(p), kind, grp});
-        if (p.len == 0) {
-            // LPM depths start at 1: install the two halves.
-            ip_prefix lo = p;
-            lo.addr = {};
-            lo.len = 1;
-            ip_prefix hi = lo;
-            hi.addr[0] = 0x80;
-            rules.push_back(ranked_rule{lpm_rule{lo, value}, priority});
-            rules.push_back(ranked_rule{lpm_rule{hi, value}, priority});
-        } else {
-            rules.push_back(ranked_rule{lpm_rule{network_of(p), value}, priority});
-        }
+        rules.push_back(ranked_rule{lpm_rule{network_of(p), value}, priority});
     };
 
     // Connected subnets and local addresses.
@@ -207,11 +196,16 @@ std::variant<route_plan, std::string> route_plan::make(const route_sources& src)
     }
 
     // Install order: lowest priority first so that an equal prefix of higher
-    // priority replaces it.
+    // priority replaces it. A default route stays out of the LPM.
     std::stable_sort(rules.begin(), rules.end(),
                      [](const ranked_rule& a, const ranked_rule& b) { return a.priority < b.priority; });
     for (const ranked_rule& r : rules) {
-        (r.rule.prefix.v6 ? t.rules_v6 : t.rules_v4).push_back(r.rule);
+        const bool v6 = r.rule.prefix.v6;
+        if (r.rule.prefix.len == 0) {
+            (v6 ? t.default_v6 : t.default_v4) = r.rule.value;
+        } else {
+            (v6 ? t.rules_v6 : t.rules_v4).push_back(r.rule);
+        }
     }
     return std::variant<route_plan, std::string>(std::in_place_index<0>, std::move(t));
 }

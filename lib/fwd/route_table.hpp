@@ -24,11 +24,20 @@
 //                 naming the route
 //     local       each port address adds a host route -> route_local, so the
 //                 data path can tell packets addressed to the switch itself
-//   At equal prefix the later kind in this list wins. A default route
-//   (0.0.0.0/0, ::/0) is installed as the two /1 halves (LPM depths start
-//   at 1). Port names (route_port::name) resolve to port indexes (the
-//   index into route_sources::ports); nexthop::port_id and src_mac come from
-//   that route_port (the caller passes each port's effective MAC, i.e.
+//   At equal prefix the later kind in this list wins.
+//
+//   A default route (0.0.0.0/0, ::/0) is not put in the LPM: an address the
+//   LPM misses takes its value (without one, route_value::no_route). As the
+//   two /1 halves it would write every entry of rte_lpm's 2^24-entry first
+//   level, 64 MiB touched per address family and switch; kept apart, the
+//   table touches only the pages its prefixes cover (an L3 leaf: ~2 MB, was
+//   ~130 MB). The price is a load and a taken branch on the miss path:
+//   fwd_bench's bm_lpm_v4_single, nearly all default-routed, went from 1.2
+//   to 1.6 ns per lookup; prefixes other than the default cost the same.
+//
+//   Port names (route_port::name) resolve to port indexes (the index into
+//   route_sources::ports); nexthop::port_id and src_mac come from that
+//   route_port (the caller passes each port's effective MAC, i.e.
 //   switch_mac if configured, else the port's/device's MAC).
 //
 // Data path
@@ -123,6 +132,8 @@ struct route_sources {
 namespace route_value {
 inline constexpr std::uint32_t special_base = 1u << 20;
 inline constexpr std::uint32_t local = special_base;
+// No route: what an address no prefix holds resolves to without a default route.
+inline constexpr std::uint32_t no_route = special_base + 1;
 // A connected subnet of port p (no static neighbour): connected + p.
 inline constexpr std::uint32_t connected = special_base + 16;
 static_assert(connected + 64 <= lpm_value_limit, "64 ports' connected values fit the LPM");
@@ -137,8 +148,10 @@ struct route_plan {
     std::vector<route_info> routes;
     std::vector<nexthop> conn;     // per port: {port, port id, zero MAC, our MAC}
     std::vector<ip_prefix> dyn;    // dynamic next hops' addresses
-    std::vector<lpm_rule> rules_v4;  // in install order: at equal prefix the later wins
+    std::vector<lpm_rule> rules_v4;  // in install order: at equal prefix the later wins; depth >= 1
     std::vector<lpm_rule> rules_v6;
+    std::uint32_t default_v4 = route_value::no_route;  // the value of 0.0.0.0/0, if any
+    std::uint32_t default_v6 = route_value::no_route;  // ::/0
 
     // The plan, or an error naming the interface, neighbour or route at fault.
     static std::variant<route_plan, std::string> make(const route_sources& src);
@@ -174,7 +187,7 @@ public:
     int lookup_v4(std::uint32_t dst, HashFn&& hash_fn, const nexthop** out) const noexcept {
         std::uint32_t v;
         if (!_lpm.lookup_v4(dst, &v)) {
-            return route_no_route;
+            v = _default_v4;
         }
         return resolve(v, hash_fn, out);
     }
@@ -188,7 +201,7 @@ public:
     int lookup_v6(const std::uint8_t* dst16, HashFn&& hash_fn, const nexthop** out) const noexcept {
         std::uint32_t v;
         if (!_lpm.lookup_v6(dst16, &v)) {
-            return route_no_route;
+            v = _default_v6;
         }
         return resolve(v, hash_fn, out);
     }
@@ -204,7 +217,7 @@ public:
             _lpm.lookup_v4_bulk(dst + base, v, m);
             for (unsigned i = 0; i < m; ++i) {
                 out[base + i] = nullptr;
-                rc[base + i] = v[i] != lpm_miss ? resolve_hash(v[i], hash[base + i], &out[base + i]) : route_no_route;
+                rc[base + i] = resolve_hash(v[i] != lpm_miss ? v[i] : _default_v4, hash[base + i], &out[base + i]);
             }
         }
     }
@@ -226,7 +239,8 @@ public:
                             : _lpm.lookup_v4(std::uint32_t{addr16[0]} << 24 | std::uint32_t{addr16[1]} << 16 |
                                                  std::uint32_t{addr16[2]} << 8 | addr16[3],
                                              &v);
-        if (!hit || v < route_value::connected || v - route_value::connected >= _conn.size()) {
+        if (!hit) { v = v6 ? _default_v6 : _default_v4; }
+        if (v < route_value::connected || v - route_value::connected >= _conn.size()) {
             return std::nullopt;
         }
         return static_cast<std::uint16_t>(v - route_value::connected);
@@ -238,6 +252,8 @@ public:
 private:
     basic_route_table(Lpm&& lpm, route_plan&& p) noexcept
         : _lpm(std::move(lpm)),
+          _default_v4(p.default_v4),
+          _default_v6(p.default_v6),
           _nht(std::move(p.nht)),
           _conn(std::move(p.conn)),
           _locals(p.locals),
@@ -258,10 +274,12 @@ private:
             *out = &_conn[v - route_value::connected];
             return route_no_neighbor;
         }
-        return route_local;
+        return v == route_value::local ? route_local : route_no_route;
     }
 
     Lpm _lpm;
+    std::uint32_t _default_v4;  // the value of 0.0.0.0/0, or route_value::no_route
+    std::uint32_t _default_v6;
     nh_table _nht;
     std::vector<nexthop> _conn;
     local_addrs _locals;

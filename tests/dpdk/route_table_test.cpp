@@ -1,11 +1,13 @@
 // route_table_test.cpp - dpdk::route_table: fwd's route table on rte_lpm /
 // rte_lpm6 (needs the EAL, see route_table_eal_env.cpp). The route table's
 // cases (tests/unit/fwd/route_table_cases.hpp, run there on the reference
-// LPM) again on dpdk::lpm, and dpdk::lpm against the reference LPM on
-// random rule sets.
+// LPM) again on dpdk::lpm; dpdk::lpm against the reference LPM on random
+// rule sets; and its sizing rule against what rte_lpm really needs.
 #include "route_lookup.hpp"
 
 #include <gtest/gtest.h>
+#include <rte_errno.h>
+#include <rte_memory.h>
 
 #include <vector>
 
@@ -104,4 +106,64 @@ TEST(dpdk_lpm, agrees_with_the_reference_on_random_rules) {
         ASSERT_EQ(rte.lookup_v6(a.data(), &got), hit) << i;
         if (hit) { ASSERT_EQ(got, want) << i; }
     }
+}
+
+// sizes_for's tbl8 count is exact: rte_lpm / rte_lpm6 take every rule with
+// that many groups and refuse one of them with a group fewer.
+TEST(dpdk_lpm, tbl8_groups_are_what_rte_lpm_needs) {
+    rng r(7);
+    const auto r4 = random_rules(r, false, 3000);
+    const auto r6 = random_rules(r, true, 1000);
+    const std::uint32_t g4 = dpdk::lpm::tbl8_groups(r4, 32);
+    const std::uint32_t g6 = dpdk::lpm::tbl8_groups(r6, 128);
+    ASSERT_GT(g4, dpdk::lpm::min_tbl8s);
+    ASSERT_GT(g6, dpdk::lpm::min_tbl8s);
+    const dpdk::lpm::sizes sz = dpdk::lpm::sizes_for(r4, r6);
+    EXPECT_EQ(sz.v4_tbl8s, g4);
+    EXPECT_EQ(sz.v6_tbl8s, g6);
+    EXPECT_EQ(sz.v4_rules, r4.size());
+    EXPECT_EQ(sz.v6_rules, r6.size());
+    for (const std::uint32_t n : {g4, g4 - 1}) {
+        rte_lpm_config c{};
+        c.max_rules = sz.v4_rules;
+        c.number_tbl8s = n;
+        rte_lpm* l = rte_lpm_create(("sz4_" + std::to_string(n)).c_str(), SOCKET_ID_ANY, &c);
+        ASSERT_NE(l, nullptr) << rte_strerror(rte_errno);
+        int rc = 0;
+        for (const lpm_rule& x : r4) {
+            const ip_prefix& p = x.prefix;
+            const std::uint32_t a = std::uint32_t{p.addr[0]} << 24 | std::uint32_t{p.addr[1]} << 16 |
+                                    std::uint32_t{p.addr[2]} << 8 | p.addr[3];
+            if ((rc = rte_lpm_add(l, a, p.len, x.value)) < 0) { break; }
+        }
+        if (n == g4) {
+            EXPECT_EQ(rc, 0) << rte_strerror(-rc);
+        } else {
+            EXPECT_LT(rc, 0) << "one group fewer must not do";
+        }
+        rte_lpm_free(l);
+    }
+    for (const std::uint32_t n : {g6, g6 - 1}) {
+        rte_lpm6_config c{};
+        c.max_rules = sz.v6_rules;
+        c.number_tbl8s = n;
+        rte_lpm6* l = rte_lpm6_create(("sz6_" + std::to_string(n)).c_str(), SOCKET_ID_ANY, &c);
+        ASSERT_NE(l, nullptr) << rte_strerror(rte_errno);
+        int rc = 0;
+        for (const lpm_rule& x : r6) {
+            if ((rc = rte_lpm6_add(l, x.prefix.addr.data(), x.prefix.len, x.value)) < 0) { break; }
+        }
+        if (n == g6) {
+            EXPECT_EQ(rc, 0) << rte_strerror(-rc);
+        } else {
+            EXPECT_LT(rc, 0) << "one group fewer must not do";
+        }
+        rte_lpm6_free(l);
+    }
+    // Few rules: the minimums.
+    const std::vector<lpm_rule> one = {{pfx("10.0.0.0", 8), 1}};
+    const dpdk::lpm::sizes small = dpdk::lpm::sizes_for(one, {});
+    EXPECT_EQ(small.v4_rules, dpdk::lpm::min_rules);
+    EXPECT_EQ(small.v4_tbl8s, dpdk::lpm::min_tbl8s);
+    EXPECT_EQ(small.v6_rules, 0u) << "no IPv6 table";
 }

@@ -61,8 +61,8 @@ TEST(route_plan, rules_in_priority_order_per_family) {
     auto p = route_plan::make(lab_cfg().sources());
     ASSERT_TRUE(std::holds_alternative<route_plan>(p)) << std::get<std::string>(p);
     const route_plan& plan = std::get<route_plan>(p);
-    // v4: 3 connected, 3 local, 3 neighbour host routes, 4 routes (0/0 as two halves).
-    EXPECT_EQ(plan.rules_v4.size(), 3u + 3u + 3u + 5u);
+    // v4: 3 connected, 3 local, 3 neighbour host routes, 3 routes (0/0 apart).
+    EXPECT_EQ(plan.rules_v4.size(), 3u + 3u + 3u + 3u);
     // v6: 1 connected, 1 local, 1 neighbour, 1 route.
     EXPECT_EQ(plan.rules_v6.size(), 4u);
     EXPECT_EQ(plan.conn.size(), 3u);
@@ -72,6 +72,30 @@ TEST(route_plan, rules_in_priority_order_per_family) {
     EXPECT_EQ(plan.rules_v4.back().value, route_value::local);
     for (const lpm_rule& r : plan.rules_v4) {
         EXPECT_EQ(network_of(r.prefix).addr, r.prefix.addr) << "host bits zero";
-        EXPECT_GE(r.prefix.len, 1);
+        EXPECT_GE(r.prefix.len, 1) << "a default route stays out of the LPM";
     }
+}
+
+TEST(route_plan, default_route_stays_out_of_the_lpm) {
+    lab c = lab_cfg();
+    auto p = route_plan::make(c.sources());
+    ASSERT_TRUE(std::holds_alternative<route_plan>(p));
+    const std::uint32_t def4 = std::get<route_plan>(p).default_v4;
+    EXPECT_LT(def4, route_value::special_base) << "0.0.0.0/0's next-hop group";
+    EXPECT_EQ(std::get<route_plan>(p).nht.group_at(def4).n, 2) << "over two next hops";
+    EXPECT_EQ(std::get<route_plan>(p).default_v6, route_value::no_route) << "no ::/0";
+    c.routes.push_back({pfx("::", 0), {nh("fc00::", "Ethernet0")}});
+    p = route_plan::make(c.sources());
+    ASSERT_TRUE(std::holds_alternative<route_plan>(p));
+    EXPECT_LT(std::get<route_plan>(p).default_v6, route_value::special_base);
+    for (const lpm_rule& r : std::get<route_plan>(p).rules_v6) { EXPECT_GE(r.prefix.len, 1); }
+    // A connected 0.0.0.0/0 (an address with a /0) yields to a static default route, as at any prefix.
+    c.ports[1].addresses.push_back(pfx("172.20.0.1", 0));
+    p = route_plan::make(c.sources());
+    ASSERT_TRUE(std::holds_alternative<route_plan>(p));
+    EXPECT_EQ(std::get<route_plan>(p).default_v4, def4);
+    c.routes.erase(c.routes.begin());
+    p = route_plan::make(c.sources());
+    ASSERT_TRUE(std::holds_alternative<route_plan>(p));
+    EXPECT_EQ(std::get<route_plan>(p).default_v4, route_value::connected + 1);
 }
