@@ -22,16 +22,6 @@ INSTANTIATE_TYPED_TEST_SUITE_P(rte, route_table_logic, ::testing::Types<dpdk::lp
 
 namespace {
 
-template <typename Lpm>
-Lpm must_build(std::span<const lpm_rule> v4r, std::span<const lpm_rule> v6r) {
-    auto r = Lpm::build(v4r, v6r);
-    if (auto* e = std::get_if<std::string>(&r)) {
-        ADD_FAILURE() << *e;
-        std::abort();
-    }
-    return std::move(std::get<Lpm>(r));
-}
-
 // A random prefix of a random depth in [min_depth, max_depth], near `base`
 // (its first byte) so that rules nest and share tbl8 groups.
 ip_prefix random_prefix(rng& r, bool v6, unsigned min_depth, unsigned max_depth, std::uint8_t base) {
@@ -58,14 +48,43 @@ std::vector<lpm_rule> random_rules(rng& r, bool v6, std::size_t n) {
     return rules;
 }
 
+// The rules into a new rte_lpm / rte_lpm6 of that many rules and tbl8
+// groups: 0, or the first add's error.
+int install_v4(std::span<const lpm_rule> rules, std::uint32_t max_rules, std::uint32_t tbl8s) {
+    const rte_lpm_config c{max_rules, tbl8s, 0};
+    rte_lpm* l = rte_lpm_create(("sz4_" + std::to_string(tbl8s)).c_str(), SOCKET_ID_ANY, &c);
+    EXPECT_NE(l, nullptr) << rte_strerror(rte_errno);
+    int rc = l == nullptr ? -rte_errno : 0;
+    for (std::size_t i = 0; i < rules.size() && rc == 0; ++i) {
+        const ip_prefix& p = rules[i].prefix;
+        rc = rte_lpm_add(l, std::uint32_t{p.addr[0]} << 24 | std::uint32_t{p.addr[1]} << 16 |
+                                std::uint32_t{p.addr[2]} << 8 | p.addr[3],
+                         p.len, rules[i].value);
+    }
+    rte_lpm_free(l);
+    return rc;
+}
+
+int install_v6(std::span<const lpm_rule> rules, std::uint32_t max_rules, std::uint32_t tbl8s) {
+    const rte_lpm6_config c{max_rules, tbl8s, 0};
+    rte_lpm6* l = rte_lpm6_create(("sz6_" + std::to_string(tbl8s)).c_str(), SOCKET_ID_ANY, &c);
+    EXPECT_NE(l, nullptr) << rte_strerror(rte_errno);
+    int rc = l == nullptr ? -rte_errno : 0;
+    for (std::size_t i = 0; i < rules.size() && rc == 0; ++i) {
+        rc = rte_lpm6_add(l, rules[i].prefix.addr.data(), rules[i].prefix.len, rules[i].value);
+    }
+    rte_lpm6_free(l);
+    return rc;
+}
+
 }  // namespace
 
 TEST(dpdk_lpm, agrees_with_the_reference_on_random_rules) {
     rng r(2024);
     const auto r4 = random_rules(r, false, 3000);
     const auto r6 = random_rules(r, true, 1000);
-    const auto ref = must_build<lpm_ref>(r4, r6);
-    const auto rte = must_build<dpdk::lpm>(r4, r6);
+    const auto ref = built(lpm_ref::build(r4, r6));
+    const auto rte = built(dpdk::lpm::build(r4, r6));
     std::vector<std::uint32_t> dst;
     for (int i = 0; i < 20000; ++i) {
         // Half inside a rule's prefix, half anywhere.
@@ -123,43 +142,10 @@ TEST(dpdk_lpm, tbl8_groups_are_what_rte_lpm_needs) {
     EXPECT_EQ(sz.v6_tbl8s, g6);
     EXPECT_EQ(sz.v4_rules, r4.size());
     EXPECT_EQ(sz.v6_rules, r6.size());
-    for (const std::uint32_t n : {g4, g4 - 1}) {
-        rte_lpm_config c{};
-        c.max_rules = sz.v4_rules;
-        c.number_tbl8s = n;
-        rte_lpm* l = rte_lpm_create(("sz4_" + std::to_string(n)).c_str(), SOCKET_ID_ANY, &c);
-        ASSERT_NE(l, nullptr) << rte_strerror(rte_errno);
-        int rc = 0;
-        for (const lpm_rule& x : r4) {
-            const ip_prefix& p = x.prefix;
-            const std::uint32_t a = std::uint32_t{p.addr[0]} << 24 | std::uint32_t{p.addr[1]} << 16 |
-                                    std::uint32_t{p.addr[2]} << 8 | p.addr[3];
-            if ((rc = rte_lpm_add(l, a, p.len, x.value)) < 0) { break; }
-        }
-        if (n == g4) {
-            EXPECT_EQ(rc, 0) << rte_strerror(-rc);
-        } else {
-            EXPECT_LT(rc, 0) << "one group fewer must not do";
-        }
-        rte_lpm_free(l);
-    }
-    for (const std::uint32_t n : {g6, g6 - 1}) {
-        rte_lpm6_config c{};
-        c.max_rules = sz.v6_rules;
-        c.number_tbl8s = n;
-        rte_lpm6* l = rte_lpm6_create(("sz6_" + std::to_string(n)).c_str(), SOCKET_ID_ANY, &c);
-        ASSERT_NE(l, nullptr) << rte_strerror(rte_errno);
-        int rc = 0;
-        for (const lpm_rule& x : r6) {
-            if ((rc = rte_lpm6_add(l, x.prefix.addr.data(), x.prefix.len, x.value)) < 0) { break; }
-        }
-        if (n == g6) {
-            EXPECT_EQ(rc, 0) << rte_strerror(-rc);
-        } else {
-            EXPECT_LT(rc, 0) << "one group fewer must not do";
-        }
-        rte_lpm6_free(l);
-    }
+    EXPECT_EQ(install_v4(r4, sz.v4_rules, g4), 0);
+    EXPECT_LT(install_v4(r4, sz.v4_rules, g4 - 1), 0) << "one group fewer must not do";
+    EXPECT_EQ(install_v6(r6, sz.v6_rules, g6), 0);
+    EXPECT_LT(install_v6(r6, sz.v6_rules, g6 - 1), 0) << "one group fewer must not do";
     // Few rules: the minimums.
     const std::vector<lpm_rule> one = {{pfx("10.0.0.0", 8), 1}};
     const dpdk::lpm::sizes small = dpdk::lpm::sizes_for(one, {});

@@ -43,6 +43,17 @@ inline std::array<std::uint8_t, 16> v6(const char* s) {
     return a;
 }
 
+// The T of a build's std::variant<T, std::string>; a failed build fails the
+// test and stops it.
+template <typename T>
+T built(std::variant<T, std::string>&& r) {
+    if (auto* e = std::get_if<std::string>(&r)) {
+        ADD_FAILURE() << *e;
+        std::abort();
+    }
+    return std::move(std::get<T>(r));
+}
+
 inline const mac_addr mac_a{0x52, 0x54, 0, 0, 0, 0x0a};
 inline const mac_addr mac_b{0x52, 0x54, 0, 0, 0, 0x0b};
 inline const mac_addr mac_c{0x52, 0x54, 0, 0, 0, 0x0c};
@@ -94,14 +105,7 @@ class route_table_logic : public ::testing::Test {
 protected:
     using table = basic_route_table<Lpm>;
 
-    static table must_build(const lab& c) {
-        auto r = table::build(c.sources());
-        if (auto* e = std::get_if<std::string>(&r)) {
-            ADD_FAILURE() << *e;
-            std::abort();
-        }
-        return std::move(std::get<table>(r));
-    }
+    static table must_build(const lab& c) { return built(table::build(c.sources())); }
     static std::string build_error(const lab& c) {
         auto r = table::build(c.sources());
         auto* e = std::get_if<std::string>(&r);

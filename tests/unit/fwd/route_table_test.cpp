@@ -13,23 +13,10 @@ using namespace rocelab::route_test;
 
 INSTANTIATE_TYPED_TEST_SUITE_P(ref, route_table_logic, ::testing::Types<lpm_ref>);
 
-namespace {
-
-lpm_ref must_build(std::span<const lpm_rule> v4r, std::span<const lpm_rule> v6r) {
-    auto r = lpm_ref::build(v4r, v6r);
-    if (auto* e = std::get_if<std::string>(&r)) {
-        ADD_FAILURE() << *e;
-        std::abort();
-    }
-    return std::move(std::get<lpm_ref>(r));
-}
-
-}  // namespace
-
 TEST(lpm_ref, longest_prefix_and_later_rule_of_a_prefix_wins) {
     const std::vector<lpm_rule> r4 = {{pfx("10.0.0.0", 8), 1}, {pfx("10.1.0.0", 16), 2}, {pfx("10.0.0.0", 8), 3}};
     const std::vector<lpm_rule> r6 = {{pfx("fc00::", 7), 4}, {pfx("fc00::1", 128), 5}};
-    const lpm_ref t = must_build(r4, r6);
+    const lpm_ref t = built(lpm_ref::build(r4, r6));
     EXPECT_EQ(t.rules_v4(), 2u) << "the second 10/8 replaced the first";
     std::uint32_t v = 0;
     ASSERT_TRUE(t.lookup_v4(v4("10.2.3.4"), &v));
