@@ -1,7 +1,7 @@
 // rocelab-fabric - switches and traffic generators together in deterministic
 // virtual time (pipelines/vt/fabric.hpp, docs/fabric.md).
 //
-// Loads a topology file (lib/config/topology.hpp), builds every node from
+// Loads a topology file (lib/fabric/topology.hpp), builds every node from
 // its own rocelab-switch / rocelab-gen configuration, joins them with
 // modelled cables and runs the fabric for the given fabric time. Writes the
 // usual per-node reports plus fabric.json (deterministic: the same topology
@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "runtime/app_common.hpp"
-#include "config/rt_scale.hpp"
-#include "config/topology.hpp"
+#include "fabric/rt_scale.hpp"
+#include "fabric/topology.hpp"
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
 #include "dpdk/eal.hpp"
@@ -590,7 +590,7 @@ int main(int argc, char** argv) {
     if (!topo_r) { die(2, topo_r.error().message); }
     topology_cfg topo = std::move(*topo_r);
     nanos duration = o.duration.value_or(topo.duration);
-    // Real time: rates x k, times / k (config/rt_scale.hpp).
+    // Real time: rates x k, times / k (fabric/rt_scale.hpp).
     const double k = o.realtime ? rt_factor(topo, o.rt_rate) : 1.0;
     std::vector<bits_per_sec> node_line(topo.nodes.size(), bits_per_sec{0});  // unscaled, per generator
     for (const auto& l : topo.links) {

@@ -5,16 +5,23 @@ headers (rte_*.h) appear outside the layers allowed to see them.
 The layers (docs/architecture.md, "Layers"), lowest first. A directory may
 include itself and the layers listed for it, nothing else:
 
-  lib/core     -
-  lib/proto    core
-  lib/qos      core (pure state machines; their config structs live here)
-  lib/fwd      core, proto
-  lib/roce     core, proto, qos
-  lib/config   core, proto, qos, fwd, roce (YAML -> the structs above)
-  lib/sim      core (virtual clock, event queue, modelled links; pure)
-  lib/dpdk     core, proto, qos, fwd, roce, config       (+ rte_*.h)
-  pipelines    lib/*, pipelines                          (+ rte_*.h)
-  app          lib/*, pipelines, app                     (+ rte_*.h)
+  lib/core       -
+  lib/proto      core
+  lib/qos        core (pure state machines; their config structs live here)
+  lib/fwd        core, proto
+  lib/roce       core, proto, qos
+  lib/config     core, proto, qos, fwd, roce (YAML -> the structs above)
+  lib/fabric     core, proto, qos, fwd, roce, config (topology files,
+                 expectations, real-time scaling: read by the fabric only)
+  lib/sim        core (virtual clock, event queue, modelled links; pure)
+  lib/dpdk       core, proto, qos, fwd, roce, config     (+ rte_*.h)
+  pipelines      lib/* but sim and fabric, switch, gen   (+ rte_*.h)
+                 (pipelines/switch, pipelines/gen and the shared headers)
+  pipelines/vt   lib/*, switch, gen, vt: the only pipelines that see lib/sim
+                 and lib/fabric                          (+ rte_*.h)
+  app            lib/*, pipelines, app                   (+ rte_*.h)
+
+A file belongs to the longest of these paths that holds it.
 
 rte_*.h is allowed only in lib/dpdk's .cpp files (never in a lib/ header:
 what a header includes leaks into everything above it), pipelines/ and app/
@@ -28,7 +35,7 @@ import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-LIB = ["core", "proto", "qos", "fwd", "roce", "config", "sim", "dpdk"]
+LIB = ["core", "proto", "qos", "fwd", "roce", "config", "fabric", "sim", "dpdk"]
 ALLOWED = {
     "lib/core": {"core"},
     "lib/proto": {"core", "proto"},
@@ -36,9 +43,11 @@ ALLOWED = {
     "lib/fwd": {"core", "proto", "fwd"},
     "lib/roce": {"core", "proto", "qos", "roce"},
     "lib/config": {"core", "proto", "qos", "fwd", "roce", "config"},
+    "lib/fabric": {"core", "proto", "qos", "fwd", "roce", "config", "fabric"},
     "lib/sim": {"core", "sim"},
     "lib/dpdk": {"core", "proto", "qos", "fwd", "roce", "config", "dpdk"},
-    "pipelines": set(LIB) | {"switch", "gen", "vt"},
+    "pipelines": (set(LIB) - {"sim", "fabric"}) | {"switch", "gen"},
+    "pipelines/vt": set(LIB) | {"switch", "gen", "vt"},
     "app": set(LIB) | {"switch", "gen", "vt", "app"},
     "tests/unit": set(LIB),  # pure code only: no DPDK header, no pipeline
 }
@@ -47,10 +56,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
 def layer_of(rel):
+    """The longest layer path holding rel (pipelines/vt before pipelines)."""
+    best = None
     for layer in ALLOWED:
-        if rel == layer or rel.startswith(layer + "/"):
-            return layer
-    return None
+        if (rel == layer or rel.startswith(layer + "/")) and (best is None or len(layer) > len(best)):
+            best = layer
+    return best
 
 
 def main():

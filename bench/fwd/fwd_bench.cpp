@@ -105,31 +105,27 @@ ip_prefix v4pfx(std::uint32_t a, std::uint8_t len) {
 // random /24 and /28 routes.
 route_table& bench_table() {
     static route_table* t = [] {
-        switch_cfg c;
-        std::vector<mac_addr> macs;
-        std::vector<std::uint16_t> ids;
+        std::vector<route_port> ports;
+        std::vector<neigh_cfg> neighbors;
+        std::vector<route_cfg> routes;
         for (std::uint8_t p = 0; p < 4; ++p) {
-            port_cfg pc;
-            pc.name = "Ethernet" + std::to_string(p * 4);
-            pc.addresses = {v4pfx(0x0a000001u + p * 2u, 31)};
-            c.ports.push_back(pc);
-            c.neighbors.push_back({pc.name, v4pfx(0x0a000000u + p * 2u, 32), {0x52, 0x54, 0, 0, 0, p}});
-            macs.push_back({0x02, 0, 0, 0, 0, p});
-            ids.push_back(p);
+            const std::string name = "Ethernet" + std::to_string(p * 4);
+            ports.push_back({name, {v4pfx(0x0a000001u + p * 2u, 31)}, {0x02, 0, 0, 0, 0, p}, p});
+            neighbors.push_back({name, v4pfx(0x0a000000u + p * 2u, 32), {0x52, 0x54, 0, 0, 0, p}});
         }
         route_cfg def;
         def.prefix = v4pfx(0, 0);
         for (std::uint8_t p = 0; p < 4; ++p) {
             def.nexthops.push_back({v4pfx(0x0a000000u + p * 2u, 32), "Ethernet" + std::to_string(p * 4)});
         }
-        c.routes.push_back(def);
+        routes.push_back(def);
         rng r(11);
         for (int i = 0; i < 1000; ++i) {
             const std::uint8_t len = (i % 2) ? 24 : 28;
             const std::uint8_t p = static_cast<std::uint8_t>(i % 4);
-            c.routes.push_back({v4pfx(r.next_u32(), len), {{v4pfx(0x0a000000u + p * 2u, 32), ""}}});
+            routes.push_back({v4pfx(r.next_u32(), len), {{v4pfx(0x0a000000u + p * 2u, 32), ""}}});
         }
-        auto built = route_table::build(c, macs, ids);
+        auto built = route_table::build(route_sources{ports, neighbors, routes, true});
         if (auto* e = std::get_if<std::string>(&built)) {
             std::fprintf(stderr, "route table: %s\n", e->c_str());
             std::abort();

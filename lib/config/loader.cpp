@@ -126,38 +126,8 @@ std::optional<ip_prefix> parse_prefix(std::string_view text) {
     return p;
 }
 
-ip_prefix network_of(const ip_prefix& p) {
-    ip_prefix n = p;
-    const unsigned width = p.v6 ? 16 : 4;
-    for (unsigned i = 0; i < width; ++i) {
-        const int bits = std::clamp(static_cast<int>(p.len) - static_cast<int>(i * 8), 0, 8);
-        const std::uint8_t mask = bits == 0 ? 0 : static_cast<std::uint8_t>(0xFFu << (8 - bits));
-        n.addr[i] = static_cast<std::uint8_t>(n.addr[i] & mask);
-    }
-    return n;
-}
-
 bool same_prefix(const ip_prefix& a, const ip_prefix& b) {
     return a.v6 == b.v6 && a.len == b.len && a.addr == b.addr;
-}
-
-bool contains(const ip_prefix& net, const ip_prefix& host) {
-    if (net.v6 != host.v6) {
-        return false;
-    }
-    ip_prefix h = host;
-    h.len = net.len;
-    return network_of(h).addr == network_of(net).addr;
-}
-
-std::string to_string(const ip_prefix& p, bool with_len) {
-    char buf[INET6_ADDRSTRLEN] = {};
-    inet_ntop(p.v6 ? AF_INET6 : AF_INET, p.addr.data(), buf, sizeof buf);
-    std::string s = buf;
-    if (with_len) {
-        s += "/" + std::to_string(p.len);
-    }
-    return s;
 }
 
 namespace {

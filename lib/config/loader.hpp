@@ -61,10 +61,8 @@ std::optional<ip_prefix> parse_ip(std::string_view text);
 // "10.0.0.1/31" or "fc00::/64". The length is required.
 std::optional<ip_prefix> parse_prefix(std::string_view text);
 
-ip_prefix network_of(const ip_prefix& p);
+// network_of, contains and to_string(ip_prefix) are fwd/route_cfg.hpp's.
 bool same_prefix(const ip_prefix& a, const ip_prefix& b);
-bool contains(const ip_prefix& net, const ip_prefix& host);
-std::string to_string(const ip_prefix& p, bool with_len = true);
 
 // ------------------------------------------------ buffer helpers (switch_config.cpp)
 

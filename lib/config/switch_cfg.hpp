@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "fwd/route_cfg.hpp"
 #include "qos/buffer_cfg.hpp"
 #include "qos/qos_maps.hpp"
 #include "qos/scheduler_cfg.hpp"
@@ -19,16 +20,8 @@
 
 namespace rocelab {
 
-using mac_addr = std::array<std::uint8_t, 6>;
-
 enum class fwd_mode : std::uint8_t { l2, l3 };
 enum class vlan_mode : std::uint8_t { untagged, tagged };
-
-struct ip_prefix {
-    bool v6 = false;
-    std::array<std::uint8_t, 16> addr{};  // v4 in the first 4 bytes, network order
-    std::uint8_t len = 0;
-};
 
 // BUFFER_QUEUE|<port>|<queue>: the egress buffer profile bound to a queue
 // (kept for telemetry, --check-config and the lossless checks). rocelab has
@@ -86,22 +79,6 @@ struct port_cfg {
     std::array<wred_cfg, 8> wred{};
     // BUFFER_QUEUE per egress queue (empty unless the file gives BUFFER_QUEUE).
     std::array<queue_buffer_cfg, 8> egress_buffers{};
-};
-
-struct nexthop_cfg {
-    ip_prefix addr;         // /32 or /128
-    std::string ifname;     // egress port name
-};
-
-struct route_cfg {
-    ip_prefix prefix;
-    std::vector<nexthop_cfg> nexthops;  // >1 = ECMP group
-};
-
-struct neigh_cfg {
-    std::string ifname;
-    ip_prefix addr;  // /32 or /128
-    mac_addr mac{};
 };
 
 struct switch_cfg {

@@ -7,7 +7,8 @@
 //   The data path uses it to tell packets addressed to the switch itself
 //   (ARP requests, IPv6 neighbour solicitations, ICMP echo) from transit
 //   traffic; the ARP/ND responders in arp_nd.hpp take their answers from it.
-//   route_table (lib/dpdk) fills it from switch_cfg; tests fill it by hand.
+//   The route table (route_table.hpp) fills it from the ports' addresses;
+//   tests fill it by hand.
 //
 // Lookups are a linear scan over at most max_local_addrs entries, which is
 // fine for the control-plane slow path (ARP/ND/ICMP are rare); transit

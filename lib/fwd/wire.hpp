@@ -18,8 +18,9 @@
 
 namespace rocelab {
 
-// Same alias as config/switch_cfg.hpp (a redeclaration of an alias to the
-// same type is legal), so lib/fwd does not need to include the config.
+// Same alias as proto/eth.hpp (a redeclaration of an alias to the same type
+// is legal), so lib/fwd does not need lib/proto's headers for it; the config
+// (config/switch_cfg.hpp) takes it from here through fwd/route_cfg.hpp.
 using mac_addr = std::array<std::uint8_t, 6>;
 
 namespace wire {

@@ -435,13 +435,11 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         }
     }
     if (cfg.mode == fwd_mode::l3) {
-        std::vector<mac_addr> macs;
-        std::vector<std::uint16_t> ids;
-        for (const auto& b : ports) {
-            macs.push_back(b.mac);
-            ids.push_back(b.port_id);
+        std::vector<route_port> rports;
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+            rports.push_back(route_port{cfg.ports[i].name, cfg.ports[i].addresses, ports[i].mac, ports[i].port_id});
         }
-        auto rt = dpdk::route_table::build(cfg, macs, ids);
+        auto rt = dpdk::route_table::build(route_sources{rports, cfg.neighbors, cfg.routes, cfg.neigh.dynamic});
         if (auto* e = std::get_if<std::string>(&rt)) { return *e; }
         p->routes = std::make_unique<dpdk::route_table>(std::move(std::get<dpdk::route_table>(rt)));
         p->static_neigh = cfg.neighbors;

@@ -1,4 +1,4 @@
-// metrics.hpp - the values a scenario's expectations name (config/expect.hpp),
+// metrics.hpp - the values a scenario's expectations name (fabric/expect.hpp),
 // read from a fabric after (or during) a run. docs/scenarios.md lists them.
 //
 //   drops [SW | SW:PORT]          every switch drop (all reasons)
@@ -34,8 +34,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "config/expect.hpp"
-#include "config/topology.hpp"
+#include "fabric/expect.hpp"
+#include "fabric/topology.hpp"
 #include "vt/fabric.hpp"
 
 namespace rocelab::vt {

@@ -1,5 +1,5 @@
-// eal_env.cpp - initialises the DPDK EAL once for the fwd unit tests
-// (route_table needs it for rte_lpm) and cleans it up at the end.
+// route_table_eal_env.cpp - initialises the DPDK EAL once for route_table_test
+// (dpdk::lpm needs it for rte_lpm) and cleans it up at the end.
 #include <rte_eal.h>
 #include <unistd.h>
 

@@ -1,333 +1,155 @@
-// route_table_test.cpp - LPM routing built from switch_cfg (needs the EAL,
-// see eal_env.cpp).
+// route_table_test.cpp - dpdk::route_table: fwd's route table on rte_lpm /
+// rte_lpm6 (needs the EAL, see route_table_eal_env.cpp). The route table's
+// cases (tests/unit/fwd/route_table_cases.hpp, run there on the reference
+// LPM) again on dpdk::lpm; dpdk::lpm against the reference LPM on random
+// rule sets; and its sizing rule against what rte_lpm really needs.
 #include "route_lookup.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <rte_errno.h>
+#include <rte_memory.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <variant>
 #include <vector>
 
+#include "../unit/fwd/route_table_cases.hpp"
+#include "core/rng.hpp"
+#include "fwd/lpm_ref.hpp"
+
 using namespace rocelab;
-using rocelab::dpdk::route_stats;
-using rocelab::dpdk::route_table;
+using namespace rocelab::route_test;
+
+INSTANTIATE_TYPED_TEST_SUITE_P(rte, route_table_logic, ::testing::Types<dpdk::lpm>);
 
 namespace {
 
-ip_prefix pfx(const char* s, int len) {
+// A random prefix of a random depth in [min_depth, max_depth], near `base`
+// (its first byte) so that rules nest and share tbl8 groups.
+ip_prefix random_prefix(rng& r, bool v6, unsigned min_depth, unsigned max_depth, std::uint8_t base) {
     ip_prefix p;
-    p.len = static_cast<std::uint8_t>(len);
-    if (inet_pton(AF_INET, s, p.addr.data()) != 1) {
-        p.v6 = true;
-        EXPECT_EQ(inet_pton(AF_INET6, s, p.addr.data()), 1) << s;
+    p.v6 = v6;
+    for (auto& b : p.addr) { b = static_cast<std::uint8_t>(r.next_u32()); }
+    p.addr[0] = base;
+    if (!v6) { std::fill(p.addr.begin() + 4, p.addr.end(), 0); }
+    p.len = static_cast<std::uint8_t>(min_depth + r.next_u32() % (max_depth - min_depth + 1));
+    return network_of(p);
+}
+
+std::vector<lpm_rule> random_rules(rng& r, bool v6, std::size_t n) {
+    const unsigned full = v6 ? 128 : 32;
+    std::vector<lpm_rule> rules;
+    for (std::size_t i = 0; i < n; ++i) {
+        rules.push_back({random_prefix(r, v6, 1, full, static_cast<std::uint8_t>(r.next_u32() % 4)),
+                         r.next_u32() % lpm_value_limit});
     }
-    return p;
-}
-
-std::uint32_t v4(const char* s) {
-    std::uint8_t b[4];
-    EXPECT_EQ(inet_pton(AF_INET, s, b), 1);
-    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
-}
-
-std::array<std::uint8_t, 16> v6(const char* s) {
-    std::array<std::uint8_t, 16> a{};
-    EXPECT_EQ(inet_pton(AF_INET6, s, a.data()), 1);
-    return a;
-}
-
-const mac_addr mac_a{0x52, 0x54, 0, 0, 0, 0x0a};
-const mac_addr mac_b{0x52, 0x54, 0, 0, 0, 0x0b};
-const mac_addr mac_c{0x52, 0x54, 0, 0, 0, 0x0c};
-const std::vector<mac_addr> port_macs{
-    {0x02, 0, 0, 0, 0, 0x10}, {0x02, 0, 0, 0, 0, 0x14}, {0x02, 0, 0, 0, 0, 0x18}};
-const std::vector<std::uint16_t> port_ids{5, 6, 7};
-
-nexthop_cfg nh(const char* a, const char* ifname) {
-    nexthop_cfg h;
-    h.addr = pfx(a, std::strchr(a, ':') ? 128 : 32);
-    h.ifname = ifname;
-    return h;
-}
-
-switch_cfg lab_cfg() {
-    switch_cfg c;
-    c.mode = fwd_mode::l3;
-    c.ports.resize(3);
-    c.ports[0].name = "Ethernet0";
-    c.ports[0].addresses = {pfx("10.0.0.1", 31), pfx("fc00::1", 127)};
-    c.ports[1].name = "Ethernet4";
-    c.ports[1].addresses = {pfx("10.0.0.3", 31)};
-    c.ports[2].name = "Ethernet8";
-    c.ports[2].addresses = {pfx("10.0.1.1", 24)};
-    c.neighbors = {
-        {"Ethernet0", pfx("10.0.0.0", 32), mac_a},
-        {"Ethernet4", pfx("10.0.0.2", 32), mac_b},
-        {"Ethernet8", pfx("10.0.1.5", 32), mac_c},
-        {"Ethernet0", pfx("fc00::", 128), mac_a},
-    };
-    c.routes = {
-        {pfx("0.0.0.0", 0), {nh("10.0.0.0", "Ethernet0"), nh("10.0.0.2", "Ethernet4")}},
-        {pfx("192.168.0.0", 16), {nh("10.0.0.0", "Ethernet0")}},
-        {pfx("192.168.1.0", 24), {nh("10.0.0.2", "Ethernet4")}},
-        {pfx("192.168.1.128", 25), {nh("10.0.1.5", "")}},
-        {pfx("2001:db8::", 32), {nh("fc00::", "Ethernet0")}},
-    };
-    return c;
-}
-
-// Egress port index on success, else the negative lookup result.
-int fwd_v4(const route_table& t, std::uint32_t dst, std::uint32_t h, const nexthop** out) {
-    const int rc = t.lookup_v4(dst, h, out);
-    return rc == route_table::ok ? (*out)->port : rc;
-}
-int fwd_v6(const route_table& t, const std::uint8_t* dst, std::uint32_t h, const nexthop** out) {
-    const int rc = t.lookup_v6(dst, h, out);
-    return rc == route_table::ok ? (*out)->port : rc;
-}
-
-route_table must_build(const switch_cfg& c) {
-    auto r = route_table::build(c, port_macs, port_ids);
-    if (auto* e = std::get_if<std::string>(&r)) {
-        ADD_FAILURE() << *e;
-        std::abort();
+    // Some prefixes again with a new value: the later one must win.
+    for (std::size_t i = 0; i < n / 8; ++i) {
+        rules.push_back({rules[r.next_u32() % rules.size()].prefix, r.next_u32() % lpm_value_limit});
     }
-    return std::move(std::get<route_table>(r));
+    return rules;
 }
 
-std::string build_error(const switch_cfg& c) {
-    auto r = route_table::build(c, port_macs, port_ids);
-    auto* e = std::get_if<std::string>(&r);
-    return e ? *e : std::string("<built>");
+// The rules into a new rte_lpm / rte_lpm6 of that many rules and tbl8
+// groups: 0, or the first add's error.
+int install_v4(std::span<const lpm_rule> rules, std::uint32_t max_rules, std::uint32_t tbl8s) {
+    const rte_lpm_config c{max_rules, tbl8s, 0};
+    rte_lpm* l = rte_lpm_create(("sz4_" + std::to_string(tbl8s)).c_str(), SOCKET_ID_ANY, &c);
+    EXPECT_NE(l, nullptr) << rte_strerror(rte_errno);
+    int rc = l == nullptr ? -rte_errno : 0;
+    for (std::size_t i = 0; i < rules.size() && rc == 0; ++i) {
+        const ip_prefix& p = rules[i].prefix;
+        rc = rte_lpm_add(l, std::uint32_t{p.addr[0]} << 24 | std::uint32_t{p.addr[1]} << 16 |
+                                std::uint32_t{p.addr[2]} << 8 | p.addr[3],
+                         p.len, rules[i].value);
+    }
+    rte_lpm_free(l);
+    return rc;
+}
+
+int install_v6(std::span<const lpm_rule> rules, std::uint32_t max_rules, std::uint32_t tbl8s) {
+    const rte_lpm6_config c{max_rules, tbl8s, 0};
+    rte_lpm6* l = rte_lpm6_create(("sz6_" + std::to_string(tbl8s)).c_str(), SOCKET_ID_ANY, &c);
+    EXPECT_NE(l, nullptr) << rte_strerror(rte_errno);
+    int rc = l == nullptr ? -rte_errno : 0;
+    for (std::size_t i = 0; i < rules.size() && rc == 0; ++i) {
+        rc = rte_lpm6_add(l, rules[i].prefix.addr.data(), rules[i].prefix.len, rules[i].value);
+    }
+    rte_lpm6_free(l);
+    return rc;
 }
 
 }  // namespace
 
-TEST(route_table, longest_prefix_wins) {
-    const route_table t = must_build(lab_cfg());
-    const nexthop* out = nullptr;
-    EXPECT_EQ(fwd_v4(t, v4("192.168.1.200"), 0, &out), 2);
-    EXPECT_EQ(out->dst_mac, mac_c);
-    EXPECT_EQ(out->port_id, 7);
-    EXPECT_EQ(out->src_mac, port_macs[2]);
-    EXPECT_EQ(fwd_v4(t, v4("192.168.1.5"), 0, &out), 1);
-    EXPECT_EQ(out->dst_mac, mac_b);
-    EXPECT_EQ(fwd_v4(t, v4("192.168.2.1"), 0, &out), 0);
-    EXPECT_EQ(out->dst_mac, mac_a);
-    EXPECT_EQ(out->port_id, 5);
-}
-
-TEST(route_table, default_route_ecmp_deterministic_per_flow) {
-    const route_table t = must_build(lab_cfg());
-    int per_port[2] = {0, 0};
-    for (std::uint32_t p = 0; p < 1000; ++p) {
-        const std::uint32_t h =
-            flow_hash_v4(v4("10.0.1.5"), v4("8.8.8.8"), 17, static_cast<std::uint16_t>(0xC000 + p), 4791, 1);
-        const nexthop* a = nullptr;
-        const nexthop* b = nullptr;
-        const int pa = fwd_v4(t, v4("8.8.8.8"), h, &a);
-        const int pb = fwd_v4(t, v4("8.8.8.8"), h, &b);
-        ASSERT_TRUE(pa == 0 || pa == 1);
-        EXPECT_EQ(pa, pb);
-        EXPECT_EQ(a, b);
-        EXPECT_EQ(a->dst_mac, pa == 0 ? mac_a : mac_b);
-        ++per_port[pa];
-    }
-    EXPECT_GE(per_port[0], 450);
-    EXPECT_LE(per_port[0], 550);
-    // Both /1 halves of the default route.
-    const nexthop* out = nullptr;
-    EXPECT_GE(fwd_v4(t, v4("200.1.2.3"), 123, &out), 0);
-    EXPECT_GE(fwd_v4(t, v4("1.2.3.4"), 123, &out), 0);
-}
-
-TEST(route_table, no_default_route_misses) {
-    switch_cfg c = lab_cfg();
-    c.routes.erase(c.routes.begin());
-    const route_table t = must_build(c);
-    const nexthop* out = nullptr;
-    EXPECT_EQ(fwd_v4(t, v4("8.8.8.8"), 0, &out), route_table::no_route);
-    EXPECT_EQ(fwd_v6(t, v6("2001:db9::1").data(), 0, &out), route_table::no_route);
-}
-
-TEST(route_table, connected_local_and_neighbors) {
-    const route_table t = must_build(lab_cfg());
-    const nexthop* out = nullptr;
-    EXPECT_EQ(fwd_v4(t, v4("10.0.0.1"), 0, &out), route_table::local);
-    EXPECT_EQ(fwd_v4(t, v4("10.0.1.1"), 0, &out), route_table::local);
-    EXPECT_EQ(fwd_v4(t, v4("10.0.0.0"), 0, &out), 0);
-    EXPECT_EQ(out->dst_mac, mac_a);
-    EXPECT_EQ(fwd_v4(t, v4("10.0.1.5"), 0, &out), 2);
-    EXPECT_EQ(out->dst_mac, mac_c);
-    EXPECT_EQ(fwd_v4(t, v4("10.0.1.6"), 0, &out), route_table::no_neighbor);
-    EXPECT_TRUE(t.locals().is_local_v4(v4("10.0.0.3")));
-    EXPECT_FALSE(t.locals().is_local_v4(v4("10.0.0.2")));
-    EXPECT_EQ(fwd_v6(t, v6("fc00::1").data(), 0, &out), route_table::local);
-    EXPECT_TRUE(t.locals().is_local_v6(v6("fc00::1").data()));
-
-    route_stats st;
-    st.count(t.lookup_v4(v4("10.0.1.6"), 0, &out));
-    st.count(t.lookup_v4(v4("10.0.0.1"), 0, &out));
-    EXPECT_EQ(t.lookup_v4(v4("10.0.0.0"), 0, &out), route_table::ok);
-    st.count(route_table::ok);
-    EXPECT_TRUE(t.is_local_v4(v4("10.0.0.1")));
-    EXPECT_FALSE(t.is_local_v4(v4("10.0.0.0")));
-    EXPECT_TRUE(t.is_local_v6(v6("fc00::1").data()));
-    EXPECT_EQ(st.drop_no_neighbor, 1u);
-    EXPECT_EQ(st.local, 1u);
-    EXPECT_EQ(st.forwarded, 1u);
-    EXPECT_EQ(st.drop_no_route, 0u);
-}
-
-TEST(route_table, connected_without_neighbor_names_the_port) {
-    const route_table t = must_build(lab_cfg());
-    const nexthop* out = nullptr;
-    ASSERT_EQ(t.lookup_v4(v4("10.0.1.6"), 0, &out), route_table::no_neighbor);
-    ASSERT_NE(out, nullptr);
-    EXPECT_EQ(out->port, 2);
-    EXPECT_EQ(out->port_id, 7);
-    EXPECT_EQ(out->src_mac, port_macs[2]);
-    EXPECT_EQ(out->dst_mac, mac_addr{});
-    EXPECT_FALSE(out->dynamic());
-    // Learning eligibility: which port's connected subnet holds an address.
-    const auto a = [](const char* s) {
-        std::array<std::uint8_t, 16> x{};
-        const std::uint32_t h = v4(s);
-        x[0] = h >> 24; x[1] = h >> 16 & 0xff; x[2] = h >> 8 & 0xff; x[3] = h & 0xff;
-        return x;
-    };
-    EXPECT_EQ(t.connected_port(a("10.0.1.6").data(), false), std::optional<std::uint16_t>(2));
-    EXPECT_EQ(t.connected_port(a("10.0.1.5").data(), false), std::nullopt) << "static NEIGH: not learnt";
-    EXPECT_EQ(t.connected_port(a("10.0.1.1").data(), false), std::nullopt) << "our own address";
-    EXPECT_EQ(t.connected_port(a("8.8.8.8").data(), false), std::nullopt) << "routed, not connected";
-    EXPECT_EQ(t.connected_port(v6("fc00::1").data(), true), std::nullopt);
-}
-
-TEST(route_table, route_next_hop_without_neigh_is_resolved_dynamically) {
-    switch_cfg c = lab_cfg();
-    c.routes.push_back({pfx("172.16.0.0", 12), {nh("10.0.1.9", "Ethernet8"), nh("10.0.0.2", "Ethernet4")}});
-    c.routes.push_back({pfx("172.32.0.0", 12), {nh("10.0.1.9", "")}});
-    const route_table t = must_build(c);
-    int dynamic = 0, fixed = 0;
-    for (std::uint32_t p = 0; p < 200; ++p) {
-        const nexthop* out = nullptr;
-        ASSERT_EQ(t.lookup_v4(v4("172.16.0.1"), flow_hash_v4(1, 2, 17, static_cast<std::uint16_t>(p), 4791, 1), &out),
-                  route_table::ok);
-        if (out->dynamic()) {
-            ++dynamic;
-            EXPECT_EQ(out->port, 2);
-            EXPECT_EQ(out->src_mac, port_macs[2]);
-            const ip_prefix& hop = t.dynamic_hop(out->dynamic_index());
-            EXPECT_EQ(hop.addr, pfx("10.0.1.9", 32).addr);
-            EXPECT_FALSE(hop.v6);
-        } else {
-            ++fixed;
-            EXPECT_EQ(out->dst_mac, mac_b);
-        }
-    }
-    EXPECT_GT(dynamic, 0);
-    EXPECT_GT(fixed, 0);
-    EXPECT_EQ(t.dynamic_hops(), 1u) << "one address, one dynamic hop";
-    c.neigh.dynamic = false;
-    const std::string e = build_error(c);
-    EXPECT_NE(e.find("unresolved"), std::string::npos) << e;
-    EXPECT_NE(e.find("neigh_dynamic is off"), std::string::npos) << e;
-}
-
-TEST(route_table, ipv6_routes) {
-    switch_cfg c = lab_cfg();
-    c.routes.push_back({pfx("::", 0), {nh("fc00::", "Ethernet0")}});
-    const route_table t = must_build(c);
-    const nexthop* out = nullptr;
-    EXPECT_EQ(fwd_v6(t, v6("2001:db8:1::5").data(), 0, &out), 0);
-    EXPECT_EQ(out->dst_mac, mac_a);
-    EXPECT_EQ(fwd_v6(t, v6("fc00::").data(), 0, &out), 0);
-    EXPECT_EQ(fwd_v6(t, v6("8000::1").data(), 0, &out), 0) << "upper half of ::/0";
-    EXPECT_EQ(fwd_v6(t, v6("fd00::1").data(), 0, &out), 0);
-}
-
-TEST(route_table, ipv6_connected_without_neighbor) {
-    switch_cfg c = lab_cfg();
-    c.ports[2].addresses.push_back(pfx("fc00:8::1", 64));
-    const route_table t = must_build(c);
-    const nexthop* out = nullptr;
-    EXPECT_EQ(fwd_v6(t, v6("fc00:8::77").data(), 0, &out), route_table::no_neighbor);
-    EXPECT_EQ(fwd_v6(t, v6("fc00:8::1").data(), 0, &out), route_table::local);
-    EXPECT_EQ(fwd_v6(t, v6("fc01::1").data(), 0, &out), route_table::no_route);
-}
-
-TEST(route_table, bulk_matches_single) {
-    const route_table t = must_build(lab_cfg());
+TEST(dpdk_lpm, agrees_with_the_reference_on_random_rules) {
+    rng r(2024);
+    const auto r4 = random_rules(r, false, 3000);
+    const auto r6 = random_rules(r, true, 1000);
+    const auto ref = built(lpm_ref::build(r4, r6));
+    const auto rte = built(dpdk::lpm::build(r4, r6));
     std::vector<std::uint32_t> dst;
-    std::vector<std::uint32_t> hash;
-    const char* addrs[] = {"192.168.1.200", "192.168.1.5", "192.168.2.1", "8.8.8.8",
-                           "10.0.0.1",      "10.0.1.6",    "10.0.1.5",    "1.1.1.1"};
-    for (int i = 0; i < 100; ++i) {  // > max_bulk to cross a chunk boundary
-        dst.push_back(v4(addrs[i % 8]));
-        hash.push_back(flow_hash_v4(1, dst.back(), 17, static_cast<std::uint16_t>(i), 4791, 3));
-    }
-    std::vector<const nexthop*> out(dst.size());
-    std::vector<int> rc(dst.size());
-    t.lookup_v4_bulk(dst.data(), hash.data(), static_cast<unsigned>(dst.size()), out.data(), rc.data());
-    for (std::size_t i = 0; i < dst.size(); ++i) {
-        const nexthop* o = nullptr;
-        EXPECT_EQ(rc[i], t.lookup_v4(dst[i], hash[i], &o)) << i;
-        if (rc[i] == route_table::ok || rc[i] == route_table::no_neighbor) {
-            EXPECT_EQ(out[i], o);
-        } else {
-            EXPECT_EQ(out[i], nullptr);
+    for (int i = 0; i < 20000; ++i) {
+        // Half inside a rule's prefix, half anywhere.
+        std::uint32_t a = r.next_u32();
+        if (i % 2 == 0) {
+            const ip_prefix& p = r4[r.next_u32() % r4.size()].prefix;
+            a = (std::uint32_t{p.addr[0]} << 24 | std::uint32_t{p.addr[1]} << 16 | std::uint32_t{p.addr[2]} << 8 |
+                 p.addr[3]) ^ (r.next_u32() >> std::min<unsigned>(31, p.len));
         }
+        dst.push_back(a);
+        std::uint32_t want = 0;
+        std::uint32_t got = 0;
+        const bool hit = ref.lookup_v4(a, &want);
+        ASSERT_EQ(rte.lookup_v4(a, &got), hit) << i;
+        if (hit) { ASSERT_EQ(got, want) << i; }
+    }
+    std::vector<std::uint32_t> bulk(dst.size());
+    for (std::size_t base = 0; base < dst.size(); base += 64) {
+        rte.lookup_v4_bulk(dst.data() + base, bulk.data() + base,
+                           static_cast<unsigned>(std::min<std::size_t>(64, dst.size() - base)));
+    }
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+        std::uint32_t want = lpm_miss;
+        ref.lookup_v4(dst[i], &want);
+        ASSERT_EQ(bulk[i], want) << i;
+    }
+    for (int i = 0; i < 20000; ++i) {
+        std::array<std::uint8_t, 16> a{};
+        if (i % 2 == 0) {
+            a = r6[r.next_u32() % r6.size()].prefix.addr;
+            a[15 - r.next_u32() % 12] ^= static_cast<std::uint8_t>(1u << (r.next_u32() % 8));  // near it
+        } else {
+            a = random_prefix(r, true, 128, 128, static_cast<std::uint8_t>(r.next_u32() % 4)).addr;
+        }
+        std::uint32_t want = 0;
+        std::uint32_t got = 0;
+        const bool hit = ref.lookup_v6(a.data(), &want);
+        ASSERT_EQ(rte.lookup_v6(a.data(), &got), hit) << i;
+        if (hit) { ASSERT_EQ(got, want) << i; }
     }
 }
 
-TEST(route_table, movable) {
-    route_table a = must_build(lab_cfg());
-    route_table b = std::move(a);
-    const nexthop* out = nullptr;
-    EXPECT_EQ(fwd_v4(b, v4("192.168.1.5"), 0, &out), 1);
-    a = std::move(b);
-    EXPECT_EQ(fwd_v4(a, v4("192.168.1.5"), 0, &out), 1);
-    EXPECT_FALSE(a.routes().empty());
-}
-
-TEST(route_table, errors_name_the_culprit) {
-    {
-        switch_cfg c = lab_cfg();
-        c.routes.push_back(
-            {pfx("172.16.0.0", 12), {nh("10.0.0.2", "Ethernet4"), nh("10.0.0.9", "Ethernet4")}});
-        const std::string e = build_error(c);
-        EXPECT_NE(e.find("route 172.16.0.0/12"), std::string::npos) << e;
-        EXPECT_NE(e.find("10.0.0.9"), std::string::npos) << e;
-        EXPECT_NE(e.find("unresolved"), std::string::npos) << e;
-    }
-    {
-        switch_cfg c = lab_cfg();
-        c.routes.push_back(
-            {pfx("172.16.0.0", 12), {nh("10.0.0.2", "Ethernet0")}});  // neighbour is on Ethernet4
-        EXPECT_NE(build_error(c).find("unresolved"), std::string::npos);
-    }
-    {
-        switch_cfg c = lab_cfg();
-        c.neighbors.push_back({"Ethernet99", pfx("10.9.9.9", 32), mac_a});
-        const std::string e = build_error(c);
-        EXPECT_NE(e.find("neighbour Ethernet99|10.9.9.9"), std::string::npos) << e;
-        EXPECT_NE(e.find("unknown port"), std::string::npos) << e;
-    }
-    {
-        switch_cfg c = lab_cfg();
-        c.routes.push_back({pfx("2001:db8:1::", 48), {nh("10.0.0.0", "Ethernet0")}});
-        EXPECT_NE(build_error(c).find("address family"), std::string::npos);
-    }
-    {
-        switch_cfg c = lab_cfg();
-        c.routes.push_back({pfx("172.16.0.0", 12), {}});
-        EXPECT_NE(build_error(c).find("no next hops"), std::string::npos);
-    }
-    {
-        auto r = route_table::build(lab_cfg(), port_macs, {1, 2});
-        EXPECT_TRUE(std::holds_alternative<std::string>(r));
-    }
+// sizes_for's tbl8 count is exact: rte_lpm / rte_lpm6 take every rule with
+// that many groups and refuse one of them with a group fewer.
+TEST(dpdk_lpm, tbl8_groups_are_what_rte_lpm_needs) {
+    rng r(7);
+    const auto r4 = random_rules(r, false, 3000);
+    const auto r6 = random_rules(r, true, 1000);
+    const std::uint32_t g4 = dpdk::lpm::tbl8_groups(r4, 32);
+    const std::uint32_t g6 = dpdk::lpm::tbl8_groups(r6, 128);
+    ASSERT_GT(g4, dpdk::lpm::min_tbl8s);
+    ASSERT_GT(g6, dpdk::lpm::min_tbl8s);
+    const dpdk::lpm::sizes sz = dpdk::lpm::sizes_for(r4, r6);
+    EXPECT_EQ(sz.v4_tbl8s, g4);
+    EXPECT_EQ(sz.v6_tbl8s, g6);
+    EXPECT_EQ(sz.v4_rules, r4.size());
+    EXPECT_EQ(sz.v6_rules, r6.size());
+    EXPECT_EQ(install_v4(r4, sz.v4_rules, g4), 0);
+    EXPECT_LT(install_v4(r4, sz.v4_rules, g4 - 1), 0) << "one group fewer must not do";
+    EXPECT_EQ(install_v6(r6, sz.v6_rules, g6), 0);
+    EXPECT_LT(install_v6(r6, sz.v6_rules, g6 - 1), 0) << "one group fewer must not do";
+    // Few rules: the minimums.
+    const std::vector<lpm_rule> one = {{pfx("10.0.0.0", 8), 1}};
+    const dpdk::lpm::sizes small = dpdk::lpm::sizes_for(one, {});
+    EXPECT_EQ(small.v4_rules, dpdk::lpm::min_rules);
+    EXPECT_EQ(small.v4_tbl8s, dpdk::lpm::min_tbl8s);
+    EXPECT_EQ(small.v6_rules, 0u) << "no IPv6 table";
 }

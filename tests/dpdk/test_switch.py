@@ -431,6 +431,28 @@ class L3Tests(Base):
         self.assertEqual(q[IPv6].hlim, 8)
         self.assertEqual(q.src, ROUTER_MAC)
 
+    def test_default_routes_v4_and_v6(self):
+        """0.0.0.0/0 and ::/0 take what no other prefix holds (the route
+        table keeps them out of the LPM: an LPM miss falls back to them);
+        a longer prefix still wins."""
+        cfg = L3_CFG.replace('ROUTE:\n', 'ROUTE:\n  "0.0.0.0/0": {nexthop: "10.0.0.2", ifname: "Ethernet3"}\n'
+                                         '  "::/0": {nexthop: "fc00::6", ifname: "Ethernet3"}\n')
+        inp = self.path("in.pcap")
+        v6 = [Ether(dst=ROUTER_MAC, src="02:00:00:00:00:10") / IPv6(src="fc00:1::2", dst=d, hlim=9) /
+              UDP(sport=49200, dport=4791, chksum=0) / BTH(opcode=4, dqpn=5, psn=k) / Raw(b"\x11" * 32)
+              for k, d in enumerate(("2001:db8::1", "8000::1"))]
+        write_pcap(inp, [roce(dst_mac=ROUTER_MAC, dst="192.168.9.9", psn=1),   # default route
+                         roce(dst_mac=ROUTER_MAC, dst="200.1.2.3", psn=2),     # default route, upper half
+                         roce(dst_mac=ROUTER_MAC, dst="10.3.0.9", psn=3)] + v6)  # /16 via Ethernet2
+        run = run_switch(self.tmp, self.vdevs(inp), ["--duration", "1s"], cfg)
+        self.assertClean(run)
+        o2, o3 = frames(self.path("o2.pcap")), frames(self.path("o3.pcap"))
+        self.assertEqual([Ether(f)[IP].dst for f in o2], ["10.3.0.9"])
+        self.assertEqual(sorted(Ether(f)[IP].dst for f in o3 if IP in Ether(f)), ["192.168.9.9", "200.1.2.3"])
+        self.assertEqual(sorted(Ether(f)[IPv6].dst for f in o3 if IPv6 in Ether(f)), ["2001:db8::1", "8000::1"])
+        self.assertTrue(all(Ether(f).dst == "02:00:00:00:00:21" for f in o3))
+        self.assertEqual(run.port("Ethernet0")["drops"]["drop_no_route"], 0)
+
     def test_icmp_errors_for_ttl_expiry_and_no_route(self):
         """RFC 792 / 1812 / 4443: a datagram whose TTL or hop limit expires,
         or that has no route, is answered out of its ingress port with ICMP

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "config/expect.hpp"
-#include "config/topology.hpp"
+#include "fabric/expect.hpp"
+#include "fabric/topology.hpp"
 #include "fuzz_common.hpp"
 
 using namespace rocelab;

@@ -1,5 +1,5 @@
 // topology.cpp - see topology.hpp.
-#include "config/topology.hpp"
+#include "fabric/topology.hpp"
 
 #include <yaml-cpp/yaml.h>
 

@@ -1,4 +1,4 @@
-// rt_scale (config/rt_scale.hpp): slowing a scenario down for real time.
+// rt_scale (fabric/rt_scale.hpp): slowing a scenario down for real time.
 // Oracles: rates x k and times / k exactly; bytes in flight (rate x time)
 // unchanged; the headroom in bytes equals the formula's at the scenario's
 // speed (compute_headroom, reference 2.3), not at the scaled one; a DCQCN
@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "config/gen_config.hpp"
-#include "config/rt_scale.hpp"
+#include "fabric/rt_scale.hpp"
 #include "config/switch_config.hpp"
-#include "config/topology.hpp"
+#include "fabric/topology.hpp"
 #include "qos/headroom.hpp"
 
 namespace rocelab {

@@ -19,7 +19,7 @@
 // of names or of {name, mac, ip}) and the `traffic` (a rocelab-gen config
 // without hosts: its flows name the hosts); a link end may be a host name
 // or range (h3, h0..h7). `expect` (both forms) lists expectations
-// (config/expect.hpp) checked at the end; `name`, `description` and
+// (fabric/expect.hpp) checked at the end; `name`, `description` and
 // `sample_interval` (time series period) are optional.
 //
 // Ports: a switch port by its PORT name (Ethernet4) or its index in the
@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "config/expect.hpp"
+#include "fabric/expect.hpp"
 #include "config/gen_config.hpp"
 #include "config/result.hpp"
 #include "config/switch_cfg.hpp"

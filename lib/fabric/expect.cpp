@@ -1,5 +1,5 @@
 // expect.cpp - see expect.hpp.
-#include "config/expect.hpp"
+#include "fabric/expect.hpp"
 
 #include <cctype>
 #include <cmath>

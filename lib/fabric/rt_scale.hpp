@@ -33,7 +33,7 @@
 
 #include "config/gen_config.hpp"
 #include "config/switch_cfg.hpp"
-#include "config/topology.hpp"
+#include "fabric/topology.hpp"
 #include "core/units.hpp"
 
 namespace rocelab {

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "config/expect.hpp"
+#include "fabric/expect.hpp"
 
 using namespace rocelab;
 

@@ -1,5 +1,5 @@
 // rt_scale.cpp - see rt_scale.hpp.
-#include "config/rt_scale.hpp"
+#include "fabric/rt_scale.hpp"
 
 #include <algorithm>
 #include <cmath>
