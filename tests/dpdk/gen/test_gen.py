@@ -163,14 +163,20 @@ class GenBasic(Base):
         self.assertEqual(fcts[-1], f["fct_max_ns"])
         self.assertIn(f["fct_p50_ns"], fcts)
         # Goodput over the flow's FCT (its first post to its last completion) is
-        # the completed bytes over it, and the flow FCT holds every message.
+        # the completed bytes over it. The flow FCT holds every message, and is
+        # covered by them: closed loop, a message is always in flight, so it is
+        # at most the sum of the messages' FCTs. (Not compared with elapsed_s:
+        # the run's wall clock starts after the workers', CI saw 14.20 ms of
+        # flow FCT in a 14.16 ms "run".)
         self.assertGreaterEqual(f["flow_fct_ns"], f["fct_max_ns"])
-        self.assertLessEqual(f["flow_fct_ns"], run.report["elapsed_s"] * 1e9)
+        self.assertLessEqual(f["flow_fct_ns"], sum(fcts))
         self.assertAlmostEqual(f["goodput_fct_bps"], 20 * 65536 * 8 / (f["flow_fct_ns"] / 1e9),
                                delta=f["goodput_fct_bps"] * 1e-9)
-        self.assertGreaterEqual(f["goodput_fct_bps"], f["goodput_bps"] * 0.999)
         self.assertEqual(run.port(1)["rx_bad_icrc"], 0)
         data = self.check_capture(os.path.join(cap, "net_ring_lb0a-tx.pcap"), 1280)
+        # On the wire (the same clock): the first data frame left after the
+        # first post, the last before the last completion.
+        self.assertGreaterEqual(f["flow_fct_ns"], (data[-1][0] - data[0][0]) * 1e9)
         acks = self.check_capture(os.path.join(cap, "net_ring_lb0b-tx.pcap"), 1)
         self.assertEqual(tshark_count(os.path.join(cap, "net_ring_lb0b-tx.pcap"), "infiniband.bth.opcode == 17"),
                          len(acks))
