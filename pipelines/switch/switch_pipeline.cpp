@@ -305,6 +305,9 @@ struct switch_pipeline::impl {
     // every place that can give it work marks it again (mark_egress). The
     // visit order stays the port order, so a run is the same as visiting
     // every port. With several workers every port is visited, as before.
+    // On when the port I/O flags RX (port_io::rx_pending: virtual time) and
+    // one worker runs: lcores on real ports keep visiting every port.
+    bool track = false;
     std::vector<std::uint64_t> eg_active;
     timer_heap eg_timers;
     std::uint32_t link_seq = 0;   // set_link bumps it (relaxed atomic): every port is visited once
@@ -315,7 +318,7 @@ namespace {
 
 // A port may have egress work (see impl::eg_active).
 [[gnu::always_inline]] inline void mark_egress(switch_pipeline::impl& p, std::size_t port) noexcept {
-    if (!p.multi) { p.eg_active[port >> 6] |= std::uint64_t{1} << (port & 63); }
+    if (p.track) { p.eg_active[port >> 6] |= std::uint64_t{1} << (port & 63); }
 }
 std::uint32_t flush_queue(switch_pipeline::impl& p, worker_rt& w, port_rt& eg, int q) noexcept;
 }  // namespace
@@ -369,6 +372,8 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         p->ports.back()->owner = static_cast<std::uint16_t>(ow);
     }
     p->multi = workers > 1;
+    p->track = !p->multi && std::all_of(ports.begin(), ports.end(),
+                                        [](const dpdk::port_binding& b) { return b.io.rx_pending != nullptr; });
     p->eg_active.assign((ports.size() + 63) / 64, 0);
     for (std::size_t i = 0; i < ports.size(); ++i) { p->eg_active[i >> 6] |= std::uint64_t{1} << (i & 63); }
     p->eg_timers.reserve(ports.size());
@@ -1885,7 +1890,7 @@ nanos switch_pipeline::next_deadline(nanos now) noexcept {
     worker_rt& w = *p.workers[0];  // virtual time runs one worker
     nanos d = nanos::max();
     if (w.neigh && w.neigh->size() != 0) { d = std::max(now, w.neigh_next); }
-    if (p.multi) {
+    if (!p.track) {
         for (auto& pp : p.ports) { d = std::min(d, egress_deadline(p, *pp, now)); }
         return d;
     }
@@ -2012,7 +2017,8 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
         work += p.mode == fwd_mode::l2 ? rx_port<true>(p, w, in, now, cap) : rx_port<false>(p, w, in, now, cap);
         mark_egress(p, in.idx);  // a PFC frame in changes its pauses
     };
-    if (std::uint64_t* const pend = p.ports[w.ports[0]]->b.io.rx_pending; pend != nullptr && !p.multi) {
+    if (p.track) {
+        std::uint64_t* const pend = p.ports[w.ports[0]]->b.io.rx_pending;
         // The port I/O flags the ports with frames (port_io::rx_pending): in
         // port order, a port's flag cleared once its RX ring is empty.
         for (std::size_t wi = 0; wi < p.eg_active.size(); ++wi) {
@@ -2131,7 +2137,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
         }
         eg.n_staged = static_cast<std::uint16_t>(eg.n_staged - sent);
     };
-    if (p.multi) {
+    if (!p.track) {
         for (const std::uint16_t pi : w.ports) { egress_step(*p.ports[pi]); }
     } else {
         // The active ports, in port order (a port marked during the loop is
