@@ -67,11 +67,6 @@ void session::open_capture(const std::string& dir, const std::vector<std::string
 }
 
 std::vector<ethdev_stats> session::stop_ports() {
-    // A link event the EAL interrupt thread is still handling (a memif peer
-    // that just left: rocelab-gen --linger waits for that) must end before
-    // stop and close free what it frees: memif's stop and close disconnect
-    // too (dpdk::drain_interrupt_thread).
-    if (!_open.empty()) { dpdk::drain_interrupt_thread(1000); }
     std::vector<ethdev_stats> out;
     for (std::uint16_t id : _open) {
         rte_eth_stats es{};

@@ -1,13 +1,10 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/tsan.hpp"
 
-#include <rte_alarm.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,26 +34,6 @@ std::variant<int, std::string> eal_init(int argc, char** argv) {
                " (check the EAL options before '--'; on a machine without hugepages use --no-huge -m 1024)";
     }
     return ret;
-}
-
-namespace {
-void mark_drained(void* arg) { static_cast<std::atomic<bool>*>(arg)->store(true, std::memory_order_release); }
-}  // namespace
-
-bool drain_interrupt_thread(unsigned timeout_ms) noexcept {
-    std::atomic<bool> done{false};
-    if (rte_eal_alarm_set(1, mark_drained, &done) != 0) { return false; }
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (!done.load(std::memory_order_acquire)) {
-        if (std::chrono::steady_clock::now() >= until) {
-            // Not run yet: cancel it (rte_eal_alarm_cancel waits for a callback
-            // that is running), so it never touches `done` after we return.
-            rte_eal_alarm_cancel(mark_drained, &done);
-            return done.load(std::memory_order_acquire);
-        }
-        rte_delay_us_sleep(100);
-    }
-    return true;
 }
 
 void eal_cleanup() noexcept {

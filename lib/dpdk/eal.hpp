@@ -21,14 +21,6 @@ std::variant<int, std::string> eal_init(int argc, char** argv);
 void eal_cleanup() noexcept;
 // True when EAL runs without hugepages (secondary processes cannot attach).
 bool eal_no_huge() noexcept;
-// Waits (at most `timeout_ms`) until the EAL interrupt thread has finished
-// the work it was doing when this was called: an alarm, whose callback that
-// thread runs after its current one, is set and awaited. False on timeout.
-// Call it before closing ports whose driver works in that thread: a memif
-// peer's disconnect is handled there (link down first, then the regions and
-// the control channel freed), and a close racing it frees the same memory
-// twice ("EAL: Error: Invalid memory").
-bool drain_interrupt_thread(unsigned timeout_ms) noexcept;
 
 class tsc_clock {
 public:
