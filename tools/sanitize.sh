@@ -33,7 +33,8 @@ for t in json.load(sys.stdin):
     if any(s.split(":")[-1] == "unit" for s in t["suite"]) or t["name"] in want:
         print(os.path.relpath(exe, root))
 ' "$dpdk_tests")
-quiet_ninja -C build-fuzz "${exes[@]}"
+# The unit suite's config_docs runs rocelab-switch --config-schema.
+quiet_ninja -C build-fuzz "${exes[@]}" app/rocelab-switch
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=0:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
