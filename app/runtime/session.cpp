@@ -10,6 +10,7 @@
 
 #include "dpdk/pool.hpp"
 #include "runtime/app_runtime.hpp"
+#include "runtime/unmap_guard.hpp"
 
 namespace rocelab::runtime {
 
@@ -29,12 +30,14 @@ std::string joined_command_line(int argc, char** argv) {
 }
 
 void session::init_eal(int eal_argc, char** argv) {
+    [[maybe_unused]] volatile bool guard = unmap_guard_linked();  // quiescence.hpp
     auto r = dpdk::eal_init(eal_argc, argv);
     if (auto* e = std::get_if<std::string>(&r)) { die(_prog, 2, *e); }
     _eal = true;
 }
 
 void session::fail(int code, const std::string& msg) {
+    if (_eal && !_open.empty()) { dpdk::park_interrupt_thread(1000); }
     for (std::uint16_t id : _open) { dpdk::port_close(id); }
     _open.clear();
     if (_eal) { dpdk::eal_cleanup(); }
@@ -67,6 +70,10 @@ void session::open_capture(const std::string& dir, const std::vector<std::string
 }
 
 std::vector<ethdev_stats> session::stop_ports() {
+    // The workers have stopped: no link event matters any more. The EAL
+    // interrupt thread finishes what it is doing (a memif peer's disconnect)
+    // and is held, so stop and close do not race it (dpdk::park_interrupt_thread).
+    if (!_open.empty()) { dpdk::park_interrupt_thread(1000); }
     std::vector<ethdev_stats> out;
     for (std::uint16_t id : _open) {
         rte_eth_stats es{};

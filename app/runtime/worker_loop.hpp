@@ -18,7 +18,9 @@
 // not the fabric's (docs/generator.md, "Worker stalls"). After each poll it calls an optional per-loop hook
 // `hook(pipe, now)` (the switch's queue-depth sampler, queue_sampler.hpp);
 // the default no_hook compiles away. It returns when `ctl.stop` becomes true.
-// It never allocates, locks, throws or logs.
+// It never allocates, locks, throws or logs. Between two polls it reports a
+// quiescent state (quiescence.hpp): a control thread unmapping memory that a
+// PMD's burst may read waits for it.
 //
 // The pipeline publishes busy_cycles and loops (relaxed stores every 64
 // loops and at exit) for telemetry, the status line and the report.
@@ -35,6 +37,7 @@
 
 #include "core/clock.hpp"
 #include "core/units.hpp"
+#include "runtime/quiescence.hpp"
 
 namespace rocelab::runtime {
 
@@ -71,6 +74,10 @@ inline constexpr nanos stall_threshold{5000};
 template <typename Pipeline, clock_source Clock, typename Hook = no_hook>
 void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexcept {
     Pipeline& pipe = *ctl.pipe;
+    // A quiescent state between polls: a control thread that unmaps memory
+    // a port may be reading (a memif peer leaving) waits for one
+    // (quiescence.hpp, unmap_guard.cpp).
+    quiescence::reader qs;
     ctl.running.store(true, std::memory_order_release);
     std::uint64_t busy = 0;
     std::uint64_t loops = 0;
@@ -79,6 +86,7 @@ void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexc
     [[maybe_unused]] std::uint64_t stalls = 0;
     [[maybe_unused]] std::int64_t stalled = 0;
     while (!ctl.stop.load(std::memory_order_relaxed)) {
+        qs.quiescent();
         const std::uint64_t t0 = __builtin_ia32_rdtsc();
         const nanos now = clock.now();
         if constexpr (tracks_poll_gap<Pipeline>) {

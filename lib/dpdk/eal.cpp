@@ -1,10 +1,21 @@
+// rte_intr_instance_alloc and its setters are "experimental" in 22.11 (the
+// interrupt handle became opaque in 21.11); they are the only way to register
+// an interrupt source.
+#define ALLOW_EXPERIMENTAL_API 1
 #include "dpdk/eal.hpp"
 #include "dpdk/tsan.hpp"
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_interrupts.h>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -36,7 +47,58 @@ std::variant<int, std::string> eal_init(int argc, char** argv) {
     return ret;
 }
 
+namespace {
+// The parked state lives as long as the process: the parked callback never
+// returns.
+std::atomic<bool> g_parked{false};
+std::atomic<bool> g_park_requested{false};
+rte_intr_handle* g_park_handle = nullptr;  // lives as long as the process (and stays reachable)
+
+void hold_interrupt_thread(void*) {
+    g_parked.store(true, std::memory_order_release);
+    for (;;) { ::pause(); }  // until the process exits
+}
+
+// An interrupt source of our own (an eventfd made readable at once) rather
+// than an alarm: rte_eal_cleanup() unregisters the alarm source and waits
+// while its callback runs, which would be forever. The handle is a private
+// instance (libc memory), so it outlives rte_eal_cleanup()'s unmapping.
+bool request_park() noexcept {
+    const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0) { return false; }
+    rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+    if (h == nullptr || rte_intr_fd_set(h, efd) != 0 || rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) != 0 ||
+        rte_intr_callback_register(h, hold_interrupt_thread, nullptr) != 0) {
+        rte_intr_instance_free(h);
+        ::close(efd);
+        return false;
+    }
+    g_park_handle = h;
+    const std::uint64_t one = 1;
+    return ::write(efd, &one, sizeof one) == static_cast<ssize_t>(sizeof one);
+}
+}  // namespace
+
+bool park_interrupt_thread(unsigned timeout_ms) noexcept {
+    if (g_parked.load(std::memory_order_acquire)) { return true; }
+    if (!g_park_requested.exchange(true) && !request_park()) {
+        g_park_requested.store(false);
+        return false;
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (!g_parked.load(std::memory_order_acquire)) {
+        if (std::chrono::steady_clock::now() >= until) { return false; }
+        rte_delay_us_sleep(100);
+    }
+    return true;
+}
+
 void eal_cleanup() noexcept {
+    // After rte_eal_cleanup() DPDK's memory is unmapped, yet DPDK 22.11 leaves
+    // the interrupt thread running: an event arriving then (a memif peer
+    // leaving at the same moment) made it read a source's handle there and
+    // segfault. Hold it first.
+    park_interrupt_thread(1000);
     // EAL leaves its runtime directory (/var/run/dpdk/<file-prefix>: config,
     // fbarrays, mp and telemetry sockets) behind; every run has its own
     // prefix, so a primary process removes it once nothing can attach.

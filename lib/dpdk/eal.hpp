@@ -19,6 +19,16 @@ namespace rocelab::dpdk {
 std::variant<int, std::string> eal_init(int argc, char** argv);
 // rte_eal_cleanup(), then (primary process) remove the EAL runtime directory.
 void eal_cleanup() noexcept;
+// Holds the EAL interrupt thread for the rest of the process: a callback of
+// our own interrupt source that never returns. The thread first finishes the callback it is
+// in (a memif peer's disconnect: link down first, then its regions and
+// control channel freed), then handles nothing more, so stopping and closing
+// ports cannot race it (memif's stop and close disconnect too: the same
+// memory freed twice, "EAL: Error: Invalid memory"), and nothing reads
+// DPDK memory after rte_eal_cleanup() unmaps it. Call it once the workers
+// have stopped, when no further link events are wanted. False if the thread
+// did not get there within `timeout_ms` (it is then parked later, or never).
+bool park_interrupt_thread(unsigned timeout_ms) noexcept;
 // True when EAL runs without hugepages (secondary processes cannot attach).
 bool eal_no_huge() noexcept;
 

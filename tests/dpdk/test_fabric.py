@@ -267,6 +267,36 @@ class LinkDown(unittest.TestCase):
                 self.assertIn("drop_link_down", p["drops"], p["name"])
 
 
+class UnmapGuard(unittest.TestCase):
+    """The memif PMD (a plugin EAL dlopens) must call the binaries' own
+    munmap (app/runtime/unmap_guard.cpp), which waits for the workers'
+    grace period, not libc's: otherwise a peer leaving can unmap rings under
+    a worker's burst (docs/testing.md, "memif peers leaving"). The dynamic
+    linker says where it bound the symbol (LD_DEBUG=bindings)."""
+
+    def test_memif_binds_munmap_to_the_binary(self):
+        for binary, tag in ((SWITCH, "sw"), (GEN, "gen")):
+            with self.subTest(binary=os.path.basename(binary)), \
+                    tempfile.TemporaryDirectory(prefix="rocelab-unmap-") as tmp:
+                vdevs = [f"--vdev=net_memif{i},role=server,socket={os.path.join(tmp, f'm{i}.sock')}"
+                         for i in range(2)]
+                env = dict(os.environ, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=os.path.join(tmp, "ld"))
+                p = subprocess.run(
+                    [binary, "--no-huge", "-m", "1024", "--no-pci", "-l", "0-1", "--file-prefix",
+                     f"unmap-{tag}-{os.getpid()}", "--log-level", "lib.eal:error"] + vdevs +
+                    ["--", "--quiet", "--duration", "200ms"],
+                    capture_output=True, text=True, timeout=60, env=env)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                lines = []
+                for name in os.listdir(tmp):
+                    if name.startswith("ld."):
+                        with open(os.path.join(tmp, name), errors="replace") as f:
+                            lines += [l for l in f if "librte_net_memif" in l and "`munmap'" in l]
+                self.assertTrue(lines, "the memif PMD never bound munmap")
+                for l in lines:
+                    self.assertIn(f"to {binary} ", l)
+
+
 if __name__ == "__main__":
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
     import testmain  # exit 77 (meson SKIP) when a case skipped, naming it
