@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "runtime/app_common.hpp"
+#include "fabric/deadlock.hpp"
 #include "fabric/rt_scale.hpp"
 #include "fabric/topology.hpp"
 #include "config/units_parse.hpp"
@@ -505,6 +506,88 @@ private:
     csv_line _line;
 };
 
+// PFC deadlocks (lib/fabric/deadlock.hpp): at each sample, every switch
+// egress queue that has carried traffic, whether it is paused, and whether
+// the switch at the other end of its cable holds that pause (one of its
+// lossless ingress PGs on that port in XOFF). Prints a line when a cycle of
+// stuck queues is found and when it clears. Reads counters only.
+class deadlock_watch {
+public:
+    deadlock_watch(vt::fabric& f, const topology_cfg& t) : _f(f), _peer(f.node_count()) {
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            _peer[n].assign(f.port_count(n), {dl_no_node, 0});
+        }
+        for (const auto& l : t.links) {
+            _peer[l.a][static_cast<std::size_t>(l.pa)] = {static_cast<std::uint32_t>(l.b), l.pb};
+            _peer[l.b][static_cast<std::size_t>(l.pb)] = {static_cast<std::uint32_t>(l.a), l.pa};
+        }
+    }
+    void observe(nanos now, bool print) {
+        _states.clear();
+        for (std::size_t n = 0; n < _f.node_count(); ++n) {
+            if (_f.kind(n) != vt::node_kind::switch_node) { continue; }
+            auto& s = _f.switch_at(n);
+            for (std::size_t p = 0; p < s.port_count(); ++p) {
+                const std::uint8_t paused = s.paused_queues(p, now);
+                const auto [m, r] = _peer[n][p];
+                const bool peer_switch = m != dl_no_node && _f.kind(m) == vt::node_kind::switch_node;
+                bool holds = false;
+                for (int g = 0; peer_switch && g < 8 && !holds; ++g) {
+                    const sw::pg_status pg = _f.switch_at(m).pg(static_cast<std::size_t>(r), g);
+                    holds = pg.lossless && pg.xoff;
+                }
+                for (int q = 0; q < 8; ++q) {
+                    const auto qs = s.queue(p, q);
+                    if (qs.enq_packets == 0) { continue; }
+                    dl_queue_state st;
+                    st.q = {static_cast<std::uint32_t>(n), static_cast<std::uint16_t>(p), static_cast<std::uint8_t>(q)};
+                    st.paused = ((paused >> q) & 1) != 0;
+                    st.depth_bytes = qs.depth_bytes;
+                    st.sent_packets = qs.deq_packets;
+                    st.peer = peer_switch ? m : dl_no_node;
+                    st.peer_holds = holds;
+                    _states.push_back(st);
+                }
+            }
+        }
+        _d.observe(now, _states);
+        if (!print) { return; }
+        for (std::size_t i : _d.new_found()) {
+            std::printf("rocelab-fabric: PFC deadlock at %s: %s (every queue paused by the next, none sent since the "
+                        "previous sample)\n",
+                        format_time(_d.found()[i].detected).c_str(), cycle_text(_d.found()[i]).c_str());
+        }
+        for (std::size_t i : _d.new_cleared()) {
+            std::printf("rocelab-fabric: PFC deadlock found at %s cleared at %s: %s\n",
+                        format_time(_d.found()[i].detected).c_str(), format_time(_d.found()[i].cleared).c_str(),
+                        cycle_text(_d.found()[i]).c_str());
+        }
+        if (!_d.new_found().empty() || !_d.new_cleared().empty()) { std::fflush(stdout); }
+    }
+    const deadlock_detector& detector() const noexcept { return _d; }
+    std::string cycle_text(const dl_deadlock& d) const {
+        return dl_cycle_text(d.cycle, [&](std::uint32_t n, std::uint16_t p) { return port_label(n, p); });
+    }
+    // "s0:Ethernet1:3" per queue (summary.json).
+    std::vector<std::string> cycle_refs(const dl_deadlock& d) const {
+        std::vector<std::string> v;
+        for (const auto& r : d.cycle) { v.push_back(port_label(r.node, r.port) + ":" + std::to_string(r.queue)); }
+        return v;
+    }
+
+private:
+    std::string port_label(std::uint32_t n, std::uint16_t p) const {
+        std::string s = _f.node_name(n);
+        s += ':';
+        s += _f.port_name(n, p);
+        return s;
+    }
+    vt::fabric& _f;
+    std::vector<std::vector<std::pair<std::uint32_t, int>>> _peer;
+    std::vector<dl_queue_state> _states;
+    deadlock_detector _d;
+};
+
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text;
@@ -711,6 +794,8 @@ int main(int argc, char** argv) {
             if (!topo.description.empty()) { std::printf("  %s\n", topo.description.c_str()); }
             std::fflush(stdout);
             series ts(o.out, f);
+            deadlock_watch dl(f, topo);
+            mx.set_deadlocks(&dl.detector());
             using clk = std::chrono::steady_clock;
             const auto t0 = clk::now();
             const double setup_s = std::chrono::duration<double>(t0 - t_start).count();
@@ -720,6 +805,7 @@ int main(int argc, char** argv) {
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
             nanos t{0};
             ts.sample(t);
+            dl.observe(t, true);
             // Real time: the TSC from here on is fabric time; every round
             // polls every pipeline (fabric::poll_realtime), and between
             // rounds, every 256th, the time series, stop and status.
@@ -761,12 +847,14 @@ int main(int argc, char** argv) {
                     if ((++rounds & 255u) != 0) { continue; }
                     if (now >= next_sample) {
                         ts.sample(now);
+                        dl.observe(now, true);
                         next_sample = now + step;
                     }
                 } else {
                     t = std::min(duration, t + step);
                     f.run_until(t);
                     ts.sample(t);
+                    dl.observe(t, true);
                 }
                 const auto now = clk::now();
                 if (!o.quiet && now - last >= std::chrono::seconds(1)) {
@@ -982,6 +1070,25 @@ int main(int argc, char** argv) {
                             format_bytes(g.sizes.fixed).c_str(), static_cast<unsigned long long>(cf.done),
                             cf.ns.empty() ? "-" : format_time(nanos{static_cast<std::int64_t>(mean + 0.5)}).c_str(),
                             algbw, busbw);
+            }
+            j.end_array();
+            // PFC deadlocks found (lib/fabric/deadlock.hpp): when, the cycle, when it cleared.
+            j.key("deadlocks");
+            j.begin_array();
+            for (const dl_deadlock& d : dl.detector().found()) {
+                j.begin_object();
+                j.kv("detected_ns", static_cast<std::int64_t>(double(d.detected.v) * k + 0.5));
+                if (d.cleared.v >= 0) {
+                    j.kv("cleared_ns", static_cast<std::int64_t>(double(d.cleared.v) * k + 0.5));
+                } else {
+                    j.key("cleared_ns");
+                    j.null_value();
+                }
+                j.key("cycle");
+                j.begin_array();
+                for (const std::string& q : dl.cycle_refs(d)) { j.value(q); }
+                j.end_array();
+                j.end_object();
             }
             j.end_array();
             j.key("totals");

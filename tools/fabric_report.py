@@ -578,6 +578,19 @@ def html_page(summary, fabric, flows, queues, pfc_by_port, plots):
         h.append("<p class=\"note\">As nccl-tests reports them: algbw = size / mean time; busbw = algbw &times; "
                  "2(n&minus;1)/n for all-reduce, (n&minus;1)/n for the others, comparable to the link rate.</p>")
 
+    dls = summary.get("deadlocks", [])
+    if dls:
+        # PFC deadlocks the runner found (docs/scenarios.md, "PFC deadlock").
+        h.append("<h2>PFC deadlocks</h2>")
+        rows = [[esc(fmt_ns(d.get("detected_ns", 0))),
+                 esc(fmt_ns(d["cleared_ns"])) if d.get("cleared_ns") is not None else "holds at the end",
+                 esc(" \u2192 ".join(d.get("cycle", []) + d.get("cycle", [])[:1]))]
+                for d in dls]
+        h.append(table(["found", "cleared", "cycle of paused queues (node:port:queue)"], rows, numeric=range(0, 2)))
+        h.append("<p class=\"note\">Every queue on a cycle is paused by the switch it sends to, which holds the "
+                 "pause because its own queue on the cycle cannot send: nothing moves until frames are dropped "
+                 "(the PFC watchdog) or a pause is lifted.</p>")
+
     h.append("<h2>Flows</h2>")
     if sflows:
         shown = sflows

@@ -31,6 +31,7 @@ public:
     void value(const char* s) { value(std::string_view(s)); }
     void value(const std::string& s) { value(std::string_view(s)); }
     void value(bool b) { pre(); _out += b ? "true" : "false"; }
+    void null_value() { pre(); _out += "null"; }
     void value(std::uint64_t v) { pre(); _out += std::to_string(v); }
     void value(std::int64_t v) { pre(); _out += std::to_string(v); }
     void value(unsigned v) { value(static_cast<std::uint64_t>(v)); }

@@ -38,7 +38,8 @@ constexpr metric_def defs[] = {
     {"queue_peak", arg_kind::sw_port_q, u_bytes}, {"pg_peak", arg_kind::sw_port_pg, u_bytes},
     {"pfcwd_storms", arg_kind::sw_opt, u_count},  {"collectives", arg_kind::none, u_count},
     {"collective_mean", arg_kind::none, u_time},  {"algbw", arg_kind::none, u_rate},
-    {"busbw", arg_kind::none, u_rate},
+    {"busbw", arg_kind::none, u_rate},           {"deadlocks", arg_kind::none, u_count},
+    {"deadlocked", arg_kind::none, u_count},     {"deadlock_max", arg_kind::none, u_time},
 };
 
 const metric_def* find_def(const std::string& n) {
@@ -219,6 +220,15 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
             }
         });
         return v;
+    }
+    if (k == "deadlocks") { return _dl != nullptr ? double(_dl->found().size()) : 0.0; }
+    if (k == "deadlocked") { return _dl != nullptr ? double(_dl->open()) : 0.0; }
+    if (k == "deadlock_max") {
+        std::int64_t v = 0;
+        for (const dl_deadlock& d : _dl != nullptr ? _dl->found() : std::vector<dl_deadlock>{}) {
+            v = std::max(v, (d.cleared.v >= 0 ? d.cleared.v : _f.now().v) - d.detected.v);
+        }
+        return double(v);
     }
     if (k == "lossless_drops" || k == "link_drops") {
         double v = 0;

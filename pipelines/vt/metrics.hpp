@@ -25,6 +25,11 @@
 //   pfcwd_storms [SW | SW:PORT]   storms the PFC watchdog detected
 //   collectives, collective_mean  ring all-reduce: collectives completed,
 //                                 mean completion time (ns)
+//   deadlocks                     PFC deadlocks found (cycles of paused queues
+//                                 that sent nothing; fabric/deadlock.hpp)
+//   deadlocked                    ... of them still holding at the end
+//   deadlock_max                  the longest one held, ns (to the end if it
+//                                 still holds)
 //
 // validate() checks names before a run (unknown flow, host, node or port:
 // one line saying what exists); value() reads the number after it.
@@ -34,6 +39,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "fabric/deadlock.hpp"
 #include "fabric/expect.hpp"
 #include "fabric/topology.hpp"
 #include "vt/fabric.hpp"
@@ -43,6 +49,8 @@ namespace rocelab::vt {
 class metrics {
 public:
     metrics(fabric& f, const topology_cfg& t) noexcept : _f(f), _t(t) {}
+    // The runner's deadlock detector (deadlocks, deadlocked); without one both are 0.
+    void set_deadlocks(const deadlock_detector* d) noexcept { _dl = d; }
 
     // "" when the metric and its arguments name things that exist.
     std::string validate(const expect_metric& m) const;
@@ -61,6 +69,7 @@ private:
     std::string check_args(const expect_metric& m) const;
     fabric& _f;
     const topology_cfg& _t;
+    const deadlock_detector* _dl = nullptr;
     // Flow name -> (node, index), built at the first lookup (a scenario of
     // thousands of flows asks for each of them in its summary).
     mutable std::unordered_map<std::string, std::pair<std::size_t, std::size_t>> _flow_index;
