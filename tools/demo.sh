@@ -1,78 +1,102 @@
 #!/usr/bin/env bash
 # demo.sh - install what is missing, build, and run the main demo on virtual
-# devices: a 4:1 RoCEv2 incast from rocelab-gen through rocelab-switch.
+# devices: the congestion-control loop of a RoCE fabric, shown twice.
 #
-# Two processes joined by five memif links (no NICs, no hugepages):
-#   rocelab-gen  hosts h0..h3 --1Gbps--> rocelab-switch (conf/incast-lossless-1g.yaml) --1Gbps--> h4
-# Four RC queue pairs write 1MiB messages at line rate into one 1Gbps port.
-# The switch's lossless PG 3 fills, it sends PFC XOFF upstream, the
-# generator's hosts pause, and nothing is dropped: every flow gets its fair
-# quarter of the egress. The generator prints per-flow goodput and FCT; the
-# switch prints its queues and PFC counters; plots land in $out.
+# 1. Virtual time, 100 Gbps (rocelab-fabric, about a second): an 8:1 incast
+#    with PFC alone (conf/scenarios/incast-8to1-pfc.yaml) and with ECN
+#    marking below the XOFF point plus DCQCN (incast-8to1-dcqcn-loop.yaml),
+#    20 ms each, plotted side by side (tools/plot_loop.py): PFC frames over
+#    time, the queue against Kmin, Kmax and the XOFF point, each sender's
+#    goodput against its fair share.
+# 2. Real time, 1 Gbps, two processes joined by five memif links (no NICs,
+#    no hugepages): rocelab-gen's hosts h0..h3 -> rocelab-switch
+#    (conf/incast-4to1-ecn-1g.yaml) -> h4, a 4:1 incast of 1MiB RDMA WRITEs,
+#    once with --dcqcn off and once with DCQCN on (conf/gen/dcqcn-4to1-1g.yaml,
+#    its timers scaled to 1 Gbps), plotted the same way.
+# Nothing is dropped in any run: PFC holds the class lossless; the question
+# the demo answers is whether PFC or congestion control does the work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 bash tools/build.sh >/dev/null
 out=${ROCELAB_DEMO_DIR:-/tmp/rocelab-demo}
 mkdir -p "$out"
+have_plots=0
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && have_plots=1
+
+echo "== 1. virtual time, 100 Gbps: an 8:1 incast, PFC alone and with ECN + DCQCN (20 ms of fabric time each) =="
+rm -rf "$out/vt-pfc" "$out/vt-dcqcn"
+build/app/rocelab-fabric run conf/scenarios/incast-8to1-pfc.yaml --duration 20ms --out "$out/vt-pfc" --quiet \
+    | grep -E "^rocelab-fabric: ran" || true
+build/app/rocelab-fabric run conf/scenarios/incast-8to1-dcqcn-loop.yaml --out "$out/vt-dcqcn" --quiet \
+    | grep -E "^rocelab-fabric: (ran|incast)" || true
+if [[ $have_plots == 1 ]]; then
+  /usr/bin/python3 tools/plot_loop.py --off "$out/vt-pfc" --on "$out/vt-dcqcn" --port leaf0:Ethernet8 --queue 3 \
+      --out "$out/loop-100g.png" --json "$out/loop-100g.json"
+fi
+echo "   reports: $out/vt-pfc/index.html, $out/vt-dcqcn/index.html"
+
 sock="$out/sock"
 mkdir -p "$sock"
-rm -f "$sock"/*.sock
 sw_vdev=(); gen_vdev=()
 for i in 0 1 2 3 4; do
   sw_vdev+=("--vdev=net_memif$i,role=server,socket=$sock/m$i.sock")
   gen_vdev+=("--vdev=net_memif$i,role=client,socket=$sock/m$i.sock")
 done
-echo "== rocelab-switch: 5 ports at 1Gbps, lossless PG 3 (conf/incast-lossless-1g.yaml) =="
-# The switch's worker lcore runs on CPU 1, the generator's on CPU 0.
-build/app/rocelab-switch --no-huge -m 1024 --no-pci -l 0-1 --file-prefix "rl-demo-sw-$$" \
-    --log-level lib.eal:error "${sw_vdev[@]}" -- \
-    --config conf/incast-lossless-1g.yaml --duration 12s --status-interval 2s \
-    --report "$out/switch.json" --queue-csv "$out/queues.csv" > "$out/switch.log" 2>&1 &
-sw_pid=$!
-trap 'kill "$sw_pid" 2>/dev/null || true' EXIT
-# Wait for the switch's start-up banner: its ports (memif servers) are up then.
-for _ in $(seq 300); do
-  grep -q "^rocelab-switch .*ports" "$out/switch.log" 2>/dev/null && break
-  kill -0 "$sw_pid" 2>/dev/null || { cat "$out/switch.log"; exit 1; }
-  sleep 0.1
-done
-echo "== rocelab-gen: 4:1 incast, 1MiB RDMA WRITEs at 1Gbps per sender, 5 seconds =="
-build/app/rocelab-gen --no-huge -m 1024 --no-pci --lcores '0@1,1@0' --file-prefix "rl-demo-gen-$$" \
-    --log-level lib.eal:error "${gen_vdev[@]}" -- \
-    --pattern incast --senders 4 --rate 1Gbps --msg-size 1MiB --window 1024 --duration 5s \
-    --report "$out/gen.json" --timeseries "$out/flows.csv" --fct-csv "$out/fct.csv" --status-interval 1s --linger 30s
-wait "$sw_pid" || true
-trap - EXIT
-/usr/bin/python3 - "$out/gen.json" "$out/switch.json" <<'PY'
+
+# One real-time run: the switch (worker on CPU 1), then the generator
+# (worker on CPU 0) with the given DCQCN option; results in $out/rt-$1.
+run_memif() {
+  local tag=$1 d="$out/rt-$1"; shift
+  rm -rf "$d"; mkdir -p "$d"; rm -f "$sock"/*.sock
+  build/app/rocelab-switch --no-huge -m 1024 --no-pci -l 0-1 --file-prefix "rl-demo-sw-$tag-$$" \
+      --log-level lib.eal:error "${sw_vdev[@]}" -- \
+      --config conf/incast-4to1-ecn-1g.yaml --duration 9s --status-interval 2s \
+      --report "$d/switch.json" --queue-csv "$d/queues.csv" > "$d/switch.log" 2>&1 &
+  local sw_pid=$!
+  trap 'kill "$sw_pid" 2>/dev/null || true' EXIT
+  # Wait for the switch's start-up banner: its ports (memif servers) are up then.
+  for _ in $(seq 300); do
+    grep -q "^rocelab-switch .*ports" "$d/switch.log" 2>/dev/null && break
+    kill -0 "$sw_pid" 2>/dev/null || { cat "$d/switch.log"; exit 1; }
+    sleep 0.1
+  done
+  build/app/rocelab-gen --no-huge -m 1024 --no-pci --lcores '0@1,1@0' --file-prefix "rl-demo-gen-$tag-$$" \
+      --log-level lib.eal:error "${gen_vdev[@]}" -- \
+      --config conf/gen/dcqcn-4to1-1g.yaml "$@" --duration 5s --quiet \
+      --report "$d/gen.json" --timeseries "$d/flows.csv" --timeseries-interval 50ms --fct-csv "$d/fct.csv" \
+      --linger 30s > "$d/gen.log" 2>&1
+  wait "$sw_pid" || true
+  trap - EXIT
+}
+
+echo
+echo "== 2. real time, 1 Gbps over memif: a 4:1 incast, 1MiB RDMA WRITEs, 5 s with DCQCN off, then 5 s with it on =="
+run_memif off --dcqcn off
+run_memif on
+/usr/bin/python3 - "$out/rt-off" "$out/rt-on" <<'PY'
 import json, sys
-g = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
-print("\n== per flow (rocelab-gen report) ==")
-print("  goodput over the run (the flow's start to the end) and over the flow's FCT (its first message's post")
-print("  to its last message's completion); FCT p50/p99: per message, from post to completion")
-print(f"  {'flow':10} {'goodput':>10} {'over FCT':>10} {'flow FCT':>9} {'messages':>9} {'FCT p50':>9} {'FCT p99':>9}"
-      f" {'NAKs':>5} {'retx':>5} {'timeouts':>8}")
-for f in g["flows"]:
-    print(f"  {f['name']:10} {f['goodput_bps'] / 1e6:7.1f}Mbps {f['goodput_fct_bps'] / 1e6:7.1f}Mbps "
-          f"{f['flow_fct_ns'] / 1e9:8.3f}s {f['messages_completed']:>9} "
-          f"{f['fct_p50_ns'] / 1e6:7.1f}ms {f['fct_p99_ns'] / 1e6:7.1f}ms {f['naks_rx']:>5} "
-          f"{f['retransmissions']:>5} {f['timeouts']:>8}")
-e = next(p for p in s["ports"] if p["name"] == "Ethernet4")
-q3 = next(q for q in e["queues"] if q["queue"] == 3)
-print(f"\n== switch egress Ethernet4 (1Gbps) queue 3: {q3['deq_packets']} frames, peak depth {q3['max_depth_bytes']} B,"
-      f" tail drops {q3['drop_packets']} ==")
-print("\n== PFC: what the switch sent, what the hosts did ==")
-for i, p in enumerate(g["ports"][:4]):
-    sp = s["ports"][i]
-    print(f"  {sp['name']}: switch sent {sp['pfc']['xoff_sent'][3]} XOFF / {sp['pfc']['xon_sent'][3]} XON on priority 3;"
-          f" host h{i} paused {p['pause']['paused_ns'][3] / 1e6:.0f} ms")
-drops = sum(sum(v for k, v in p["drops"].items() if k != "rx_pfc_disabled_prio") for p in s["ports"])
-print(f"  switch drops: {drops}   (lossless: expected 0)")
+for d, label in ((sys.argv[1], "DCQCN off (PFC alone)"), (sys.argv[2], "DCQCN on")):
+    g = json.load(open(d + "/gen.json")); s = json.load(open(d + "/switch.json"))
+    print(f"\n-- {label} --")
+    print(f"  {'flow':10} {'goodput':>10} {'over FCT':>10} {'messages':>9} {'FCT p50':>9} {'FCT p99':>9}"
+          f" {'CNPs':>6} {'NAKs':>5} {'timeouts':>8}")
+    for f in g["flows"]:
+        print(f"  {f['name']:10} {f['goodput_bps'] / 1e6:7.1f}Mbps {f['goodput_fct_bps'] / 1e6:7.1f}Mbps "
+              f"{f['messages_completed']:>9} {f['fct_p50_ns'] / 1e6:7.1f}ms {f['fct_p99_ns'] / 1e6:7.1f}ms "
+              f"{f.get('cnp_rx', 0):>6} {f['naks_rx']:>5} {f['timeouts']:>8}")
+    e = next(p for p in s["ports"] if p["name"] == "Ethernet4")
+    q3 = next(q for q in e["queues"] if q["queue"] == 3)
+    xoff = sum(p["pfc"]["xoff_sent"][3] for p in s["ports"])
+    drops = sum(sum(v for k, v in p["drops"].items() if k != "rx_pfc_disabled_prio") for p in s["ports"])
+    print(f"  switch: {xoff} XOFF sent on priority 3; Ethernet4 queue 3 peak {q3['max_depth_bytes'] / 1e3:.0f} KB,"
+          f" {q3['ecn_marked']} CE marks; drops {drops} (lossless: expected 0)")
 PY
-if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-  /usr/bin/python3 tools/plot_gen.py --timeseries "$out/flows.csv" --report "$out/gen.json" --fct "$out/fct.csv" \
-      --out "$out/flows.png" >/dev/null 2>&1 &&
-    echo "plot: $out/flows.png (throughput per flow, FCT CDF over every message)"
-  /usr/bin/python3 tools/plot_queues.py "$out/queues.csv" --port Ethernet4 --out "$out/queues.png" \
-      --title "rocelab-switch: Ethernet4 egress during the 4:1 incast" && echo "plot: $out/queues.png"
+if [[ $have_plots == 1 ]]; then
+  echo
+  /usr/bin/python3 tools/plot_loop.py --off "$out/rt-off" --on "$out/rt-on" --port Ethernet4 --queue 3 \
+      --bin 100ms --first 1s --settle 1s --out "$out/loop-1g.png" --json "$out/loop-1g.json"
+  /usr/bin/python3 tools/plot_gen.py --timeseries "$out/rt-on/flows.csv" --report "$out/rt-on/gen.json" \
+      --fct "$out/rt-on/fct.csv" --out "$out/rt-on/flows.png" >/dev/null 2>&1 &&
+    echo "plot: $out/rt-on/flows.png (DCQCN on: throughput per flow, FCT CDF over every message)"
 fi

@@ -4,8 +4,10 @@
 // `interval` of the worker's clock it pushes one depth_sample per port into
 // an SPSC ring (a full ring counts `dropped`; the data path never waits).
 // The control thread drains the ring with queue_csv::drain() into
-//   time_s,port,queue,depth_bytes,paused
-// (time_s on the run clock; one row per queue, paused = PFC-paused bit).
+//   time_s,port,queue,depth_bytes,paused,pfc_tx
+// (time_s on the run clock; one row per queue, paused = PFC-paused bit,
+// pfc_tx = PFC/PAUSE frames the switch has sent on the port so far, the
+// same on each of the port's rows).
 #pragma once
 
 #include <array>
@@ -27,6 +29,7 @@ struct depth_sample {
     std::int64_t ns = 0;
     std::uint16_t port = 0;
     std::uint8_t paused = 0;  // queue mask paused by PFC at sample time
+    std::uint64_t pfc_tx = 0;  // PFC frames sent on the port so far
     std::array<std::uint32_t, 8> depth_bytes{};
 };
 
@@ -50,6 +53,7 @@ struct depth_sampler {
             s.ns = now.v;
             s.port = static_cast<std::uint16_t>(p);
             s.paused = pipe.paused_queues(p, now);
+            s.pfc_tx = pipe.pfc(p, now).frames_sent;
             for (int q = 0; q < 8; ++q) { s.depth_bytes[q] = static_cast<std::uint32_t>(pipe.queued_bytes(p, q)); }
             if (!out->ring.push(s)) { out->dropped.fetch_add(1, std::memory_order_relaxed); }
         }
@@ -65,7 +69,7 @@ public:
     std::string open(const std::string& path) {
         _f = std::fopen(path.c_str(), "w");
         if (_f == nullptr) { return std::string(std::strerror(errno)); }
-        std::fprintf(_f, "time_s,port,queue,depth_bytes,paused\n");
+        std::fprintf(_f, "time_s,port,queue,depth_bytes,paused,pfc_tx\n");
         _samples = std::make_unique<queue_samples>();
         return "";
     }
@@ -77,8 +81,8 @@ public:
         depth_sample s;
         while (_samples->ring.pop(s)) {
             for (int q = 0; q < 8; ++q) {
-                std::fprintf(_f, "%.6f,%s,%d,%u,%d\n", double(s.ns) / 1e9, pipe.binding(s.port).name.c_str(), q,
-                             s.depth_bytes[q], (s.paused >> q) & 1);
+                std::fprintf(_f, "%.6f,%s,%d,%u,%d,%llu\n", double(s.ns) / 1e9, pipe.binding(s.port).name.c_str(), q,
+                             s.depth_bytes[q], (s.paused >> q) & 1, static_cast<unsigned long long>(s.pfc_tx));
             }
         }
     }

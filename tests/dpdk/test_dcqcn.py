@@ -24,9 +24,11 @@ import sys
 import tempfile
 import unittest
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import ROOT  # noqa: E402
-from test_fabric import run_fabric, run_fabric_undisturbed  # noqa: E402
+from test_fabric import GEN, SWITCH, run_fabric, run_fabric_undisturbed  # noqa: E402
 
 KMIN, KMAX = 100_000, 400_000  # conf/dcqcn-2to1-1g.yaml WRED_PROFILE DCQCN_1G
 
@@ -164,6 +166,32 @@ class DcqcnClosedLoop(unittest.TestCase):
                             "--xoff", str(xoff_level(s_on, senders=2, dynamic_th=-3)),
                             "--out", png], check=True, capture_output=True)
             self.assertGreater(os.path.getsize(png), 10000)
+
+
+class DemoLoopConfigs(unittest.TestCase):
+    def test_the_demo_configs_load_and_mark_below_xoff(self):
+        """tools/demo.sh's real-time pair: the switch file loads with its
+        1 Gbps ECN thresholds below the four sender PGs' XOFF level, the
+        generator file loads (its run is the 2:1 loop above, 4 senders)."""
+        sw = subprocess.run([SWITCH, "--", "--check-config", "--config",
+                             os.path.join(ROOT, "conf", "incast-4to1-ecn-1g.yaml")],
+                            capture_output=True, text=True, timeout=60)
+        self.assertEqual(sw.returncode, 0, sw.stdout + sw.stderr)
+        self.assertIn("valid (5 ports, mode l2)", sw.stdout)
+        with open(os.path.join(ROOT, "conf", "incast-4to1-ecn-1g.yaml")) as f:
+            cfg = yaml.safe_load(f)
+        w = cfg["WRED_PROFILE"]["DCQCN_1G"]
+        kmax = int(w["green_max_threshold"].rstrip("KB")) * 1000
+        # XOFF level: 4 senders x (alpha S / (1 + 4 alpha) + reserved), alpha = 1/8, S the shared pool.
+        shared = 3033088  # the --check-config line above: "shared 3033088"
+        self.assertIn(f"shared {shared}", sw.stdout)
+        xoff = 4 * (shared / 8 / (1 + 4 / 8) + 18432)
+        self.assertLess(kmax, xoff / 2)
+        gen = subprocess.run([GEN, "--", "--check-config", "--config",
+                              os.path.join(ROOT, "conf", "gen", "dcqcn-4to1-1g.yaml")],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(gen.returncode, 0, gen.stdout + gen.stderr)
+        self.assertIn("valid (pattern incast", gen.stdout)
 
 
 class DcqcnDefaults(unittest.TestCase):

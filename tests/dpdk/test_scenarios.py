@@ -107,6 +107,40 @@ class Scenarios(unittest.TestCase):
                 with open(os.path.join(a, f), "rb") as fa, open(os.path.join(b, f), "rb") as fb:
                     self.assertEqual(fa.read(), fb.read(), f)
 
+    def test_the_loop_keeps_pfc_away(self):
+        """issue 24 item 5: the 8:1 incast with PFC alone and with ECN +
+        DCQCN (incast-8to1-dcqcn-loop.yaml), 20 ms each, and
+        tools/plot_loop.py's figures. The PFC counts are checked against the
+        switch's own per-port totals in fabric.json, Kmin/Kmax against the
+        scenario file; with DCQCN no PFC frame, the queue mostly below the
+        PFC-only run's XOFF point, the senders near their fair share."""
+        with tempfile.TemporaryDirectory() as tmp:
+            off, on = os.path.join(tmp, "off"), os.path.join(tmp, "on")
+            r = run(os.path.join(ROOT, "conf", "scenarios", "incast-8to1-pfc.yaml"), off, "--duration", "20ms")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            r = run(os.path.join(ROOT, "conf", "scenarios", "incast-8to1-dcqcn-loop.yaml"), on)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            png, js = os.path.join(tmp, "loop.png"), os.path.join(tmp, "loop.json")
+            p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "plot_loop.py"), "--off", off,
+                                "--on", on, "--out", png, "--json", js], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertGreater(os.path.getsize(png), 20000)
+            with open(js) as f:
+                fig = json.load(f)
+            for name, d in (("off", off), ("on", on)):
+                with open(os.path.join(d, "fabric.json")) as f:
+                    fab = json.load(f)
+                sent = sum(x["tx_frames"] for n in fab["nodes"] if n["name"] == "leaf0" for x in n["pfc"])
+                self.assertEqual(fig[name]["pfc_frames"], sent, name)
+            self.assertEqual((fig["kmin_bytes"], fig["kmax_bytes"]), (400000, 1600000))
+            self.assertGreater(fig["off"]["pfc_frames_after_first"], 500)
+            self.assertEqual(fig["on"]["pfc_frames"], 0)
+            self.assertLess(fig["on"]["queue_p99_bytes"], fig["first_xoff_queue_bytes"] / 4)
+            self.assertGreater(fig["off"]["queue_mean_bytes"], 10 * fig["on"]["queue_mean_bytes"])
+            self.assertGreater(fig["on"]["jain_index"], 0.98)
+            self.assertGreater(fig["on"]["goodput_sum_bps"], 85e9)
+            self.assertIn("ECN + DCQCN", p.stdout)
+
     def test_a_failed_expectation_exits_3(self):
         # pfc-storm without its storm: the victim is no longer starved.
         with open(os.path.join(ROOT, "conf", "scenarios", "pfc-storm.yaml")) as f:

@@ -832,7 +832,7 @@ class CliTests(Base):
         self.assertGreater(q3["deq_packets"], 1000)
         with open(csv) as f:
             lines = f.read().splitlines()
-        self.assertEqual(lines[0], "time_s,port,queue,depth_bytes,paused")
+        self.assertEqual(lines[0], "time_s,port,queue,depth_bytes,paused,pfc_tx")
         self.assertGreater(len(lines), 100)
         self.assertTrue(any(int(line.split(",")[3]) > 0 for line in lines[1:]))
 
