@@ -226,6 +226,9 @@ switch_cfg loader::load(const YAML::Node& root) {
     if (const auto* t = table(port_table)) {
         load_ports(*t);
     }
+    if (const auto* t = table(breakout_cfg_table)) {
+        load_breakout(*t);
+    }
     const qos_maps az = azure_roce_maps();  // each map table's built-in AZURE
     load_map_table(table(dscp_to_tc_map_table), dscp_to_tc_map_table, az.dscp_to_tc, _dscp_maps);
     load_map_table(table(dot1p_to_tc_map_table), dot1p_to_tc_map_table, az.pcp_to_tc, _dot1p_maps);

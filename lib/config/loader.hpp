@@ -309,6 +309,7 @@ private:
     void load_device_metadata(const entry& t);
     void load_switch(const entry& t);
     void load_ports(const entry& t);  // port.cpp
+    void load_breakout(const entry& t);  // breakout_cfg.cpp (after PORT)
     // DSCP_TO_TC_MAP and friends (maps.cpp; instantiated for 64 and 8).
     template <std::size_t N>
     void load_map_table(const entry* t, const table_spec& spec, const std::array<std::uint8_t, N>& azure,

@@ -15,12 +15,13 @@ namespace {
 using namespace detail;
 
 // Loading order (config/loader.cpp); a nested mapping follows its table.
-constexpr std::array<const table_spec*, 25> all_tables = {
+constexpr std::array<const table_spec*, 26> all_tables = {
     &rocelab_table,
     &headroom_table,
     &device_metadata_table,
     &switch_table,
     &port_table,
+    &breakout_cfg_table,
     &dscp_to_tc_map_table,
     &dot1p_to_tc_map_table,
     &tc_to_queue_map_table,

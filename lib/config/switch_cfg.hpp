@@ -66,6 +66,7 @@ struct port_cfg {
     std::uint8_t pfc_enable = 0; // bit n = priority n (used by the PFC issue)
     std::vector<ip_prefix> addresses;  // INTERFACE "Ethernet0|10.0.0.1/31"
     std::optional<std::uint16_t> tx_ring_size;  // none = switch_cfg::tx_ring_size
+    std::vector<std::uint32_t> lanes;  // PORT lanes ("0,1,2,3"): the serdes lanes it uses; empty = not given
     // Lossless classes: BUFFER_PG (by ingress PG), PORT_QOS_MAP pfc_mode /
     // pfc_quanta / pfcwd_sw_enable, CABLE_LENGTH, PFC_WD.
     std::array<pg_buffer_cfg, num_pgs> pgs{};
@@ -81,6 +82,20 @@ struct port_cfg {
     std::array<queue_buffer_cfg, 8> egress_buffers{};
 };
 
+// BREAKOUT_CFG|<port>: one physical port (its lanes) used as `count` ports
+// of `speed` each (brkout_mode "2x200G", "4x100G[40G]"). The ports are
+// PORT entries, the first one named by the key; see docs/config.md.
+struct breakout_cfg {
+    std::string port;                      // the key: the first port of the breakout
+    std::string mode;                      // brkout_mode as written
+    unsigned count = 1;                    // ports it makes
+    bits_per_sec speed{};                  // each one's speed
+    std::vector<bits_per_sec> alt_speeds;  // the bracket's speeds ("[40G]"): also allowed
+    bits_per_sec lane_speed{};             // lane_speed (rocelab): what one lane carries
+    std::vector<std::uint32_t> lanes;      // the physical port's lanes, in order
+    std::vector<std::string> ports;        // the ports it makes, in lane order
+};
+
 struct switch_cfg {
     std::string source;             // file path, or "<built-in defaults>"
     fwd_mode mode = fwd_mode::l2;
@@ -88,6 +103,7 @@ struct switch_cfg {
     nanos fdb_aging{300'000'000'000};    // 300s
     std::uint64_t seed = 1;
     std::vector<port_cfg> ports;    // empty = all probed ports with defaults
+    std::vector<breakout_cfg> breakouts;  // BREAKOUT_CFG, checked against PORT's lanes and speeds
     // Settings for probed ports when `ports` is empty: AZURE maps and
     // scheduler, pfc_enable 3,4, plus any `global` PORT_QOS_MAP / QUEUE
     // entries. name is empty and port_id -1; see probed_port_cfg().

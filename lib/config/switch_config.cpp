@@ -371,6 +371,12 @@ std::string describe_switch_cfg(const switch_cfg& cfg) {
           << format_ratio(cfg.over_subscribe_ratio) << ")";
     }
     o << "\n";
+    for (const auto& b : cfg.breakouts) {
+        o << "  BREAKOUT_CFG " << b.port << ": " << b.mode << " over lanes " << b.lanes.front() << "-" << b.lanes.back()
+          << " (" << format_rate(bits_per_sec{b.lane_speed.v * b.lanes.size()}) << "): ";
+        for (std::size_t i = 0; i < b.ports.size(); ++i) { o << (i ? ", " : "") << b.ports[i]; }
+        o << "\n";
+    }
     for (const auto& sp : cfg.pools) {
         o << "  BUFFER_POOL " << sp.name << ": " << (sp.ingress ? "ingress" : "egress") << ", "
           << (sp.mode == threshold_mode::dynamic_th ? "dynamic" : "static") << ", size "

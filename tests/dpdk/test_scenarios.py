@@ -141,6 +141,66 @@ class Scenarios(unittest.TestCase):
             self.assertGreater(fig["on"]["goodput_sum_bps"], 85e9)
             self.assertIn("ECN + DCQCN", p.stdout)
 
+    def test_breakout_doubles_the_radix(self):
+        """issue 24 item 1: the leaf of 32 physical 400G ports in 1x400G (32
+        hosts) and 2x200G (64 hosts, two ports and two cables per physical
+        port), the same ring all-reduce. The files are the tool's; the
+        switch reads 32 breakouts; busbw is recomputed from the collective
+        time with nccl-tests' formula and is each host link's share."""
+        tool = os.path.join(ROOT, "tools", "gen_breakout_scenario.py")
+        got = {}
+        for mode, hosts, gbps in (("2x200G", 64, 200), ("1x400G", 32, 400)):
+            path = os.path.join(ROOT, "conf", "scenarios", f"breakout-{mode.lower()}-allreduce.yaml")
+            want = subprocess.run(["/usr/bin/python3", tool, "--mode", mode], capture_output=True, text=True,
+                                  check=True).stdout
+            with open(path) as f:
+                self.assertEqual(f.read(), want, path)
+            with tempfile.TemporaryDirectory() as out:
+                r = run(path, out)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                s = json.load(open(os.path.join(out, "summary.json")))
+                with open(os.path.join(out, "leaf0.json")) as f:
+                    ports = json.load(f)["ports"]
+            self.assertEqual(len(ports), hosts)
+            c = s["collectives"][0]
+            self.assertEqual(c["ranks"], hosts)
+            busbw = 16 * 2**20 * 8 / (c["time_mean_ns"] / 1e9) * 2 * (hosts - 1) / hosts / 1e9
+            self.assertAlmostEqual(busbw, c["busbw_gbps"], delta=0.01)
+            self.assertGreater(busbw, 0.9 * gbps)
+            self.assertLessEqual(busbw, gbps)
+            got[mode] = busbw
+        # Twice the hosts, each at half the rate.
+        self.assertAlmostEqual(got["2x200G"] / got["1x400G"], 0.5, delta=0.03)
+        # The switch's view: 32 breakouts of two ports each.
+        sw = os.path.join(BUILD, "app", "rocelab-switch")
+        with tempfile.TemporaryDirectory() as tmp:
+            import yaml
+            with open(os.path.join(ROOT, "conf", "scenarios", "breakout-2x200g-allreduce.yaml")) as f:
+                cfg = yaml.safe_load(f)["switches"][0]["config"]
+            for i, port in enumerate(cfg["PORT"].values()):
+                port["port_id"] = i  # what the fabric gives each port; a standalone switch needs it
+            p = os.path.join(tmp, "leaf.yaml")
+            with open(p, "w") as f:
+                yaml.safe_dump(cfg, f)
+            r = subprocess.run([sw, "--", "--check-config", "--config", p], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            lines = [l.strip() for l in r.stdout.splitlines() if "BREAKOUT_CFG" in l]
+            self.assertEqual(len(lines), 32)
+            self.assertIn("BREAKOUT_CFG Ethernet0: 2x200G over lanes 0-7 (400Gbps): Ethernet0, Ethernet4", lines)
+            # A mode the port cannot hold: one line, nothing runs.
+            bad = open(os.path.join(ROOT, "conf", "scenarios", "breakout-2x200g-allreduce.yaml")).read()
+            bad = bad.replace("Ethernet8: {brkout_mode: 2x200G}", "Ethernet8: {brkout_mode: 2x400G}")
+            bp = os.path.join(tmp, "bad.yaml")
+            with open(bp, "w") as f:
+                f.write(bad)
+            r = run(bp, os.path.join(tmp, "out"))
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            err = [l for l in r.stderr.splitlines() if l.strip()]
+            self.assertEqual(len(err), 1, r.stderr)
+            self.assertIn("BREAKOUT_CFG|Ethernet8|brkout_mode: 2x400G needs 800Gbps", err[0])
+            self.assertFalse(os.path.exists(os.path.join(tmp, "out", "summary.json")))
+
     def test_a_failed_expectation_exits_3(self):
         # pfc-storm without its storm: the victim is no longer starved.
         with open(os.path.join(ROOT, "conf", "scenarios", "pfc-storm.yaml")) as f:

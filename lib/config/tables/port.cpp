@@ -3,7 +3,10 @@
 #include "config/loader.hpp"
 #include "config/tables/tables.hpp"
 
+#include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace rocelab::detail {
 namespace {
@@ -14,8 +17,7 @@ constexpr std::string_view trust_choices[] = {"dscp", "pcp"};
 constexpr std::string_view vlan_mode_choices[] = {"untagged", "tagged"};
 // SONiC's PORT fields with no rocelab meaning: refused in YAML, dropped and
 // listed in a config_db.json (config_db.cpp), which always has some of them.
-constexpr std::string_view refused[] = {"lanes",
-                                        "alias",
+constexpr std::string_view refused[] = {"alias",
                                         "index",
                                         "fec",
                                         "autoneg",
@@ -93,7 +95,31 @@ constexpr field_spec tx_ring_size{.name = "tx_ring_size",
                                   .noun = "a descriptor count",
                                   .dflt = "ROCELAB `tx_ring_size`",
                                   .doc = "per-port override"};
-constexpr field_spec all[] = {device, port_id, speed, mtu, mac, trust, vlan_mode, vlan, tx_ring_size};
+constexpr field_spec lanes{.name = "lanes",
+                           .kind = field_kind::text,
+                           .noun = "a comma list of lane numbers such as \"0,1,2,3\"",
+                           .dflt = "-",
+                           .doc = "the serdes lanes the port uses (SONiC's string); each lane belongs to one "
+                                  "port. Needed by BREAKOUT_CFG; otherwise only checked"};
+constexpr field_spec all[] = {device, port_id, speed, mtu, mac, trust, vlan_mode, vlan, tx_ring_size, lanes};
+
+// "0,1,2,3" -> {0, 1, 2, 3}; empty on a malformed list.
+std::vector<std::uint32_t> parse_lanes(const std::string& text) {
+    std::vector<std::uint32_t> out;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        std::string item = text.substr(at, comma - at);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (item.empty() || item.size() > 5 || item.find_first_not_of("0123456789") != std::string::npos) {
+            return {};
+        }
+        out.push_back(static_cast<std::uint32_t>(std::stoul(item)));
+        at = comma + 1;
+    }
+    return out;
+}
 
 }  // namespace fld
 }  // namespace
@@ -107,6 +133,7 @@ constexpr table_spec port_table{
 };
 
 void loader::load_ports(const entry& t) {
+    std::map<std::uint32_t, std::string> by_lane;
     std::map<int, std::string> by_id;
     std::map<std::string, std::string> by_device;
     for (const auto& k : entries(t)) {
@@ -165,6 +192,20 @@ void loader::load_ports(const entry& t) {
                  "vlan_mode: tagged needs a VLAN id: vlan: " + range_text(fld::vlan));
         }
         read(f, fld::tx_ring_size, p.tx_ring_size);
+        if (const auto* e = find(f, fld::lanes)) {
+            p.lanes = fld::parse_lanes(get_text(*e, fld::lanes));
+            if (p.lanes.empty() || p.lanes.size() > 16) {
+                fail_value(*e, std::string(fld::lanes.noun) + " (1 to 16 lanes, each 0..99999)");
+            }
+            for (const std::uint32_t l : p.lanes) {
+                const auto [it, inserted] = by_lane.emplace(l, k.key);
+                if (!inserted) {
+                    fail(mark_of(*e), e->path,
+                         "lane " + std::to_string(l) + " is already used by port " + it->second +
+                             (it->second == k.key ? " (listed twice)" : ""));
+                }
+            }
+        }
         const std::uint32_t l2_header = p.vlan == vlan_mode::tagged ? 18 : 14;
         if (p.mtu + l2_header > _cfg.max_frame) {
             const auto* e = find(f, fld::mtu);

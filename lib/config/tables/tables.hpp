@@ -12,6 +12,7 @@ extern const table_spec headroom_table;         // rocelab.cpp: ROCELAB|headroom
 extern const table_spec device_metadata_table;  // device_metadata.cpp
 extern const table_spec switch_table;           // switch.cpp
 extern const table_spec port_table;             // port.cpp
+extern const table_spec breakout_cfg_table;     // breakout_cfg.cpp
 extern const table_spec dscp_to_tc_map_table;   // maps.cpp (the five maps)
 extern const table_spec dot1p_to_tc_map_table;
 extern const table_spec tc_to_queue_map_table;

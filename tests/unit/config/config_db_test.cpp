@@ -299,7 +299,10 @@ TEST(ConfigDb, IgnoredTablesAreCollectedAndDoNotFail) {
     }
     EXPECT_FALSE(contains(c.ignored_tables, "PORT"));
     EXPECT_TRUE(std::is_sorted(c.ignored_tables.begin(), c.ignored_tables.end()));
-    for (const char* f : {"PORT|lanes", "PORT|alias", "PORT|index", "PORT|admin_status", "PORT|fec",
+    // PORT lanes are read (BREAKOUT_CFG splits them), not skipped.
+    EXPECT_FALSE(contains(c.ignored_fields, "PORT|lanes"));
+    EXPECT_FALSE(c.ports[0].lanes.empty());
+    for (const char* f : {"PORT|alias", "PORT|index", "PORT|admin_status", "PORT|fec",
                           "DEVICE_METADATA|hwsku", "DEVICE_METADATA|hostname", "DEVICE_METADATA|type",
                           "PORT_QOS_MAP|pfc_to_pg_map"}) {
         EXPECT_TRUE(contains(c.ignored_fields, f)) << f;
@@ -327,8 +330,9 @@ TEST(ConfigDb, RecognisedByContentNotExtension) {
     auto r = load_switch_cfg_from_string(json, "whatever.yaml");
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_TRUE(r->config_db);
-    // YAML that is not a JSON object keeps the strict loader.
-    EXPECT_FALSE(load_switch_cfg_from_string("PORT:\n  Ethernet0: {port_id: 0, lanes: \"1\"}\n", "t.yaml"));
+    // YAML that is not a JSON object keeps the strict loader (a SONiC-only field is an error).
+    EXPECT_FALSE(load_switch_cfg_from_string("PORT:\n  Ethernet0: {port_id: 0, alias: \"x\"}\n", "t.yaml"));
+    EXPECT_TRUE(load_switch_cfg_from_string("PORT:\n  Ethernet0: {port_id: 0, lanes: \"1\"}\n", "t.yaml"));
 }
 
 TEST(ConfigDb, SonicEncodings) {
