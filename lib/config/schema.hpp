@@ -63,6 +63,73 @@ struct field_spec {
     bool sonic_only = false;  // SONiC's field, read and checked but not modelled (a note says so)
 };
 
+// Builders for the kinds most fields are, so that a descriptor writes only
+// what is its own (a field with more to say is written out in full).
+
+// A whole number lo..hi; `noun` says what it counts ("a descriptor count").
+constexpr field_spec count_field(std::string_view name, std::int64_t lo, std::uint64_t hi, std::string_view noun,
+                                 std::string_view dflt, std::string_view doc) {
+    return {.name = name, .kind = field_kind::uint, .lo = lo, .hi = hi, .noun = noun, .dflt = dflt, .doc = doc};
+}
+
+// Bytes as SONiC writes them: a bare number is bytes and the range reads in
+// bytes ("68..9216 bytes"); `limit`: a further limit the loader applies.
+constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                      std::string_view dflt, std::string_view doc, std::string_view limit = {}) {
+    return {.name = name,
+            .kind = field_kind::bytes,
+            .lo = lo,
+            .hi = hi,
+            .bare_unit = 1,
+            .in_bytes = true,
+            .limit = limit,
+            .dflt = dflt,
+            .doc = doc};
+}
+
+// A size written with its unit ("1MiB"; the range reads "64B..1GiB").
+constexpr field_spec size_field(std::string_view name, std::int64_t lo, std::uint64_t hi, std::string_view dflt,
+                                std::string_view doc) {
+    return {.name = name, .kind = field_kind::bytes, .lo = lo, .hi = hi, .dflt = dflt, .doc = doc};
+}
+
+// A time lo..hi (nanoseconds); `bare_unit`: the unit of a bare number, 0 = a
+// unit is required.
+constexpr field_spec time_field(std::string_view name, std::int64_t lo, std::uint64_t hi, std::int64_t bare_unit,
+                                std::string_view dflt, std::string_view doc) {
+    return {.name = name,
+            .kind = field_kind::time,
+            .lo = lo,
+            .hi = hi,
+            .bare_unit = bare_unit,
+            .dflt = dflt,
+            .doc = doc};
+}
+
+// One of `choices` (case-insensitive); flag_field: on/off, true/false.
+constexpr field_spec choice_field(std::string_view name, std::span<const std::string_view> choices,
+                                  std::string_view dflt, std::string_view doc) {
+    return {.name = name, .kind = field_kind::choice, .choices = choices, .dflt = dflt, .doc = doc};
+}
+constexpr field_spec flag_field(std::string_view name, std::span<const std::string_view> choices,
+                                std::string_view dflt, std::string_view doc) {
+    return {.name = name, .kind = field_kind::flag, .choices = choices, .dflt = dflt, .doc = doc};
+}
+
+// The name of an entry of `table`; `bracketed`: SONiC's "[TABLE|name]" too.
+constexpr field_spec reference_field(std::string_view name, std::string_view table, std::string_view noun,
+                                     std::string_view dflt, std::string_view doc, bool bracketed = false,
+                                     std::string_view limit = {}) {
+    return {.name = name,
+            .kind = field_kind::reference,
+            .noun = noun,
+            .ref_table = table,
+            .bracketed = bracketed,
+            .limit = limit,
+            .dflt = dflt,
+            .doc = doc};
+}
+
 enum class table_shape : std::uint8_t {
     fields,         // TABLE: {field: value, ...} (ROCELAB)
     keyed,          // TABLE: {key: {field: value, ...}, ...}

@@ -9,17 +9,12 @@
 namespace rocelab::detail {
 namespace {
 
-constexpr field_spec fields_pg[] = {
-    {.name = "profile",
-     .kind = field_kind::reference,
-     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
-     .ref_table = "BUFFER_PROFILE",
-     .bracketed = true,
-     .limit = "or `NULL`",
-     .dflt = "required (optional with `buffer_model: dynamic`)",
-     .doc = "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose "
-            "headroom "
-            "is computed (dynamic model)"}};
+constexpr field_spec fields_pg[] = {reference_field(
+    "profile", "BUFFER_PROFILE", "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
+    "required (optional with `buffer_model: dynamic`)",
+    "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose headroom "
+    "is computed (dynamic model)",
+    true, "or `NULL`")};
 
 }  // namespace
 

@@ -11,15 +11,9 @@
 namespace rocelab::detail {
 namespace {
 
-constexpr field_spec fields_queue[] = {
-    {.name = "profile",
-     .kind = field_kind::reference,
-     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
-     .ref_table = "BUFFER_PROFILE",
-     .bracketed = true,
-     .limit = "or `NULL`",
-     .dflt = "required",
-     .doc = "an egress profile (in an egress pool), or `NULL` for none"}};
+constexpr field_spec fields_queue[] = {reference_field(
+    "profile", "BUFFER_PROFILE", "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
+    "required", "an egress profile (in an egress pool), or `NULL` for none", true, "or `NULL`")};
 
 }  // namespace
 

@@ -8,13 +8,8 @@ namespace rocelab::detail {
 namespace {
 namespace fld {
 
-constexpr field_spec default_dynamic_th{.name = "default_dynamic_th",
-                                        .kind = field_kind::integer,
-                                        .lo = -8,
-                                        .hi = 8,
-                                        .noun = "an exponent (alpha = 2^dynamic_th)",
-                                        .dflt = "0",
-                                        .doc = "dynamic_th of the computed lossless PGs (NULL profiles)"};
+constexpr field_spec default_dynamic_th =
+    dynamic_th_field("default_dynamic_th", "0", "dynamic_th of the computed lossless PGs (NULL profiles)");
 constexpr field_spec over_subscribe_ratio{
     .name = "over_subscribe_ratio",
     .kind = field_kind::ratio,

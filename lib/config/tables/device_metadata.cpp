@@ -18,12 +18,9 @@ constexpr field_spec mac{
     .doc =
         "the switch (router) MAC used on every port; not set: each port uses its own MAC "
         "(PORT `mac`, else the device's)"};
-constexpr field_spec buffer_model{
-    .name = "buffer_model",
-    .kind = field_kind::choice,
-    .choices = model_choices,
-    .dflt = "`traditional`",
-    .doc = "what the buffer tables mean (see DEVICE_METADATA buffer_model below)"};
+constexpr field_spec buffer_model =
+    choice_field("buffer_model", model_choices, "`traditional`",
+                 "what the buffer tables mean (see DEVICE_METADATA buffer_model below)");
 constexpr field_spec all[] = {mac, buffer_model};
 
 }  // namespace fld

@@ -12,11 +12,8 @@ namespace fld {
 
 constexpr field_spec neigh{
     .name = "neigh", .kind = field_kind::mac, .dflt = "required", .doc = "the neighbour's MAC address"};
-constexpr field_spec family{.name = "family",
-                            .kind = field_kind::choice,
-                            .choices = family_choices,
-                            .dflt = "the address's",
-                            .doc = "must match the address"};
+constexpr field_spec family =
+    choice_field("family", family_choices, "the address's", "must match the address");
 constexpr field_spec all[] = {neigh, family};
 
 }  // namespace fld

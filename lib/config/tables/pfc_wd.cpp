@@ -26,28 +26,15 @@ constexpr std::string_view global_refused[] = {"BIG_RED_SWITCH"};
 // Times: bare numbers are milliseconds (SONiC); below 100ms is a rocelab extension.
 namespace fld {
 
-constexpr field_spec detection_time{.name = "detection_time",
-                                    .kind = field_kind::time,
-                                    .lo = (1_ms).v,
-                                    .hi = (5000_ms).v,
-                                    .bare_unit = (1_ms).v,
-                                    .dflt = "`200ms`",
-                                    .doc = "a queue paused (PFC storm) this long is mitigated"};
-constexpr field_spec restoration_time{.name = "restoration_time",
-                                      .kind = field_kind::time,
-                                      .lo = (1_ms).v,
-                                      .hi = (60000_ms).v,
-                                      .bare_unit = (1_ms).v,
-                                      .dflt = "`200ms`",
-                                      .doc = "mitigation ends after this long without received PFC"};
-constexpr field_spec action{
-    .name = "action",
-    .kind = field_kind::choice,
-    .choices = action_choices,
-    .dflt = "`drop`",
-    .doc =
-        "`drop`: discard the queue's traffic and the PG's ingress (incl. PFC frames); "
-        "`forward`: ignore PFC and transmit; `alert`: count only"};
+constexpr field_spec detection_time = time_field("detection_time", (1_ms).v, (5000_ms).v, (1_ms).v, "`200ms`",
+                                                 "a queue paused (PFC storm) this long is mitigated");
+constexpr field_spec restoration_time =
+    time_field("restoration_time", (1_ms).v, (60000_ms).v, (1_ms).v, "`200ms`",
+               "mitigation ends after this long without received PFC");
+constexpr field_spec action =
+    choice_field("action", action_choices, "`drop`",
+                 "`drop`: discard the queue's traffic and the PG's ingress (incl. PFC frames); "
+                 "`forward`: ignore PFC and transmit; `alert`: count only");
 constexpr field_spec all[] = {detection_time, restoration_time, action};
 
 }  // namespace fld
@@ -55,15 +42,10 @@ constexpr field_spec all[] = {detection_time, restoration_time, action};
 namespace gfld {
 
 // SONiC: 100..1000 ms; shorter is a rocelab extension.
-constexpr field_spec poll_interval{.name = "POLL_INTERVAL",
-                                   .kind = field_kind::time,
-                                   .lo = (1_ms).v,
-                                   .hi = (1000_ms).v,
-                                   .bare_unit = (1_ms).v,
-                                   .dflt = "`10ms`",
-                                   .doc =
-                                       "how often the watchdog samples; at most the shortest detection or "
-                                       "restoration time of an enabled port"};
+constexpr field_spec poll_interval =
+    time_field("POLL_INTERVAL", (1_ms).v, (1000_ms).v, (1_ms).v, "`10ms`",
+               "how often the watchdog samples; at most the shortest detection or "
+               "restoration time of an enabled port");
 constexpr field_spec all[] = {poll_interval};
 
 }  // namespace gfld

@@ -70,24 +70,15 @@ constexpr field_spec pfcwd_sw_enable{.name = "pfcwd_sw_enable",
                                      .doc =
                                          "the egress queues the PFC watchdog guards, on ports that have a "
                                          "PFC_WD entry"};
-constexpr field_spec pfc_mode{
-    .name = "pfc_mode",
-    .kind = field_kind::choice,
-    .choices = pfc_mode_choices,
-    .dflt = "`pfc`",
-    .doc =
-        "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
-        "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when"};
-constexpr field_spec pfc_quanta{.name = "pfc_quanta",
-                                .kind = field_kind::uint,
-                                .lo = 1,
-                                .hi = 65535,
-                                .noun = "a pause time in quanta of 512 bit times",
-                                .dflt = "65535",
-                                .doc =
-                                    "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
-                                    "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
-                                    "early"};
+constexpr field_spec pfc_mode =
+    choice_field("pfc_mode", pfc_mode_choices, "`pfc`",
+                 "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
+                 "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when");
+constexpr field_spec pfc_quanta =
+    count_field("pfc_quanta", 1, 65535, "a pause time in quanta of 512 bit times", "65535",
+                "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
+                "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
+                "early");
 constexpr field_spec all[] = {dscp_to_tc_map,  dot1p_to_tc_map,  tc_to_queue_map,
                               tc_to_pg_map,    pfc_to_queue_map, pfc_enable,
                               pfcwd_sw_enable, pfc_mode,         pfc_quanta};

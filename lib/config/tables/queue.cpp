@@ -24,21 +24,13 @@ constexpr std::string_view refused[] = {"buffer_profile"};
 
 namespace fld {
 
-constexpr field_spec scheduler{.name = "scheduler",
-                               .kind = field_kind::reference,
-                               .noun = "a SCHEDULER name such as scheduler.0",
-                               .ref_table = "SCHEDULER",
-                               .dflt = "see SCHEDULER",
-                               .doc = "how the queue is served"};
-constexpr field_spec max_bytes{
-    .name = "max_bytes",
-    .kind = field_kind::bytes,
-    .lo = 64,
-    .hi = (1024_MiB).v,
-    .dflt = "`1MiB`",
-    .doc =
-        "**rocelab extension**: a packet that would take the queue above this many "
-        "bytes is tail-dropped"};
+constexpr field_spec scheduler =
+    reference_field("scheduler", "SCHEDULER", "a SCHEDULER name such as scheduler.0", "see SCHEDULER",
+                    "how the queue is served");
+constexpr field_spec max_bytes =
+    size_field("max_bytes", 64, (1024_MiB).v, "`1MiB`",
+               "**rocelab extension**: a packet that would take the queue above this many "
+               "bytes is tail-dropped");
 constexpr field_spec max_packets{
     .name = "max_packets",
     .kind = field_kind::uint,
@@ -51,13 +43,10 @@ constexpr field_spec max_packets{
         "**rocelab extension**: the same limit in packets. Queues are linked "
         "through the frames (no ring), so the only bound is the number of packet "
         "buffers"};
-constexpr field_spec wred_profile{.name = "wred_profile",
-                                  .kind = field_kind::reference,
-                                  .noun = "a WRED_PROFILE name such as AZURE_LOSSLESS",
-                                  .ref_table = "WRED_PROFILE",
-                                  .bracketed = true,
-                                  .dflt = "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
-                                  .doc = "WRED/ECN marking of the queue, see WRED_PROFILE"};
+constexpr field_spec wred_profile =
+    reference_field("wred_profile", "WRED_PROFILE", "a WRED_PROFILE name such as AZURE_LOSSLESS",
+                    "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
+                    "WRED/ECN marking of the queue, see WRED_PROFILE", true);
 constexpr field_spec all[] = {scheduler, max_bytes, max_packets, wred_profile};
 
 }  // namespace fld

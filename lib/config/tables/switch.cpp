@@ -13,13 +13,8 @@ constexpr std::string_view refused[] = {"ecmp_hash_seed", "lag_hash_seed", "fdb_
 namespace fld {
 
 // SONiC gives this in seconds, so a bare number is accepted.
-constexpr field_spec fdb_aging_time{.name = "fdb_aging_time",
-                                    .kind = field_kind::time,
-                                    .lo = (1_s).v,
-                                    .hi = (1000000_s).v,
-                                    .bare_unit = (1_s).v,
-                                    .dflt = "`300s`",
-                                    .doc = "an FDB entry not refreshed for this long is removed"};
+constexpr field_spec fdb_aging_time = time_field("fdb_aging_time", (1_s).v, (1000000_s).v, (1_s).v, "`300s`",
+                                                 "an FDB entry not refreshed for this long is removed");
 constexpr field_spec all[] = {fdb_aging_time};
 
 }  // namespace fld

@@ -64,11 +64,7 @@ constexpr field_spec wred_green_enable =
 constexpr field_spec wred_yellow_enable = enable("wred_yellow_enable", "as `wred_green_enable`, for yellow");
 constexpr field_spec wred_red_enable = enable("wred_red_enable", "as `wred_green_enable`, for red");
 constexpr std::string_view ecn_doc = "colours whose ECN-capable packets are marked CE instead of dropped";
-constexpr field_spec ecn{.name = "ecn",
-                         .kind = field_kind::choice,
-                         .choices = ecn_mode_names,
-                         .dflt = "`ecn_none`",
-                         .doc = ecn_doc};
+constexpr field_spec ecn = choice_field("ecn", ecn_mode_names, "`ecn_none`", ecn_doc);
 constexpr field_spec green_min_threshold =
     min_threshold("green_min_threshold", "Kmin: no marking/dropping at or below this queue depth");
 constexpr field_spec green_max_threshold =
