@@ -376,6 +376,13 @@ field_map loader::fields(const entry& owner, const table_spec& t) const {
     return out;
 }
 
+void loader::check_only_key(const entry& k, const table_spec& t) const {
+    const std::string key(t.only_key);
+    if (k.key != key) {
+        fail(k.key_node.Mark(), k.path, "unknown key; the only key is " + key + did_you_mean(k.key, {key}));
+    }
+}
+
 const entry* loader::find(const field_map& f, const field_spec& s) const {
     const auto it = f.find(s.name);
     return it == f.end() ? nullptr : &it->second;
@@ -741,6 +748,47 @@ const std::pair<const std::string, buffer_profile>* loader::profile_ref(const en
                                       did_you_mean(name, names)));
     }
     return &*it;
+}
+
+void loader::bind_buffer_profiles(
+    const entry& t, const buffer_binding& b,
+    const std::function<void(const entry&, const profile_entry*, std::size_t, int)>& bind) {
+    const auto all = entries(t);
+    const auto order = global_first(all, [](const entry& e) {
+        const auto bar = e.key.rfind('|');
+        return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+    });
+    const auto pool_kind = [](bool ingress) { return std::string(ingress ? "ingress" : "egress"); };
+    std::map<std::pair<std::size_t, int>, std::string> set_by;
+    for (const entry* kp : order) {
+        const entry& k = *kp;
+        const std::string& path = k.path;
+        const auto [targets, numbers] = buffer_key(k, path, b.what, b.example);
+        const auto* ref = profile_ref(k, b.table, b.absent_ok);
+        if (ref != nullptr && ref->second.ingress != b.ingress) {
+            fail(k.key_node.Mark(), path + "|profile",
+                 "profile " + ref->first + " is in the " + pool_kind(ref->second.ingress) + " pool " +
+                     ref->second.pool + ": " + std::string(b.table.name) + " takes " + pool_kind(b.ingress) +
+                     " profiles");
+        }
+        for (const std::size_t target : targets) {
+            for (int n = 0; n < b.count; ++n) {
+                if ((numbers & (1u << n)) == 0) {
+                    continue;
+                }
+                if (target != all_ports) {
+                    const auto [sit, inserted] = set_by.emplace(std::pair{target, n}, k.key);
+                    if (!inserted) {
+                        fail(k.key_node.Mark(), path,
+                             std::string(b.one) + " " + std::to_string(n) + " of port " +
+                                 _cfg.ports[target].name + " already gets a profile from key " +
+                                 quote(sit->second));
+                    }
+                }
+                bind(k, ref, target, n);
+            }
+        }
+    }
 }
 
 // Port whose INTERFACE subnet holds `addr`, or all_ports if none.

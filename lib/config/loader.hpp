@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -171,6 +172,17 @@ private:
     // the accepted fields.
     field_map fields(const entry& owner, const table_spec& t) const;
     const entry* find(const field_map& f, const field_spec& s) const;
+    // A table with one fixed key (t.only_key: DEVICE_METADATA|localhost):
+    // `fn` gets that key's checked fields (fields()); any other key is an
+    // error.
+    template <class Fn>
+    void with_only_key(const entry& owner, const table_spec& t, Fn fn) const {
+        for (const auto& k : entries(owner)) {
+            check_only_key(k, t);
+            fn(fields(k, t));
+        }
+    }
+    void check_only_key(const entry& k, const table_spec& t) const;
 
     // ---------------------------------------------- typed getters (loader.cpp)
     //
@@ -355,6 +367,25 @@ private:
     // "NULL" (or, `absent_ok`, no profile field).
     const std::pair<const std::string, buffer_profile>* profile_ref(const entry& k, const table_spec& t,
                                                                     bool absent_ok) const;
+    // BUFFER_PG / BUFFER_QUEUE: what the table binds profiles to.
+    struct buffer_binding {
+        const table_spec& table;
+        const char* what;     // "priority groups", "queues" (in the key)
+        const char* one;      // "priority group", "queue"
+        const char* example;  // example keys
+        int count;            // num_pgs, num_queues
+        bool ingress;         // the profiles it takes: in an ingress pool, or an egress pool
+        bool absent_ok;       // profile_ref: an entry may leave out its profile
+    };
+    using profile_entry = std::pair<const std::string, buffer_profile>;
+    // Walks a BUFFER_PG / BUFFER_QUEUE table: each key ("<ports>|<numbers>",
+    // global keys first) with its profile (nullptr: NULL or none), checked to
+    // be in the right kind of pool; then bind(key, profile, port or
+    // all_ports, number) for each number of each port, a (port, number)
+    // being given by at most one key.
+    void bind_buffer_profiles(
+        const entry& t, const buffer_binding& b,
+        const std::function<void(const entry&, const profile_entry*, std::size_t, int)>& bind);
     // Port whose INTERFACE subnet holds `addr`, or all_ports if none.
     std::size_t on_link_port(const ip_prefix& addr) const;
     std::string subnets_of(const port_cfg& p) const;

@@ -67,15 +67,17 @@ struct field_spec {
 // what is its own (a field with more to say is written out in full).
 
 // A whole number lo..hi; `noun` says what it counts ("a descriptor count").
-constexpr field_spec count_field(std::string_view name, std::int64_t lo, std::uint64_t hi, std::string_view noun,
-                                 std::string_view dflt, std::string_view doc) {
-    return {.name = name, .kind = field_kind::uint, .lo = lo, .hi = hi, .noun = noun, .dflt = dflt, .doc = doc};
+constexpr field_spec count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                 std::string_view noun, std::string_view dflt, std::string_view doc) {
+    return {
+        .name = name, .kind = field_kind::uint, .lo = lo, .hi = hi, .noun = noun, .dflt = dflt, .doc = doc};
 }
 
 // Bytes as SONiC writes them: a bare number is bytes and the range reads in
 // bytes ("68..9216 bytes"); `limit`: a further limit the loader applies.
 constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
-                                      std::string_view dflt, std::string_view doc, std::string_view limit = {}) {
+                                      std::string_view dflt, std::string_view doc,
+                                      std::string_view limit = {}) {
     return {.name = name,
             .kind = field_kind::bytes,
             .lo = lo,
@@ -88,15 +90,15 @@ constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, st
 }
 
 // A size written with its unit ("1MiB"; the range reads "64B..1GiB").
-constexpr field_spec size_field(std::string_view name, std::int64_t lo, std::uint64_t hi, std::string_view dflt,
-                                std::string_view doc) {
+constexpr field_spec size_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                std::string_view dflt, std::string_view doc) {
     return {.name = name, .kind = field_kind::bytes, .lo = lo, .hi = hi, .dflt = dflt, .doc = doc};
 }
 
 // A time lo..hi (nanoseconds); `bare_unit`: the unit of a bare number, 0 = a
 // unit is required.
-constexpr field_spec time_field(std::string_view name, std::int64_t lo, std::uint64_t hi, std::int64_t bare_unit,
-                                std::string_view dflt, std::string_view doc) {
+constexpr field_spec time_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                std::int64_t bare_unit, std::string_view dflt, std::string_view doc) {
     return {.name = name,
             .kind = field_kind::time,
             .lo = lo,
@@ -146,6 +148,31 @@ struct table_spec {
     std::span<const std::string_view> refused;  // SONiC fields refused as "not supported by rocelab"
     unsigned entry_keys = 0;  // named_entries maps: keys are 0..entry_keys-1 (64 DSCPs, 8 priorities)
 };
+
+// Builders for the three table shapes.
+// TABLE: {key: {field: value, ...}, ...}; `key` says what a key is.
+constexpr table_spec keyed_table(std::string_view name, std::string_view key, std::string_view doc,
+                                 std::span<const field_spec> fields,
+                                 std::span<const std::string_view> refused = {}) {
+    return {.name = name, .key = key, .doc = doc, .fields = fields, .refused = refused};
+}
+// TABLE: {only_key: {field: value, ...}} (DEVICE_METADATA|localhost).
+constexpr table_spec one_key_table(std::string_view name, std::string_view only_key, std::string_view doc,
+                                   std::span<const field_spec> fields,
+                                   std::span<const std::string_view> refused = {}) {
+    return {.name = name, .only_key = only_key, .doc = doc, .fields = fields, .refused = refused};
+}
+// TABLE: {field: value, ...}; `key` says where the fields are.
+constexpr table_spec fields_table(std::string_view name, std::string_view key, std::string_view doc,
+                                  std::span<const field_spec> fields,
+                                  std::span<const std::string_view> refused = {}) {
+    return {.name = name,
+            .shape = table_shape::fields,
+            .key = key,
+            .doc = doc,
+            .fields = fields,
+            .refused = refused};
+}
 
 // Every table in loading order (nested mappings after their table).
 std::span<const table_spec* const> switch_schema() noexcept;

@@ -42,12 +42,9 @@ constexpr field_spec all[] = {type, mode, size, xoff, cell, percentage};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec buffer_pool_table{
-    .name = "BUFFER_POOL",
-    .key = "a pool name (`ingress_lossless_pool`, `egress_lossless_pool`, ...)",
-    .doc = "the buffer pools; the MMU models one ingress pool (below).",
-    .fields = fld::all,
-};
+constexpr table_spec buffer_pool_table =
+    keyed_table("BUFFER_POOL", "a pool name (`ingress_lossless_pool`, `egress_lossless_pool`, ...)",
+                "the buffer pools; the MMU models one ingress pool (below).", fld::all);
 
 // BUFFER_POOL: every pool is kept (cfg.pools); the ingress pool named
 // ingress_lossless_pool (else the first ingress pool) is the one the MMU

@@ -41,13 +41,9 @@ constexpr field_spec all[] = {pool, size, dynamic_th, static_th, xoff, xon, xon_
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec buffer_profile_table{
-    .name = "BUFFER_PROFILE",
-    .key = "a profile name (not `NULL`, which means \"none\" in BUFFER_PG and BUFFER_QUEUE)",
-    .doc = "buffer profiles: reserved size, shared threshold and, for lossless ones, headroom.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec buffer_profile_table = keyed_table(
+    "BUFFER_PROFILE", "a profile name (not `NULL`, which means \"none\" in BUFFER_PG and BUFFER_QUEUE)",
+    "buffer profiles: reserved size, shared threshold and, for lossless ones, headroom.", fld::all, refused);
 
 // The pool a profile names (plain or "[BUFFER_POOL|name]"), or fail.
 const sonic_pool_cfg& loader::profile_pool(const entry& e, const field_spec& f) {

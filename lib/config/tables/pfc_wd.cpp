@@ -51,22 +51,14 @@ constexpr field_spec all[] = {poll_interval};
 }  // namespace gfld
 }  // namespace
 
-constexpr table_spec pfc_wd_table{
-    .name = "PFC_WD",
-    .key = "a port, a comma list or `global` (every port); `GLOBAL` (upper case) holds POLL_INTERVAL (below)",
-    .doc = "the PFC watchdog: an entry enables it on the port's `pfcwd_sw_enable` queues.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec pfc_wd_table = keyed_table(
+    "PFC_WD",
+    "a port, a comma list or `global` (every port); `GLOBAL` (upper case) holds POLL_INTERVAL (below)",
+    "the PFC watchdog: an entry enables it on the port's `pfcwd_sw_enable` queues.", fld::all, refused);
 
-constexpr table_spec pfc_wd_global_table{
-    .name = "PFC_WD|GLOBAL",
-    .shape = table_shape::fields,
-    .key = "none: the fields are directly under `PFC_WD: {GLOBAL: ...}`",
-    .doc = "the watchdog's poll interval, for every port.",
-    .fields = gfld::all,
-    .refused = global_refused,
-};
+constexpr table_spec pfc_wd_global_table =
+    fields_table("PFC_WD|GLOBAL", "none: the fields are directly under `PFC_WD: {GLOBAL: ...}`",
+                 "the watchdog's poll interval, for every port.", gfld::all, global_refused);
 
 void loader::load_pfc_wd(const entry& t) {
     const auto all = entries(t);

@@ -71,13 +71,9 @@ constexpr field_spec all[] = {device, port_id, speed, mtu, mac, trust, vlan_mode
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec port_table{
-    .name = "PORT",
-    .key = "the port name (SONiC style `Ethernet0`; no `|`, `,` or spaces, not `global` or `*`)",
-    .doc = "the ports, each bound to one DPDK device or port id.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec port_table =
+    keyed_table("PORT", "the port name (SONiC style `Ethernet0`; no `|`, `,` or spaces, not `global` or `*`)",
+                "the ports, each bound to one DPDK device or port id.", fld::all, refused);
 
 void loader::load_ports(const entry& t) {
     std::map<int, std::string> by_id;

@@ -86,14 +86,11 @@ constexpr field_spec all[] = {dscp_to_tc_map,  dot1p_to_tc_map,  tc_to_queue_map
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec port_qos_map_table{
-    .name = "PORT_QOS_MAP",
-    .key =
-        "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
-    .doc = "binds maps and PFC to ports: built-in defaults, then the `global` entry, then per-port entries.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec port_qos_map_table = keyed_table(
+    "PORT_QOS_MAP",
+    "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
+    "binds maps and PFC to ports: built-in defaults, then the `global` entry, then per-port entries.",
+    fld::all, refused);
 
 // The map a *_map field names.
 template <std::size_t N>

@@ -52,15 +52,12 @@ constexpr field_spec all[] = {scheduler, max_bytes, max_packets, wred_profile};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec queue_table{
-    .name = "QUEUE",
-    .key =
-        "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
-        "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
-    .doc = "per egress queue: scheduler, limits and WRED profile; `global` first, then per-port entries.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec queue_table = keyed_table(
+    "QUEUE",
+    "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
+    "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
+    "per egress queue: scheduler, limits and WRED profile; `global` first, then per-port entries.", fld::all,
+    refused);
 
 void loader::load_queues(const entry& t) {
     const auto all = entries(t);

@@ -164,21 +164,13 @@ constexpr field_spec all[] = {cell,         pipeline_latency, mac_phy_delay, sma
 }  // namespace hfld
 }  // namespace
 
-constexpr table_spec rocelab_table{
-    .name = "ROCELAB",
-    .shape = table_shape::fields,
-    .key = "none: the fields are directly under `ROCELAB:`",
-    .doc = "rocelab's own settings (not a SONiC table).",
-    .fields = fld::all,
-};
+constexpr table_spec rocelab_table = fields_table("ROCELAB", "none: the fields are directly under `ROCELAB:`",
+                                                  "rocelab's own settings (not a SONiC table).", fld::all);
 
-constexpr table_spec headroom_table{
-    .name = "ROCELAB|headroom",
-    .shape = table_shape::fields,
-    .key = "none: the fields are directly under `ROCELAB: {headroom: ...}`",
-    .doc = "the constants of the headroom formula (`xoff: auto`); bytes may be bare numbers or carry units.",
-    .fields = hfld::all,
-};
+constexpr table_spec headroom_table = fields_table(
+    "ROCELAB|headroom", "none: the fields are directly under `ROCELAB: {headroom: ...}`",
+    "the constants of the headroom formula (`xoff: auto`); bytes may be bare numbers or carry units.",
+    hfld::all);
 
 void loader::load_rocelab(const entry& t) {
     const auto f = fields(t, rocelab_table);

@@ -23,13 +23,9 @@ constexpr field_spec all[] = {type, weight};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec scheduler_table{
-    .name = "SCHEDULER",
-    .key = "a scheduler name (`scheduler.0`, `scheduler.1` and `scheduler.strict` are built in)",
-    .doc = "egress schedulers, bound to queues by QUEUE `scheduler`.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec scheduler_table = keyed_table(
+    "SCHEDULER", "a scheduler name (`scheduler.0`, `scheduler.1` and `scheduler.strict` are built in)",
+    "egress schedulers, bound to queues by QUEUE `scheduler`.", fld::all, refused);
 
 void loader::load_schedulers(const entry* t) {
     _schedulers.clear();

@@ -20,25 +20,11 @@ constexpr field_spec all[] = {fdb_aging_time};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec switch_table{
-    .name = "SWITCH",
-    .only_key = "switch",
-    .doc = "switch-wide settings: FDB aging.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec switch_table =
+    one_key_table("SWITCH", "switch", "switch-wide settings: FDB aging.", fld::all, refused);
 
 void loader::load_switch(const entry& t) {
-    const std::string_view key = switch_table.only_key;
-    for (const auto& k : entries(t)) {
-        if (k.key != key) {
-            fail(
-                k.key_node.Mark(), k.path,
-                "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
-        }
-        const auto f = fields(k, switch_table);
-        read(f, fld::fdb_aging_time, _cfg.fdb_aging);
-    }
+    with_only_key(t, switch_table, [&](const field_map& f) { read(f, fld::fdb_aging_time, _cfg.fdb_aging); });
 }
 
 }  // namespace rocelab::detail
