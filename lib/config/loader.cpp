@@ -737,10 +737,7 @@ const std::pair<const std::string, buffer_profile>* loader::profile_ref(const en
     }
     const auto it = _profiles.find(name);
     if (it == _profiles.end()) {
-        std::vector<std::string> names;
-        for (const auto& [n, v] : _profiles) {
-            names.push_back(n);
-        }
+        const auto names = names_of(_profiles);
         fail(mark_of(*pe), fpath,
              "unknown profile " + quote(name) +
                  (names.empty() ? std::string("; there is no BUFFER_PROFILE table")

@@ -311,6 +311,29 @@ private:
         }
     }
 
+    // The names of a by-name table (profiles, maps, schedulers), in order.
+    template <class Map>
+    static std::vector<std::string> names_of(const Map& m) {
+        std::vector<std::string> names;
+        for (const auto& [n, v] : m) {
+            names.push_back(n);
+        }
+        return names;
+    }
+    // The entry `name` (given by e) of a by-name table; else fails at e:
+    // "unknown <what> "<name>"; <table> names are a, b" and a did-you-mean.
+    template <class Map>
+    const typename Map::mapped_type& named(const Map& m, const std::string& name, const entry& e,
+                                           std::string_view what, std::string_view table) const {
+        const auto it = m.find(name);
+        if (it == m.end()) {
+            const auto names = names_of(m);
+            fail(mark_of(e), e.path,
+                 "unknown " + std::string(what) + " " + quote(name) + "; " + std::string(table) +
+                     " names are " + join(names) + did_you_mean(name, names));
+        }
+        return it->second;
+    }
     // SONiC sometimes writes references as "[BUFFER_PROFILE|name]".
     static std::string strip_ref(std::string_view text, std::string_view table);
 

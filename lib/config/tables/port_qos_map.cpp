@@ -96,18 +96,7 @@ constexpr table_spec port_qos_map_table = keyed_table(
 template <std::size_t N>
 std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f,
                                             const named_maps<N>& maps) const {
-    const std::string name = get_text(e, f);
-    const auto it = maps.find(name);
-    if (it == maps.end()) {
-        std::vector<std::string> names;
-        for (const auto& [n, v] : maps) {
-            names.push_back(n);
-        }
-        fail(mark_of(e), e.path,
-             "unknown map name " + quote(name) + "; " + std::string(f.ref_table) + " names are " +
-                 join(names) + did_you_mean(name, names));
-    }
-    return it->second;
+    return named(maps, get_text(e, f), e, "map name", f.ref_table);
 }
 
 void loader::load_port_qos_map(const entry& t) {
@@ -173,14 +162,7 @@ void loader::load_port_qos_map(const entry& t) {
                     p.pfc_quanta = *o.pfc_quanta;
                 }
             };
-            if (target == all_ports) {
-                apply(_cfg.port_defaults);
-                for (auto& p : _cfg.ports) {
-                    apply(p);
-                }
-            } else {
-                apply(_cfg.ports[target]);
-            }
+            for_target(target, [&](port_cfg& p, bool) { apply(p); });
         }
     }
 }

@@ -88,32 +88,11 @@ void loader::load_queues(const entry& t) {
         const auto f = fields(k, queue_table);
         queue_override o;
         if (const auto* e = find(f, fld::wred_profile)) {
-            const std::string name = get_ref(*e, fld::wred_profile);
-            const auto it = _wred_profiles.find(name);
-            if (it == _wred_profiles.end()) {
-                std::vector<std::string> names;
-                for (const auto& [n, v] : _wred_profiles) {
-                    names.push_back(n);
-                }
-                fail(mark_of(*e), e->path,
-                     "unknown WRED_PROFILE " + quote(name) + "; WRED_PROFILE names are " + join(names) +
-                         did_you_mean(name, names));
-            }
-            o.wred = wred_cfg::from_profile(it->second);
+            o.wred = wred_cfg::from_profile(
+                named(_wred_profiles, get_ref(*e, fld::wred_profile), *e, "WRED_PROFILE", "WRED_PROFILE"));
         }
         if (const auto* e = find(f, fld::scheduler)) {
-            const std::string name = get_ref(*e, fld::scheduler);
-            const auto it = _schedulers.find(name);
-            if (it == _schedulers.end()) {
-                std::vector<std::string> names;
-                for (const auto& [n, v] : _schedulers) {
-                    names.push_back(n);
-                }
-                fail(mark_of(*e), e->path,
-                     "unknown scheduler " + quote(name) + "; SCHEDULER names are " + join(names) +
-                         did_you_mean(name, names));
-            }
-            o.sched = it->second;
+            o.sched = named(_schedulers, get_ref(*e, fld::scheduler), *e, "scheduler", "SCHEDULER");
         }
         read(f, fld::max_bytes, o.max_bytes);
         if (const auto* e = find(f, fld::max_packets)) {
@@ -157,14 +136,7 @@ void loader::load_queues(const entry& t) {
                         p.wred[qi] = *o.wred;
                     }
                 };
-                if (target == all_ports) {
-                    apply(_cfg.port_defaults);
-                    for (auto& p : _cfg.ports) {
-                        apply(p);
-                    }
-                } else {
-                    apply(_cfg.ports[target]);
-                }
+                for_target(target, [&](port_cfg& p, bool) { apply(p); });
             }
         }
     }
