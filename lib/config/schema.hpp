@@ -73,26 +73,23 @@ constexpr field_spec count_field(std::string_view name, std::int64_t lo, std::ui
         .name = name, .kind = field_kind::uint, .lo = lo, .hi = hi, .noun = noun, .dflt = dflt, .doc = doc};
 }
 
-// Bytes as SONiC writes them: a bare number is bytes and the range reads in
-// bytes ("68..9216 bytes"); `limit`: a further limit the loader applies.
-constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
-                                      std::string_view dflt, std::string_view doc,
-                                      std::string_view limit = {}) {
-    return {.name = name,
-            .kind = field_kind::bytes,
-            .lo = lo,
-            .hi = hi,
-            .bare_unit = 1,
-            .in_bytes = true,
-            .limit = limit,
-            .dflt = dflt,
-            .doc = doc};
-}
-
 // A size written with its unit ("1MiB"; the range reads "64B..1GiB").
 constexpr field_spec size_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
                                 std::string_view dflt, std::string_view doc) {
     return {.name = name, .kind = field_kind::bytes, .lo = lo, .hi = hi, .dflt = dflt, .doc = doc};
+}
+
+// Bytes as SONiC writes them: a size whose bare number is bytes, and whose
+// range reads in bytes ("68..9216 bytes"); `limit`: a further limit the
+// loader applies.
+constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                      std::string_view dflt, std::string_view doc,
+                                      std::string_view limit = {}) {
+    field_spec f = size_field(name, lo, hi, dflt, doc);
+    f.bare_unit = 1;
+    f.in_bytes = true;
+    f.limit = limit;
+    return f;
 }
 
 // A time lo..hi (nanoseconds); `bare_unit`: the unit of a bare number, 0 = a
@@ -160,18 +157,17 @@ constexpr table_spec keyed_table(std::string_view name, std::string_view key, st
 constexpr table_spec one_key_table(std::string_view name, std::string_view only_key, std::string_view doc,
                                    std::span<const field_spec> fields,
                                    std::span<const std::string_view> refused = {}) {
-    return {.name = name, .only_key = only_key, .doc = doc, .fields = fields, .refused = refused};
+    table_spec t = keyed_table(name, {}, doc, fields, refused);
+    t.only_key = only_key;
+    return t;
 }
 // TABLE: {field: value, ...}; `key` says where the fields are.
 constexpr table_spec fields_table(std::string_view name, std::string_view key, std::string_view doc,
                                   std::span<const field_spec> fields,
                                   std::span<const std::string_view> refused = {}) {
-    return {.name = name,
-            .shape = table_shape::fields,
-            .key = key,
-            .doc = doc,
-            .fields = fields,
-            .refused = refused};
+    table_spec t = keyed_table(name, key, doc, fields, refused);
+    t.shape = table_shape::fields;
+    return t;
 }
 
 // Every table in loading order (nested mappings after their table).

@@ -30,12 +30,10 @@ constexpr field_spec pfc_queue_entries[] = {count_field(
 // A map table: {map name: {entry key 0..entry_keys-1: value}}.
 constexpr table_spec map_table(std::string_view name, std::string_view doc,
                                std::span<const field_spec> entries, unsigned entry_keys = 8) {
-    return {.name = name,
-            .shape = table_shape::named_entries,
-            .key = map_key,
-            .doc = doc,
-            .fields = entries,
-            .entry_keys = entry_keys};
+    table_spec t = keyed_table(name, map_key, doc, entries);
+    t.shape = table_shape::named_entries;
+    t.entry_keys = entry_keys;
+    return t;
 }
 
 }  // namespace
