@@ -4,11 +4,10 @@ and the small scenario both run, a 2:1 RoCE incast at 100 Gbps through one
 leaf whose 1MiB pool makes PFC act within the run and whose congested
 egress queue marks ECN early."""
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from switchtest import BUILD  # noqa: E402
+from switchtest import BUILD, run_to_end  # noqa: E402
 
 FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
 PLOTS = ("throughput.png", "fct.png", "queues.png", "pfc.png")
@@ -17,14 +16,7 @@ PLOTS = ("throughput.png", "fct.png", "queues.png", "pfc.png")
 def run(args, timeout=300):
     """rocelab-fabric `args`: (exit status, stdout, stderr); killed, and an
     AssertionError, if it does not finish in `timeout` seconds."""
-    p = subprocess.Popen([FABRIC] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        raise AssertionError(f"rocelab-fabric (pid {p.pid}) did not finish in {timeout}s\n{out}\n{err}")
-    return p.returncode, out, err
+    return run_to_end([FABRIC] + args, timeout)
 
 
 def incast_2to1(msg_size):
