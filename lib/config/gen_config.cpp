@@ -858,21 +858,24 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                              static_cast<std::uint8_t>(idx + 1)};
                     g.ip = (10u << 24) | (static_cast<std::uint32_t>(g.port & 0xFF) << 16) |
                            static_cast<std::uint32_t>(idx + 1);
-                    if (h["mac"]) {
-                        auto m = detail::parse_mac(detail::trim(h["mac"].as<std::string>()));
-                        if (!m) {
-                            return config_error{where(h["mac"].Mark()) + "hosts." + g.name +
-                                                ".mac: expected xx:xx:xx:xx:xx:xx"};
+                    // hosts.<name>.<key>, a MAC address, into `out` when given; else its error.
+                    const auto host_mac = [&](const char* key, const char* expected,
+                                              auto& out) -> std::optional<config_error> {
+                        if (h[key]) {
+                            auto m = detail::parse_mac(detail::trim(h[key].as<std::string>()));
+                            if (!m) {
+                                return config_error{where(h[key].Mark()) + "hosts." + g.name + "." + key +
+                                                    ": expected " + expected};
+                            }
+                            out = *m;
                         }
-                        g.mac = *m;
+                        return std::nullopt;
+                    };
+                    if (auto e = host_mac("mac", "xx:xx:xx:xx:xx:xx", g.mac)) {
+                        return *e;
                     }
-                    if (h["gateway"]) {
-                        auto m = detail::parse_mac(detail::trim(h["gateway"].as<std::string>()));
-                        if (!m) {
-                            return config_error{where(h["gateway"].Mark()) + "hosts." + g.name +
-                                                ".gateway: expected the router's MAC xx:xx:xx:xx:xx:xx"};
-                        }
-                        g.gateway = *m;
+                    if (auto e = host_mac("gateway", "the router's MAC xx:xx:xx:xx:xx:xx", g.gateway)) {
+                        return *e;
                     }
                     if (h["ip"]) {
                         const std::string t = h["ip"].as<std::string>();
