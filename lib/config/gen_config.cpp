@@ -254,21 +254,19 @@ constexpr std::int64_t max_dcqcn_time = 1'000'000'000;           // 1s
 std::string set_dcqcn_key(gen_cfg& c, const std::string& k, const std::string& v, bool& handled) {
     handled = true;
     dcqcn_overrides& o = c.rp_overrides;
-    auto time_key = [&](std::optional<nanos>& out, std::int64_t lo, const char* accepted) -> std::string {
-        auto t = parse_time(v);
-        if (!t || t->v < lo || t->v > max_dcqcn_time) {
+    // The value, parsed (a time or a rate), into `out` when it is lo..hi; else bad().
+    auto bounded = [&](const auto& parsed, auto& out, auto lo, auto hi, const char* accepted) -> std::string {
+        if (!parsed || parsed->v < lo || parsed->v > hi) {
             return bad(k, v, accepted);
         }
-        out = *t;
+        out = *parsed;
         return {};
     };
-    auto rate_key = [&](std::optional<bits_per_sec>& out, std::uint64_t lo, const char* accepted) -> std::string {
-        auto r = parse_rate(v);
-        if (!r || r->v < lo || r->v > max_dcqcn_rate) {
-            return bad(k, v, accepted);
-        }
-        out = *r;
-        return {};
+    auto time_key = [&](std::optional<nanos>& out, std::int64_t lo, const char* accepted) {
+        return bounded(parse_time(v), out, lo, max_dcqcn_time, accepted);
+    };
+    auto rate_key = [&](std::optional<bits_per_sec>& out, std::uint64_t lo, const char* accepted) {
+        return bounded(parse_rate(v), out, lo, max_dcqcn_rate, accepted);
     };
     auto int_key = [&](std::optional<std::uint32_t>& out, std::uint64_t lo, std::uint64_t hi,
                        const char* accepted) -> std::string {
