@@ -298,6 +298,32 @@ private:
     using field_owners = std::map<std::pair<std::size_t, std::string>, std::string>;
     void set_once(field_owners& set_by, std::size_t target, const field_map& f, const entry& k) const;
 
+    // PORT_QOS_MAP and PFC_WD: keys that name ports (key_ports), `global`
+    // first and then per-port entries on top, whatever the file order. For
+    // each key, unless own_key(k) has dealt with it (PFC_WD|GLOBAL):
+    // parse(k, fields) reads its fields (checked against `spec`) and returns
+    // apply(target), called for each port the key names (or all_ports)
+    // once set_once has checked that no other key set those fields there.
+    template <class OwnKey, class Parse>
+    void walk_port_keys(const entry& t, const table_spec& spec, OwnKey own_key, Parse parse) {
+        const auto all = entries(t);
+        const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
+        field_owners set_by;
+        bool global_seen = false;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            if (own_key(k)) {
+                continue;
+            }
+            const auto targets = key_ports(k, global_seen);
+            const auto f = fields(k, spec);
+            auto apply = parse(k, f);
+            for (const std::size_t target : targets) {
+                set_once(set_by, target, f, k);
+                apply(target);
+            }
+        }
+    }
     // Apply `fn` to the target port, or to port_defaults and every port.
     template <class Fn>
     void for_target(std::size_t target, Fn fn) {

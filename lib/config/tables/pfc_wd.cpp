@@ -61,25 +61,22 @@ constexpr table_spec pfc_wd_global_table =
                  "the watchdog's poll interval, for every port.", gfld::all, global_refused);
 
 void loader::load_pfc_wd(const entry& t) {
-    const auto all = entries(t);
-    const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
-    field_owners set_by;
     std::map<std::size_t, YAML::Mark> enabled_by;  // port (or all_ports) -> last key that set it
     std::optional<nanos> poll;
     YAML::Mark poll_mark;
-    bool global_seen = false;
-    for (const entry* kp : order) {
-        const entry& k = *kp;
-        if (k.key == global_key) {
-            const auto f = fields(k, pfc_wd_global_table);
-            if (const auto* e = find(f, gfld::poll_interval)) {
-                poll = get_time(*e, gfld::poll_interval);
-                poll_mark = mark_of(*e);
-            }
-            continue;
+    // PFC_WD|GLOBAL holds the poll interval, not a port's settings.
+    const auto global_entry = [&](const entry& k) {
+        if (k.key != global_key) {
+            return false;
         }
-        const auto targets = key_ports(k, global_seen);
-        const auto f = fields(k, pfc_wd_table);
+        const auto f = fields(k, pfc_wd_global_table);
+        if (const auto* e = find(f, gfld::poll_interval)) {
+            poll = get_time(*e, gfld::poll_interval);
+            poll_mark = mark_of(*e);
+        }
+        return true;
+    };
+    walk_port_keys(t, pfc_wd_table, global_entry, [&](const entry& k, const field_map& f) {
         wd_override o;
         read(f, fld::detection_time, o.detection_time);
         read(f, fld::restoration_time, o.restoration_time);
@@ -89,9 +86,8 @@ void loader::load_pfc_wd(const entry& t) {
                        : a == "forward" ? pfc_wd_action::forward
                                         : pfc_wd_action::alert;
         }
-        for (const std::size_t target : targets) {
-            set_once(set_by, target, f, k);
-            enabled_by[target] = k.key_node.Mark();
+        return [&, o, mark = k.key_node.Mark()](std::size_t target) {
+            enabled_by[target] = mark;
             for_target(target, [&](port_cfg& p, bool) {
                 p.wd.enabled = true;
                 if (o.detection_time) {
@@ -104,8 +100,8 @@ void loader::load_pfc_wd(const entry& t) {
                     p.wd.action = *o.action;
                 }
             });
-        }
-    }
+        };
+    });
     if (poll) {
         for_target(all_ports, [&](port_cfg& p, bool) { p.wd.poll_interval = *poll; });
     }

@@ -100,15 +100,8 @@ std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f,
 }
 
 void loader::load_port_qos_map(const entry& t) {
-    const auto all = entries(t);
-    // global first, then per-port entries on top, whatever the file order.
-    const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
-    field_owners set_by;
-    bool global_seen = false;
-    for (const entry* kp : order) {
-        const entry& k = *kp;
-        const auto targets = key_ports(k, global_seen);
-        const auto f = fields(k, port_qos_map_table);
+    const auto no_own_key = [](const entry&) { return false; };
+    walk_port_keys(t, port_qos_map_table, no_own_key, [&](const entry&, const field_map& f) {
         qos_override o;
         if (const auto* e = find(f, fld::dscp_to_tc_map)) {
             o.dscp_to_tc = map_ref(*e, fld::dscp_to_tc_map, _dscp_maps);
@@ -131,40 +124,38 @@ void loader::load_port_qos_map(const entry& t) {
             o.fc_mode = get_choice(*e, fld::pfc_mode) == "pfc" ? flow_ctrl_mode::pfc : flow_ctrl_mode::pause;
         }
         read(f, fld::pfc_quanta, o.pfc_quanta);
-        for (const std::size_t target : targets) {
-            set_once(set_by, target, f, k);
-            const auto apply = [&](port_cfg& p) {
-                if (o.dscp_to_tc) {
-                    p.maps.dscp_to_tc = *o.dscp_to_tc;
-                }
-                if (o.pcp_to_tc) {
-                    p.maps.pcp_to_tc = *o.pcp_to_tc;
-                }
-                if (o.tc_to_queue) {
-                    p.maps.tc_to_queue = *o.tc_to_queue;
-                }
-                if (o.tc_to_pg) {
-                    p.maps.tc_to_pg = *o.tc_to_pg;
-                }
-                if (o.pfc_prio_to_queue) {
-                    p.maps.pfc_prio_to_queue = *o.pfc_prio_to_queue;
-                }
-                if (o.pfc_enable) {
-                    p.pfc_enable = *o.pfc_enable;
-                }
-                if (o.pfcwd_queues) {
-                    p.pfcwd_queues = *o.pfcwd_queues;
-                }
-                if (o.fc_mode) {
-                    p.fc_mode = *o.fc_mode;
-                }
-                if (o.pfc_quanta) {
-                    p.pfc_quanta = *o.pfc_quanta;
-                }
-            };
-            for_target(target, [&](port_cfg& p, bool) { apply(p); });
-        }
-    }
+        const auto apply = [o](port_cfg& p) {
+            if (o.dscp_to_tc) {
+                p.maps.dscp_to_tc = *o.dscp_to_tc;
+            }
+            if (o.pcp_to_tc) {
+                p.maps.pcp_to_tc = *o.pcp_to_tc;
+            }
+            if (o.tc_to_queue) {
+                p.maps.tc_to_queue = *o.tc_to_queue;
+            }
+            if (o.tc_to_pg) {
+                p.maps.tc_to_pg = *o.tc_to_pg;
+            }
+            if (o.pfc_prio_to_queue) {
+                p.maps.pfc_prio_to_queue = *o.pfc_prio_to_queue;
+            }
+            if (o.pfc_enable) {
+                p.pfc_enable = *o.pfc_enable;
+            }
+            if (o.pfcwd_queues) {
+                p.pfcwd_queues = *o.pfcwd_queues;
+            }
+            if (o.fc_mode) {
+                p.fc_mode = *o.fc_mode;
+            }
+            if (o.pfc_quanta) {
+                p.pfc_quanta = *o.pfc_quanta;
+            }
+        };
+        return
+            [this, apply](std::size_t target) { for_target(target, [&](port_cfg& p, bool) { apply(p); }); };
+    });
 }
 
 }  // namespace rocelab::detail
