@@ -315,56 +315,60 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
     j.end_array();
     // Egress queues that carried traffic, with their WRED/ECN thresholds
     // (the plots draw Kmin/Kmax), and lossless priority groups.
-    j.key("queues");
-    j.begin_array();
-    for (std::size_t n = 0; n < f.node_count(); ++n) {
-        if (f.kind(n) != vt::node_kind::switch_node) { continue; }
-        auto& s = f.switch_at(n);
-        for (std::size_t p = 0; p < s.port_count(); ++p) {
-            for (int q = 0; q < 8; ++q) {
-                const auto qs = s.queue(p, q);
-                if (qs.enq_packets == 0) { continue; }
-                j.begin_object();
-                j.kv("node", f.node_name(n));
-                j.kv("port", f.port_name(n, static_cast<int>(p)));
-                j.kv("queue", q);
-                j.kv("enq_packets", qs.enq_packets);
-                j.kv("max_depth_bytes", qs.max_depth_bytes);
-                j.kv("drop_packets", qs.drop_packets);
-                j.kv("ecn_marked", qs.ecn_marked);
-                j.kv("wred_dropped", qs.wred_dropped);
-                j.kv("wred", qs.wred);
-                if (qs.wred) {
-                    j.kv("kmin_bytes", qs.wred_kmin);
-                    j.kv("kmax_bytes", qs.wred_kmax);
+    // One object per (switch, port, index 0..7) that `fn` keeps, starting
+    // with node, port and `index_key`; fn(switch, port, index) writes the
+    // rest, or returns false to leave the object out before it starts.
+    const auto per_switch_port = [&](const char* index_key, auto keep, auto write) {
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            if (f.kind(n) != vt::node_kind::switch_node) { continue; }
+            auto& s = f.switch_at(n);
+            for (std::size_t p = 0; p < s.port_count(); ++p) {
+                for (int i = 0; i < 8; ++i) {
+                    if (!keep(s, p, i)) { continue; }
+                    j.begin_object();
+                    j.kv("node", f.node_name(n));
+                    j.kv("port", f.port_name(n, static_cast<int>(p)));
+                    j.kv(index_key, i);
+                    write(s, p, i);
+                    j.end_object();
                 }
-                j.end_object();
             }
         }
-    }
+    };
+    j.key("queues");
+    j.begin_array();
+    per_switch_port(
+        "queue", [](auto& s, std::size_t p, int q) { return s.queue(p, q).enq_packets != 0; },
+        [&](auto& s, std::size_t p, int q) {
+            const auto qs = s.queue(p, q);
+            j.kv("enq_packets", qs.enq_packets);
+            j.kv("max_depth_bytes", qs.max_depth_bytes);
+            j.kv("drop_packets", qs.drop_packets);
+            j.kv("ecn_marked", qs.ecn_marked);
+            j.kv("wred_dropped", qs.wred_dropped);
+            j.kv("wred", qs.wred);
+            if (qs.wred) {
+                j.kv("kmin_bytes", qs.wred_kmin);
+                j.kv("kmax_bytes", qs.wred_kmax);
+            }
+        });
     j.end_array();
     j.key("priority_groups");
     j.begin_array();
-    for (std::size_t n = 0; n < f.node_count(); ++n) {
-        if (f.kind(n) != vt::node_kind::switch_node) { continue; }
-        auto& s = f.switch_at(n);
-        for (std::size_t p = 0; p < s.port_count(); ++p) {
-            for (int g = 0; g < 8; ++g) {
-                const auto pg = s.pg(p, g);
-                if (!pg.lossless || pg.peak_use == 0) { continue; }
-                j.begin_object();
-                j.kv("node", f.node_name(n));
-                j.kv("port", f.port_name(n, static_cast<int>(p)));
-                j.kv("pg", g);
-                j.kv("peak_use_bytes", pg.peak_use);
-                j.kv("use_end_bytes", pg.use);
-                j.kv("peak_headroom_bytes", pg.peak_headroom);
-                j.kv("xoff_transitions", pg.xoff_transitions);
-                j.kv("drop_headroom_overflow", pg.drop_headroom_overflow);
-                j.end_object();
-            }
-        }
-    }
+    per_switch_port(
+        "pg",
+        [](auto& s, std::size_t p, int g) {
+            const auto pg = s.pg(p, g);
+            return pg.lossless && pg.peak_use != 0;
+        },
+        [&](auto& s, std::size_t p, int g) {
+            const auto pg = s.pg(p, g);
+            j.kv("peak_use_bytes", pg.peak_use);
+            j.kv("use_end_bytes", pg.use);
+            j.kv("peak_headroom_bytes", pg.peak_headroom);
+            j.kv("xoff_transitions", pg.xoff_transitions);
+            j.kv("drop_headroom_overflow", pg.drop_headroom_overflow);
+        });
     j.end_array();
     j.end_object();
     s += "\n";
@@ -1039,8 +1043,7 @@ int main(int argc, char** argv) {
                 }
                 const double scale = rt_metric_scale("collective_mean", k);
                 const double mean = cf.ns.empty() ? 0.0 : tsum / double(cf.ns.size()) * scale;
-                const double algbw = mean > 0 ? double(g.sizes.fixed.v) * 8.0 / mean : 0.0;  // Gbps
-                const double busbw = algbw * collective_bus_factor(g.pattern, g.ring_hosts);
+                const auto [algbw, busbw] = collective_bandwidth(g.pattern, g.ring_hosts, g.sizes.fixed, mean);
                 j.begin_object();
                 j.kv("node", f.node_name(n));
                 j.kv("kind", gen_pattern_name(g.pattern));

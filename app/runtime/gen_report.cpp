@@ -184,7 +184,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
             sum += v;
         }
         const double mean = ct.empty() ? 0.0 : double(sum) / double(ct.size());
-        const double algbw = mean > 0 ? double(cfg.sizes.fixed.v) * 8.0 / mean : 0.0;  // bit/ns = Gbps
+        const collective_bw bw = collective_bandwidth(cfg.pattern, cfg.ring_hosts, cfg.sizes.fixed, mean);
         j.key("collective");
         j.begin_object();
         j.kv("kind", gen_pattern_name(cfg.pattern));
@@ -201,8 +201,8 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("collective_max_ns", ct.empty() ? 0 : ct.back());
         j.kv("collective_min_ns", ct.empty() ? 0 : ct.front());
         j.kv("collective_mean_ns", mean);
-        j.kv("algbw_gbps", algbw);
-        j.kv("busbw_gbps", algbw * collective_bus_factor(cfg.pattern, cfg.ring_hosts));
+        j.kv("algbw_gbps", bw.algbw_gbps);
+        j.kv("busbw_gbps", bw.busbw_gbps);
         j.kv("bus_factor", collective_bus_factor(cfg.pattern, cfg.ring_hosts));
         j.key("collective_times_ns");  // in completion order (at most 1000)
         j.begin_array();

@@ -34,6 +34,18 @@ std::optional<std::uint64_t> parse_uint(const std::string& s, std::uint64_t lo, 
     return detail::parse_uint(s, lo, hi, true);
 }
 
+// k's value v, a whole number lo..hi, into `out`; or bad(k, v, accepted).
+template <class T>
+std::string read_uint(T& out, const std::string& k, const std::string& v, std::uint64_t lo, std::uint64_t hi,
+                      const std::string& accepted) {
+    const auto n = parse_uint(v, lo, hi);
+    if (!n) {
+        return bad(k, v, accepted);
+    }
+    out = static_cast<T>(*n);
+    return {};
+}
+
 std::optional<bool> parse_bool(const std::string& s) {
     if (s == "true" || s == "yes" || s == "on" || s == "1") {
         return true;
@@ -57,11 +69,7 @@ std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nan
         }
         qp.pmtu = static_cast<std::uint32_t>(*n);
     } else if (k == "window") {
-        auto n = parse_uint(v, 1, 8388607);
-        if (!n) {
-            return bad(k, v, "1..8388607 packets");
-        }
-        qp.window = static_cast<std::uint32_t>(*n);
+        return read_uint(qp.window, k, v, 1, 8388607, "1..8388607 packets");
     } else if (k == "ack_timeout") {
         if (auto n = parse_uint(v, 0, 31)) {
             qp.ack_timeout = static_cast<std::uint8_t>(*n);
@@ -73,11 +81,7 @@ std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nan
             qp.ack_timeout = ack_timeout_code_for(*t);
         }
     } else if (k == "retry_cnt") {
-        auto n = parse_uint(v, 0, 7);
-        if (!n) {
-            return bad(k, v, "0..7");
-        }
-        qp.retry_cnt = static_cast<std::uint8_t>(*n);
+        return read_uint(qp.retry_cnt, k, v, 0, 7, "0..7");
     } else if (k == "start_psn") {
         // The QP's first PSN: the requester's first packet and the
         // responder's expected PSN (both ends of a flow read qp.start_psn).
@@ -101,29 +105,14 @@ std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nan
             return bad(k, v, "write or send");
         }
     } else if (k == "dscp") {
-        auto n = parse_uint(v, 0, 63);
-        if (!n) {
-            return bad(k, v, "0..63");
-        }
-        qp.dscp = static_cast<std::uint8_t>(*n);
+        return read_uint(qp.dscp, k, v, 0, 63, "0..63");
     } else if (k == "priority") {
-        auto n = parse_uint(v, 0, 7);
-        if (!n) {
-            return bad(k, v, "0..7 (PFC priority)");
-        }
-        prio = static_cast<std::uint8_t>(*n);
+        return read_uint(prio, k, v, 0, 7, "0..7 (PFC priority)");
     } else if (k == "ack_every") {
-        auto n = parse_uint(v, 0, 1u << 24);
-        if (!n) {
-            return bad(k, v, "0..16777216 packets (0 = last packet of a message only)");
-        }
-        qp.ack_req_every = static_cast<std::uint32_t>(*n);
+        return read_uint(qp.ack_req_every, k, v, 0, 1u << 24,
+                         "0..16777216 packets (0 = last packet of a message only)");
     } else if (k == "ack_coalesce") {
-        auto n = parse_uint(v, 1, 1u << 24);
-        if (!n) {
-            return bad(k, v, "1..16777216 packets");
-        }
-        qp.ack_coalesce = static_cast<std::uint32_t>(*n);
+        return read_uint(qp.ack_coalesce, k, v, 1, 1u << 24, "1..16777216 packets");
     } else if (k == "rate" || k == "flow_rate") {
         auto r = parse_rate(v);
         if (!r || r->v == 0) {
@@ -185,17 +174,9 @@ std::string set_flow_key(qp_cfg& qp, bits_per_sec& rate, std::uint8_t& prio, nan
             return bad(k, v, "closed-loop, fixed:INTERVAL or poisson:MEAN_INTERVAL");
         }
     } else if (k == "outstanding") {
-        auto n = parse_uint(v, 1, 512);
-        if (!n) {
-            return bad(k, v, "1..512 messages in flight");
-        }
-        arr.outstanding = static_cast<std::uint32_t>(*n);
+        return read_uint(arr.outstanding, k, v, 1, 512, "1..512 messages in flight");
     } else if (k == "messages") {
-        auto n = parse_uint(v, 0, UINT64_MAX);
-        if (!n) {
-            return bad(k, v, "a message count >= 0 (0 = unlimited)");
-        }
-        arr.count = *n;
+        return read_uint(arr.count, k, v, 0, UINT64_MAX, "a message count >= 0 (0 = unlimited)");
     } else {
         handled = false;
     }
@@ -273,30 +254,28 @@ constexpr std::int64_t max_dcqcn_time = 1'000'000'000;           // 1s
 std::string set_dcqcn_key(gen_cfg& c, const std::string& k, const std::string& v, bool& handled) {
     handled = true;
     dcqcn_overrides& o = c.rp_overrides;
-    auto time_key = [&](std::optional<nanos>& out, std::int64_t lo, const char* accepted) -> std::string {
-        auto t = parse_time(v);
-        if (!t || t->v < lo || t->v > max_dcqcn_time) {
+    // The value, parsed (a time or a rate), into `out` when it is lo..hi; else bad().
+    auto bounded = [&](const auto& parsed, auto& out, auto lo, auto hi, const char* accepted) -> std::string {
+        if (!parsed || parsed->v < lo || parsed->v > hi) {
             return bad(k, v, accepted);
         }
-        out = *t;
+        out = *parsed;
         return {};
     };
-    auto rate_key = [&](std::optional<bits_per_sec>& out, std::uint64_t lo, const char* accepted) -> std::string {
-        auto r = parse_rate(v);
-        if (!r || r->v < lo || r->v > max_dcqcn_rate) {
-            return bad(k, v, accepted);
-        }
-        out = *r;
-        return {};
+    auto time_key = [&](std::optional<nanos>& out, std::int64_t lo, const char* accepted) {
+        return bounded(parse_time(v), out, lo, max_dcqcn_time, accepted);
+    };
+    auto rate_key = [&](std::optional<bits_per_sec>& out, std::uint64_t lo, const char* accepted) {
+        return bounded(parse_rate(v), out, lo, max_dcqcn_rate, accepted);
     };
     auto int_key = [&](std::optional<std::uint32_t>& out, std::uint64_t lo, std::uint64_t hi,
                        const char* accepted) -> std::string {
-        auto n = parse_uint(v, lo, hi);
-        if (!n) {
-            return bad(k, v, accepted);
+        std::uint32_t n = 0;
+        std::string err = read_uint(n, k, v, lo, hi, accepted);
+        if (err.empty()) {
+            out = n;
         }
-        out = static_cast<std::uint32_t>(*n);
-        return {};
+        return err;
     };
     auto bool_key = [&](std::optional<bool>& out) -> std::string {
         auto b = parse_bool(v);
@@ -505,11 +484,7 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
         }
         c.ip_version = value == "4" ? 4 : 6;
     } else if (k == "seed") {
-        auto n = parse_uint(value, 0, UINT64_MAX);
-        if (!n) {
-            return bad(k, value, "an unsigned 64-bit integer");
-        }
-        c.seed = *n;
+        return read_uint(c.seed, k, value, 0, UINT64_MAX, "an unsigned 64-bit integer");
     } else if (k == "start") {
         auto t = parse_time(value);
         if (!t || t->v < 0) {
@@ -546,11 +521,7 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
                        "all-gather, reduce-scatter or alltoall (collectives)");
         }
     } else if (k == "senders") {
-        auto n = parse_uint(value, 1, 4096);
-        if (!n) {
-            return bad(k, value, "1..4096");
-        }
-        c.senders = static_cast<std::uint32_t>(*n);
+        return read_uint(c.senders, k, value, 1, 4096, "1..4096");
     } else if (k == "loss") {
         return parse_percent_prob(k, value, c.data_loss.p);
     } else if (k == "ack_loss") {
@@ -568,11 +539,7 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
         }
         c.duration = *t;
     } else if (k == "mbufs") {
-        auto n = parse_uint(value, 1024, 1u << 22);
-        if (!n) {
-            return bad(k, value, "1024..4194304");
-        }
-        c.mbufs = static_cast<std::uint32_t>(*n);
+        return read_uint(c.mbufs, k, value, 1024, 1u << 22, "1024..4194304");
     } else if (k == "pfc_tx") {
         pfc_source_cfg s;
         if (auto err = parse_pfc_tx(value, s); !err.empty()) {
@@ -889,21 +856,24 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                              static_cast<std::uint8_t>(idx + 1)};
                     g.ip = (10u << 24) | (static_cast<std::uint32_t>(g.port & 0xFF) << 16) |
                            static_cast<std::uint32_t>(idx + 1);
-                    if (h["mac"]) {
-                        auto m = detail::parse_mac(detail::trim(h["mac"].as<std::string>()));
-                        if (!m) {
-                            return config_error{where(h["mac"].Mark()) + "hosts." + g.name +
-                                                ".mac: expected xx:xx:xx:xx:xx:xx"};
+                    // hosts.<name>.<key>, a MAC address, into `out` when given; else its error.
+                    const auto host_mac = [&](const char* key, const char* expected,
+                                              auto& out) -> std::optional<config_error> {
+                        if (h[key]) {
+                            auto m = detail::parse_mac(detail::trim(h[key].as<std::string>()));
+                            if (!m) {
+                                return config_error{where(h[key].Mark()) + "hosts." + g.name + "." + key +
+                                                    ": expected " + expected};
+                            }
+                            out = *m;
                         }
-                        g.mac = *m;
+                        return std::nullopt;
+                    };
+                    if (auto e = host_mac("mac", "xx:xx:xx:xx:xx:xx", g.mac)) {
+                        return *e;
                     }
-                    if (h["gateway"]) {
-                        auto m = detail::parse_mac(detail::trim(h["gateway"].as<std::string>()));
-                        if (!m) {
-                            return config_error{where(h["gateway"].Mark()) + "hosts." + g.name +
-                                                ".gateway: expected the router's MAC xx:xx:xx:xx:xx:xx"};
-                        }
-                        g.gateway = *m;
+                    if (auto e = host_mac("gateway", "the router's MAC xx:xx:xx:xx:xx:xx", g.gateway)) {
+                        return *e;
                     }
                     if (h["ip"]) {
                         const std::string t = h["ip"].as<std::string>();

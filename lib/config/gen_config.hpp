@@ -141,6 +141,18 @@ inline double collective_bus_factor(gen_pattern p, std::uint32_t hosts) noexcept
     const double h = double(hosts);
     return p == gen_pattern::ring_allreduce ? 2.0 * (h - 1.0) / h : (h - 1.0) / h;
 }
+// nccl-tests' bandwidths of a collective of `size` (per rank) that took
+// `mean_ns` on average: algbw = size / time and busbw = algbw x
+// collective_bus_factor, in Gbps (bits per nanosecond); 0 with no time.
+struct collective_bw {
+    double algbw_gbps = 0;
+    double busbw_gbps = 0;
+};
+inline collective_bw collective_bandwidth(gen_pattern p, std::uint32_t hosts, bytes size, double mean_ns) noexcept {
+    if (!(mean_ns > 0)) { return {}; }
+    const double algbw = double(size.v) * 8.0 / mean_ns;
+    return {algbw, algbw * collective_bus_factor(p, hosts)};
+}
 
 struct gen_host {
     std::string name;

@@ -199,6 +199,12 @@ switch_cfg loader::load(const YAML::Node& root) {
         const auto it = tables.find(spec.name);
         return it == tables.end() ? nullptr : &it->second;
     };
+    // `load` reads the table when the file gives it.
+    const auto load_if = [&](const table_spec& spec, void (loader::*load)(const entry&)) {
+        if (const auto* t = table(spec)) {
+            (this->*load)(*t);
+        }
+    };
     // Each buffer/WRED table the file gives replaces the built-in default
     // as a whole (docs/config.md): any of BUFFER_POOL, BUFFER_PROFILE,
     // BUFFER_PG -> only the file's buffers; WRED_PROFILE or a QUEUE
@@ -214,21 +220,11 @@ switch_cfg loader::load(const YAML::Node& root) {
     if (table(wred_profile_table) != nullptr || (queue != nullptr && queue_table_binds_wred(queue->value))) {
         _cfg.port_defaults.wred = {};
     }
-    if (const auto* t = table(rocelab_table)) {
-        load_rocelab(*t);
-    }
-    if (const auto* t = table(device_metadata_table)) {
-        load_device_metadata(*t);
-    }
-    if (const auto* t = table(switch_table)) {
-        load_switch(*t);
-    }
-    if (const auto* t = table(port_table)) {
-        load_ports(*t);
-    }
-    if (const auto* t = table(breakout_cfg_table)) {
-        load_breakout(*t);
-    }
+    load_if(rocelab_table, &loader::load_rocelab);
+    load_if(device_metadata_table, &loader::load_device_metadata);
+    load_if(switch_table, &loader::load_switch);
+    load_if(port_table, &loader::load_ports);
+    load_if(breakout_cfg_table, &loader::load_breakout);
     const qos_maps az = azure_roce_maps();  // each map table's built-in AZURE
     load_map_table(table(dscp_to_tc_map_table), dscp_to_tc_map_table, az.dscp_to_tc, _dscp_maps);
     load_map_table(table(dot1p_to_tc_map_table), dot1p_to_tc_map_table, az.pcp_to_tc, _dot1p_maps);
@@ -239,24 +235,12 @@ switch_cfg loader::load(const YAML::Node& root) {
                    az.pfc_prio_to_queue, _pfc_queue_maps);
     load_schedulers(table(scheduler_table));
     load_wred_profiles(table(wred_profile_table));
-    if (const auto* t = table(port_qos_map_table)) {
-        load_port_qos_map(*t);
-    }
-    if (const auto* t = table(queue_table)) {
-        load_queues(*t);
-    }
-    if (const auto* t = table(cable_length_table)) {
-        load_cable_length(*t);
-    }
-    if (const auto* t = table(default_lossless_buffer_parameter_table)) {
-        load_default_lossless(*t);
-    }
-    if (const auto* t = table(buffer_pool_table)) {
-        load_buffer_pool(*t);
-    }
-    if (const auto* t = table(buffer_profile_table)) {
-        load_buffer_profiles(*t);
-    }
+    load_if(port_qos_map_table, &loader::load_port_qos_map);
+    load_if(queue_table, &loader::load_queues);
+    load_if(cable_length_table, &loader::load_cable_length);
+    load_if(default_lossless_buffer_parameter_table, &loader::load_default_lossless);
+    load_if(buffer_pool_table, &loader::load_buffer_pool);
+    load_if(buffer_profile_table, &loader::load_buffer_profiles);
     if (const auto* t = table(buffer_pg_table)) {
         if (!_cfg.pool.enabled) {
             fail(t->key_node.Mark(), "BUFFER_PG",
@@ -272,9 +256,7 @@ switch_cfg loader::load(const YAML::Node& root) {
         apply_over_subscription();
         check_pool_fit();
     }
-    if (const auto* t = table(buffer_queue_table)) {
-        load_buffer_queue(*t);
-    }
+    load_if(buffer_queue_table, &loader::load_buffer_queue);
     apply_egress_buffers();
     if (_cfg.pool.enabled && _cfg.pool.shared_headroom.v > 0) {
         _cfg.notes.push_back(shared_headroom_note(_cfg));
@@ -282,9 +264,7 @@ switch_cfg loader::load(const YAML::Node& root) {
     if (!_file_buffers) {
         resolve_default_buffers();
     }
-    if (const auto* t = table(pfc_wd_table)) {
-        load_pfc_wd(*t);
-    }
+    load_if(pfc_wd_table, &loader::load_pfc_wd);
     for (const table_spec* spec : {&interface_table, &route_table, &neigh_table}) {
         const auto* t = table(*spec);
         if (t != nullptr && _cfg.mode != fwd_mode::l3 && !t->value.IsNull() && t->value.size() != 0) {
@@ -292,15 +272,9 @@ switch_cfg loader::load(const YAML::Node& root) {
                  "this table is only used in L3 mode; set ROCELAB mode: l3 or remove it");
         }
     }
-    if (const auto* t = table(interface_table)) {
-        load_interfaces(*t);
-    }
-    if (const auto* t = table(route_table)) {
-        load_routes(*t);
-    }
-    if (const auto* t = table(neigh_table)) {
-        load_neighbors(*t);
-    }
+    load_if(interface_table, &loader::load_interfaces);
+    load_if(route_table, &loader::load_routes);
+    load_if(neigh_table, &loader::load_neighbors);
     return _cfg;
 }
 
@@ -377,6 +351,13 @@ field_map loader::fields(const entry& owner, const table_spec& t) const {
         out.emplace(e.key, std::move(e));
     }
     return out;
+}
+
+void loader::check_only_key(const entry& k, const table_spec& t) const {
+    const std::string key(t.only_key);
+    if (k.key != key) {
+        fail(k.key_node.Mark(), k.path, "unknown key; the only key is " + key + did_you_mean(k.key, {key}));
+    }
 }
 
 const entry* loader::find(const field_map& f, const field_spec& s) const {
@@ -733,10 +714,7 @@ const std::pair<const std::string, buffer_profile>* loader::profile_ref(const en
     }
     const auto it = _profiles.find(name);
     if (it == _profiles.end()) {
-        std::vector<std::string> names;
-        for (const auto& [n, v] : _profiles) {
-            names.push_back(n);
-        }
+        const auto names = names_of(_profiles);
         fail(mark_of(*pe), fpath,
              "unknown profile " + quote(name) +
                  (names.empty() ? std::string("; there is no BUFFER_PROFILE table")
@@ -744,6 +722,47 @@ const std::pair<const std::string, buffer_profile>* loader::profile_ref(const en
                                       did_you_mean(name, names)));
     }
     return &*it;
+}
+
+void loader::bind_buffer_profiles(
+    const entry& t, const buffer_binding& b,
+    const std::function<void(const entry&, const profile_entry*, std::size_t, int)>& bind) {
+    const auto all = entries(t);
+    const auto order = global_first(all, [](const entry& e) {
+        const auto bar = e.key.rfind('|');
+        return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
+    });
+    const auto pool_kind = [](bool ingress) { return std::string(ingress ? "ingress" : "egress"); };
+    std::map<std::pair<std::size_t, int>, std::string> set_by;
+    for (const entry* kp : order) {
+        const entry& k = *kp;
+        const std::string& path = k.path;
+        const auto [targets, numbers] = buffer_key(k, path, b.what, b.example);
+        const auto* ref = profile_ref(k, b.table, b.absent_ok);
+        if (ref != nullptr && ref->second.ingress != b.ingress) {
+            fail(k.key_node.Mark(), path + "|profile",
+                 "profile " + ref->first + " is in the " + pool_kind(ref->second.ingress) + " pool " +
+                     ref->second.pool + ": " + std::string(b.table.name) + " takes " + pool_kind(b.ingress) +
+                     " profiles");
+        }
+        for (const std::size_t target : targets) {
+            for (int n = 0; n < b.count; ++n) {
+                if ((numbers & (1u << n)) == 0) {
+                    continue;
+                }
+                if (target != all_ports) {
+                    const auto [sit, inserted] = set_by.emplace(std::pair{target, n}, k.key);
+                    if (!inserted) {
+                        fail(k.key_node.Mark(), path,
+                             std::string(b.one) + " " + std::to_string(n) + " of port " +
+                                 _cfg.ports[target].name + " already gets a profile from key " +
+                                 quote(sit->second));
+                    }
+                }
+                bind(k, ref, target, n);
+            }
+        }
+    }
 }
 
 // Port whose INTERFACE subnet holds `addr`, or all_ports if none.

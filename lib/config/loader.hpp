@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -171,6 +172,17 @@ private:
     // the accepted fields.
     field_map fields(const entry& owner, const table_spec& t) const;
     const entry* find(const field_map& f, const field_spec& s) const;
+    // A table with one fixed key (t.only_key: DEVICE_METADATA|localhost):
+    // `fn` gets that key's checked fields (fields()); any other key is an
+    // error.
+    template <class Fn>
+    void with_only_key(const entry& owner, const table_spec& t, Fn fn) const {
+        for (const auto& k : entries(owner)) {
+            check_only_key(k, t);
+            fn(fields(k, t));
+        }
+    }
+    void check_only_key(const entry& k, const table_spec& t) const;
 
     // ---------------------------------------------- typed getters (loader.cpp)
     //
@@ -286,6 +298,32 @@ private:
     using field_owners = std::map<std::pair<std::size_t, std::string>, std::string>;
     void set_once(field_owners& set_by, std::size_t target, const field_map& f, const entry& k) const;
 
+    // PORT_QOS_MAP and PFC_WD: keys that name ports (key_ports), `global`
+    // first and then per-port entries on top, whatever the file order. For
+    // each key, unless own_key(k) has dealt with it (PFC_WD|GLOBAL):
+    // parse(k, fields) reads its fields (checked against `spec`) and returns
+    // apply(target), called for each port the key names (or all_ports)
+    // once set_once has checked that no other key set those fields there.
+    template <class OwnKey, class Parse>
+    void walk_port_keys(const entry& t, const table_spec& spec, OwnKey own_key, Parse parse) {
+        const auto all = entries(t);
+        const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
+        field_owners set_by;
+        bool global_seen = false;
+        for (const entry* kp : order) {
+            const entry& k = *kp;
+            if (own_key(k)) {
+                continue;
+            }
+            const auto targets = key_ports(k, global_seen);
+            const auto f = fields(k, spec);
+            auto apply = parse(k, f);
+            for (const std::size_t target : targets) {
+                set_once(set_by, target, f, k);
+                apply(target);
+            }
+        }
+    }
     // Apply `fn` to the target port, or to port_defaults and every port.
     template <class Fn>
     void for_target(std::size_t target, Fn fn) {
@@ -299,6 +337,29 @@ private:
         }
     }
 
+    // The names of a by-name table (profiles, maps, schedulers), in order.
+    template <class Map>
+    static std::vector<std::string> names_of(const Map& m) {
+        std::vector<std::string> names;
+        for (const auto& [n, v] : m) {
+            names.push_back(n);
+        }
+        return names;
+    }
+    // The entry `name` (given by e) of a by-name table; else fails at e:
+    // "unknown <what> "<name>"; <table> names are a, b" and a did-you-mean.
+    template <class Map>
+    const typename Map::mapped_type& named(const Map& m, const std::string& name, const entry& e,
+                                           std::string_view what, std::string_view table) const {
+        const auto it = m.find(name);
+        if (it == m.end()) {
+            const auto names = names_of(m);
+            fail(mark_of(e), e.path,
+                 "unknown " + std::string(what) + " " + quote(name) + "; " + std::string(table) +
+                     " names are " + join(names) + did_you_mean(name, names));
+        }
+        return it->second;
+    }
     // SONiC sometimes writes references as "[BUFFER_PROFILE|name]".
     static std::string strip_ref(std::string_view text, std::string_view table);
 
@@ -356,6 +417,25 @@ private:
     // "NULL" (or, `absent_ok`, no profile field).
     const std::pair<const std::string, buffer_profile>* profile_ref(const entry& k, const table_spec& t,
                                                                     bool absent_ok) const;
+    // BUFFER_PG / BUFFER_QUEUE: what the table binds profiles to.
+    struct buffer_binding {
+        const table_spec& table;
+        const char* what;     // "priority groups", "queues" (in the key)
+        const char* one;      // "priority group", "queue"
+        const char* example;  // example keys
+        int count;            // num_pgs, num_queues
+        bool ingress;         // the profiles it takes: in an ingress pool, or an egress pool
+        bool absent_ok;       // profile_ref: an entry may leave out its profile
+    };
+    using profile_entry = std::pair<const std::string, buffer_profile>;
+    // Walks a BUFFER_PG / BUFFER_QUEUE table: each key ("<ports>|<numbers>",
+    // global keys first) with its profile (nullptr: NULL or none), checked to
+    // be in the right kind of pool; then bind(key, profile, port or
+    // all_ports, number) for each number of each port, a (port, number)
+    // being given by at most one key.
+    void bind_buffer_profiles(
+        const entry& t, const buffer_binding& b,
+        const std::function<void(const entry&, const profile_entry*, std::size_t, int)>& bind);
     // Port whose INTERFACE subnet holds `addr`, or all_ports if none.
     std::size_t on_link_port(const ip_prefix& addr) const;
     std::string subnets_of(const port_cfg& p) const;

@@ -63,6 +63,72 @@ struct field_spec {
     bool sonic_only = false;  // SONiC's field, read and checked but not modelled (a note says so)
 };
 
+// Builders for the kinds most fields are, so that a descriptor writes only
+// what is its own (a field with more to say is written out in full).
+
+// A whole number lo..hi; `noun` says what it counts ("a descriptor count").
+constexpr field_spec count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                 std::string_view noun, std::string_view dflt, std::string_view doc) {
+    return {
+        .name = name, .kind = field_kind::uint, .lo = lo, .hi = hi, .noun = noun, .dflt = dflt, .doc = doc};
+}
+
+// A size written with its unit ("1MiB"; the range reads "64B..1GiB").
+constexpr field_spec size_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                std::string_view dflt, std::string_view doc) {
+    return {.name = name, .kind = field_kind::bytes, .lo = lo, .hi = hi, .dflt = dflt, .doc = doc};
+}
+
+// Bytes as SONiC writes them: a size whose bare number is bytes, and whose
+// range reads in bytes ("68..9216 bytes"); `limit`: a further limit the
+// loader applies.
+constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                      std::string_view dflt, std::string_view doc,
+                                      std::string_view limit = {}) {
+    field_spec f = size_field(name, lo, hi, dflt, doc);
+    f.bare_unit = 1;
+    f.in_bytes = true;
+    f.limit = limit;
+    return f;
+}
+
+// A time lo..hi (nanoseconds); `bare_unit`: the unit of a bare number, 0 = a
+// unit is required.
+constexpr field_spec time_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                std::int64_t bare_unit, std::string_view dflt, std::string_view doc) {
+    return {.name = name,
+            .kind = field_kind::time,
+            .lo = lo,
+            .hi = hi,
+            .bare_unit = bare_unit,
+            .dflt = dflt,
+            .doc = doc};
+}
+
+// One of `choices` (case-insensitive); flag_field: on/off, true/false.
+constexpr field_spec choice_field(std::string_view name, std::span<const std::string_view> choices,
+                                  std::string_view dflt, std::string_view doc) {
+    return {.name = name, .kind = field_kind::choice, .choices = choices, .dflt = dflt, .doc = doc};
+}
+constexpr field_spec flag_field(std::string_view name, std::span<const std::string_view> choices,
+                                std::string_view dflt, std::string_view doc) {
+    return {.name = name, .kind = field_kind::flag, .choices = choices, .dflt = dflt, .doc = doc};
+}
+
+// The name of an entry of `table`; `bracketed`: SONiC's "[TABLE|name]" too.
+constexpr field_spec reference_field(std::string_view name, std::string_view table, std::string_view noun,
+                                     std::string_view dflt, std::string_view doc, bool bracketed = false,
+                                     std::string_view limit = {}) {
+    return {.name = name,
+            .kind = field_kind::reference,
+            .noun = noun,
+            .ref_table = table,
+            .bracketed = bracketed,
+            .limit = limit,
+            .dflt = dflt,
+            .doc = doc};
+}
+
 enum class table_shape : std::uint8_t {
     fields,         // TABLE: {field: value, ...} (ROCELAB)
     keyed,          // TABLE: {key: {field: value, ...}, ...}
@@ -79,6 +145,30 @@ struct table_spec {
     std::span<const std::string_view> refused;  // SONiC fields refused as "not supported by rocelab"
     unsigned entry_keys = 0;  // named_entries maps: keys are 0..entry_keys-1 (64 DSCPs, 8 priorities)
 };
+
+// Builders for the three table shapes.
+// TABLE: {key: {field: value, ...}, ...}; `key` says what a key is.
+constexpr table_spec keyed_table(std::string_view name, std::string_view key, std::string_view doc,
+                                 std::span<const field_spec> fields,
+                                 std::span<const std::string_view> refused = {}) {
+    return {.name = name, .key = key, .doc = doc, .fields = fields, .refused = refused};
+}
+// TABLE: {only_key: {field: value, ...}} (DEVICE_METADATA|localhost).
+constexpr table_spec one_key_table(std::string_view name, std::string_view only_key, std::string_view doc,
+                                   std::span<const field_spec> fields,
+                                   std::span<const std::string_view> refused = {}) {
+    table_spec t = keyed_table(name, {}, doc, fields, refused);
+    t.only_key = only_key;
+    return t;
+}
+// TABLE: {field: value, ...}; `key` says where the fields are.
+constexpr table_spec fields_table(std::string_view name, std::string_view key, std::string_view doc,
+                                  std::span<const field_spec> fields,
+                                  std::span<const std::string_view> refused = {}) {
+    table_spec t = keyed_table(name, key, doc, fields, refused);
+    t.shape = table_shape::fields;
+    return t;
+}
 
 // Every table in loading order (nested mappings after their table).
 std::span<const table_spec* const> switch_schema() noexcept;

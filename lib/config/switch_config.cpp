@@ -453,31 +453,33 @@ result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::strin
     return load_switch_cfg_from_string(yaml, std::move(source_name), load_options{});
 }
 
-result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::string source_name,
-                                               const load_options& opt) noexcept {
-    try {
-        return load_text(yaml, source_name, opt);
-    } catch (const detail::load_failure& f) {
-        return config_error{f.message};
-    } catch (const YAML::Exception& e) {
-        return config_error{source_name + ": " + e.what()};
-    } catch (const std::exception& e) {
-        return config_error{source_name + ": cannot load the configuration: " + e.what()};
-    } catch (...) {
-        return config_error{source_name + ": cannot load the configuration"};
-    }
-}
+namespace {
 
-result<switch_cfg> detail::switch_cfg_from_yaml(const YAML::Node& root, const std::string& source) noexcept {
+// `load()`'s configuration, or its failure as one message naming `source`.
+template <class Load>
+result<switch_cfg> loaded(const std::string& source, Load load) noexcept {
     try {
-        return loader(source).load(root);
+        return load();
     } catch (const detail::load_failure& f) {
         return config_error{f.message};
     } catch (const YAML::Exception& e) {
         return config_error{source + ": " + e.what()};
     } catch (const std::exception& e) {
         return config_error{source + ": cannot load the configuration: " + e.what()};
+    } catch (...) {
+        return config_error{source + ": cannot load the configuration"};
     }
+}
+
+}  // namespace
+
+result<switch_cfg> load_switch_cfg_from_string(std::string_view yaml, std::string source_name,
+                                               const load_options& opt) noexcept {
+    return loaded(source_name, [&] { return load_text(yaml, source_name, opt); });
+}
+
+result<switch_cfg> detail::switch_cfg_from_yaml(const YAML::Node& root, const std::string& source) noexcept {
+    return loaded(source, [&] { return loader(source).load(root); });
 }
 
 result<switch_cfg> load_switch_cfg(const std::string& path) noexcept { return load_switch_cfg(path, load_options{}); }

@@ -13,27 +13,33 @@
 
 namespace rocelab {
 
-struct bytes {
+// What bytes and nanos share: adding and subtracting amounts of the same
+// unit (CRTP: Q is the unit's type, with a value member v).
+template <class Q>
+struct additive {
+    constexpr auto operator<=>(const additive&) const noexcept = default;
+    constexpr Q& operator+=(Q o) noexcept { self().v += o.v; return self(); }
+    constexpr Q& operator-=(Q o) noexcept { self().v -= o.v; return self(); }
+    friend constexpr Q operator+(Q a, Q b) noexcept { return Q{a.v + b.v}; }
+    friend constexpr Q operator-(Q a, Q b) noexcept { return Q{a.v - b.v}; }
+
+private:
+    constexpr Q& self() noexcept { return static_cast<Q&>(*this); }
+};
+
+struct bytes : additive<bytes> {
     std::uint64_t v = 0;
     constexpr bytes() noexcept = default;
     constexpr explicit bytes(std::uint64_t x) noexcept : v(x) {}
     constexpr auto operator<=>(const bytes&) const noexcept = default;
-    constexpr bytes& operator+=(bytes o) noexcept { v += o.v; return *this; }
-    constexpr bytes& operator-=(bytes o) noexcept { v -= o.v; return *this; }
-    friend constexpr bytes operator+(bytes a, bytes b) noexcept { return bytes{a.v + b.v}; }
-    friend constexpr bytes operator-(bytes a, bytes b) noexcept { return bytes{a.v - b.v}; }
 };
 
 // Nanoseconds since an arbitrary epoch chosen by the clock owner.
-struct nanos {
+struct nanos : additive<nanos> {
     std::int64_t v = 0;
     constexpr nanos() noexcept = default;
     constexpr explicit nanos(std::int64_t x) noexcept : v(x) {}
     constexpr auto operator<=>(const nanos&) const noexcept = default;
-    constexpr nanos& operator+=(nanos o) noexcept { v += o.v; return *this; }
-    constexpr nanos& operator-=(nanos o) noexcept { v -= o.v; return *this; }
-    friend constexpr nanos operator+(nanos a, nanos b) noexcept { return nanos{a.v + b.v}; }
-    friend constexpr nanos operator-(nanos a, nanos b) noexcept { return nanos{a.v - b.v}; }
     static constexpr nanos max() noexcept { return nanos{INT64_MAX}; }
 };
 

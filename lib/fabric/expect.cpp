@@ -95,30 +95,23 @@ private:
         n->b = std::move(b);
         return n;
     }
-    node_p expr() {
-        node_p n = term();
+    // operand (op operand)*, left to right, where op is `op0` (kind k0) or
+    // `op1` (kind k1): a sum of terms, a term of factors.
+    node_p chain(node_p (parser::*operand)(), char op0, expect_node::kind_t k0, char op1,
+                 expect_node::kind_t k1) {
+        node_p n = (this->*operand)();
         for (;;) {
             skip();
-            if (_i < _t.size() && (_t[_i] == '+' || _t[_i] == '-')) {
+            if (_i < _t.size() && (_t[_i] == op0 || _t[_i] == op1)) {
                 const char c = _t[_i++];
-                n = bin(c == '+' ? expect_node::kind_t::add : expect_node::kind_t::sub, n, term());
+                n = bin(c == op0 ? k0 : k1, n, (this->*operand)());
             } else {
                 return n;
             }
         }
     }
-    node_p term() {
-        node_p n = factor();
-        for (;;) {
-            skip();
-            if (_i < _t.size() && (_t[_i] == '*' || _t[_i] == '/')) {
-                const char c = _t[_i++];
-                n = bin(c == '*' ? expect_node::kind_t::mul : expect_node::kind_t::div, n, factor());
-            } else {
-                return n;
-            }
-        }
-    }
+    node_p expr() { return chain(&parser::term, '+', expect_node::kind_t::add, '-', expect_node::kind_t::sub); }
+    node_p term() { return chain(&parser::factor, '*', expect_node::kind_t::mul, '/', expect_node::kind_t::div); }
     static bool name_char(char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' || c == '-' ||
                c == '|' || c == '>' || c == '#';

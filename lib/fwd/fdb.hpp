@@ -185,15 +185,8 @@ public:
         std::size_t removed = 0;
         budget = std::min(budget, _nbuckets);
         for (std::size_t i = 0; i < budget; ++i) {
-            bucket& bk = _buckets[_age_cursor];
+            removed += clear_if(_buckets[_age_cursor], [&](std::uint64_t m) { return expired(m, now_t); });
             _age_cursor = (_age_cursor + 1) & _mask;
-            for (std::size_t s = 0; s < ways; ++s) {
-                if (bk.key[s] != 0 && expired(bk.meta[s], now_t)) {
-                    bk.key[s] = 0;
-                    bk.meta[s] = 0;
-                    ++removed;
-                }
-            }
         }
         _size -= removed;
         _ctr.aged += removed;
@@ -379,18 +372,25 @@ private:
         root.meta[free_slot] = meta;
     }
 
+    // Empties the slots of `bk` whose entry's meta matches; returns how many.
+    template <typename Pred>
+    static std::size_t clear_if(bucket& bk, Pred pred) noexcept {
+        std::size_t removed = 0;
+        for (std::size_t s = 0; s < ways; ++s) {
+            if (bk.key[s] != 0 && pred(bk.meta[s])) {
+                bk.key[s] = 0;
+                bk.meta[s] = 0;
+                ++removed;
+            }
+        }
+        return removed;
+    }
+
     template <typename Pred>
     std::size_t remove_if(Pred pred) noexcept {
         std::size_t removed = 0;
         for (std::size_t i = 0; i < _nbuckets; ++i) {
-            bucket& bk = _buckets[i];
-            for (std::size_t s = 0; s < ways; ++s) {
-                if (bk.key[s] != 0 && pred(bk.meta[s])) {
-                    bk.key[s] = 0;
-                    bk.meta[s] = 0;
-                    ++removed;
-                }
-            }
+            removed += clear_if(_buckets[i], pred);
         }
         _size -= removed;
         _ctr.flushed += removed;

@@ -106,13 +106,8 @@ std::uint32_t roce_v6_frame_len(const roce_v6_params& p) noexcept {
                      p.pad_to_min_frame, ipv6_hdr_len + 0xFFFF);
 }
 
-std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) noexcept {
-    const std::uint32_t n = roce_v4_frame_len(p);
-    if (n == 0 || out.size() < n) {
-        return 0;
-    }
-    const auto udp_len = static_cast<std::uint16_t>(udp_len_of(p.bth.opcode, p.payload.size()));
-    std::byte* ip = write_l2(out.data(), p.dst_mac, p.src_mac, p.vlan_id, p.pcp, ethertype_ipv4);
+std::byte* write_roce_v4_hdrs(std::byte* out, const roce_v4_params& p, std::uint16_t udp_len) noexcept {
+    std::byte* ip = write_l2(out, p.dst_mac, p.src_mac, p.vlan_id, p.pcp, ethertype_ipv4);
     ipv4_hdr_params h{};
     h.src = p.src_ip;
     h.dst = p.dst_ip;
@@ -122,7 +117,17 @@ std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) n
     h.df = p.df;
     std::byte* udp = ip + write_ipv4(ip, h, static_cast<std::uint16_t>(ipv4_min_hdr_len + udp_len));
     write_udp(udp, p.sport, p.dport, udp_len);
-    std::byte* end = write_transport(udp + udp_hdr_len, p.bth, p.ext, p.payload);
+    return udp + udp_hdr_len;
+}
+
+std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) noexcept {
+    const std::uint32_t n = roce_v4_frame_len(p);
+    if (n == 0 || out.size() < n) {
+        return 0;
+    }
+    const auto udp_len = static_cast<std::uint16_t>(udp_len_of(p.bth.opcode, p.payload.size()));
+    std::byte* ip = out.data() + l2_len(p.vlan_id);
+    std::byte* end = write_transport(write_roce_v4_hdrs(out.data(), p, udp_len), p.bth, p.ext, p.payload);
     const auto l3_len = static_cast<std::uint32_t>(end - ip);
     icrc_store(end, roce_icrc(ip, l3_len, false));
     end += icrc_len;

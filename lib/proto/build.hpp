@@ -89,6 +89,10 @@ std::uint32_t roce_v6_frame_len(const roce_v6_params& p) noexcept;
 // Writes the frame; returns its length, or 0 if out is too small.
 std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) noexcept;
 std::uint32_t build_roce_v6(std::span<std::byte> out, const roce_v6_params& p) noexcept;
+// The Ethernet [+ 802.1Q] | IPv4 | UDP headers of p's frame, whose UDP
+// datagram (header, BTH .. ICRC) is udp_len bytes; returns where the BTH
+// goes. build_roce_v4 and the generator's data-frame template write them.
+std::byte* write_roce_v4_hdrs(std::byte* out, const roce_v4_params& p, std::uint16_t udp_len) noexcept;
 // UDP checksum of the IPv6 datagram at ip6 (fixed header, next header UDP,
 // payload length as written), computed as if its checksum field were 0; a
 // result of 0 is returned as 0xFFFF (RFC 768). Host order.

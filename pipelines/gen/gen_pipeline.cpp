@@ -53,31 +53,11 @@ std::uint32_t data_hdr_len(const Params& p) noexcept {
 }
 
 void write_data_hdrs(std::byte* out, const roce_v4_params& p, std::uint32_t hdr_len, std::uint32_t len) noexcept {
-    std::byte* ip = out;
-    if (p.vlan_id < 0) {
-        ip += write_eth(out, p.dst_mac, p.src_mac, ethertype_ipv4);
-    } else {
-        write_eth(out, p.dst_mac, p.src_mac, ethertype_vlan);
-        write_vlan_tag(out + 12, ethertype_vlan,
-                       vlan_tci{static_cast<std::uint8_t>(p.pcp & 7u), false,
-                                static_cast<std::uint16_t>(p.vlan_id & 0x0FFF)});
-        store_be16(out + 16, ethertype_ipv4);
-        ip += eth_hdr_len + vlan_tag_len;
-    }
-    const auto l2 = static_cast<std::uint32_t>(ip - out);
+    const std::uint32_t l2 = eth_hdr_len + (p.vlan_id >= 0 ? vlan_tag_len : 0);
     const auto udp_len = static_cast<std::uint16_t>(hdr_len - l2 - ipv4_min_hdr_len + len + pad_of(len) + icrc_len);
-    ipv4_hdr_params h{};
-    h.src = p.src_ip;
-    h.dst = p.dst_ip;
-    h.tos = static_cast<std::uint8_t>(((p.dscp & 0x3Fu) << 2) | (p.ecn & 3u));
-    h.ttl = p.ttl;
-    h.id = p.ip_id;
-    h.df = p.df;
-    std::byte* udp = ip + write_ipv4(ip, h, static_cast<std::uint16_t>(ipv4_min_hdr_len + udp_len));
-    write_udp(udp, p.sport, p.dport, udp_len);
+    std::byte* q = write_roce_v4_hdrs(out, p, udp_len);
     bth_fields bth = p.bth;
     bth.pad_count = static_cast<std::uint8_t>(pad_of(len));
-    std::byte* q = udp + udp_hdr_len;
     q += write_bth(q, bth);
     const std::uint16_t hs = roce_opcode_lookup(p.bth.opcode).hdrs;
     if (hs & roce_hdr::reth) {

@@ -267,9 +267,10 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
             samples += double(c.ns.size());
             if (!c.ns.empty() && gsum > 0) {
                 const gen_cfg& g = _f.gen_config(n);
-                const double algbw = double(g.sizes.fixed.v) * 8.0 / (gsum / double(c.ns.size()) / 1e9);
-                algbw_sum += algbw;
-                busbw_sum += algbw * collective_bus_factor(g.pattern, g.ring_hosts);
+                const collective_bw bw =
+                    collective_bandwidth(g.pattern, g.ring_hosts, g.sizes.fixed, gsum / double(c.ns.size()));
+                algbw_sum += bw.algbw_gbps * 1e9;  // bit/s
+                busbw_sum += bw.busbw_gbps * 1e9;
                 gens += 1;
             }
         }

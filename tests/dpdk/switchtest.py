@@ -97,18 +97,27 @@ def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
         with open(cfg, "w") as f:
             f.write(config)
         args += ["--config", cfg]
-    p = subprocess.Popen([SWITCH] + eal + ["--"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rc, out, err = run_to_end([SWITCH] + eal + ["--"] + args, timeout, "did not stop within")
+    rep = None
+    if os.path.exists(report):
+        with open(report) as f:
+            rep = json.load(f)
+    return Run(rc, out, err, rep, workers)
+
+
+def run_to_end(cmd, timeout, hung="did not finish in"):
+    """Runs `cmd` to its end: (exit status, stdout, stderr). Still running
+    after `timeout` seconds, it is killed, and an AssertionError names it,
+    its pid, `hung` and the timeout, with what it printed."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()
-        raise AssertionError(f"rocelab-switch (pid {p.pid}) did not stop within {timeout}s\n{out}\n{err}")
-    rep = None
-    if os.path.exists(report):
-        with open(report) as f:
-            rep = json.load(f)
-    return Run(p.returncode, out, err, rep, workers)
+        name = os.path.basename(cmd[0])
+        raise AssertionError(f"{name} (pid {p.pid}) {hung} {timeout}s\n{out}\n{err}")
+    return p.returncode, out, err
 
 
 def frames(path):

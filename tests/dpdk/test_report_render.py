@@ -41,10 +41,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from switchtest import BUILD  # noqa: E402
+from fabrictest import PLOTS, incast_2to1, run  # noqa: E402
 
-FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
-PLOTS = ("throughput.png", "fct.png", "queues.png", "pfc.png")
 WIDTH = 1200          # window width, CSS pixels (the page is at most 1100 wide)
 MIN_INK = 0.03        # share of a plot's pixels that are not white
 MIN_COLOURS = 3       # distinct saturated colours in a plot (its lines)
@@ -52,32 +50,7 @@ MIN_COLOURS = 3       # distinct saturated colours in a plot (its lines)
 SCENARIO = """name: render-2to1
 description: "2:1 incast at 100 Gbps, rendered by headless Chromium"
 duration: 400us
-link: {rate: 100Gbps, delay: 25ns}
-nodes:
-  - name: leaf0
-    switch:
-      PORT:
-        Ethernet0: {speed: 100Gbps}
-        Ethernet1: {speed: 100Gbps}
-        Ethernet2: {speed: 100Gbps}
-      WRED_PROFILE:
-        ECN_LOW: {wred_green_enable: "true", ecn: ecn_all, green_min_threshold: 20000, green_max_threshold: 100000,
-                  green_drop_probability: 10}
-      QUEUE:
-        Ethernet2|3: {wred_profile: ECN_LOW}
-      BUFFER_POOL:
-        ingress_lossless_pool: {size: 1MiB, type: ingress, mode: dynamic, cell: 96}
-      BUFFER_PROFILE:
-        pg_lossless_auto_profile: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
-        ingress_lossy_profile: {pool: ingress_lossless_pool, size: 0, dynamic_th: 3}
-      BUFFER_PG:
-        "global|3-4": {profile: pg_lossless_auto_profile}
-        "global|0": {profile: ingress_lossy_profile}
-  - name: hosts
-    gen: {seed: 3, pattern: incast, senders: 2, msg_size: 64KiB, pmtu: 1024, window: 4096}
-links:
-  - {a: hosts:0..2, b: leaf0:Ethernet0..Ethernet2}
-expect:
+""" + incast_2to1("64KiB") + """expect:
   - lossless_drops == 0
   - fct_max(h0->h2#0) < 1ms
   - goodput(h0->h2#0) > 10Gbps
@@ -209,9 +182,8 @@ class ReportRenders(unittest.TestCase):
         with open(topo, "w") as f:
             f.write(SCENARIO)
         cls.out = os.path.join(cls.tmp.name, "out")
-        p = subprocess.run([FABRIC, "run", topo, "--out", cls.out, "--quiet"], capture_output=True, text=True,
-                           timeout=300)
-        assert p.returncode == 0, f"rocelab-fabric failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
+        rc, so, se = run(["run", topo, "--out", cls.out, "--quiet"])
+        assert rc == 0, f"rocelab-fabric failed ({rc}):\n{so}\n{se}"
         cls.probe, cls.shot = render(cls.out, cls.tmp.name)
 
     @classmethod

@@ -32,41 +32,14 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from switchtest import BUILD, ROOT, icrc_ok, tshark_expert, tshark_fields  # noqa: E402
+from fabrictest import FABRIC, PLOTS, incast_2to1, run  # noqa: E402
+from switchtest import ROOT, icrc_ok, tshark_expert, tshark_fields  # noqa: E402
 from scapy.all import Ether, rdpcap  # noqa: E402
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl  # noqa: E402
 
-FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
 REPORT = os.path.join(ROOT, "tools", "fabric_report.py")
-PLOTS = ("throughput.png", "fct.png", "queues.png", "pfc.png")
 
-SMALL = """duration: 300us
-link: {rate: 100Gbps, delay: 25ns}
-nodes:
-  - name: leaf0
-    switch:
-      PORT:
-        Ethernet0: {speed: 100Gbps}
-        Ethernet1: {speed: 100Gbps}
-        Ethernet2: {speed: 100Gbps}
-      WRED_PROFILE:
-        ECN_LOW: {wred_green_enable: "true", ecn: ecn_all, green_min_threshold: 20000, green_max_threshold: 100000,
-                  green_drop_probability: 10}
-      QUEUE:
-        Ethernet2|3: {wred_profile: ECN_LOW}
-      BUFFER_POOL:                      # the default set-up with a 1MiB pool, so that PFC acts within the run
-        ingress_lossless_pool: {size: 1MiB, type: ingress, mode: dynamic, cell: 96}
-      BUFFER_PROFILE:
-        pg_lossless_auto_profile: {pool: ingress_lossless_pool, dynamic_th: 0, xoff: auto}
-        ingress_lossy_profile: {pool: ingress_lossless_pool, size: 0, dynamic_th: 3}
-      BUFFER_PG:
-        "global|3-4": {profile: pg_lossless_auto_profile}
-        "global|0": {profile: ingress_lossy_profile}
-  - name: hosts
-    gen: {seed: 3, pattern: incast, senders: 2, msg_size: 256KiB, pmtu: 1024, window: 4096}
-links:
-  - {a: hosts:0..2, b: leaf0:Ethernet0..Ethernet2}
-name: small-2to1
+SMALL = "duration: 300us\n" + incast_2to1("256KiB") + """name: small-2to1
 description: "2:1 incast at 100 Gbps, ECN & PFC <small>"
 expect:
   - lossless_drops == 0
@@ -91,17 +64,6 @@ def png_chunks(data):
 def report(d):
     p = subprocess.run(["/usr/bin/python3", REPORT, d], capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
-
-
-def run(args, timeout=300):
-    p = subprocess.Popen([FABRIC] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        raise AssertionError(f"rocelab-fabric (pid {p.pid}) did not finish in {timeout}s\n{out}\n{err}")
-    return p.returncode, out, err
 
 
 class FabricRunner(unittest.TestCase):

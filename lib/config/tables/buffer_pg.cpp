@@ -4,33 +4,23 @@
 #include "config/loader.hpp"
 #include "config/tables/tables.hpp"
 
-#include <map>
-
 namespace rocelab::detail {
 namespace {
 
-constexpr field_spec fields_pg[] = {
-    {.name = "profile",
-     .kind = field_kind::reference,
-     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
-     .ref_table = "BUFFER_PROFILE",
-     .bracketed = true,
-     .limit = "or `NULL`",
-     .dflt = "required (optional with `buffer_model: dynamic`)",
-     .doc = "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose "
-            "headroom "
-            "is computed (dynamic model)"}};
+constexpr field_spec fields_pg[] = {reference_field(
+    "profile", "BUFFER_PROFILE", "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
+    "required (optional with `buffer_model: dynamic`)",
+    "an ingress profile; `NULL`: no buffer for the PG (traditional model) or a lossless PG whose headroom "
+    "is computed (dynamic model)",
+    true, "or `NULL`")};
 
 }  // namespace
 
-constexpr table_spec buffer_pg_table{
-    .name = "BUFFER_PG",
-    .key =
-        "`\"<ports>|<priority groups>\"`: ports a port, a comma list or `global`; PGs `\"3\"`, `\"3-4\"`, "
-        "`\"0,3-4\"`",
-    .doc = "ingress buffer profiles bound to priority groups; needs a BUFFER_POOL table.",
-    .fields = fields_pg,
-};
+constexpr table_spec buffer_pg_table = keyed_table(
+    "BUFFER_PG",
+    "`\"<ports>|<priority groups>\"`: ports a port, a comma list or `global`; PGs `\"3\"`, `\"3-4\"`, "
+    "`\"0,3-4\"`",
+    "ingress buffer profiles bound to priority groups; needs a BUFFER_POOL table.", fields_pg);
 
 // A profile resolved for one port. xoff: auto computes xoff/xon (and
 // reserved when no size is given) now if the port has a PORT speed, else
@@ -75,55 +65,29 @@ buffer_profile loader::computed_lossless_profile() const {
 // "NULL": traditional model: no buffer for the PG (SONiC removes it);
 // dynamic model: a lossless PG whose headroom is computed.
 void loader::load_buffer_pg(const entry& t) {
-    const auto all = entries(t);
-    const auto order = global_first(all, [](const entry& e) {
-        const auto bar = e.key.rfind('|');
-        return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
-    });
     const bool dynamic = _cfg.model == buffer_model::dynamic;
     const buffer_profile computed = computed_lossless_profile();
-    std::map<std::pair<std::size_t, int>, std::string> set_by;
-    for (const entry* kp : order) {
-        const entry& k = *kp;
-        const std::string& path = k.path;
-        const auto [targets, pgs] = buffer_key(
-            k, path, "priority groups", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0\" or \"global|3-4\"");
-        const auto* ref = profile_ref(k, buffer_pg_table, dynamic);
-        const std::string fpath = path + "|profile";
-        if (ref != nullptr && !ref->second.ingress) {
-            fail(k.key_node.Mark(), fpath,
-                 "profile " + ref->first + " is in the egress pool " + ref->second.pool +
-                     ": BUFFER_PG takes ingress profiles");
-        }
-        for (const std::size_t target : targets) {
-            for (int pg = 0; pg < num_pgs; ++pg) {
-                if ((pgs & (1u << pg)) == 0) {
-                    continue;
-                }
-                if (target != all_ports) {
-                    const auto [sit, inserted] = set_by.emplace(std::pair{target, pg}, k.key);
-                    if (!inserted) {
-                        fail(k.key_node.Mark(), path,
-                             "priority group " + std::to_string(pg) + " of port " + _cfg.ports[target].name +
-                                 " already gets a profile from key " + quote(sit->second));
-                    }
-                }
-                for_target(target, [&](port_cfg& p, bool) {
-                    auto& slot = p.pgs[static_cast<std::size_t>(pg)];
-                    if (ref != nullptr) {
-                        slot = resolve_profile(ref->second, ref->first, p, k, fpath);
-                    } else if (dynamic) {
-                        slot = resolve_profile(computed, "NULL (computed)", p, k, fpath);
-                    } else {
-                        slot = pg_buffer_cfg{};  // SONiC: the PG's buffer is removed
-                    }
-                });
-                if (target != all_ports) {
-                    _pg_given.insert({target, pg});
-                }
+    const buffer_binding pgs{
+        buffer_pg_table,  "priority groups",
+        "priority group", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0\" or \"global|3-4\"",
+        num_pgs,          true,
+        dynamic};
+    bind_buffer_profiles(t, pgs, [&](const entry& k, const profile_entry* ref, std::size_t target, int pg) {
+        const std::string fpath = k.path + "|profile";
+        for_target(target, [&](port_cfg& p, bool) {
+            auto& slot = p.pgs[static_cast<std::size_t>(pg)];
+            if (ref != nullptr) {
+                slot = resolve_profile(ref->second, ref->first, p, k, fpath);
+            } else if (dynamic) {
+                slot = resolve_profile(computed, "NULL (computed)", p, k, fpath);
+            } else {
+                slot = pg_buffer_cfg{};  // SONiC: the PG's buffer is removed
             }
+        });
+        if (target != all_ports) {
+            _pg_given.insert({target, pg});
         }
-    }
+    });
     if (dynamic) {
         add_dynamic_lossless_pgs();
     }

@@ -13,44 +13,22 @@ namespace fld {
 
 constexpr std::uint64_t max_pool = 1ULL << 36;
 
-constexpr field_spec type{.name = "type",
-                          .kind = field_kind::choice,
-                          .choices = type_choices,
-                          .dflt = "required",
-                          .doc =
-                              "an ingress pool holds the priority groups' buffers; egress pools are kept and "
-                              "shown (rocelab has no egress pool accounting)"};
-constexpr field_spec mode{.name = "mode",
-                          .kind = field_kind::choice,
-                          .choices = mode_choices,
-                          .dflt = "`dynamic`",
-                          .doc = "SONiC's pool mode (kept and shown); a profile may use either threshold"};
-constexpr field_spec size{.name = "size",
-                          .kind = field_kind::bytes,
-                          .lo = 1024,
-                          .hi = max_pool,
-                          .bare_unit = 1,
-                          .in_bytes = true,
-                          .dflt = "required with `buffer_model: traditional`",
-                          .doc = "the pool, the shared headroom pool (`xoff`) included"};
-constexpr field_spec xoff{.name = "xoff",
-                          .kind = field_kind::bytes,
-                          .lo = 0,
-                          .hi = max_pool,
-                          .bare_unit = 1,
-                          .in_bytes = true,
-                          .dflt = "0",
-                          .doc = "ingress only: SONiC's **shared headroom pool** (below)"};
-constexpr field_spec cell{.name = "cell",
-                          .kind = field_kind::bytes,
-                          .lo = 0,
-                          .hi = 16384,
-                          .bare_unit = 1,
-                          .in_bytes = true,
-                          .dflt = "0",
-                          .doc =
-                              "**rocelab extension**, ingress only: accounting cell; 0 = exact bytes. Each "
-                              "packet is charged in whole cells"};
+constexpr field_spec type =
+    choice_field("type", type_choices, "required",
+                 "an ingress pool holds the priority groups' buffers; egress pools are kept and "
+                 "shown (rocelab has no egress pool accounting)");
+constexpr field_spec mode =
+    choice_field("mode", mode_choices, "`dynamic`",
+                 "SONiC's pool mode (kept and shown); a profile may use either threshold");
+constexpr field_spec size =
+    byte_count_field("size", 1024, max_pool, "required with `buffer_model: traditional`",
+                     "the pool, the shared headroom pool (`xoff`) included");
+constexpr field_spec xoff =
+    byte_count_field("xoff", 0, max_pool, "0", "ingress only: SONiC's **shared headroom pool** (below)");
+constexpr field_spec cell =
+    byte_count_field("cell", 0, 16384, "0",
+                     "**rocelab extension**, ingress only: accounting cell; 0 = exact bytes. Each "
+                     "packet is charged in whole cells");
 constexpr field_spec percentage{.name = "percentage",
                                 .kind = field_kind::uint,
                                 .lo = 1,
@@ -64,12 +42,9 @@ constexpr field_spec all[] = {type, mode, size, xoff, cell, percentage};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec buffer_pool_table{
-    .name = "BUFFER_POOL",
-    .key = "a pool name (`ingress_lossless_pool`, `egress_lossless_pool`, ...)",
-    .doc = "the buffer pools; the MMU models one ingress pool (below).",
-    .fields = fld::all,
-};
+constexpr table_spec buffer_pool_table =
+    keyed_table("BUFFER_POOL", "a pool name (`ingress_lossless_pool`, `egress_lossless_pool`, ...)",
+                "the buffer pools; the MMU models one ingress pool (below).", fld::all);
 
 // BUFFER_POOL: every pool is kept (cfg.pools); the ingress pool named
 // ingress_lossless_pool (else the first ingress pool) is the one the MMU

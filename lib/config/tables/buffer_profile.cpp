@@ -14,85 +14,36 @@ namespace fld {
 
 constexpr std::uint64_t max_bytes = 1ULL << 36;
 
-constexpr field_spec pool{.name = "pool",
-                          .kind = field_kind::reference,
-                          .noun = "a BUFFER_POOL name such as ingress_lossless_pool",
-                          .ref_table = "BUFFER_POOL",
-                          .bracketed = true,
-                          .dflt = "required (optional with `headroom_type: dynamic`: the ingress pool)",
-                          .doc = "ingress pool: a PG profile; egress pool: a queue profile"};
-constexpr field_spec size{.name = "size",
-                          .kind = field_kind::bytes,
-                          .lo = 0,
-                          .hi = max_bytes,
-                          .bare_unit = 1,
-                          .in_bytes = true,
-                          .limit = "at most the pool size",
-                          .dflt = "required (optional with `xoff: auto` / `headroom_type: dynamic`)",
-                          .doc = "bytes reserved for each PG or queue using the profile"};
-constexpr field_spec dynamic_th{
-    .name = "dynamic_th",
-    .kind = field_kind::integer,
-    .lo = -8,
-    .hi = 8,
-    .noun = "an exponent (alpha = 2^dynamic_th)",
-    .dflt = "-",
-    .doc = "alpha = 2^dynamic_th: the PG or queue may use alpha x the free shared bytes"};
-constexpr field_spec static_th{.name = "static_th",
-                               .kind = field_kind::bytes,
-                               .lo = 1,
-                               .hi = max_bytes,
-                               .bare_unit = 1,
-                               .in_bytes = true,
-                               .dflt = "-",
-                               .doc = "fixed shared limit"};
-constexpr field_spec xoff{.name = "xoff",
-                          .kind = field_kind::bytes,
-                          .lo = 0,
-                          .hi = max_bytes,
-                          .bare_unit = 1,
-                          .in_bytes = true,
-                          .limit = "at most the pool size; or `auto`",
-                          .dflt = "0 (lossy)",
-                          .doc = "ingress only: headroom; > 0 (or `auto`) makes the profile lossless"};
-constexpr field_spec xon{.name = "xon",
-                         .kind = field_kind::bytes,
-                         .lo = 0,
-                         .hi = max_bytes,
-                         .bare_unit = 1,
-                         .in_bytes = true,
-                         .limit = "at most the pool size, or `static_th` with a static threshold",
-                         .dflt = "none",
-                         .doc = "XON when shared use falls below this"};
-constexpr field_spec xon_offset{.name = "xon_offset",
-                                .kind = field_kind::bytes,
-                                .lo = 0,
-                                .hi = max_bytes,
-                                .bare_unit = 1,
-                                .in_bytes = true,
-                                .limit = "at most the pool size, or `static_th` with a static threshold",
-                                .dflt = "none",
-                                .doc = "XON when shared use falls below threshold - xon_offset"};
-constexpr field_spec headroom_type{.name = "headroom_type",
-                                   .kind = field_kind::choice,
-                                   .choices = headroom_choices,
-                                   .dflt = "`static`",
-                                   .doc =
-                                       "`dynamic` (needs `buffer_model: dynamic`): xoff, xon and size are "
-                                       "computed (as `xoff: auto`); the profile gives only `dynamic_th` "
-                                       "(default: `default_dynamic_th`)"};
+constexpr field_spec pool =
+    reference_field("pool", "BUFFER_POOL", "a BUFFER_POOL name such as ingress_lossless_pool",
+                    "required (optional with `headroom_type: dynamic`: the ingress pool)",
+                    "ingress pool: a PG profile; egress pool: a queue profile", true);
+constexpr field_spec size =
+    byte_count_field("size", 0, max_bytes, "required (optional with `xoff: auto` / `headroom_type: dynamic`)",
+                     "bytes reserved for each PG or queue using the profile", "at most the pool size");
+constexpr field_spec dynamic_th = dynamic_th_field(
+    "dynamic_th", "-", "alpha = 2^dynamic_th: the PG or queue may use alpha x the free shared bytes");
+constexpr field_spec static_th = byte_count_field("static_th", 1, max_bytes, "-", "fixed shared limit");
+constexpr field_spec xoff = byte_count_field(
+    "xoff", 0, max_bytes, "0 (lossy)", "ingress only: headroom; > 0 (or `auto`) makes the profile lossless",
+    "at most the pool size; or `auto`");
+constexpr std::string_view xon_limit = "at most the pool size, or `static_th` with a static threshold";
+constexpr field_spec xon =
+    byte_count_field("xon", 0, max_bytes, "none", "XON when shared use falls below this", xon_limit);
+constexpr field_spec xon_offset = byte_count_field(
+    "xon_offset", 0, max_bytes, "none", "XON when shared use falls below threshold - xon_offset", xon_limit);
+constexpr field_spec headroom_type = choice_field(
+    "headroom_type", headroom_choices, "`static`",
+    "`dynamic` (needs `buffer_model: dynamic`): xoff, xon and size are computed (as `xoff: auto`); the "
+    "profile gives only `dynamic_th` (default: `default_dynamic_th`)");
 constexpr field_spec all[] = {pool, size, dynamic_th, static_th, xoff, xon, xon_offset, headroom_type};
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec buffer_profile_table{
-    .name = "BUFFER_PROFILE",
-    .key = "a profile name (not `NULL`, which means \"none\" in BUFFER_PG and BUFFER_QUEUE)",
-    .doc = "buffer profiles: reserved size, shared threshold and, for lossless ones, headroom.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec buffer_profile_table = keyed_table(
+    "BUFFER_PROFILE", "a profile name (not `NULL`, which means \"none\" in BUFFER_PG and BUFFER_QUEUE)",
+    "buffer profiles: reserved size, shared threshold and, for lossless ones, headroom.", fld::all, refused);
 
 // The pool a profile names (plain or "[BUFFER_POOL|name]"), or fail.
 const sonic_pool_cfg& loader::profile_pool(const entry& e, const field_spec& f) {
@@ -173,16 +124,20 @@ void loader::load_buffer_profiles(const entry& t) {
             b.dynamic_th = _cfg.default_dynamic_th;
             b.default_th = true;
         }
+        // xoff, xon and size: given in bytes, or computed (headroom_type dynamic).
+        const auto refuse_if_computed = [&](const entry& e) {
+            if (b.headroom_dynamic) {
+                fail(e.key_node.Mark(), e.path,
+                     "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
+            }
+        };
         if (const auto* e = find(f, fld::xoff)) {
             if (!b.ingress) {
                 fail(e->key_node.Mark(), e->path,
                      "xoff is only used by an ingress (priority group) profile; " + b.pool +
                          " is an egress pool");
             }
-            if (b.headroom_dynamic) {
-                fail(e->key_node.Mark(), e->path,
-                     "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
-            }
+            refuse_if_computed(*e);
             if (e->value.IsScalar() && lower(trim(e->value.Scalar())) == "auto") {
                 b.xoff_auto = true;
             } else {
@@ -194,10 +149,7 @@ void loader::load_buffer_profiles(const entry& t) {
         }
         const bool lossless = b.xoff_auto || b.xoff.v > 0;
         if (const auto* e = find(f, fld::size)) {
-            if (b.headroom_dynamic) {
-                fail(e->key_node.Mark(), e->path,
-                     "headroom_type dynamic computes xoff, xon and size; remove them or the headroom_type");
-            }
+            refuse_if_computed(*e);
             b.size = get_bytes(*e, fld::size, cap);
         } else if (!b.xoff_auto) {
             fail(k.key_node.Mark(), path,
@@ -222,12 +174,10 @@ void loader::load_buffer_profiles(const entry& t) {
                          name);
             }
             if (b.xoff_auto && spec == &fld::xon) {
+                refuse_if_computed(*e);
                 fail(e->key_node.Mark(), fpath,
-                     b.headroom_dynamic
-                         ? std::string("headroom_type dynamic computes xoff, xon and size; remove "
-                                       "them or the headroom_type")
-                         : std::string("xon is computed with xoff: auto (ROCELAB headroom "
-                                       "pipeline_latency); remove it or give xoff in bytes"));
+                     "xon is computed with xoff: auto (ROCELAB headroom pipeline_latency); remove it or give "
+                     "xoff in bytes");
             }
             std::uint64_t max = cap;
             if (b.mode == threshold_mode::static_th) {

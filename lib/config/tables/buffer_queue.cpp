@@ -11,46 +11,28 @@
 namespace rocelab::detail {
 namespace {
 
-constexpr field_spec fields_queue[] = {
-    {.name = "profile",
-     .kind = field_kind::reference,
-     .noun = "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
-     .ref_table = "BUFFER_PROFILE",
-     .bracketed = true,
-     .limit = "or `NULL`",
-     .dflt = "required",
-     .doc = "an egress profile (in an egress pool), or `NULL` for none"}};
+constexpr field_spec fields_queue[] = {reference_field(
+    "profile", "BUFFER_PROFILE", "a BUFFER_PROFILE name such as pg_lossless_100000_5m_profile, or NULL",
+    "required", "an egress profile (in an egress pool), or `NULL` for none", true, "or `NULL`")};
 
 }  // namespace
 
-constexpr table_spec buffer_queue_table{
-    .name = "BUFFER_QUEUE",
-    .key = "`\"<ports>|<queues>\"` as BUFFER_PG (ports or `global`, then queues 0..7)",
-    .doc =
-        "egress buffer profiles bound to queues (kept per queue; see below for what rocelab does with them).",
-    .fields = fields_queue,
-};
+constexpr table_spec buffer_queue_table = keyed_table(
+    "BUFFER_QUEUE", "`\"<ports>|<queues>\"` as BUFFER_PG (ports or `global`, then queues 0..7)",
+    "egress buffer profiles bound to queues (kept per queue; see below for what rocelab does with them).",
+    fields_queue);
 
 // BUFFER_QUEUE: {"Ethernet0|3-4": {profile: egress_lossless_profile}, "Ethernet0|0-2": {profile:
 // q_lossy_profile}}.
 void loader::load_buffer_queue(const entry& t) {
-    const auto all = entries(t);
-    const auto order = global_first(all, [](const entry& e) {
-        const auto bar = e.key.rfind('|');
-        return is_global_key(std::string_view(e.key).substr(0, bar == std::string::npos ? 0 : bar));
-    });
-    std::map<std::pair<std::size_t, int>, std::string> set_by;
-    for (const entry* kp : order) {
-        const entry& k = *kp;
-        const std::string& path = k.path;
-        const auto [targets, queues] =
-            buffer_key(k, path, "queues", "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0-2\" or \"global|5-6\"");
-        const auto* ref = profile_ref(k, buffer_queue_table, false);
-        if (ref != nullptr && ref->second.ingress) {
-            fail(k.key_node.Mark(), path + "|profile",
-                 "profile " + ref->first + " is in the ingress pool " + ref->second.pool +
-                     ": BUFFER_QUEUE takes egress profiles");
-        }
+    const buffer_binding queues{buffer_queue_table,
+                                "queues",
+                                "queue",
+                                "\"Ethernet0|3-4\", \"Ethernet0,Ethernet4|0-2\" or \"global|5-6\"",
+                                num_queues,
+                                false,
+                                false};
+    bind_buffer_profiles(t, queues, [&](const entry&, const profile_entry* ref, std::size_t target, int q) {
         queue_buffer_cfg qb;
         if (ref != nullptr) {
             const buffer_profile& b = ref->second;
@@ -62,24 +44,8 @@ void loader::load_buffer_queue(const entry& t) {
             qb.dynamic_th = b.dynamic_th;
             qb.static_th = b.static_th;
         }
-        for (const std::size_t target : targets) {
-            for (int q = 0; q < num_queues; ++q) {
-                if ((queues & (1u << q)) == 0) {
-                    continue;
-                }
-                if (target != all_ports) {
-                    const auto [sit, inserted] = set_by.emplace(std::pair{target, q}, k.key);
-                    if (!inserted) {
-                        fail(k.key_node.Mark(), path,
-                             "queue " + std::to_string(q) + " of port " + _cfg.ports[target].name +
-                                 " already gets a profile from key " + quote(sit->second));
-                    }
-                }
-                for_target(target,
-                           [&](port_cfg& p, bool) { p.egress_buffers[static_cast<std::size_t>(q)] = qb; });
-            }
-        }
-    }
+        for_target(target, [&](port_cfg& p, bool) { p.egress_buffers[static_cast<std::size_t>(q)] = qb; });
+    });
 }
 
 // After PORT_QOS_MAP, QUEUE and BUFFER_QUEUE: a lossy queue whose

@@ -8,13 +8,8 @@ namespace rocelab::detail {
 namespace {
 namespace fld {
 
-constexpr field_spec default_dynamic_th{.name = "default_dynamic_th",
-                                        .kind = field_kind::integer,
-                                        .lo = -8,
-                                        .hi = 8,
-                                        .noun = "an exponent (alpha = 2^dynamic_th)",
-                                        .dflt = "0",
-                                        .doc = "dynamic_th of the computed lossless PGs (NULL profiles)"};
+constexpr field_spec default_dynamic_th =
+    dynamic_th_field("default_dynamic_th", "0", "dynamic_th of the computed lossless PGs (NULL profiles)");
 constexpr field_spec over_subscribe_ratio{
     .name = "over_subscribe_ratio",
     .kind = field_kind::ratio,
@@ -31,12 +26,9 @@ constexpr field_spec all[] = {default_dynamic_th, over_subscribe_ratio};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec default_lossless_buffer_parameter_table{
-    .name = "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
-    .key = "a name (one entry; SONiC uses `AZURE`)",
-    .doc = "the dynamic buffer model's defaults; only read with `buffer_model: dynamic`.",
-    .fields = fld::all,
-};
+constexpr table_spec default_lossless_buffer_parameter_table =
+    keyed_table("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "a name (one entry; SONiC uses `AZURE`)",
+                "the dynamic buffer model's defaults; only read with `buffer_model: dynamic`.", fld::all);
 
 void loader::load_default_lossless(const entry& t) {
     for (const auto& k : entries(t)) {

@@ -18,40 +18,25 @@ constexpr field_spec mac{
     .doc =
         "the switch (router) MAC used on every port; not set: each port uses its own MAC "
         "(PORT `mac`, else the device's)"};
-constexpr field_spec buffer_model{
-    .name = "buffer_model",
-    .kind = field_kind::choice,
-    .choices = model_choices,
-    .dflt = "`traditional`",
-    .doc = "what the buffer tables mean (see DEVICE_METADATA buffer_model below)"};
+constexpr field_spec buffer_model =
+    choice_field("buffer_model", model_choices, "`traditional`",
+                 "what the buffer tables mean (see DEVICE_METADATA buffer_model below)");
 constexpr field_spec all[] = {mac, buffer_model};
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec device_metadata_table{
-    .name = "DEVICE_METADATA",
-    .only_key = "localhost",
-    .doc = "the switch MAC and the buffer model.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec device_metadata_table =
+    one_key_table("DEVICE_METADATA", "localhost", "the switch MAC and the buffer model.", fld::all, refused);
 
 void loader::load_device_metadata(const entry& t) {
-    const std::string_view key = device_metadata_table.only_key;
-    for (const auto& k : entries(t)) {
-        if (k.key != key) {
-            fail(
-                k.key_node.Mark(), k.path,
-                "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
-        }
-        const auto f = fields(k, device_metadata_table);
+    with_only_key(t, device_metadata_table, [&](const field_map& f) {
         read(f, fld::mac, _cfg.switch_mac);
         if (const auto* e = find(f, fld::buffer_model)) {
             _cfg.model = get_choice(*e, fld::buffer_model) == "dynamic" ? buffer_model::dynamic
                                                                         : buffer_model::traditional;
         }
-    }
+    });
 }
 
 }  // namespace rocelab::detail

@@ -10,15 +10,11 @@ constexpr std::string_view refused[] = {"vrf_name", "scope", "family", "nat_zone
 
 }  // namespace
 
-constexpr table_spec interface_table{
-    .name = "INTERFACE",
-    .key =
-        "`\"<port>|<address>/<prefix length>\"` (IPv4 or IPv6; several per port); SONiC's bare "
-        "`\"Ethernet0\"` "
-        "is accepted and sets nothing",
-    .doc = "mode l3: the ports' addresses; the value is empty.",
-    .refused = refused,
-};
+constexpr table_spec interface_table =
+    keyed_table("INTERFACE",
+                "`\"<port>|<address>/<prefix length>\"` (IPv4 or IPv6; several per port); SONiC's bare "
+                "`\"Ethernet0\"` is accepted and sets nothing",
+                "mode l3: the ports' addresses; the value is empty.", {}, refused);
 
 void loader::load_interfaces(const entry& t) {
     std::vector<std::pair<ip_prefix, std::string>> used;  // address -> key that set it

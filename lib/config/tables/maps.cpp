@@ -15,76 +15,39 @@ namespace {
 constexpr std::string_view map_key = "a map name (`AZURE` is built in)";
 constexpr std::string_view map_default = "the map's `default` entry, else 0";
 
-constexpr field_spec dscp_entries[] = {{.name = "DSCP",
-                                        .kind = field_kind::uint,
-                                        .lo = 0,
-                                        .hi = 7,
-                                        .noun = "TC",
-                                        .dflt = map_default,
-                                        .doc = "the traffic class of frames with that DSCP"}};
+constexpr field_spec dscp_entries[] = {
+    count_field("DSCP", 0, 7, "TC", map_default, "the traffic class of frames with that DSCP")};
 constexpr field_spec dot1p_entries[] = {
-    {.name = "802.1p priority",
-     .kind = field_kind::uint,
-     .lo = 0,
-     .hi = 7,
-     .noun = "TC",
-     .dflt = map_default,
-     .doc = "the traffic class of tagged frames with that priority (PCP)"}};
-constexpr field_spec tc_queue_entries[] = {{.name = "TC",
-                                            .kind = field_kind::uint,
-                                            .lo = 0,
-                                            .hi = 7,
-                                            .noun = "queue",
-                                            .dflt = map_default,
-                                            .doc = "the egress queue of that traffic class"}};
-constexpr field_spec tc_pg_entries[] = {{.name = "TC",
-                                         .kind = field_kind::uint,
-                                         .lo = 0,
-                                         .hi = 7,
-                                         .noun = "priority group",
-                                         .dflt = map_default,
-                                         .doc = "the ingress priority group of that traffic class"}};
-constexpr field_spec pfc_queue_entries[] = {{.name = "PFC priority",
-                                             .kind = field_kind::uint,
-                                             .lo = 0,
-                                             .hi = 7,
-                                             .noun = "queue",
-                                             .dflt = map_default,
-                                             .doc = "the egress queue a PFC frame for that priority pauses"}};
+    count_field("802.1p priority", 0, 7, "TC", map_default,
+                "the traffic class of tagged frames with that priority (PCP)")};
+constexpr field_spec tc_queue_entries[] = {
+    count_field("TC", 0, 7, "queue", map_default, "the egress queue of that traffic class")};
+constexpr field_spec tc_pg_entries[] = {count_field("TC", 0, 7, "priority group", map_default,
+                                                    "the ingress priority group of that traffic class")};
+constexpr field_spec pfc_queue_entries[] = {count_field(
+    "PFC priority", 0, 7, "queue", map_default, "the egress queue a PFC frame for that priority pauses")};
+
+// A map table: {map name: {entry key 0..entry_keys-1: value}}.
+constexpr table_spec map_table(std::string_view name, std::string_view doc,
+                               std::span<const field_spec> entries, unsigned entry_keys = 8) {
+    table_spec t = keyed_table(name, map_key, doc, entries);
+    t.shape = table_shape::named_entries;
+    t.entry_keys = entry_keys;
+    return t;
+}
 
 }  // namespace
 
-constexpr table_spec dscp_to_tc_map_table{.name = "DSCP_TO_TC_MAP",
-                                          .shape = table_shape::named_entries,
-                                          .key = map_key,
-                                          .doc = "DSCP to traffic class (ports with `trust: dscp`).",
-                                          .fields = dscp_entries,
-                                          .entry_keys = 64};
-constexpr table_spec dot1p_to_tc_map_table{
-    .name = "DOT1P_TO_TC_MAP",
-    .shape = table_shape::named_entries,
-    .key = map_key,
-    .doc = "802.1p priority to traffic class (ports with `trust: pcp`).",
-    .fields = dot1p_entries,
-    .entry_keys = 8};
-constexpr table_spec tc_to_queue_map_table{.name = "TC_TO_QUEUE_MAP",
-                                           .shape = table_shape::named_entries,
-                                           .key = map_key,
-                                           .doc = "traffic class to egress queue.",
-                                           .fields = tc_queue_entries,
-                                           .entry_keys = 8};
-constexpr table_spec tc_to_priority_group_map_table{.name = "TC_TO_PRIORITY_GROUP_MAP",
-                                                    .shape = table_shape::named_entries,
-                                                    .key = map_key,
-                                                    .doc = "traffic class to ingress priority group.",
-                                                    .fields = tc_pg_entries,
-                                                    .entry_keys = 8};
-constexpr table_spec map_pfc_priority_to_queue_table{.name = "MAP_PFC_PRIORITY_TO_QUEUE",
-                                                     .shape = table_shape::named_entries,
-                                                     .key = map_key,
-                                                     .doc = "PFC priority to the egress queue it pauses.",
-                                                     .fields = pfc_queue_entries,
-                                                     .entry_keys = 8};
+constexpr table_spec dscp_to_tc_map_table =
+    map_table("DSCP_TO_TC_MAP", "DSCP to traffic class (ports with `trust: dscp`).", dscp_entries, 64);
+constexpr table_spec dot1p_to_tc_map_table = map_table(
+    "DOT1P_TO_TC_MAP", "802.1p priority to traffic class (ports with `trust: pcp`).", dot1p_entries);
+constexpr table_spec tc_to_queue_map_table =
+    map_table("TC_TO_QUEUE_MAP", "traffic class to egress queue.", tc_queue_entries);
+constexpr table_spec tc_to_priority_group_map_table =
+    map_table("TC_TO_PRIORITY_GROUP_MAP", "traffic class to ingress priority group.", tc_pg_entries);
+constexpr table_spec map_pfc_priority_to_queue_table =
+    map_table("MAP_PFC_PRIORITY_TO_QUEUE", "PFC priority to the egress queue it pauses.", pfc_queue_entries);
 
 // A map table: entries not listed take the map's default (0 when not given).
 template <std::size_t N>

@@ -12,22 +12,16 @@ namespace fld {
 
 constexpr field_spec neigh{
     .name = "neigh", .kind = field_kind::mac, .dflt = "required", .doc = "the neighbour's MAC address"};
-constexpr field_spec family{.name = "family",
-                            .kind = field_kind::choice,
-                            .choices = family_choices,
-                            .dflt = "the address's",
-                            .doc = "must match the address"};
+constexpr field_spec family =
+    choice_field("family", family_choices, "the address's", "must match the address");
 constexpr field_spec all[] = {neigh, family};
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec neigh_table{
-    .name = "NEIGH",
-    .key = "`\"<port>|<address>\"`, the address on one of the port's INTERFACE subnets",
-    .doc = "mode l3: static neighbours (no ARP/ND needed; they always win over what ARP/ND would say).",
-    .fields = fld::all,
-};
+constexpr table_spec neigh_table = keyed_table(
+    "NEIGH", "`\"<port>|<address>\"`, the address on one of the port's INTERFACE subnets",
+    "mode l3: static neighbours (no ARP/ND needed; they always win over what ARP/ND would say).", fld::all);
 
 void loader::load_neighbors(const entry& t) {
     for (const auto& k : entries(t)) {

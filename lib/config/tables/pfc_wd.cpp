@@ -26,28 +26,15 @@ constexpr std::string_view global_refused[] = {"BIG_RED_SWITCH"};
 // Times: bare numbers are milliseconds (SONiC); below 100ms is a rocelab extension.
 namespace fld {
 
-constexpr field_spec detection_time{.name = "detection_time",
-                                    .kind = field_kind::time,
-                                    .lo = (1_ms).v,
-                                    .hi = (5000_ms).v,
-                                    .bare_unit = (1_ms).v,
-                                    .dflt = "`200ms`",
-                                    .doc = "a queue paused (PFC storm) this long is mitigated"};
-constexpr field_spec restoration_time{.name = "restoration_time",
-                                      .kind = field_kind::time,
-                                      .lo = (1_ms).v,
-                                      .hi = (60000_ms).v,
-                                      .bare_unit = (1_ms).v,
-                                      .dflt = "`200ms`",
-                                      .doc = "mitigation ends after this long without received PFC"};
-constexpr field_spec action{
-    .name = "action",
-    .kind = field_kind::choice,
-    .choices = action_choices,
-    .dflt = "`drop`",
-    .doc =
-        "`drop`: discard the queue's traffic and the PG's ingress (incl. PFC frames); "
-        "`forward`: ignore PFC and transmit; `alert`: count only"};
+constexpr field_spec detection_time = time_field("detection_time", (1_ms).v, (5000_ms).v, (1_ms).v, "`200ms`",
+                                                 "a queue paused (PFC storm) this long is mitigated");
+constexpr field_spec restoration_time =
+    time_field("restoration_time", (1_ms).v, (60000_ms).v, (1_ms).v, "`200ms`",
+               "mitigation ends after this long without received PFC");
+constexpr field_spec action =
+    choice_field("action", action_choices, "`drop`",
+                 "`drop`: discard the queue's traffic and the PG's ingress (incl. PFC frames); "
+                 "`forward`: ignore PFC and transmit; `alert`: count only");
 constexpr field_spec all[] = {detection_time, restoration_time, action};
 
 }  // namespace fld
@@ -55,57 +42,41 @@ constexpr field_spec all[] = {detection_time, restoration_time, action};
 namespace gfld {
 
 // SONiC: 100..1000 ms; shorter is a rocelab extension.
-constexpr field_spec poll_interval{.name = "POLL_INTERVAL",
-                                   .kind = field_kind::time,
-                                   .lo = (1_ms).v,
-                                   .hi = (1000_ms).v,
-                                   .bare_unit = (1_ms).v,
-                                   .dflt = "`10ms`",
-                                   .doc =
-                                       "how often the watchdog samples; at most the shortest detection or "
-                                       "restoration time of an enabled port"};
+constexpr field_spec poll_interval =
+    time_field("POLL_INTERVAL", (1_ms).v, (1000_ms).v, (1_ms).v, "`10ms`",
+               "how often the watchdog samples; at most the shortest detection or "
+               "restoration time of an enabled port");
 constexpr field_spec all[] = {poll_interval};
 
 }  // namespace gfld
 }  // namespace
 
-constexpr table_spec pfc_wd_table{
-    .name = "PFC_WD",
-    .key = "a port, a comma list or `global` (every port); `GLOBAL` (upper case) holds POLL_INTERVAL (below)",
-    .doc = "the PFC watchdog: an entry enables it on the port's `pfcwd_sw_enable` queues.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec pfc_wd_table = keyed_table(
+    "PFC_WD",
+    "a port, a comma list or `global` (every port); `GLOBAL` (upper case) holds POLL_INTERVAL (below)",
+    "the PFC watchdog: an entry enables it on the port's `pfcwd_sw_enable` queues.", fld::all, refused);
 
-constexpr table_spec pfc_wd_global_table{
-    .name = "PFC_WD|GLOBAL",
-    .shape = table_shape::fields,
-    .key = "none: the fields are directly under `PFC_WD: {GLOBAL: ...}`",
-    .doc = "the watchdog's poll interval, for every port.",
-    .fields = gfld::all,
-    .refused = global_refused,
-};
+constexpr table_spec pfc_wd_global_table =
+    fields_table("PFC_WD|GLOBAL", "none: the fields are directly under `PFC_WD: {GLOBAL: ...}`",
+                 "the watchdog's poll interval, for every port.", gfld::all, global_refused);
 
 void loader::load_pfc_wd(const entry& t) {
-    const auto all = entries(t);
-    const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
-    field_owners set_by;
     std::map<std::size_t, YAML::Mark> enabled_by;  // port (or all_ports) -> last key that set it
     std::optional<nanos> poll;
     YAML::Mark poll_mark;
-    bool global_seen = false;
-    for (const entry* kp : order) {
-        const entry& k = *kp;
-        if (k.key == global_key) {
-            const auto f = fields(k, pfc_wd_global_table);
-            if (const auto* e = find(f, gfld::poll_interval)) {
-                poll = get_time(*e, gfld::poll_interval);
-                poll_mark = mark_of(*e);
-            }
-            continue;
+    // PFC_WD|GLOBAL holds the poll interval, not a port's settings.
+    const auto global_entry = [&](const entry& k) {
+        if (k.key != global_key) {
+            return false;
         }
-        const auto targets = key_ports(k, global_seen);
-        const auto f = fields(k, pfc_wd_table);
+        const auto f = fields(k, pfc_wd_global_table);
+        if (const auto* e = find(f, gfld::poll_interval)) {
+            poll = get_time(*e, gfld::poll_interval);
+            poll_mark = mark_of(*e);
+        }
+        return true;
+    };
+    walk_port_keys(t, pfc_wd_table, global_entry, [&](const entry& k, const field_map& f) {
         wd_override o;
         read(f, fld::detection_time, o.detection_time);
         read(f, fld::restoration_time, o.restoration_time);
@@ -115,9 +86,8 @@ void loader::load_pfc_wd(const entry& t) {
                        : a == "forward" ? pfc_wd_action::forward
                                         : pfc_wd_action::alert;
         }
-        for (const std::size_t target : targets) {
-            set_once(set_by, target, f, k);
-            enabled_by[target] = k.key_node.Mark();
+        return [&, o, mark = k.key_node.Mark()](std::size_t target) {
+            enabled_by[target] = mark;
             for_target(target, [&](port_cfg& p, bool) {
                 p.wd.enabled = true;
                 if (o.detection_time) {
@@ -130,8 +100,8 @@ void loader::load_pfc_wd(const entry& t) {
                     p.wd.action = *o.action;
                 }
             });
-        }
-    }
+        };
+    });
     if (poll) {
         for_target(all_ports, [&](port_cfg& p, bool) { p.wd.poll_interval = *poll; });
     }

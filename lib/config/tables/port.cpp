@@ -43,13 +43,7 @@ constexpr field_spec device{.name = "device",
                             .doc =
                                 "`net_ring0`, `net_pcap1`, `0000:3b:00.0`; give exactly one of `device` and "
                                 "`port_id`"};
-constexpr field_spec port_id{.name = "port_id",
-                             .kind = field_kind::uint,
-                             .lo = 0,
-                             .hi = 1023,
-                             .noun = "a DPDK port id",
-                             .dflt = "-",
-                             .doc = "DPDK port id"};
+constexpr field_spec port_id = count_field("port_id", 0, 1023, "a DPDK port id", "-", "DPDK port id");
 constexpr field_spec speed{
     .name = "speed",
     .kind = field_kind::rate,
@@ -60,41 +54,20 @@ constexpr field_spec speed{
         "egress rate; the shaper sends at this rate even if the device is faster (vdevs "
         "have no natural rate)"};
 // SONiC gives the MTU in bytes, so a bare number is accepted.
-constexpr field_spec mtu{.name = "mtu",
-                         .kind = field_kind::bytes,
-                         .lo = 68,
-                         .hi = 9216,
-                         .bare_unit = 1,
-                         .in_bytes = true,
-                         .dflt = "9100",
-                         .doc =
-                             "L3 MTU, SONiC meaning (IP packet). `mtu` + 14 (+4 if tagged) must fit `ROCELAB "
-                             "max_frame`"};
+constexpr field_spec mtu =
+    byte_count_field("mtu", 68, 9216, "9100",
+                     "L3 MTU, SONiC meaning (IP packet). `mtu` + 14 (+4 if tagged) must fit `ROCELAB "
+                     "max_frame`");
 constexpr field_spec mac{.name = "mac", .kind = field_kind::mac, .dflt = "the device's", .doc = "port MAC"};
-constexpr field_spec trust{.name = "trust",
-                           .kind = field_kind::choice,
-                           .choices = trust_choices,
-                           .dflt = "`dscp`",
-                           .doc = "which marking classifies frames (DSCP_TO_TC_MAP or DOT1P_TO_TC_MAP)"};
-constexpr field_spec vlan_mode{.name = "vlan_mode",
-                               .kind = field_kind::choice,
-                               .choices = vlan_mode_choices,
-                               .dflt = "`untagged`",
-                               .doc = "`tagged`: frames leave with an 802.1Q tag and must arrive with it"};
-constexpr field_spec vlan{.name = "vlan",
-                          .kind = field_kind::uint,
-                          .lo = 1,
-                          .hi = 4094,
-                          .noun = "a VLAN id",
-                          .dflt = "-",
-                          .doc = "the VLAN id; required with `tagged`, an error with `untagged`"};
-constexpr field_spec tx_ring_size{.name = "tx_ring_size",
-                                  .kind = field_kind::uint,
-                                  .lo = 16,
-                                  .hi = 32768,
-                                  .noun = "a descriptor count",
-                                  .dflt = "ROCELAB `tx_ring_size`",
-                                  .doc = "per-port override"};
+constexpr field_spec trust = choice_field(
+    "trust", trust_choices, "`dscp`", "which marking classifies frames (DSCP_TO_TC_MAP or DOT1P_TO_TC_MAP)");
+constexpr field_spec vlan_mode =
+    choice_field("vlan_mode", vlan_mode_choices, "`untagged`",
+                 "`tagged`: frames leave with an 802.1Q tag and must arrive with it");
+constexpr field_spec vlan = count_field("vlan", 1, 4094, "a VLAN id", "-",
+                                        "the VLAN id; required with `tagged`, an error with `untagged`");
+constexpr field_spec tx_ring_size = count_field("tx_ring_size", 16, 32768, "a descriptor count",
+                                                "ROCELAB `tx_ring_size`", "per-port override");
 constexpr field_spec lanes{.name = "lanes",
                            .kind = field_kind::text,
                            .noun = "a comma list of lane numbers such as \"0,1,2,3\"",
@@ -121,16 +94,13 @@ std::vector<std::uint32_t> parse_lanes(const std::string& text) {
     return out;
 }
 
+
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec port_table{
-    .name = "PORT",
-    .key = "the port name (SONiC style `Ethernet0`; no `|`, `,` or spaces, not `global` or `*`)",
-    .doc = "the ports, each bound to one DPDK device or port id.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec port_table =
+    keyed_table("PORT", "the port name (SONiC style `Ethernet0`; no `|`, `,` or spaces, not `global` or `*`)",
+                "the ports, each bound to one DPDK device or port id.", fld::all, refused);
 
 void loader::load_ports(const entry& t) {
     std::map<std::uint32_t, std::string> by_lane;

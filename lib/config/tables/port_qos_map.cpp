@@ -70,24 +70,15 @@ constexpr field_spec pfcwd_sw_enable{.name = "pfcwd_sw_enable",
                                      .doc =
                                          "the egress queues the PFC watchdog guards, on ports that have a "
                                          "PFC_WD entry"};
-constexpr field_spec pfc_mode{
-    .name = "pfc_mode",
-    .kind = field_kind::choice,
-    .choices = pfc_mode_choices,
-    .dflt = "`pfc`",
-    .doc =
-        "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
-        "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when"};
-constexpr field_spec pfc_quanta{.name = "pfc_quanta",
-                                .kind = field_kind::uint,
-                                .lo = 1,
-                                .hi = 65535,
-                                .noun = "a pause time in quanta of 512 bit times",
-                                .dflt = "65535",
-                                .doc =
-                                    "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
-                                    "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
-                                    "early"};
+constexpr field_spec pfc_mode =
+    choice_field("pfc_mode", pfc_mode_choices, "`pfc`",
+                 "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
+                 "instead of 802.1Qbb PFC; the lossless PGs and `pfc_enable` still decide when");
+constexpr field_spec pfc_quanta =
+    count_field("pfc_quanta", 1, 65535, "a pause time in quanta of 512 bit times", "65535",
+                "**rocelab extension**: pause time put in each XOFF frame, in quanta of "
+                "512 bit times (65535 = 335.5us at 100Gbps); XON (time 0) ends a pause "
+                "early");
 constexpr field_spec all[] = {dscp_to_tc_map,  dot1p_to_tc_map,  tc_to_queue_map,
                               tc_to_pg_map,    pfc_to_queue_map, pfc_enable,
                               pfcwd_sw_enable, pfc_mode,         pfc_quanta};
@@ -95,43 +86,22 @@ constexpr field_spec all[] = {dscp_to_tc_map,  dot1p_to_tc_map,  tc_to_queue_map
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec port_qos_map_table{
-    .name = "PORT_QOS_MAP",
-    .key =
-        "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
-    .doc = "binds maps and PFC to ports: built-in defaults, then the `global` entry, then per-port entries.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec port_qos_map_table = keyed_table(
+    "PORT_QOS_MAP",
+    "a port, a comma list `\"Ethernet0,Ethernet4\"`, or `global` (also written `\"*\"`) for every port",
+    "binds maps and PFC to ports: built-in defaults, then the `global` entry, then per-port entries.",
+    fld::all, refused);
 
 // The map a *_map field names.
 template <std::size_t N>
 std::array<std::uint8_t, N> loader::map_ref(const entry& e, const field_spec& f,
                                             const named_maps<N>& maps) const {
-    const std::string name = get_text(e, f);
-    const auto it = maps.find(name);
-    if (it == maps.end()) {
-        std::vector<std::string> names;
-        for (const auto& [n, v] : maps) {
-            names.push_back(n);
-        }
-        fail(mark_of(e), e.path,
-             "unknown map name " + quote(name) + "; " + std::string(f.ref_table) + " names are " +
-                 join(names) + did_you_mean(name, names));
-    }
-    return it->second;
+    return named(maps, get_text(e, f), e, "map name", f.ref_table);
 }
 
 void loader::load_port_qos_map(const entry& t) {
-    const auto all = entries(t);
-    // global first, then per-port entries on top, whatever the file order.
-    const auto order = global_first(all, [](const entry& e) { return is_global_key(e.key); });
-    field_owners set_by;
-    bool global_seen = false;
-    for (const entry* kp : order) {
-        const entry& k = *kp;
-        const auto targets = key_ports(k, global_seen);
-        const auto f = fields(k, port_qos_map_table);
+    const auto no_own_key = [](const entry&) { return false; };
+    walk_port_keys(t, port_qos_map_table, no_own_key, [&](const entry&, const field_map& f) {
         qos_override o;
         if (const auto* e = find(f, fld::dscp_to_tc_map)) {
             o.dscp_to_tc = map_ref(*e, fld::dscp_to_tc_map, _dscp_maps);
@@ -154,47 +124,38 @@ void loader::load_port_qos_map(const entry& t) {
             o.fc_mode = get_choice(*e, fld::pfc_mode) == "pfc" ? flow_ctrl_mode::pfc : flow_ctrl_mode::pause;
         }
         read(f, fld::pfc_quanta, o.pfc_quanta);
-        for (const std::size_t target : targets) {
-            set_once(set_by, target, f, k);
-            const auto apply = [&](port_cfg& p) {
-                if (o.dscp_to_tc) {
-                    p.maps.dscp_to_tc = *o.dscp_to_tc;
-                }
-                if (o.pcp_to_tc) {
-                    p.maps.pcp_to_tc = *o.pcp_to_tc;
-                }
-                if (o.tc_to_queue) {
-                    p.maps.tc_to_queue = *o.tc_to_queue;
-                }
-                if (o.tc_to_pg) {
-                    p.maps.tc_to_pg = *o.tc_to_pg;
-                }
-                if (o.pfc_prio_to_queue) {
-                    p.maps.pfc_prio_to_queue = *o.pfc_prio_to_queue;
-                }
-                if (o.pfc_enable) {
-                    p.pfc_enable = *o.pfc_enable;
-                }
-                if (o.pfcwd_queues) {
-                    p.pfcwd_queues = *o.pfcwd_queues;
-                }
-                if (o.fc_mode) {
-                    p.fc_mode = *o.fc_mode;
-                }
-                if (o.pfc_quanta) {
-                    p.pfc_quanta = *o.pfc_quanta;
-                }
-            };
-            if (target == all_ports) {
-                apply(_cfg.port_defaults);
-                for (auto& p : _cfg.ports) {
-                    apply(p);
-                }
-            } else {
-                apply(_cfg.ports[target]);
+        const auto apply = [o](port_cfg& p) {
+            if (o.dscp_to_tc) {
+                p.maps.dscp_to_tc = *o.dscp_to_tc;
             }
-        }
-    }
+            if (o.pcp_to_tc) {
+                p.maps.pcp_to_tc = *o.pcp_to_tc;
+            }
+            if (o.tc_to_queue) {
+                p.maps.tc_to_queue = *o.tc_to_queue;
+            }
+            if (o.tc_to_pg) {
+                p.maps.tc_to_pg = *o.tc_to_pg;
+            }
+            if (o.pfc_prio_to_queue) {
+                p.maps.pfc_prio_to_queue = *o.pfc_prio_to_queue;
+            }
+            if (o.pfc_enable) {
+                p.pfc_enable = *o.pfc_enable;
+            }
+            if (o.pfcwd_queues) {
+                p.pfcwd_queues = *o.pfcwd_queues;
+            }
+            if (o.fc_mode) {
+                p.fc_mode = *o.fc_mode;
+            }
+            if (o.pfc_quanta) {
+                p.pfc_quanta = *o.pfc_quanta;
+            }
+        };
+        return
+            [this, apply](std::size_t target) { for_target(target, [&](port_cfg& p, bool) { apply(p); }); };
+    });
 }
 
 }  // namespace rocelab::detail

@@ -24,21 +24,13 @@ constexpr std::string_view refused[] = {"buffer_profile"};
 
 namespace fld {
 
-constexpr field_spec scheduler{.name = "scheduler",
-                               .kind = field_kind::reference,
-                               .noun = "a SCHEDULER name such as scheduler.0",
-                               .ref_table = "SCHEDULER",
-                               .dflt = "see SCHEDULER",
-                               .doc = "how the queue is served"};
-constexpr field_spec max_bytes{
-    .name = "max_bytes",
-    .kind = field_kind::bytes,
-    .lo = 64,
-    .hi = (1024_MiB).v,
-    .dflt = "`1MiB`",
-    .doc =
-        "**rocelab extension**: a packet that would take the queue above this many "
-        "bytes is tail-dropped"};
+constexpr field_spec scheduler =
+    reference_field("scheduler", "SCHEDULER", "a SCHEDULER name such as scheduler.0", "see SCHEDULER",
+                    "how the queue is served");
+constexpr field_spec max_bytes =
+    size_field("max_bytes", 64, (1024_MiB).v, "`1MiB`",
+               "**rocelab extension**: a packet that would take the queue above this many "
+               "bytes is tail-dropped");
 constexpr field_spec max_packets{
     .name = "max_packets",
     .kind = field_kind::uint,
@@ -51,27 +43,21 @@ constexpr field_spec max_packets{
         "**rocelab extension**: the same limit in packets. Queues are linked "
         "through the frames (no ring), so the only bound is the number of packet "
         "buffers"};
-constexpr field_spec wred_profile{.name = "wred_profile",
-                                  .kind = field_kind::reference,
-                                  .noun = "a WRED_PROFILE name such as AZURE_LOSSLESS",
-                                  .ref_table = "WRED_PROFILE",
-                                  .bracketed = true,
-                                  .dflt = "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
-                                  .doc = "WRED/ECN marking of the queue, see WRED_PROFILE"};
+constexpr field_spec wred_profile =
+    reference_field("wred_profile", "WRED_PROFILE", "a WRED_PROFILE name such as AZURE_LOSSLESS",
+                    "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
+                    "WRED/ECN marking of the queue, see WRED_PROFILE", true);
 constexpr field_spec all[] = {scheduler, max_bytes, max_packets, wred_profile};
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec queue_table{
-    .name = "QUEUE",
-    .key =
-        "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
-        "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
-    .doc = "per egress queue: scheduler, limits and WRED profile; `global` first, then per-port entries.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec queue_table = keyed_table(
+    "QUEUE",
+    "`\"<ports>|<queues>\"`: ports as in PORT_QOS_MAP (`global`, a port, or a comma list), queues a "
+    "number, a range or a list (`\"3\"`, `\"3-4\"`, `\"0-2,5,7\"`)",
+    "per egress queue: scheduler, limits and WRED profile; `global` first, then per-port entries.", fld::all,
+    refused);
 
 void loader::load_queues(const entry& t) {
     const auto all = entries(t);
@@ -102,32 +88,11 @@ void loader::load_queues(const entry& t) {
         const auto f = fields(k, queue_table);
         queue_override o;
         if (const auto* e = find(f, fld::wred_profile)) {
-            const std::string name = get_ref(*e, fld::wred_profile);
-            const auto it = _wred_profiles.find(name);
-            if (it == _wred_profiles.end()) {
-                std::vector<std::string> names;
-                for (const auto& [n, v] : _wred_profiles) {
-                    names.push_back(n);
-                }
-                fail(mark_of(*e), e->path,
-                     "unknown WRED_PROFILE " + quote(name) + "; WRED_PROFILE names are " + join(names) +
-                         did_you_mean(name, names));
-            }
-            o.wred = wred_cfg::from_profile(it->second);
+            o.wred = wred_cfg::from_profile(
+                named(_wred_profiles, get_ref(*e, fld::wred_profile), *e, "WRED_PROFILE", "WRED_PROFILE"));
         }
         if (const auto* e = find(f, fld::scheduler)) {
-            const std::string name = get_ref(*e, fld::scheduler);
-            const auto it = _schedulers.find(name);
-            if (it == _schedulers.end()) {
-                std::vector<std::string> names;
-                for (const auto& [n, v] : _schedulers) {
-                    names.push_back(n);
-                }
-                fail(mark_of(*e), e->path,
-                     "unknown scheduler " + quote(name) + "; SCHEDULER names are " + join(names) +
-                         did_you_mean(name, names));
-            }
-            o.sched = it->second;
+            o.sched = named(_schedulers, get_ref(*e, fld::scheduler), *e, "scheduler", "SCHEDULER");
         }
         read(f, fld::max_bytes, o.max_bytes);
         if (const auto* e = find(f, fld::max_packets)) {
@@ -171,14 +136,7 @@ void loader::load_queues(const entry& t) {
                         p.wred[qi] = *o.wred;
                     }
                 };
-                if (target == all_ports) {
-                    apply(_cfg.port_defaults);
-                    for (auto& p : _cfg.ports) {
-                        apply(p);
-                    }
-                } else {
-                    apply(_cfg.ports[target]);
-                }
+                for_target(target, [&](port_cfg& p, bool) { apply(p); });
             }
         }
     }

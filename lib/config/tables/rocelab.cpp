@@ -15,181 +15,92 @@ constexpr std::string_view on_off[] = {"on", "off", "true", "false"};
 
 namespace fld {
 
-constexpr field_spec mode{
-    .name = "mode",
-    .kind = field_kind::choice,
-    .choices = mode_choices,
-    .dflt = "`l2`",
-    .doc =
-        "`l2`: learning bridge (FDB, flooding). `l3`: IPv4/IPv6 router using INTERFACE, "
-        "ROUTE and NEIGH"};
-constexpr field_spec seed{.name = "seed",
-                          .kind = field_kind::uint,
-                          .lo = 0,
-                          .hi = UINT64_MAX,
-                          .noun = "a whole number",
-                          .dflt = "1",
-                          .doc = "seeds every random choice (WRED, ECMP hash salt), so runs replay exactly"};
-constexpr field_spec status_interval{.name = "status_interval",
-                                     .kind = field_kind::time,
-                                     .lo = (10_ms).v,
-                                     .hi = (3600_s).v,
-                                     .dflt = "`1s`",
-                                     .doc = "period of the one-line status output"};
-constexpr field_spec queue_sample_interval{.name = "queue_sample_interval",
-                                           .kind = field_kind::time,
-                                           .lo = (1_us).v,
-                                           .hi = (10_s).v,
-                                           .dflt = "`1ms`",
-                                           .doc = "period of queue-depth samples in the CSV trace"};
-constexpr field_spec tx_ring_size{.name = "tx_ring_size",
-                                  .kind = field_kind::uint,
-                                  .lo = 16,
-                                  .hi = 32768,
-                                  .noun = "a descriptor count",
-                                  .dflt = "256",
-                                  .doc =
-                                      "TX descriptors per port; kept shallow so queueing happens in the "
-                                      "switch's own queues, where it is measured and marked"};
-constexpr field_spec rx_ring_size{.name = "rx_ring_size",
-                                  .kind = field_kind::uint,
-                                  .lo = 16,
-                                  .hi = 32768,
-                                  .noun = "a descriptor count",
-                                  .dflt = "1024",
-                                  .doc = "RX descriptors per port"};
-constexpr field_spec mbufs{.name = "mbufs",
-                           .kind = field_kind::uint,
-                           .lo = 1024,
-                           .hi = 16777216,
-                           .noun = "an mbuf count",
-                           .dflt = "147456",
-                           .doc =
-                               "packet buffers in the pool. The switch requires enough to back the whole "
-                               "BUFFER_POOL in minimum-size frames (or cells) plus the RX/TX rings; 147456 "
-                               "backs the built-in 12MiB pool in 96-byte cells for up to 12 ports (about "
-                               "350 MB of packet memory)"};
-constexpr field_spec mbuf_data_size{.name = "mbuf_data_size",
-                                    .kind = field_kind::bytes,
-                                    .lo = 256,
-                                    .hi = 65535,
-                                    .dflt = "`2176B`",
-                                    .doc = "data room per mbuf (2048 B + 128 B headroom)"};
-constexpr field_spec burst{.name = "burst",
-                           .kind = field_kind::uint,
-                           .lo = 1,
-                           .hi = 64,
-                           .noun = "a packet count",
-                           .dflt = "32",
-                           .doc = "packets per RX/TX burst"};
-constexpr field_spec max_frame{.name = "max_frame",
-                               .kind = field_kind::bytes,
-                               .lo = 64,
-                               .hi = 16384,
-                               .dflt = "`9216B`",
-                               .doc =
-                                   "largest frame (without FCS) accepted; larger frames are counted as "
-                                   "oversize and dropped"};
+constexpr field_spec mode =
+    choice_field("mode", mode_choices, "`l2`",
+                 "`l2`: learning bridge (FDB, flooding). `l3`: IPv4/IPv6 router using INTERFACE, "
+                 "ROUTE and NEIGH");
+constexpr field_spec seed =
+    count_field("seed", 0, UINT64_MAX, "a whole number", "1",
+                "seeds every random choice (WRED, ECMP hash salt), so runs replay exactly");
+constexpr field_spec status_interval =
+    time_field("status_interval", (10_ms).v, (3600_s).v, 0, "`1s`", "period of the one-line status output");
+constexpr field_spec queue_sample_interval =
+    time_field("queue_sample_interval", (1_us).v, (10_s).v, 0, "`1ms`",
+               "period of queue-depth samples in the CSV trace");
+constexpr field_spec tx_ring_size =
+    count_field("tx_ring_size", 16, 32768, "a descriptor count", "256",
+                "TX descriptors per port; kept shallow so queueing happens in the "
+                "switch's own queues, where it is measured and marked");
+constexpr field_spec rx_ring_size =
+    count_field("rx_ring_size", 16, 32768, "a descriptor count", "1024", "RX descriptors per port");
+constexpr field_spec mbufs =
+    count_field("mbufs", 1024, 16777216, "an mbuf count", "147456",
+                "packet buffers in the pool. The switch requires enough to back the whole "
+                "BUFFER_POOL in minimum-size frames (or cells) plus the RX/TX rings; 147456 "
+                "backs the built-in 12MiB pool in 96-byte cells for up to 12 ports (about "
+                "350 MB of packet memory)");
+constexpr field_spec mbuf_data_size =
+    size_field("mbuf_data_size", 256, 65535, "`2176B`", "data room per mbuf (2048 B + 128 B headroom)");
+constexpr field_spec burst = count_field("burst", 1, 64, "a packet count", "32", "packets per RX/TX burst");
+constexpr field_spec max_frame =
+    size_field("max_frame", 64, 16384, "`9216B`",
+               "largest frame (without FCS) accepted; larger frames are counted as "
+               "oversize and dropped");
 constexpr field_spec headroom{.name = "headroom",
                               .kind = field_kind::mapping,
                               .noun = "ROCELAB|headroom",
                               .dflt = "SONiC's example ASIC",
                               .doc = "constants of the headroom formula used by `xoff: auto`"};
-constexpr field_spec ecn_at{.name = "ecn_at",
-                            .kind = field_kind::choice,
-                            .choices = ecn_at_choices,
-                            .dflt = "`dequeue`",
-                            .doc =
-                                "where WRED/ECN samples the egress queue depth: when the packet leaves "
-                                "(HPCC ns-3, ns3-rdma; the mark is not delayed by the queue it describes) or "
-                                "when it is queued"};
-constexpr field_spec icmp_errors{
-    .name = "icmp_errors",
-    .kind = field_kind::flag,
-    .choices = on_off,
-    .dflt = "`on`",
-    .doc =
-        "L3: answer a datagram whose TTL / hop limit expires, or that has no route, with ICMP time exceeded "
-        "(11/0) / network unreachable (3/0), ICMPv6 3/0 / 1/0, out of its ingress port from that port's "
-        "address (else the switch's first), quoting as much of it as fits in 576 (1280) bytes; never for "
-        "ICMP "
-        "errors, fragments after the first, multicast or broadcast (RFC 1812 4.3.2, RFC 4443 2.4). Also host "
-        "unreachable (3/1, ICMPv6 1/3) for datagrams whose neighbour never answered ARP/ND "
-        "(`drop_neigh_unresolved`). The datagram is still counted as `drop_ttl_expired` / `drop_no_route` / "
-        "`drop_neigh_unresolved`; `icmp_errors` counts the replies. Echo requests (ping) to the switch's own "
-        "addresses are answered whatever this says (`icmp_echo_replies`)"};
-constexpr field_spec icmp_rate{.name = "icmp_rate",
-                               .kind = field_kind::uint,
-                               .lo = 1,
-                               .hi = 1000000,
-                               .noun = "ICMP errors per second",
-                               .dflt = "1000",
-                               .doc =
-                                   "ICMP errors per second for the whole switch, with a burst of 50 (Linux's "
-                                   "`icmp_msgs_per_sec` / `icmp_msgs_burst`); the excess is counted as "
-                                   "`icmp_ratelimited`"};
-constexpr field_spec neigh_dynamic{
-    .name = "neigh_dynamic",
-    .kind = field_kind::flag,
-    .choices = on_off,
-    .dflt = "`on`",
-    .doc =
-        "L3: resolve connected hosts and route next hops that have no NEIGH entry by ARP / IPv6 neighbour "
-        "discovery (see [Neighbours](#neighbours-mode-l3)). `off`: such frames are dropped as "
-        "`drop_no_neighbor`, and a ROUTE next hop without a NEIGH entry is a start-up error"};
-constexpr field_spec neigh_max{.name = "neigh_max",
-                               .kind = field_kind::uint,
-                               .lo = 16,
-                               .hi = 1048576,
-                               .noun = "neighbour entries",
-                               .dflt = "4096",
-                               .doc =
-                                   "dynamic neighbour entries; a frame for a new neighbour when the table is "
-                                   "full is dropped as `drop_neigh_table_full`"};
-constexpr field_spec neigh_reachable_time{
-    .name = "neigh_reachable_time",
-    .kind = field_kind::time,
-    .lo = (1_s).v,
-    .hi = (86400_s).v,
-    .dflt = "`30s`",
-    .doc =
-        "an answer keeps a neighbour `reachable` this long; after that it is `stale`: still used, and its "
-        "first "
-        "use sends a unicast request to reconfirm it (Linux `base_reachable_time`)"};
-constexpr field_spec neigh_retrans_time{
-    .name = "neigh_retrans_time",
-    .kind = field_kind::time,
-    .lo = (10_ms).v,
-    .hi = (60_s).v,
-    .dflt = "`1s`",
-    .doc = "time between requests for one neighbour (Linux `retrans_time`)"};
-constexpr field_spec neigh_probes{.name = "neigh_probes",
-                                  .kind = field_kind::uint,
-                                  .lo = 1,
-                                  .hi = 30,
-                                  .noun = "requests",
-                                  .dflt = "3",
-                                  .doc =
-                                      "requests before a neighbour is given up (Linux `mcast_solicit` / "
-                                      "`ucast_solicit`)"};
-constexpr field_spec neigh_gc_time{.name = "neigh_gc_time",
-                                   .kind = field_kind::time,
-                                   .lo = (1_s).v,
-                                   .hi = (86400_s).v,
-                                   .dflt = "`60s`",
-                                   .doc =
-                                       "a stale neighbour unused this long is removed (aging; Linux "
-                                       "`gc_stale_time`)"};
-constexpr field_spec neigh_queue{.name = "neigh_queue",
-                                 .kind = field_kind::uint,
-                                 .lo = 0,
-                                 .hi = 8,
-                                 .noun = "frames per unresolved neighbour",
-                                 .dflt = "4",
-                                 .doc =
-                                     "frames that may wait for one neighbour while it is resolved; more are "
-                                     "dropped as `drop_neigh_queue_full` (0: none waits, the request still "
-                                     "goes)"};
+constexpr field_spec ecn_at =
+    choice_field("ecn_at", ecn_at_choices, "`dequeue`",
+                 "where WRED/ECN samples the egress queue depth: when the packet leaves "
+                 "(HPCC ns-3, ns3-rdma; the mark is not delayed by the queue it describes) or "
+                 "when it is queued");
+constexpr field_spec icmp_errors = flag_field(
+    "icmp_errors", on_off, "`on`",
+    "L3: answer a datagram whose TTL / hop limit expires, or that has no route, with ICMP time exceeded "
+    "(11/0) / network unreachable (3/0), ICMPv6 3/0 / 1/0, out of its ingress port from that port's "
+    "address (else the switch's first), quoting as much of it as fits in 576 (1280) bytes; never for "
+    "ICMP "
+    "errors, fragments after the first, multicast or broadcast (RFC 1812 4.3.2, RFC 4443 2.4). Also host "
+    "unreachable (3/1, ICMPv6 1/3) for datagrams whose neighbour never answered ARP/ND "
+    "(`drop_neigh_unresolved`). The datagram is still counted as `drop_ttl_expired` / `drop_no_route` / "
+    "`drop_neigh_unresolved`; `icmp_errors` counts the replies. Echo requests (ping) to the switch's own "
+    "addresses are answered whatever this says (`icmp_echo_replies`)");
+constexpr field_spec icmp_rate =
+    count_field("icmp_rate", 1, 1000000, "ICMP errors per second", "1000",
+                "ICMP errors per second for the whole switch, with a burst of 50 (Linux's "
+                "`icmp_msgs_per_sec` / `icmp_msgs_burst`); the excess is counted as "
+                "`icmp_ratelimited`");
+constexpr field_spec neigh_dynamic = flag_field(
+    "neigh_dynamic", on_off, "`on`",
+    "L3: resolve connected hosts and route next hops that have no NEIGH entry by ARP / IPv6 neighbour "
+    "discovery (see [Neighbours](#neighbours-mode-l3)). `off`: such frames are dropped as "
+    "`drop_no_neighbor`, and a ROUTE next hop without a NEIGH entry is a start-up error");
+constexpr field_spec neigh_max =
+    count_field("neigh_max", 16, 1048576, "neighbour entries", "4096",
+                "dynamic neighbour entries; a frame for a new neighbour when the table is "
+                "full is dropped as `drop_neigh_table_full`");
+constexpr field_spec neigh_reachable_time = time_field(
+    "neigh_reachable_time", (1_s).v, (86400_s).v, 0, "`30s`",
+    "an answer keeps a neighbour `reachable` this long; after that it is `stale`: still used, and its "
+    "first "
+    "use sends a unicast request to reconfirm it (Linux `base_reachable_time`)");
+constexpr field_spec neigh_retrans_time =
+    time_field("neigh_retrans_time", (10_ms).v, (60_s).v, 0, "`1s`",
+               "time between requests for one neighbour (Linux `retrans_time`)");
+constexpr field_spec neigh_probes =
+    count_field("neigh_probes", 1, 30, "requests", "3",
+                "requests before a neighbour is given up (Linux `mcast_solicit` / "
+                "`ucast_solicit`)");
+constexpr field_spec neigh_gc_time = time_field("neigh_gc_time", (1_s).v, (86400_s).v, 0, "`60s`",
+                                                "a stale neighbour unused this long is removed (aging; Linux "
+                                                "`gc_stale_time`)");
+constexpr field_spec neigh_queue =
+    count_field("neigh_queue", 0, 8, "frames per unresolved neighbour", "4",
+                "frames that may wait for one neighbour while it is resolved; more are "
+                "dropped as `drop_neigh_queue_full` (0: none waits, the request still "
+                "goes)");
 
 constexpr field_spec all[] = {mode,
                               seed,
@@ -218,14 +129,8 @@ constexpr field_spec all[] = {mode,
 // ROCELAB|headroom: bytes may be bare numbers (SONiC's unit) or carry units.
 namespace hfld {
 
-constexpr field_spec cell{.name = "cell",
-                          .kind = field_kind::bytes,
-                          .lo = 1,
-                          .hi = 16384,
-                          .bare_unit = 1,
-                          .in_bytes = true,
-                          .dflt = "96",
-                          .doc = "buffer cell of the modelled ASIC: a 64-byte packet occupies a whole cell"};
+constexpr field_spec cell = byte_count_field(
+    "cell", 1, 16384, "96", "buffer cell of the modelled ASIC: a 64-byte packet occupies a whole cell");
 constexpr field_spec pipeline_latency{.name = "pipeline_latency",
                                       .kind = field_kind::bytes,
                                       .lo = 0,
@@ -248,22 +153,10 @@ constexpr field_spec small_packet_percent{.name = "small_packet_percent",
                                           .doc =
                                               "share of minimum-size packets; 0 = no cell inflation (exact "
                                               "byte accounting)"};
-constexpr field_spec lossless_mtu{.name = "lossless_mtu",
-                                  .kind = field_kind::bytes,
-                                  .lo = 64,
-                                  .hi = 16384,
-                                  .bare_unit = 1,
-                                  .in_bytes = true,
-                                  .dflt = "1500",
-                                  .doc = "largest lossless packet"};
-constexpr field_spec port_mtu{.name = "port_mtu",
-                              .kind = field_kind::bytes,
-                              .lo = 64,
-                              .hi = 16384,
-                              .bare_unit = 1,
-                              .in_bytes = true,
-                              .dflt = "9100",
-                              .doc = "port MTU: the frame a peer may have started when it decides to stop"};
+constexpr field_spec lossless_mtu =
+    byte_count_field("lossless_mtu", 64, 16384, "1500", "largest lossless packet");
+constexpr field_spec port_mtu = byte_count_field(
+    "port_mtu", 64, 16384, "9100", "port MTU: the frame a peer may have started when it decides to stop");
 
 constexpr field_spec all[] = {cell,         pipeline_latency, mac_phy_delay, small_packet_percent,
                               lossless_mtu, port_mtu};
@@ -271,21 +164,13 @@ constexpr field_spec all[] = {cell,         pipeline_latency, mac_phy_delay, sma
 }  // namespace hfld
 }  // namespace
 
-constexpr table_spec rocelab_table{
-    .name = "ROCELAB",
-    .shape = table_shape::fields,
-    .key = "none: the fields are directly under `ROCELAB:`",
-    .doc = "rocelab's own settings (not a SONiC table).",
-    .fields = fld::all,
-};
+constexpr table_spec rocelab_table = fields_table("ROCELAB", "none: the fields are directly under `ROCELAB:`",
+                                                  "rocelab's own settings (not a SONiC table).", fld::all);
 
-constexpr table_spec headroom_table{
-    .name = "ROCELAB|headroom",
-    .shape = table_shape::fields,
-    .key = "none: the fields are directly under `ROCELAB: {headroom: ...}`",
-    .doc = "the constants of the headroom formula (`xoff: auto`); bytes may be bare numbers or carry units.",
-    .fields = hfld::all,
-};
+constexpr table_spec headroom_table = fields_table(
+    "ROCELAB|headroom", "none: the fields are directly under `ROCELAB: {headroom: ...}`",
+    "the constants of the headroom formula (`xoff: auto`); bytes may be bare numbers or carry units.",
+    hfld::all);
 
 void loader::load_rocelab(const entry& t) {
     const auto f = fields(t, rocelab_table);

@@ -29,13 +29,9 @@ constexpr field_spec all[] = {nexthop, ifname};
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec route_table{
-    .name = "ROUTE",
-    .key = "the prefix, with no host bits set (`\"10.1.0.0/16\"`, `\"::/0\"`)",
-    .doc = "mode l3: static routes (connected subnets need none).",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec route_table =
+    keyed_table("ROUTE", "the prefix, with no host bits set (`\"10.1.0.0/16\"`, `\"::/0\"`)",
+                "mode l3: static routes (connected subnets need none).", fld::all, refused);
 
 void loader::load_routes(const entry& t) {
     for (const auto& k : entries(t)) {

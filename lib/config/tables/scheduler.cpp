@@ -12,31 +12,20 @@ constexpr std::string_view refused[] = {"meter_type", "cir", "cbs", "pir", "pbs"
 
 namespace fld {
 
-constexpr field_spec type{.name = "type",
-                          .kind = field_kind::choice,
-                          .choices = type_choices,
-                          .dflt = "required",
-                          .doc = "`WRR` is treated as `DWRR`; `STRICT` is served before every DWRR queue"};
-constexpr field_spec weight{
-    .name = "weight",
-    .kind = field_kind::uint,
-    .lo = 1,
-    .hi = 100,
-    .noun = "a weight",
-    .dflt = "required with DWRR/WRR",
-    .doc = "the queue's share against the other DWRR queues; not allowed with `STRICT`"};
+constexpr field_spec type =
+    choice_field("type", type_choices, "required",
+                 "`WRR` is treated as `DWRR`; `STRICT` is served before every DWRR queue");
+constexpr field_spec weight =
+    count_field("weight", 1, 100, "a weight", "required with DWRR/WRR",
+                "the queue's share against the other DWRR queues; not allowed with `STRICT`");
 constexpr field_spec all[] = {type, weight};
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec scheduler_table{
-    .name = "SCHEDULER",
-    .key = "a scheduler name (`scheduler.0`, `scheduler.1` and `scheduler.strict` are built in)",
-    .doc = "egress schedulers, bound to queues by QUEUE `scheduler`.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec scheduler_table = keyed_table(
+    "SCHEDULER", "a scheduler name (`scheduler.0`, `scheduler.1` and `scheduler.strict` are built in)",
+    "egress schedulers, bound to queues by QUEUE `scheduler`.", fld::all, refused);
 
 void loader::load_schedulers(const entry* t) {
     _schedulers.clear();

@@ -13,37 +13,18 @@ constexpr std::string_view refused[] = {"ecmp_hash_seed", "lag_hash_seed", "fdb_
 namespace fld {
 
 // SONiC gives this in seconds, so a bare number is accepted.
-constexpr field_spec fdb_aging_time{.name = "fdb_aging_time",
-                                    .kind = field_kind::time,
-                                    .lo = (1_s).v,
-                                    .hi = (1000000_s).v,
-                                    .bare_unit = (1_s).v,
-                                    .dflt = "`300s`",
-                                    .doc = "an FDB entry not refreshed for this long is removed"};
+constexpr field_spec fdb_aging_time = time_field("fdb_aging_time", (1_s).v, (1000000_s).v, (1_s).v, "`300s`",
+                                                 "an FDB entry not refreshed for this long is removed");
 constexpr field_spec all[] = {fdb_aging_time};
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec switch_table{
-    .name = "SWITCH",
-    .only_key = "switch",
-    .doc = "switch-wide settings: FDB aging.",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec switch_table =
+    one_key_table("SWITCH", "switch", "switch-wide settings: FDB aging.", fld::all, refused);
 
 void loader::load_switch(const entry& t) {
-    const std::string_view key = switch_table.only_key;
-    for (const auto& k : entries(t)) {
-        if (k.key != key) {
-            fail(
-                k.key_node.Mark(), k.path,
-                "unknown key; the only key is " + std::string(key) + did_you_mean(k.key, {std::string(key)}));
-        }
-        const auto f = fields(k, switch_table);
-        read(f, fld::fdb_aging_time, _cfg.fdb_aging);
-    }
+    with_only_key(t, switch_table, [&](const field_map& f) { read(f, fld::fdb_aging_time, _cfg.fdb_aging); });
 }
 
 }  // namespace rocelab::detail

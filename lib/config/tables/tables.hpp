@@ -34,4 +34,16 @@ extern const table_spec interface_table;                          // interface.c
 extern const table_spec route_table;                              // route.cpp
 extern const table_spec neigh_table;                              // neigh.cpp
 
+// An exponent -8..8: alpha = 2^value of a dynamic threshold (BUFFER_PROFILE
+// dynamic_th, DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th).
+constexpr field_spec dynamic_th_field(std::string_view name, std::string_view dflt, std::string_view doc) {
+    return {.name = name,
+            .kind = field_kind::integer,
+            .lo = -8,
+            .hi = 8,
+            .noun = "an exponent (alpha = 2^dynamic_th)",
+            .dflt = dflt,
+            .doc = doc};
+}
+
 }  // namespace rocelab::detail

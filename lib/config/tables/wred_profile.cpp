@@ -20,41 +20,17 @@ namespace fld {
 constexpr std::uint64_t max_threshold = 1ULL << 32;
 
 constexpr field_spec enable(std::string_view name, std::string_view colour_doc) {
-    return {.name = name,
-            .kind = field_kind::choice,
-            .choices = true_false,
-            .dflt = "`false`",
-            .doc = colour_doc};
+    return choice_field(name, true_false, "`false`", colour_doc);
 }
-constexpr field_spec min_threshold(std::string_view name, std::string_view doc) {
-    return {.name = name,
-            .kind = field_kind::bytes,
-            .lo = 0,
-            .hi = max_threshold,
-            .bare_unit = 1,
-            .in_bytes = true,
-            .dflt = "none",
-            .doc = doc};
+// A colour's min_threshold, or (limit "at least min_threshold") its max_threshold.
+constexpr field_spec threshold(std::string_view name, std::string_view doc, std::string_view limit = {}) {
+    return byte_count_field(name, 0, max_threshold, "none", doc, limit);
 }
 constexpr field_spec max_threshold_of(std::string_view name, std::string_view doc) {
-    return {.name = name,
-            .kind = field_kind::bytes,
-            .lo = 0,
-            .hi = max_threshold,
-            .bare_unit = 1,
-            .in_bytes = true,
-            .limit = "at least min_threshold",
-            .dflt = "none",
-            .doc = doc};
+    return threshold(name, doc, "at least min_threshold");
 }
 constexpr field_spec probability(std::string_view name, std::string_view doc) {
-    return {.name = name,
-            .kind = field_kind::uint,
-            .lo = 0,
-            .hi = 100,
-            .noun = "a percentage",
-            .dflt = "100",
-            .doc = doc};
+    return count_field(name, 0, 100, "a percentage", "100", doc);
 }
 
 constexpr field_spec wred_green_enable =
@@ -64,24 +40,20 @@ constexpr field_spec wred_green_enable =
 constexpr field_spec wred_yellow_enable = enable("wred_yellow_enable", "as `wred_green_enable`, for yellow");
 constexpr field_spec wred_red_enable = enable("wred_red_enable", "as `wred_green_enable`, for red");
 constexpr std::string_view ecn_doc = "colours whose ECN-capable packets are marked CE instead of dropped";
-constexpr field_spec ecn{.name = "ecn",
-                         .kind = field_kind::choice,
-                         .choices = ecn_mode_names,
-                         .dflt = "`ecn_none`",
-                         .doc = ecn_doc};
+constexpr field_spec ecn = choice_field("ecn", ecn_mode_names, "`ecn_none`", ecn_doc);
 constexpr field_spec green_min_threshold =
-    min_threshold("green_min_threshold", "Kmin: no marking/dropping at or below this queue depth");
+    threshold("green_min_threshold", "Kmin: no marking/dropping at or below this queue depth");
 constexpr field_spec green_max_threshold =
     max_threshold_of("green_max_threshold", "Kmax: everything above it is marked/dropped");
 constexpr field_spec green_drop_probability =
     probability("green_drop_probability", "Pmax, in percent: the probability at Kmax");
 constexpr field_spec yellow_min_threshold =
-    min_threshold("yellow_min_threshold", "Kmin for yellow (checked, unused)");
+    threshold("yellow_min_threshold", "Kmin for yellow (checked, unused)");
 constexpr field_spec yellow_max_threshold =
     max_threshold_of("yellow_max_threshold", "Kmax for yellow (checked, unused)");
 constexpr field_spec yellow_drop_probability =
     probability("yellow_drop_probability", "Pmax for yellow (checked, unused)");
-constexpr field_spec red_min_threshold = min_threshold("red_min_threshold", "Kmin for red (checked, unused)");
+constexpr field_spec red_min_threshold = threshold("red_min_threshold", "Kmin for red (checked, unused)");
 constexpr field_spec red_max_threshold =
     max_threshold_of("red_max_threshold", "Kmax for red (checked, unused)");
 constexpr field_spec red_drop_probability =
@@ -94,25 +66,27 @@ constexpr field_spec all[] = {
     yellow_max_threshold, yellow_drop_probability, red_min_threshold,      red_max_threshold,
     red_drop_probability};
 
-// One colour's fields.
+// One colour's fields, and where they go in wred_profile_cfg.
 struct colour {
     std::string_view name;
     const field_spec& enable;
     const field_spec& min_threshold;
     const field_spec& max_threshold;
     const field_spec& drop_probability;
+    bool wred_profile_cfg::*enable_to;
+    bytes wred_profile_cfg::*min_to;
+    bytes wred_profile_cfg::*max_to;
+    std::uint8_t wred_profile_cfg::*drop_probability_to;
+    bool (*ecn_marks)(ecn_mode) noexcept;
 };
 
 }  // namespace fld
 }  // namespace
 
-constexpr table_spec wred_profile_table{
-    .name = "WRED_PROFILE",
-    .key = "a profile name (`AZURE_LOSSLESS` is built in)",
-    .doc = "WRED/ECN profiles (SONiC's fields and units: thresholds in bytes, probabilities in percent).",
-    .fields = fld::all,
-    .refused = refused,
-};
+constexpr table_spec wred_profile_table = keyed_table(
+    "WRED_PROFILE", "a profile name (`AZURE_LOSSLESS` is built in)",
+    "WRED/ECN profiles (SONiC's fields and units: thresholds in bytes, probabilities in percent).", fld::all,
+    refused);
 
 void loader::load_wred_profiles(const entry* t) {
     _wred_profiles.clear();
@@ -120,13 +94,17 @@ void loader::load_wred_profiles(const entry* t) {
     if (t == nullptr) {
         return;
     }
+    using wp = wred_profile_cfg;
     const fld::colour colours[] = {
         {"green", fld::wred_green_enable, fld::green_min_threshold, fld::green_max_threshold,
-         fld::green_drop_probability},
+         fld::green_drop_probability, &wp::wred_green_enable, &wp::green_min_threshold,
+         &wp::green_max_threshold, &wp::green_drop_probability, ecn_marks_green},
         {"yellow", fld::wred_yellow_enable, fld::yellow_min_threshold, fld::yellow_max_threshold,
-         fld::yellow_drop_probability},
+         fld::yellow_drop_probability, &wp::wred_yellow_enable, &wp::yellow_min_threshold,
+         &wp::yellow_max_threshold, &wp::yellow_drop_probability, ecn_marks_yellow},
         {"red", fld::wred_red_enable, fld::red_min_threshold, fld::red_max_threshold,
-         fld::red_drop_probability},
+         fld::red_drop_probability, &wp::wred_red_enable, &wp::red_min_threshold, &wp::red_max_threshold,
+         &wp::red_drop_probability, ecn_marks_red},
     };
     for (const auto& k : entries(*t)) {
         const std::string& path = k.path;
@@ -142,21 +120,11 @@ void loader::load_wred_profiles(const entry* t) {
         for (std::size_t c = 0; c < std::size(colours); ++c) {
             const fld::colour& cf = colours[c];
             const std::string col(cf.name);
-            bool* enable = c == 0   ? &w.wred_green_enable
-                           : c == 1 ? &w.wred_yellow_enable
-                                    : &w.wred_red_enable;
-            bytes* lo = c == 0   ? &w.green_min_threshold
-                        : c == 1 ? &w.yellow_min_threshold
-                                 : &w.red_min_threshold;
-            bytes* hi = c == 0   ? &w.green_max_threshold
-                        : c == 1 ? &w.yellow_max_threshold
-                                 : &w.red_max_threshold;
-            std::uint8_t* prob = c == 0   ? &w.green_drop_probability
-                                 : c == 1 ? &w.yellow_drop_probability
-                                          : &w.red_drop_probability;
-            const bool marks = c == 0   ? ecn_marks_green(w.ecn)
-                               : c == 1 ? ecn_marks_yellow(w.ecn)
-                                        : ecn_marks_red(w.ecn);
+            bool* enable = &(w.*cf.enable_to);
+            bytes* lo = &(w.*cf.min_to);
+            bytes* hi = &(w.*cf.max_to);
+            std::uint8_t* prob = &(w.*cf.drop_probability_to);
+            const bool marks = cf.ecn_marks(w.ecn);
             if (const auto* e = find(f, cf.enable)) {
                 *enable = get_choice(*e, cf.enable) == "true";
             }
