@@ -124,10 +124,10 @@ class SwitchSigint(Base):
         self.assertGreater(n["Ethernet0-rx.pcap"], 1000)
         self.assertGreater(n["Ethernet1-tx.pcap"], 1000)
         self.assertEqual(sum(n.values()), rep["capture_frames"], (n, rep["capture_dropped"]))
-        rows = read_csv(self, qcsv, ["time_s", "port", "queue", "depth_bytes", "paused"])
+        rows = read_csv(self, qcsv, ["time_s", "port", "queue", "depth_bytes", "paused", "pfc_tx"])
         self.assertGreater(len(rows), 10)
         for r in rows:
-            float(r[0]), int(r[2]), int(r[3]), int(r[4])
+            float(r[0]), int(r[2]), int(r[3]), int(r[4]), int(r[5])  # every row complete, even at SIGINT
         print(f"  switch: rx {p0['rx_packets']} tx {p1['tx_packets']}, captured {rep['capture_frames']} "
               f"(dropped {rep['capture_dropped']}), {len(rows)} queue samples, exit {stop_s:.2f}s after SIGINT",
               file=sys.stderr)
