@@ -34,6 +34,8 @@ public:
     bool empty() const noexcept { return _heap.empty(); }
     std::size_t size() const noexcept { return _heap.size(); }
     nanos top_time() const noexcept { return _heap.empty() ? nanos::max() : _time[_heap.front()]; }
+    // The id with the earliest deadline (ties: the smaller id); call only when !empty().
+    std::uint32_t top_id() const noexcept { return _heap.front(); }
     nanos time_of(std::uint32_t id) const noexcept { return _time[id]; }
 
     // Insert or move id's deadline; nanos::max() removes it.

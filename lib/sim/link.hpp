@@ -196,10 +196,10 @@ public:
             _tx_since_sync = true;
             const std::int64_t depart = _free_ns + (_free_rem != 0 ? 1 : 0);
             if (_split) {
-                _out.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
+                _out.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v, len});
                 _txdep.push(depart);
             } else {
-                _wire.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v});
+                _wire.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v, len});
             }
             ++_c.tx_accepted;
             _c.tx_bytes += len;
@@ -322,6 +322,7 @@ private:
         Item item{};
         std::int64_t depart = 0;  // ceil of the exact departure, ns
         std::int64_t arrive = 0;  // depart + prop_delay
+        std::uint32_t len = 0;    // length(item), read at TX while the item is hot: not again at arrival
     };
     struct rx_entry {
         Item item{};
@@ -384,7 +385,7 @@ private:
         while (!_wire.empty() && _wire.front().arrive <= now.v) {
             wire_entry& e = _wire.front();
             ++_c.arrived;
-            _c.arrived_bytes += _traits.length(e.item);
+            _c.arrived_bytes += e.len;
             if (_loss_threshold != 0 && _rng.next_u32() < _loss_threshold) {
                 ++_c.lost;
                 _traits.on_wire(e.item, e.depart, e.arrive, wire_fate::lost);

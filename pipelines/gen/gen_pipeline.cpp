@@ -24,6 +24,10 @@ namespace rocelab::gen {
 
 namespace {
 
+// An unpaced QP's key in its port's pace heap: it may send whenever the line
+// lets it, so it sorts before every paced one.
+constexpr nanos unpaced_key{INT64_MIN / 2};
+
 template <typename T>
 inline void bump(T& c, T by = 1) noexcept {
     // Single writer (this lcore); relaxed store so readers never see a torn value.
@@ -461,6 +465,7 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
     }
     for (auto& ps : p->_ports) {
         ps.ready.assign((ps.qps.size() + 63) / 64, 0);
+        ps.pace.reserve(ps.qps.size());
         for (std::uint32_t slot = 0; slot < ps.qps.size(); ++slot) {
             p->_flows[ps.qps[slot]]->qp_slot = slot;
             ps.qp_prios |= p->_flows[ps.qps[slot]]->prio_bit;
@@ -847,6 +852,23 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
         // settles it when it is paused (every QP waits for the same pause) or
         // unpaced (it sends when the line lets it, and no QP sooner).
         const bool one_prio = std::has_single_bit(ps.qp_prios);
+        if (one_prio && !ps.pace.empty()) {
+            // The ready QP whose pacer frees first: when it has started and
+            // its window lets it send now (the usual case), it gives the
+            // walk's answer, since max(now, pacer, line) is smallest for the
+            // smallest pacer time, and every QP shares the one pause.
+            const flow_state& f = *_flows[ps.qps[ps.pace.top_id()]];
+            if (now >= f.cfg.start && f.rq.can_send(now)) {
+                if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
+                    d = std::min(d, ps.pt.next_deadline(now));
+                    continue;
+                }
+                nanos t = std::max(now, ps.pace.top_time());
+                if (ps.line.rate().v != 0) { t = std::max(t, ps.line.next_send_time()); }
+                d = std::min(d, t);
+                continue;
+            }
+        }
         bool settled = false;
         for (std::size_t b = 0; b < ps.ready.size() && !settled; ++b) {
             for (std::uint64_t word = ps.ready[b]; word != 0 && !settled; word &= word - 1) {
@@ -1147,10 +1169,20 @@ void gen_pipeline::reschedule(worker_state& w, std::uint32_t r, nanos now) noexc
 }
 
 // The QP's bit in its port's ready set: it has a packet its window allows.
+// Called after every change of the QP's window, posted data or pacer
+// (tx_port after it sends, service_flows after ACKs, CNPs and DCQCN timers),
+// so the port's pace heap holds each ready QP at its pacer's current time.
 void gen_pipeline::update_ready(flow_state& f) noexcept {
-    auto& word = _ports[f.src_port].ready[f.qp_slot >> 6];
+    port_state& ps = _ports[f.src_port];
+    auto& word = ps.ready[f.qp_slot >> 6];
     const std::uint64_t bit = std::uint64_t{1} << (f.qp_slot & 63);
-    word = f.rq.can_send(nanos::max()) ? (word | bit) : (word & ~bit);
+    if (f.rq.can_send(nanos::max())) {
+        word |= bit;
+        ps.pace.set(f.qp_slot, f.pacer.rate().v != 0 ? f.pacer.next_send_time() : unpaced_key);
+    } else {
+        word &= ~bit;
+        ps.pace.clear(f.qp_slot);
+    }
 }
 
 void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {

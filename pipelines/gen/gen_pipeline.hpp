@@ -326,6 +326,9 @@ public:
     // flow's start or next open-loop arrival, a QP that may send (when its
     // pacer and the port's line cap conform, or its pause expires), CNPs or
     // replies waiting, a PFC source's next frame, the delay line's head.
+    // The QPs that may send are not walked: each port keeps its ready QPs in
+    // a heap by pacer time (port_state::pace), and the earliest one answers
+    // when it has started and its window is open (else, rarely, the walk).
     // nanos::max() when only an arriving frame can give it work. Not
     // included: frames waiting in an RX ring and ports whose TX refused
     // frames (the port I/O knows when its ring frees up).
@@ -419,6 +422,10 @@ private:
         // data; an RNR wait is checked when it is visited). tx_port's round
         // robin visits these only, in the same order as over every QP.
         std::vector<std::uint64_t> ready;
+        // The ready QPs again, by the time their pacer next lets them send
+        // (an unpaced QP: at once, the earliest key): next_deadline_worker
+        // reads the earliest instead of walking every ready QP.
+        timer_heap pace;
         std::uint8_t qp_prios = 0;  // the PFC priorities of its QPs
         // alltoall: messages of its host's flows ACKed, and messages of
         // flows into it arrived (the gate of its flows' next iteration).

@@ -148,6 +148,12 @@ TEST(switch_dpdk, mempool_returns_to_start) {
     }
     tb.stop();
     EXPECT_GT(s.sent, 1000u);
+    // Frames still on the wire (the switch port's RX ring: a worker that fell
+    // behind under load leaves some there) were never the switch's: the
+    // harness frees them, and every frame sent is either received by the
+    // switch or one of them.
+    const std::size_t on_wire = tb.drain_switch_rx();
+    EXPECT_EQ(tb.pipe->counters(0).rx_packets + on_wire, s.sent);
     // Queued frames are freed by release_all; in-flight ones by draining.
     tb.drain(tb.hosts[1].port_id);
     tb.pipe->release_all();

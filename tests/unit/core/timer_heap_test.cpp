@@ -21,6 +21,7 @@ TEST(timer_heap, order_ties_and_moves) {
     h.set(1, nanos{100});
     h.set(2, nanos{50});
     EXPECT_EQ(h.top_time(), nanos{50});
+    EXPECT_EQ(h.top_id(), 2u);
     h.set(2, nanos{200});  // moved later
     std::vector<std::uint32_t> got;
     h.pop_due(nanos{150}, [&](std::uint32_t id) { got.push_back(id); });
@@ -64,8 +65,15 @@ TEST(timer_heap, matches_a_reference_over_random_operations) {
             for (const auto& [t, k] : want) { ref.erase(k); }
         }
         std::int64_t m = INT64_MAX;
-        for (const auto& [k, t] : ref) { m = std::min(m, t); }
+        std::uint32_t mid = 0;  // the earliest's id, ties to the smaller (ref is ordered by id)
+        for (const auto& [k, t] : ref) {
+            if (t < m) {
+                m = t;
+                mid = k;
+            }
+        }
         ASSERT_EQ(h.top_time().v, ref.empty() ? nanos::max().v : m);
+        if (!ref.empty()) { ASSERT_EQ(h.top_id(), mid); }
         ASSERT_EQ(h.size(), ref.size());
     }
 }
