@@ -69,16 +69,16 @@ struct rx_verdict {
     bool message_done = false;  // this packet completed a message
 };
 
-// The counters (above), one list for the struct and the reports that list
-// them all (core/counter.hpp).
-#define ROCELAB_RESPONDER_COUNTERS(X)                                                                 \
-    X(rx_packets)                                                                                     \
-    X(rx_bytes)                                                                                       \
-    X(out_of_sequence)                                                                                \
-    X(duplicates)                                                                                     \
-    X(acks_tx)                                                                                        \
-    X(naks_tx) X(naks_seq_tx) X(invalid_requests) X(messages_rx) X(icrc_errors) X(unsupported_opcode) \
-        X(drop_qp_error)
+// The counters (doc block above), one list for the struct and the reports
+// that list them all (core/counter.hpp), a group a line (clang-format off:
+// it would re-flow the groups).
+// clang-format off
+#define ROCELAB_RESPONDER_COUNTERS(X)                          \
+    X(rx_packets) X(rx_bytes) X(out_of_sequence) X(duplicates) \
+    X(acks_tx) X(naks_tx) X(naks_seq_tx)                       \
+    X(invalid_requests) X(messages_rx)                         \
+    X(icrc_errors) X(unsupported_opcode) X(drop_qp_error)
+// clang-format on
 
 struct responder_counters {
     ROCELAB_RESPONDER_COUNTERS(ROCELAB_U64_COUNTER)
