@@ -269,10 +269,7 @@ public:
     }
 
     runtime::run_options options() const {
-        runtime::run_options o = _opt.common.run;
-        o.duration = _cfg.duration;
-        o.status_interval = _opt.status_interval;
-        return o;
+        return _opt.common.run.timed(_cfg.duration, _opt.status_interval);
     }
 
     // The probed ports, then --loopback-pairs; expands the workload onto them.

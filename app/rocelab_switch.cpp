@@ -193,10 +193,7 @@ public:
     }
 
     runtime::run_options options() const {
-        runtime::run_options o = _opt.common.run;
-        o.duration = _opt.duration;
-        o.status_interval = _cfg.status_interval;
-        return o;
+        return _opt.common.run.timed(_opt.duration, _cfg.status_interval);
     }
 
     // Bind configured ports to DPDK ports (by device name or id), or take

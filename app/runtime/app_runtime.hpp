@@ -86,6 +86,15 @@ struct run_options {
     nanos status_interval{1'000'000'000};  // 0 = no status lines
     bool quiet = false;              // no status lines (app.status() still runs, print = false)
     bool idle_yield = false;         // --idle-yield: a worker whose poll found nothing yields its CPU
+
+    // These options with the run's duration and status period (each app
+    // takes them from its own place: the command line or the config file).
+    run_options timed(std::optional<nanos> run_for, nanos status_every) const {
+        run_options o = *this;
+        o.duration = run_for;
+        o.status_interval = status_every;
+        return o;
+    }
 };
 
 // EAL, the mbuf pool, the ports and the capture of one run.

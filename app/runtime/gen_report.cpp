@@ -194,13 +194,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("chunk_bytes", cfg.ring_chunk);
         j.kv("collectives", cfg.ring_collectives);
         j.kv("collectives_completed", cf.done);
-        j.kv("collective_samples", static_cast<std::uint64_t>(ct.size()));
-        j.kv("collective_samples_dropped", cf.dropped);
-        j.kv("collective_p50_ns", percentile(ct, 0.50));
-        j.kv("collective_p99_ns", percentile(ct, 0.99));
-        j.kv("collective_max_ns", ct.empty() ? 0 : ct.back());
-        j.kv("collective_min_ns", ct.empty() ? 0 : ct.front());
-        j.kv("collective_mean_ns", mean);
+        write_sample_stats(j, "collective", ct, cf.dropped, mean, true);
         j.kv("algbw_gbps", bw.algbw_gbps);
         j.kv("busbw_gbps", bw.busbw_gbps);
         j.kv("bus_factor", collective_bus_factor(cfg.pattern, cfg.ring_hosts));
@@ -251,12 +245,9 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("messages_completed", rc.messages_completed);
         j.kv("messages_rx", sc.messages_rx);
         j.kv("bytes_completed", rc.bytes_completed);
-        j.kv("fct_samples", static_cast<std::uint64_t>(fct.size()));
-        j.kv("fct_samples_dropped", f.fct_dropped);
-        j.kv("fct_p50_ns", percentile(fct, 0.50));
-        j.kv("fct_p99_ns", percentile(fct, 0.99));
-        j.kv("fct_max_ns", fct.empty() ? 0 : fct.back());
-        j.kv("fct_mean_ns", rc.messages_completed ? double(rc.fct_sum_ns) / double(rc.messages_completed) : 0.0);
+        write_sample_stats(
+            j, "fct", fct, f.fct_dropped,
+            rc.messages_completed ? double(rc.fct_sum_ns) / double(rc.messages_completed) : 0.0, false);
         // The flow's completion time (its first message's post to its last message's
         // completion) and the goodput over it: completed bits / flow_fct.
         j.kv("flow_fct_ns", gen::flow_fct(f).v);
@@ -300,41 +291,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("device", r.device(i));
         j.kv("line_rate", b.line_rate.v ? format_rate(b.line_rate) : std::string("unknown"));
         j.kv("line_rate_bps", b.line_rate.v);
-        j.kv("rx_packets", c.rx_packets);
-        j.kv("rx_bytes", c.rx_bytes);
-        j.kv("tx_packets", c.tx_packets);
-        j.kv("tx_bytes", c.tx_bytes);
-        j.kv("tx_acks", c.tx_acks);
-        j.kv("tx_naks", c.tx_naks);
-        j.kv("rx_mac_control", c.rx_mac_control);
-        j.kv("rx_pfc", c.rx_pfc);
-        j.kv("rx_pause", c.rx_pause);
-        j.kv("tx_pfc", c.tx_pfc);
-        j.kv("rx_arp", c.rx_arp);
-        j.kv("arp_replies", c.arp_replies);
-        j.kv("rx_nd", c.rx_nd);
-        j.kv("nd_replies", c.nd_replies);
-        j.kv("rx_bad_icrc", c.rx_bad_icrc);
-        j.kv("rx_unknown_qpn", c.rx_unknown_qpn);
-        j.kv("rx_not_local", c.rx_not_local);
-        j.kv("rx_non_roce", c.rx_non_roce);
-        j.kv("rx_cnp", c.rx_cnp);
-        j.kv("rx_ce", c.rx_ce);
-        j.kv("tx_cnp", c.tx_cnp);
-        j.kv("drop_cnp_full", c.drop_cnp_full);
-        j.kv("rx_unsupported_opcode", c.rx_unsupported_opcode);
-        j.kv("rx_multiseg", c.rx_multiseg);
-        j.kv("rx_malformed", c.rx_malformed_total);
-        j.kv("loss_data", c.loss_data);
-        j.kv("loss_ack", c.loss_ack);
-        j.kv("drop_delay_full", c.drop_delay_full);
-        j.kv("drop_reply_full", c.drop_reply_full);
-        j.kv("replies_coalesced", c.replies_coalesced);
-        j.kv("tx_alloc_fail", c.tx_alloc_fail);
-        j.kv("tx_retry", c.tx_retry);
-        j.kv("tx_prefilled", c.tx_prefilled);
-        j.kv("tx_copied", c.tx_copied);
-        j.kv("tx_built", c.tx_built);
+        put_port_counters(c, json_put(j));
         j.key("malformed");
         j.begin_object();
         for (std::size_t s = 1; s < parse_status_count; ++s) {

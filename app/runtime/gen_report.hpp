@@ -44,6 +44,48 @@ std::string write_fct_csv(const std::string& path, const gen::gen_pipeline& p);
 
 // "==== rocelab-gen final (Ns) ====", a line per flow and the DCQCN summary,
 // on stdout. `end`: the run clock when the worker stopped.
+// A port's scalar counters, by the names the JSON report's ports and
+// /rocelab_gen/port give them, in the report's order: put(name, value).
+template <typename Put>
+void put_port_counters(const gen::gen_port_counters& c, Put&& put) {
+    using gen::read_counter;
+    put("rx_packets", read_counter(c.rx_packets));
+    put("rx_bytes", read_counter(c.rx_bytes));
+    put("tx_packets", read_counter(c.tx_packets));
+    put("tx_bytes", read_counter(c.tx_bytes));
+    put("tx_acks", read_counter(c.tx_acks));
+    put("tx_naks", read_counter(c.tx_naks));
+    put("rx_mac_control", read_counter(c.rx_mac_control));
+    put("rx_pfc", read_counter(c.rx_pfc));
+    put("rx_pause", read_counter(c.rx_pause));
+    put("tx_pfc", read_counter(c.tx_pfc));
+    put("rx_arp", read_counter(c.rx_arp));
+    put("arp_replies", read_counter(c.arp_replies));
+    put("rx_nd", read_counter(c.rx_nd));
+    put("nd_replies", read_counter(c.nd_replies));
+    put("rx_bad_icrc", read_counter(c.rx_bad_icrc));
+    put("rx_unknown_qpn", read_counter(c.rx_unknown_qpn));
+    put("rx_not_local", read_counter(c.rx_not_local));
+    put("rx_non_roce", read_counter(c.rx_non_roce));
+    put("rx_cnp", read_counter(c.rx_cnp));
+    put("rx_ce", read_counter(c.rx_ce));
+    put("tx_cnp", read_counter(c.tx_cnp));
+    put("drop_cnp_full", read_counter(c.drop_cnp_full));
+    put("rx_unsupported_opcode", read_counter(c.rx_unsupported_opcode));
+    put("rx_multiseg", read_counter(c.rx_multiseg));
+    put("rx_malformed", read_counter(c.rx_malformed_total));
+    put("loss_data", read_counter(c.loss_data));
+    put("loss_ack", read_counter(c.loss_ack));
+    put("drop_delay_full", read_counter(c.drop_delay_full));
+    put("drop_reply_full", read_counter(c.drop_reply_full));
+    put("replies_coalesced", read_counter(c.replies_coalesced));
+    put("tx_alloc_fail", read_counter(c.tx_alloc_fail));
+    put("tx_retry", read_counter(c.tx_retry));
+    put("tx_prefilled", read_counter(c.tx_prefilled));
+    put("tx_copied", read_counter(c.tx_copied));
+    put("tx_built", read_counter(c.tx_built));
+}
+
 void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elapsed_s, nanos end);
 
 // The status line: per port tx/rx rate and Mpps since the last line, then

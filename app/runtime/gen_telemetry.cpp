@@ -14,10 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "dpdk/eal.hpp"
 #include "gen/gen_pipeline.hpp"
 #include "runtime/app_common.hpp"
+#include "runtime/gen_report.hpp"
 #include "runtime/telemetry.hpp"
 
 namespace rocelab::gen {
@@ -60,41 +62,7 @@ int cmd_port(const gen_pipeline& p, const telemetry_info& info, const char* para
     rte_tel_data_add_dict_string(d, "name", p.binding(pi).name.c_str());
     rte_tel_data_add_dict_u64(d, "port_id", p.binding(pi).port_id);
     rte_tel_data_add_dict_u64(d, "line_rate_bps", p.binding(pi).line_rate.v);
-    // Field name = report key (the report calls rx_malformed_total "rx_malformed").
-#define ROCELAB_TEL_PORT(field) rte_tel_data_add_dict_u64(d, #field, read_counter(c.field))
-    ROCELAB_TEL_PORT(rx_packets);
-    ROCELAB_TEL_PORT(rx_bytes);
-    ROCELAB_TEL_PORT(tx_packets);
-    ROCELAB_TEL_PORT(tx_bytes);
-    ROCELAB_TEL_PORT(tx_acks);
-    ROCELAB_TEL_PORT(tx_naks);
-    ROCELAB_TEL_PORT(rx_mac_control);
-    ROCELAB_TEL_PORT(rx_pfc);
-    ROCELAB_TEL_PORT(rx_pause);
-    ROCELAB_TEL_PORT(tx_pfc);
-    ROCELAB_TEL_PORT(rx_arp);
-    ROCELAB_TEL_PORT(arp_replies);
-    ROCELAB_TEL_PORT(rx_nd);
-    ROCELAB_TEL_PORT(nd_replies);
-    ROCELAB_TEL_PORT(rx_bad_icrc);
-    ROCELAB_TEL_PORT(rx_unknown_qpn);
-    ROCELAB_TEL_PORT(rx_not_local);
-    ROCELAB_TEL_PORT(rx_non_roce);
-    ROCELAB_TEL_PORT(rx_cnp);
-    ROCELAB_TEL_PORT(rx_unsupported_opcode);
-    ROCELAB_TEL_PORT(rx_multiseg);
-    ROCELAB_TEL_PORT(loss_data);
-    ROCELAB_TEL_PORT(loss_ack);
-    ROCELAB_TEL_PORT(drop_delay_full);
-    ROCELAB_TEL_PORT(drop_reply_full);
-    ROCELAB_TEL_PORT(replies_coalesced);
-    ROCELAB_TEL_PORT(tx_alloc_fail);
-    ROCELAB_TEL_PORT(tx_retry);
-    ROCELAB_TEL_PORT(tx_prefilled);
-    ROCELAB_TEL_PORT(tx_copied);
-    ROCELAB_TEL_PORT(tx_built);
-#undef ROCELAB_TEL_PORT
-    rte_tel_data_add_dict_u64(d, "rx_malformed", read_counter(c.rx_malformed_total));
+    runtime::put_port_counters(c, runtime::dict_put(d));
 
     rte_tel_data* mal = rte_tel_data_alloc();
     if (mal == nullptr) { return -ENOMEM; }
@@ -175,45 +143,18 @@ int cmd_flow(const gen_pipeline& p, const telemetry_info&, const char* params, r
     rte_tel_data_add_dict_string(d, "dst_port", p.binding(f.dst_port).name.c_str());
     rte_tel_data_add_dict_u64(d, "src_qpn", f.cfg.qp.src_qpn);
     rte_tel_data_add_dict_u64(d, "dst_qpn", f.cfg.qp.dst_qpn);
-    auto u = [d](const char* k, std::uint64_t v) { rte_tel_data_add_dict_u64(d, k, v); };
-    // Requester (names as in the report; counters the report omits keep their field name).
-    u("tx_packets", read_counter(rc.tx_packets));
-    u("tx_bytes", read_counter(rc.tx_bytes));
-    u("messages_posted", read_counter(rc.messages_posted));
-    u("messages_completed", read_counter(rc.messages_completed));
-    u("bytes_completed", read_counter(rc.bytes_completed));
-    u("post_rejected", read_counter(rc.post_rejected));
-    u("completions_dropped", read_counter(rc.completions_dropped));
+    // Every requester and responder counter, by its field name, except
+    // retx_packets: "retransmissions", as the report calls it.
+    const auto u = [d](std::string_view k, std::uint64_t v) {
+        rte_tel_data_add_dict_u64(d, k == "retx_packets" ? "retransmissions" : k.data(), v);
+    };
+#define ROCELAB_TEL_RQ(name) u(#name, read_counter(rc.name));
+#define ROCELAB_TEL_RS(name) u(#name, read_counter(sc.name));
+    ROCELAB_REQUESTER_COUNTERS(ROCELAB_TEL_RQ)
     u("fct_samples_dropped", read_counter(f.fct_dropped));
-    u("fct_sum_ns", read_counter(rc.fct_sum_ns));
-    u("fct_max_ns", read_counter(rc.fct_max_ns));
-    u("acks_rx", read_counter(rc.acks_rx));
-    u("acks_dup", read_counter(rc.acks_dup));
-    u("acks_invalid", read_counter(rc.acks_invalid));
-    u("msn_mismatch", read_counter(rc.msn_mismatch));
-    u("naks_rx", read_counter(rc.naks_rx));
-    u("naks_seq", read_counter(rc.naks_seq));
-    u("naks_rnr", read_counter(rc.naks_rnr));
-    u("naks_fatal", read_counter(rc.naks_fatal));
-    u("naks_stale", read_counter(rc.naks_stale));
-    u("naks_invalid", read_counter(rc.naks_invalid));
-    u("retransmissions", read_counter(rc.retx_packets));
-    u("retx_bytes", read_counter(rc.retx_bytes));
-    u("timeouts", read_counter(rc.timeouts));
-    u("retry_exceeded", read_counter(rc.retry_exceeded));
-    // Responder.
-    u("rx_packets", read_counter(sc.rx_packets));
-    u("rx_bytes", read_counter(sc.rx_bytes));
-    u("messages_rx", read_counter(sc.messages_rx));
-    u("acks_tx", read_counter(sc.acks_tx));
-    u("naks_tx", read_counter(sc.naks_tx));
-    u("naks_seq_tx", read_counter(sc.naks_seq_tx));
-    u("out_of_sequence", read_counter(sc.out_of_sequence));
-    u("duplicates", read_counter(sc.duplicates));
-    u("invalid_requests", read_counter(sc.invalid_requests));
-    u("icrc_errors", read_counter(sc.icrc_errors));
-    u("unsupported_opcode", read_counter(sc.unsupported_opcode));
-    u("drop_qp_error", read_counter(sc.drop_qp_error));
+    ROCELAB_RESPONDER_COUNTERS(ROCELAB_TEL_RS)
+#undef ROCELAB_TEL_RQ
+#undef ROCELAB_TEL_RS
     return 0;
 }
 

@@ -18,6 +18,20 @@ std::uint64_t percentile(const std::vector<std::uint64_t>& sorted, double q) {
     return sorted[k - 1];
 }
 
+void write_sample_stats(json_writer& j, std::string_view what, const std::vector<std::uint64_t>& sorted,
+                        std::uint64_t dropped, double mean, bool with_min) {
+    const std::string w(what);
+    j.kv(w + "_samples", static_cast<std::uint64_t>(sorted.size()));
+    j.kv(w + "_samples_dropped", dropped);
+    j.kv(w + "_p50_ns", percentile(sorted, 0.50));
+    j.kv(w + "_p99_ns", percentile(sorted, 0.99));
+    j.kv(w + "_max_ns", sorted.empty() ? 0 : sorted.back());
+    if (with_min) {
+        j.kv(w + "_min_ns", sorted.empty() ? 0 : sorted.front());
+    }
+    j.kv(w + "_mean_ns", mean);
+}
+
 void write_capture_fields(json_writer& j, const run_report& r) {
     if (r.capture) {
         j.kv("capture_frames", r.capture->frames);
@@ -29,12 +43,9 @@ void write_ethdev(json_writer& j, const run_report& r, std::size_t i) {
     const ethdev_stats es = r.port_ethdev(i);
     j.key("ethdev");
     j.begin_object();
-    j.kv("ipackets", es.ipackets);
-    j.kv("opackets", es.opackets);
-    j.kv("imissed", es.imissed);
-    j.kv("ierrors", es.ierrors);
-    j.kv("oerrors", es.oerrors);
-    j.kv("rx_nombuf", es.rx_nombuf);
+#define ROCELAB_KV(name) j.kv(#name, es.name);
+    ROCELAB_ETHDEV_STATS(ROCELAB_KV)
+#undef ROCELAB_KV
     j.end_object();
 }
 

@@ -12,16 +12,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/counter.hpp"
 #include "core/json.hpp"
 #include "core/units.hpp"
 
 namespace rocelab::runtime {
 
-// The NIC's own counters of a port (rte_eth_stats; zeros where there is no ethdev).
+// The NIC's own counters of a port (rte_eth_stats, whose names they keep and
+// the report's "ethdev" object gives; zeros where there is no ethdev).
+#define ROCELAB_ETHDEV_STATS(X) X(ipackets) X(opackets) X(imissed) X(ierrors) X(oerrors) X(rx_nombuf)
 struct ethdev_stats {
-    std::uint64_t ipackets = 0, opackets = 0, imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+    ROCELAB_ETHDEV_STATS(ROCELAB_U64_COUNTER)
 };
 
 struct capture_counts {
@@ -46,6 +50,13 @@ struct run_report {
 
 // Nearest-rank percentile of a sorted sample (0 when empty).
 std::uint64_t percentile(const std::vector<std::uint64_t>& sorted, double q);
+
+// A sorted sample of times (FCTs, collective times) as "<what>_samples",
+// "<what>_samples_dropped" (not kept: the sample store was full), then
+// "<what>_p50_ns", "_p99_ns", "_max_ns", with `with_min` "_min_ns", and
+// "_mean_ns" (`mean`, over every time, kept or not).
+void write_sample_stats(json_writer& j, std::string_view what, const std::vector<std::uint64_t>& sorted,
+                        std::uint64_t dropped, double mean, bool with_min);
 
 // "capture_frames"/"capture_dropped" when captured.
 void write_capture_fields(json_writer& j, const run_report& r);
@@ -89,6 +100,11 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&
         j.end_object();
     }
     j.end_array();
+}
+
+// put(name, value) as a member of j's open object, for the put_*_counters() visitors.
+inline auto json_put(json_writer& j) {
+    return [&j](const char* k, std::uint64_t v) { j.kv(k, v); };
 }
 
 // Writes `text` to `path`; empty string on success, else "cannot write report <path>".

@@ -55,6 +55,7 @@ void switch_status::print(const sw::switch_pipeline& p, double dt, double t) {
 std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& cfg, const run_report& r) {
     std::string out;
     json_writer j(out);
+    const auto put = json_put(j);
     j.begin_object();
     j.key("provenance");
     j.begin_object();
@@ -134,29 +135,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("line_rate", format_rate(b.line_rate));
         j.kv("line_rate_bps", b.line_rate.v);
         j.kv("shaped", b.shaped);
-        j.kv("rx_packets", c.rx_packets);
-        j.kv("rx_bytes", c.rx_bytes);
-        j.kv("tx_packets", c.tx_packets);
-        j.kv("tx_bytes", c.tx_bytes);
-        j.kv("rx_mac_control", c.rx_mac_control);
-        j.kv("rx_pfc", c.rx_pfc);
-        j.kv("rx_pause", c.rx_pause);
-        j.kv("flood_copies", c.flood_copies);
-        j.kv("arp_replies", c.arp_replies);
-        j.kv("nd_replies", c.nd_replies);
-        j.kv("icmp_errors", c.icmp_errors);
-        j.kv("icmp_ratelimited", c.icmp_ratelimited);
-        j.kv("icmp_echo_replies", c.icmp_echo_replies);
-        j.kv("arp_requests", c.arp_requests);
-        j.kv("nd_solicits", c.nd_solicits);
-        j.kv("neigh_learned", c.neigh_learned);
-        j.kv("neigh_consumed", c.neigh_consumed);
-        j.kv("neigh_held", c.neigh_held);
-        j.kv("neigh_released", c.neigh_released);
-        j.kv("tx_behind", c.tx_behind);
-        j.kv("tx_ring_full", c.tx_ring_full);
-        j.kv("tx_flushed", c.tx_flushed);
-        j.kv("wred_lossless_kept", c.wred_lossless_kept);
+        put_port_counters(c, put);
         j.key("drops");
         j.begin_object();
         for (std::size_t r = 0; r < sw::drop_reason_count; ++r) {
@@ -212,11 +191,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
                 j.kv("reserved", pgc.reserved.v);
                 j.kv("xoff", pgc.xoff.v);
                 j.kv("xon", pgc.xon ? pgc.xon->v : 0);
-                j.kv("peak_use", st.peak_use);
-                j.kv("peak_headroom", st.peak_headroom);
-                j.kv("xoff_transitions", st.xoff_transitions);
-                j.kv("drop_lossy", st.drop_lossy);
-                j.kv("drop_headroom_overflow", st.drop_headroom_overflow);
+                put_pg_counters(st, put);
                 j.end_object();
             }
             j.end_array();
@@ -228,19 +203,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
             const auto s = p.queue(i, q);
             j.begin_object();
             j.kv("queue", q);
-            j.kv("enq_packets", s.enq_packets);
-            j.kv("enq_bytes", s.enq_bytes);
-            j.kv("deq_packets", s.deq_packets);
-            j.kv("deq_bytes", s.deq_bytes);
-            j.kv("drop_packets", s.drop_packets);
-            j.kv("drop_bytes", s.drop_bytes);
-            j.kv("flushed_packets", s.flushed_packets);
-            j.kv("ecn_marked", s.ecn_marked);
-            j.kv("wred_dropped", s.wred_dropped);
-            if (s.wred) {
-                j.kv("wred_kmin_bytes", s.wred_kmin);
-                j.kv("wred_kmax_bytes", s.wred_kmax);
-            }
+            put_queue_counters(s, put);
             j.kv("depth_bytes", s.depth_bytes);
             j.kv("max_depth_bytes", s.max_depth_bytes);
             j.kv("max_depth_packets", static_cast<std::uint64_t>(s.max_depth_packets));

@@ -33,6 +33,66 @@ void print_switch_final(const sw::switch_pipeline& p, double elapsed_s);
 std::uint64_t total_drops(const sw::port_counters& c);
 std::uint64_t total_ecn_marked(const sw::port_counters& c);
 
+// A port's scalar counters, by the names the JSON report's ports and
+// /rocelab/port give them, in the report's order: put(name, value).
+template <typename Put>
+void put_port_counters(const sw::port_counters& c, Put&& put) {
+    using sw::read_counter;
+    put("rx_packets", read_counter(c.rx_packets));
+    put("rx_bytes", read_counter(c.rx_bytes));
+    put("tx_packets", read_counter(c.tx_packets));
+    put("tx_bytes", read_counter(c.tx_bytes));
+    put("rx_mac_control", read_counter(c.rx_mac_control));
+    put("rx_pfc", read_counter(c.rx_pfc));
+    put("rx_pause", read_counter(c.rx_pause));
+    put("flood_copies", read_counter(c.flood_copies));
+    put("arp_replies", read_counter(c.arp_replies));
+    put("nd_replies", read_counter(c.nd_replies));
+    put("icmp_errors", read_counter(c.icmp_errors));
+    put("icmp_ratelimited", read_counter(c.icmp_ratelimited));
+    put("icmp_echo_replies", read_counter(c.icmp_echo_replies));
+    put("arp_requests", read_counter(c.arp_requests));
+    put("nd_solicits", read_counter(c.nd_solicits));
+    put("neigh_learned", read_counter(c.neigh_learned));
+    put("neigh_consumed", read_counter(c.neigh_consumed));
+    put("neigh_held", read_counter(c.neigh_held));
+    put("neigh_released", read_counter(c.neigh_released));
+    put("tx_behind", read_counter(c.tx_behind));
+    put("tx_ring_full", read_counter(c.tx_ring_full));
+    put("tx_flushed", read_counter(c.tx_flushed));
+    put("wred_lossless_kept", read_counter(c.wred_lossless_kept));
+}
+
+// A priority group's peaks and counters, as the JSON report's
+// priority_groups and /rocelab/buffer give them.
+template <typename Put>
+void put_pg_counters(const sw::pg_status& st, Put&& put) {
+    put("peak_use", st.peak_use);
+    put("peak_headroom", st.peak_headroom);
+    put("xoff_transitions", st.xoff_transitions);
+    put("drop_lossy", st.drop_lossy);
+    put("drop_headroom_overflow", st.drop_headroom_overflow);
+}
+
+// An egress queue's counters (and its WRED thresholds, when it has a
+// profile), as the JSON report's queues and /rocelab/queues give them.
+template <typename Put>
+void put_queue_counters(const sw::queue_snapshot& s, Put&& put) {
+    put("enq_packets", s.enq_packets);
+    put("enq_bytes", s.enq_bytes);
+    put("deq_packets", s.deq_packets);
+    put("deq_bytes", s.deq_bytes);
+    put("drop_packets", s.drop_packets);
+    put("drop_bytes", s.drop_bytes);
+    put("flushed_packets", s.flushed_packets);
+    put("ecn_marked", s.ecn_marked);
+    put("wred_dropped", s.wred_dropped);
+    if (s.wred) {
+        put("wred_kmin_bytes", s.wred_kmin);
+        put("wred_kmax_bytes", s.wred_kmax);
+    }
+}
+
 // The status line: per port rx/tx Mpps and rate, line utilisation, queued
 // bytes, PFC received, ECN marks and drops since the last line; with
 // several workers, each one's busy share ("workers busy 41% 63%").

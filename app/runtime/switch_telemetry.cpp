@@ -13,6 +13,7 @@
 #include <string>
 
 #include "runtime/app_common.hpp"
+#include "runtime/switch_report.hpp"
 #include "runtime/telemetry.hpp"
 #include "switch/switch_pipeline.hpp"
 
@@ -50,26 +51,7 @@ int cmd_port(const switch_pipeline& p, const telemetry_info&, const char* params
     rte_tel_data_add_dict_string(d, "name", p.binding(i).name.c_str());
     rte_tel_data_add_dict_u64(d, "line_rate_bps", p.binding(i).line_rate.v);
     rte_tel_data_add_dict_u64(d, "shaped", p.binding(i).shaped ? 1 : 0);
-    rte_tel_data_add_dict_u64(d, "rx_packets", read_counter(c.rx_packets));
-    rte_tel_data_add_dict_u64(d, "rx_bytes", read_counter(c.rx_bytes));
-    rte_tel_data_add_dict_u64(d, "tx_packets", read_counter(c.tx_packets));
-    rte_tel_data_add_dict_u64(d, "tx_bytes", read_counter(c.tx_bytes));
-    rte_tel_data_add_dict_u64(d, "rx_mac_control", read_counter(c.rx_mac_control));
-    rte_tel_data_add_dict_u64(d, "rx_pfc", read_counter(c.rx_pfc));
-    rte_tel_data_add_dict_u64(d, "rx_pause", read_counter(c.rx_pause));
-    rte_tel_data_add_dict_u64(d, "flood_copies", read_counter(c.flood_copies));
-    rte_tel_data_add_dict_u64(d, "arp_replies", read_counter(c.arp_replies));
-    rte_tel_data_add_dict_u64(d, "nd_replies", read_counter(c.nd_replies));
-    rte_tel_data_add_dict_u64(d, "icmp_errors", read_counter(c.icmp_errors));
-    rte_tel_data_add_dict_u64(d, "icmp_echo_replies", read_counter(c.icmp_echo_replies));
-    rte_tel_data_add_dict_u64(d, "arp_requests", read_counter(c.arp_requests));
-    rte_tel_data_add_dict_u64(d, "nd_solicits", read_counter(c.nd_solicits));
-    rte_tel_data_add_dict_u64(d, "neigh_learned", read_counter(c.neigh_learned));
-    rte_tel_data_add_dict_u64(d, "neigh_consumed", read_counter(c.neigh_consumed));
-    rte_tel_data_add_dict_u64(d, "neigh_held", read_counter(c.neigh_held));
-    rte_tel_data_add_dict_u64(d, "icmp_ratelimited", read_counter(c.icmp_ratelimited));
-    rte_tel_data_add_dict_u64(d, "tx_behind", read_counter(c.tx_behind));
-    rte_tel_data_add_dict_u64(d, "tx_ring_full", read_counter(c.tx_ring_full));
+    runtime::put_port_counters(c, runtime::dict_put(d));
     for (std::size_t r = 0; r < drop_reason_count; ++r) {
         rte_tel_data_add_dict_u64(d, drop_reason_name(static_cast<drop_reason>(r)), read_counter(c.drops[r]));
     }
@@ -96,18 +78,7 @@ int cmd_queues(const switch_pipeline& p, const telemetry_info&, const char* para
         rte_tel_data_add_dict_u64(qd, "depth_packets", s.depth_packets);
         rte_tel_data_add_dict_u64(qd, "max_depth_bytes", s.max_depth_bytes);
         rte_tel_data_add_dict_u64(qd, "max_depth_packets", s.max_depth_packets);
-        rte_tel_data_add_dict_u64(qd, "enq_packets", s.enq_packets);
-        rte_tel_data_add_dict_u64(qd, "enq_bytes", s.enq_bytes);
-        rte_tel_data_add_dict_u64(qd, "deq_packets", s.deq_packets);
-        rte_tel_data_add_dict_u64(qd, "deq_bytes", s.deq_bytes);
-        rte_tel_data_add_dict_u64(qd, "drop_packets", s.drop_packets);
-        rte_tel_data_add_dict_u64(qd, "drop_bytes", s.drop_bytes);
-        rte_tel_data_add_dict_u64(qd, "ecn_marked", s.ecn_marked);
-        rte_tel_data_add_dict_u64(qd, "wred_dropped", s.wred_dropped);
-        if (s.wred) {
-            rte_tel_data_add_dict_u64(qd, "wred_kmin_bytes", s.wred_kmin);
-            rte_tel_data_add_dict_u64(qd, "wred_kmax_bytes", s.wred_kmax);
-        }
+        runtime::put_queue_counters(s, runtime::dict_put(qd));
         std::string k = "q";  // (appended: "q" + to_string trips GCC 12's -Wrestrict false positive)
         k += std::to_string(q);
         rte_tel_data_add_dict_container(d, k.c_str(), qd, 0);
@@ -133,14 +104,10 @@ int cmd_buffer(const switch_pipeline& p, const telemetry_info& info, const char*
         rte_tel_data_add_dict_u64(x, "use", st.use);
         rte_tel_data_add_dict_u64(x, "headroom_use", st.headroom);
         rte_tel_data_add_dict_u64(x, "threshold", st.threshold);
-        rte_tel_data_add_dict_u64(x, "peak_use", st.peak_use);
-        rte_tel_data_add_dict_u64(x, "peak_headroom", st.peak_headroom);
         rte_tel_data_add_dict_u64(x, "cfg_reserved", pgc.reserved.v);
         rte_tel_data_add_dict_u64(x, "cfg_xoff", pgc.xoff.v);
         rte_tel_data_add_dict_u64(x, "cfg_xon", pgc.xon ? pgc.xon->v : 0);
-        rte_tel_data_add_dict_u64(x, "xoff_transitions", st.xoff_transitions);
-        rte_tel_data_add_dict_u64(x, "drop_lossy", st.drop_lossy);
-        rte_tel_data_add_dict_u64(x, "drop_headroom_overflow", st.drop_headroom_overflow);
+        runtime::put_pg_counters(st, runtime::dict_put(x));
         const std::string k = "pg" + std::to_string(g);
         rte_tel_data_add_dict_container(d, k.c_str(), x, 0);
     }

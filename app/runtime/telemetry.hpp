@@ -87,6 +87,11 @@ long find_index(const char* params, std::size_t n, Name names) {
     return -1;
 }
 
+// put(name, value) into dict `d`, for the report's put_*_counters() visitors.
+inline auto dict_put(rte_tel_data* d) {
+    return [d](const char* k, std::uint64_t v) { rte_tel_data_add_dict_u64(d, k, v); };
+}
+
 // A new array container of the counters in `values` (relaxed loads); null when out of memory.
 template <typename Values>
 rte_tel_data* u64_array(const Values& values) {

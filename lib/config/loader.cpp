@@ -365,6 +365,33 @@ const entry* loader::find(const field_map& f, const field_spec& s) const {
     return it == f.end() ? nullptr : &it->second;
 }
 
+std::pair<std::size_t, std::string_view> loader::port_and_address(const entry& k, std::size_t bar) const {
+    const std::string_view key(k.key);
+    const std::size_t port = port_index(trim(key.substr(0, bar)), k.key_node.Mark(), k.path);
+    return {port, bar == std::string::npos ? std::string_view{} : trim(key.substr(bar + 1))};
+}
+
+void loader::fail_address(const entry& k, std::string_view text, std::string_view expected) const {
+    fail(k.key_node.Mark(), k.path,
+         "address " + quote(text) + " is not valid: expected " + std::string(expected));
+}
+
+const entry& loader::required(const entry& k, const field_map& f, const field_spec& s,
+                              std::string_view missing) const {
+    const entry* e = find(f, s);
+    if (e == nullptr) {
+        fail(k.key_node.Mark(), k.path, missing);
+    }
+    return *e;
+}
+
+void loader::check_entry_name(const entry& k, std::string_view what, bool null_refused) const {
+    if (k.key.empty() || k.key.find('|') != std::string::npos || (null_refused && k.key == "NULL")) {
+        fail(k.key_node.Mark(), k.path,
+             std::string(what) + " must not be empty" + (null_refused ? ", NULL" : "") + " or contain '|'");
+    }
+}
+
 std::string loader::scalar(const entry& e, std::string_view expected) const {
     if (!e.value.IsScalar()) {
         fail_value(e, expected);

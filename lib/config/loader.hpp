@@ -104,6 +104,15 @@ using field_map = std::map<std::string, entry, std::less<>>;
 template <std::size_t N>
 using named_maps = std::map<std::string, std::array<std::uint8_t, N>, std::less<>>;
 
+// An override read once from an entry, applied to each port it names: `to`
+// takes the value when the entry gave one.
+template <class T, class U>
+void set_if(T& to, const std::optional<U>& v) {
+    if (v) {
+        to = *v;
+    }
+}
+
 // A BUFFER_PROFILE as written; resolved per port by BUFFER_PG (xoff: auto
 // needs the port's speed and cable length).
 struct buffer_profile {
@@ -114,13 +123,10 @@ struct buffer_profile {
     bool headroom_dynamic = false;   // headroom_type dynamic (xoff_auto too)
     bool default_th = false;         // threshold from DEFAULT_LOSSLESS_BUFFER_PARAMETER
     std::optional<bytes> size;       // required unless xoff: auto
-    threshold_mode mode = threshold_mode::dynamic_th;
-    int dynamic_th = 0;
-    bytes static_th{0};
-    bool xoff_auto = false;
-    bytes xoff{0};
-    std::optional<bytes> xon;
-    std::optional<bytes> xon_offset;
+    // Its thresholds, xoff, xon and xon_offset (or xoff_auto) as a priority
+    // group takes them (a queue takes the thresholds); `reserved` and
+    // `configured` are the PG's own (resolve_profile).
+    pg_buffer_cfg pg;
 };
 
 class loader {
@@ -172,6 +178,12 @@ private:
     // the accepted fields.
     field_map fields(const entry& owner, const table_spec& t) const;
     const entry* find(const field_map& f, const field_spec& s) const;
+    // The entry of field `s`, which entry k must give: else fails at k with `missing`.
+    const entry& required(const entry& k, const field_map& f, const field_spec& s,
+                          std::string_view missing) const;
+    // A by-name table's key (a pool, a profile): not empty and no '|' (nor
+    // NULL, SONiC's "no profile", when `null_refused`); `what`: "a pool name".
+    void check_entry_name(const entry& k, std::string_view what, bool null_refused = false) const;
     // A table with one fixed key (t.only_key: DEVICE_METADATA|localhost):
     // `fn` gets that key's checked fields (fields()); any other key is an
     // error.
@@ -286,6 +298,11 @@ private:
 
     // Index of a PORT name in _cfg.ports, or fail.
     std::size_t port_index(std::string_view name, const YAML::Mark& at, const std::string& path) const;
+    // A "<port>|<address>" key (INTERFACE, NEIGH) split at `bar`: the port's
+    // index (port_index) and the trimmed text after the bar ("" without one).
+    std::pair<std::size_t, std::string_view> port_and_address(const entry& k, std::size_t bar) const;
+    // Fails at key k: "address <text> is not valid: expected <expected>".
+    [[noreturn]] void fail_address(const entry& k, std::string_view text, std::string_view expected) const;
     // "Ethernet0,Ethernet4" -> indexes; "global" / "*" -> {all_ports}.
     std::vector<std::size_t> port_list(std::string_view text, const YAML::Mark& at,
                                        const std::string& path) const;

@@ -64,19 +64,57 @@ struct field_spec {
 };
 
 // Builders for the kinds most fields are, so that a descriptor writes only
-// what is its own (a field with more to say is written out in full).
+// what is its own. Each starts from a_field() (kind, name, default, doc) and
+// sets what its kind adds.
 
-// A whole number lo..hi; `noun` says what it counts ("a descriptor count").
+constexpr field_spec a_field(field_kind kind, std::string_view name, std::string_view dflt,
+                             std::string_view doc) {
+    return {.name = name, .kind = kind, .dflt = dflt, .doc = doc};
+}
+
+// A value in lo..hi of the kind's base unit; `bare_unit`: the unit of a
+// bare number (bytes, time, percent), 0 = a unit is required.
+constexpr field_spec ranged_field(field_kind kind, std::string_view name, std::int64_t lo, std::uint64_t hi,
+                                  std::string_view dflt, std::string_view doc, std::int64_t bare_unit = 0) {
+    field_spec f = a_field(kind, name, dflt, doc);
+    f.lo = lo;
+    f.hi = hi;
+    f.bare_unit = bare_unit;
+    return f;
+}
+
+// A value `noun` describes: text (a DPDK device name), address_list,
+// port_list, mapping (the nested table's name), reference.
+constexpr field_spec noun_field(field_kind kind, std::string_view name, std::string_view noun,
+                                std::string_view dflt, std::string_view doc) {
+    field_spec f = a_field(kind, name, dflt, doc);
+    f.noun = noun;
+    return f;
+}
+
+// A whole number lo..hi; `noun` says what it counts ("a descriptor count");
+// `limit`: a further limit the loader applies.
 constexpr field_spec count_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
-                                 std::string_view noun, std::string_view dflt, std::string_view doc) {
-    return {
-        .name = name, .kind = field_kind::uint, .lo = lo, .hi = hi, .noun = noun, .dflt = dflt, .doc = doc};
+                                 std::string_view noun, std::string_view dflt, std::string_view doc,
+                                 std::string_view limit = {}) {
+    field_spec f = ranged_field(field_kind::uint, name, lo, hi, dflt, doc);
+    f.noun = noun;
+    f.limit = limit;
+    return f;
+}
+
+// "3,4", "3-4" or "" (none): a set of the numbers 0..hi, which `noun` names.
+constexpr field_spec number_set_field(std::string_view name, std::uint64_t hi, std::string_view noun,
+                                      std::string_view dflt, std::string_view doc) {
+    field_spec f = noun_field(field_kind::number_set, name, noun, dflt, doc);
+    f.hi = hi;
+    return f;
 }
 
 // A size written with its unit ("1MiB"; the range reads "64B..1GiB").
 constexpr field_spec size_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
                                 std::string_view dflt, std::string_view doc) {
-    return {.name = name, .kind = field_kind::bytes, .lo = lo, .hi = hi, .dflt = dflt, .doc = doc};
+    return ranged_field(field_kind::bytes, name, lo, hi, dflt, doc);
 }
 
 // Bytes as SONiC writes them: a size whose bare number is bytes, and whose
@@ -96,37 +134,43 @@ constexpr field_spec byte_count_field(std::string_view name, std::int64_t lo, st
 // unit is required.
 constexpr field_spec time_field(std::string_view name, std::int64_t lo, std::uint64_t hi,
                                 std::int64_t bare_unit, std::string_view dflt, std::string_view doc) {
-    return {.name = name,
-            .kind = field_kind::time,
-            .lo = lo,
-            .hi = hi,
-            .bare_unit = bare_unit,
-            .dflt = dflt,
-            .doc = doc};
+    return ranged_field(field_kind::time, name, lo, hi, dflt, doc, bare_unit);
 }
 
 // One of `choices` (case-insensitive); flag_field: on/off, true/false.
 constexpr field_spec choice_field(std::string_view name, std::span<const std::string_view> choices,
                                   std::string_view dflt, std::string_view doc) {
-    return {.name = name, .kind = field_kind::choice, .choices = choices, .dflt = dflt, .doc = doc};
+    field_spec f = a_field(field_kind::choice, name, dflt, doc);
+    f.choices = choices;
+    return f;
 }
 constexpr field_spec flag_field(std::string_view name, std::span<const std::string_view> choices,
                                 std::string_view dflt, std::string_view doc) {
-    return {.name = name, .kind = field_kind::flag, .choices = choices, .dflt = dflt, .doc = doc};
+    field_spec f = choice_field(name, choices, dflt, doc);
+    f.kind = field_kind::flag;
+    return f;
 }
 
 // The name of an entry of `table`; `bracketed`: SONiC's "[TABLE|name]" too.
 constexpr field_spec reference_field(std::string_view name, std::string_view table, std::string_view noun,
                                      std::string_view dflt, std::string_view doc, bool bracketed = false,
                                      std::string_view limit = {}) {
-    return {.name = name,
-            .kind = field_kind::reference,
-            .noun = noun,
-            .ref_table = table,
-            .bracketed = bracketed,
-            .limit = limit,
-            .dflt = dflt,
-            .doc = doc};
+    field_spec f = noun_field(field_kind::reference, name, noun, dflt, doc);
+    f.ref_table = table;
+    f.bracketed = bracketed;
+    f.limit = limit;
+    return f;
+}
+
+// SONiC's field, read and checked but not modelled.
+constexpr field_spec sonic_only(field_spec f) {
+    f.sonic_only = true;
+    return f;
+}
+// `f` with a further limit the loader applies, or a note on a value's meaning.
+constexpr field_spec with_limit(field_spec f, std::string_view limit) {
+    f.limit = limit;
+    return f;
 }
 
 enum class table_shape : std::uint8_t {

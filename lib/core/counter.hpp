@@ -44,3 +44,16 @@ static_assert(sizeof(counter64) == 8);
 static_assert(std::is_trivially_copyable_v<counter64>);
 
 }  // namespace rocelab
+
+// A counter set written once, as an X-macro list of its names, gives both its
+// struct and every report that lists the whole set, so that a new counter
+// cannot be declared and left out of them:
+//
+//   #define ROCELAB_FOO_COUNTERS(X) X(rx_packets) X(rx_bytes)
+//   struct foo_counters { ROCELAB_FOO_COUNTERS(ROCELAB_U64_COUNTER) };
+//   #define PUT(name) put(#name, c.name);
+//   ROCELAB_FOO_COUNTERS(PUT)
+//
+// Plain uint64_t members, in list order: the struct is the one a hand-written
+// declaration would give.
+#define ROCELAB_U64_COUNTER(name) std::uint64_t name = 0;

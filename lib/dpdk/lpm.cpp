@@ -33,6 +33,29 @@ std::uint32_t v4_host(const ip_prefix& p) {
            (std::uint32_t{p.addr[2]} << 8) | p.addr[3];
 }
 
+// A table of one family: create(name, socket, &config) with a Config
+// (rte_lpm_config, rte_lpm6_config) for `rules` rules and `tbl8s` groups;
+// nullptr on failure (rte_errno).
+template <typename Config, typename Create>
+auto create_table(Create create, const char* family, std::uint32_t rules, std::uint32_t tbl8s) {
+    Config c{};
+    c.max_rules = rules;
+    c.number_tbl8s = tbl8s;
+    return create(unique_name(family).c_str(), SOCKET_ID_ANY, &c);
+}
+
+// add(rule) for each rule (an rte_lpm*_add() result); the first failure's message, or "".
+template <typename Add>
+std::string install(std::span<const lpm_rule> rules, Add add) {
+    for (const lpm_rule& r : rules) {
+        const int rc = add(r);
+        if (rc < 0) {
+            return "cannot install " + to_string(r.prefix) + ": " + std::string(rte_strerror(-rc));
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 lpm::lpm(lpm&& o) noexcept : _v4(std::exchange(o._v4, nullptr)), _v6(std::exchange(o._v6, nullptr)) {}
@@ -91,38 +114,26 @@ lpm::sizes lpm::sizes_for(std::span<const lpm_rule> v4, std::span<const lpm_rule
 std::variant<lpm, std::string> lpm::build(std::span<const lpm_rule> v4, std::span<const lpm_rule> v6) {
     lpm t;
     const sizes sz = sizes_for(v4, v6);
-    {
-        rte_lpm_config c{};
-        c.max_rules = sz.v4_rules;
-        c.number_tbl8s = sz.v4_tbl8s;
-        const std::string name = unique_name("v4");
-        t._v4 = rte_lpm_create(name.c_str(), SOCKET_ID_ANY, &c);
-        if (t._v4 == nullptr) {
-            return "rte_lpm_create failed: " + std::string(rte_strerror(rte_errno)) +
-                   " (is the EAL initialised, with >= 64 MiB free?)";
-        }
+    t._v4 = create_table<rte_lpm_config>(rte_lpm_create, "v4", sz.v4_rules, sz.v4_tbl8s);
+    if (t._v4 == nullptr) {
+        return "rte_lpm_create failed: " + std::string(rte_strerror(rte_errno)) +
+               " (is the EAL initialised, with >= 64 MiB free?)";
     }
     if (!v6.empty()) {
-        rte_lpm6_config c{};
-        c.max_rules = sz.v6_rules;
-        c.number_tbl8s = sz.v6_tbl8s;
-        const std::string name = unique_name("v6");
-        t._v6 = rte_lpm6_create(name.c_str(), SOCKET_ID_ANY, &c);
+        t._v6 = create_table<rte_lpm6_config>(rte_lpm6_create, "v6", sz.v6_rules, sz.v6_tbl8s);
         if (t._v6 == nullptr) {
             return "rte_lpm6_create failed: " + std::string(rte_strerror(rte_errno));
         }
     }
-    for (const lpm_rule& r : v4) {
-        const int rc = rte_lpm_add(t._v4, v4_host(r.prefix), r.prefix.len, r.value);
-        if (rc < 0) {
-            return "cannot install " + to_string(r.prefix) + ": " + std::string(rte_strerror(-rc));
-        }
+    std::string err = install(
+        v4, [&](const lpm_rule& r) { return rte_lpm_add(t._v4, v4_host(r.prefix), r.prefix.len, r.value); });
+    if (err.empty()) {
+        err = install(v6, [&](const lpm_rule& r) {
+            return rte_lpm6_add(t._v6, r.prefix.addr.data(), r.prefix.len, r.value);
+        });
     }
-    for (const lpm_rule& r : v6) {
-        const int rc = rte_lpm6_add(t._v6, r.prefix.addr.data(), r.prefix.len, r.value);
-        if (rc < 0) {
-            return "cannot install " + to_string(r.prefix) + ": " + std::string(rte_strerror(-rc));
-        }
+    if (!err.empty()) {
+        return err;
     }
     return std::variant<lpm, std::string>(std::in_place_index<0>, std::move(t));
 }

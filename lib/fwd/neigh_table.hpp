@@ -73,15 +73,12 @@ struct neigh_key {
 };
 
 enum class neigh_state : std::uint8_t { incomplete, reachable, stale, probe };
+// By enum value.
+inline constexpr const char* neigh_state_names[] = {"incomplete", "reachable", "stale", "probe"};
 
 inline const char* to_string(neigh_state s) noexcept {
-    switch (s) {
-        case neigh_state::incomplete: return "incomplete";
-        case neigh_state::reachable: return "reachable";
-        case neigh_state::stale: return "stale";
-        case neigh_state::probe: return "probe";
-    }
-    return "?";
+    const auto i = static_cast<std::size_t>(s);
+    return i < std::size(neigh_state_names) ? neigh_state_names[i] : "?";
 }
 
 struct neigh_params {

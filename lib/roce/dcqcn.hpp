@@ -75,6 +75,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -84,14 +85,12 @@
 namespace rocelab {
 
 enum class dcqcn_profile : std::uint8_t { off, dcqcn_paper, nvidia_cx, hpcc_ns3 };
+// By enum value: the names printed and parsed.
+inline constexpr const char* dcqcn_profile_names[] = {"off", "dcqcn_paper", "nvidia_cx", "hpcc_ns3"};
 
 constexpr const char* dcqcn_profile_name(dcqcn_profile p) noexcept {
-    switch (p) {
-        case dcqcn_profile::off: return "off";
-        case dcqcn_profile::dcqcn_paper: return "dcqcn_paper";
-        case dcqcn_profile::hpcc_ns3: return "hpcc_ns3";
-        default: return "nvidia_cx";
-    }
+    const auto i = static_cast<std::size_t>(p);
+    return i < std::size(dcqcn_profile_names) ? dcqcn_profile_names[i] : "?";
 }
 
 // "off", "dcqcn_paper", "nvidia_cx", "hpcc_ns3" (dashes accepted for
@@ -105,10 +104,9 @@ constexpr bool dcqcn_profile_parse(std::string_view s, dcqcn_profile& out) noexc
         }
         return true;
     };
-    for (auto p : {dcqcn_profile::off, dcqcn_profile::dcqcn_paper, dcqcn_profile::nvidia_cx,
-                   dcqcn_profile::hpcc_ns3}) {
-        if (eq(s, dcqcn_profile_name(p))) {
-            out = p;
+    for (std::size_t i = 0; i < std::size(dcqcn_profile_names); ++i) {
+        if (eq(s, dcqcn_profile_names[i])) {
+            out = static_cast<dcqcn_profile>(i);
             return true;
         }
     }

@@ -77,6 +77,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/counter.hpp"
 #include "core/units.hpp"
 #include "proto/bth.hpp"
 #include "proto/psn.hpp"
@@ -105,30 +106,21 @@ struct msg_completion {
     nanos fct() const noexcept { return completed - posted; }
 };
 
+// The counters (doc block above), one list for the struct and the reports
+// that list them all (core/counter.hpp), a group a line (clang-format off:
+// it would re-flow the groups).
+// clang-format off
+#define ROCELAB_REQUESTER_COUNTERS(X)                                              \
+    X(tx_packets) X(tx_bytes) X(retx_packets) X(retx_bytes)                        \
+    X(acks_rx) X(acks_dup) X(acks_invalid) X(msn_mismatch)                         \
+    X(naks_rx) X(naks_seq) X(naks_rnr) X(naks_fatal) X(naks_stale) X(naks_invalid) \
+    X(timeouts) X(retry_exceeded)                                                  \
+    X(messages_posted) X(post_rejected) X(messages_completed) X(bytes_completed)   \
+    X(fct_sum_ns) X(fct_max_ns) X(completions_dropped)
+// clang-format on
+
 struct requester_counters {
-    std::uint64_t tx_packets = 0;
-    std::uint64_t tx_bytes = 0;
-    std::uint64_t retx_packets = 0;
-    std::uint64_t retx_bytes = 0;
-    std::uint64_t acks_rx = 0;
-    std::uint64_t acks_dup = 0;
-    std::uint64_t acks_invalid = 0;
-    std::uint64_t msn_mismatch = 0;
-    std::uint64_t naks_rx = 0;
-    std::uint64_t naks_seq = 0;
-    std::uint64_t naks_rnr = 0;
-    std::uint64_t naks_fatal = 0;
-    std::uint64_t naks_stale = 0;
-    std::uint64_t naks_invalid = 0;
-    std::uint64_t timeouts = 0;
-    std::uint64_t retry_exceeded = 0;
-    std::uint64_t messages_posted = 0;
-    std::uint64_t post_rejected = 0;
-    std::uint64_t messages_completed = 0;
-    std::uint64_t bytes_completed = 0;
-    std::uint64_t fct_sum_ns = 0;
-    std::uint64_t fct_max_ns = 0;
-    std::uint64_t completions_dropped = 0;
+    ROCELAB_REQUESTER_COUNTERS(ROCELAB_U64_COUNTER)
 };
 
 enum class qp_state : std::uint8_t { ready = 0, error = 1 };

@@ -42,6 +42,7 @@
 
 #include <cstdint>
 
+#include "core/counter.hpp"
 #include "core/units.hpp"
 #include "proto/bth.hpp"
 #include "proto/psn.hpp"
@@ -68,19 +69,19 @@ struct rx_verdict {
     bool message_done = false;  // this packet completed a message
 };
 
+// The counters (doc block above), one list for the struct and the reports
+// that list them all (core/counter.hpp), a group a line (clang-format off:
+// it would re-flow the groups).
+// clang-format off
+#define ROCELAB_RESPONDER_COUNTERS(X)                          \
+    X(rx_packets) X(rx_bytes) X(out_of_sequence) X(duplicates) \
+    X(acks_tx) X(naks_tx) X(naks_seq_tx)                       \
+    X(invalid_requests) X(messages_rx)                         \
+    X(icrc_errors) X(unsupported_opcode) X(drop_qp_error)
+// clang-format on
+
 struct responder_counters {
-    std::uint64_t rx_packets = 0;
-    std::uint64_t rx_bytes = 0;
-    std::uint64_t out_of_sequence = 0;
-    std::uint64_t duplicates = 0;
-    std::uint64_t acks_tx = 0;
-    std::uint64_t naks_tx = 0;
-    std::uint64_t naks_seq_tx = 0;
-    std::uint64_t invalid_requests = 0;
-    std::uint64_t messages_rx = 0;
-    std::uint64_t icrc_errors = 0;
-    std::uint64_t unsupported_opcode = 0;
-    std::uint64_t drop_qp_error = 0;
+    ROCELAB_RESPONDER_COUNTERS(ROCELAB_U64_COUNTER)
 };
 
 // Position of an RC data opcode in its message.

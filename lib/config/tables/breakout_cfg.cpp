@@ -18,21 +18,15 @@ namespace {
 using namespace literals;
 
 namespace fld {
-constexpr field_spec brkout_mode{
-    .name = "brkout_mode",
-    .kind = field_kind::text,
-    .noun = "a breakout mode such as 1x400G, 2x200G or 4x100G[40G]",
-    .dflt = "- (required)",
-    .doc = "`<n>x<speed>G`, n 1, 2, 4 or 8, then optional other speeds the ports may run at in brackets "
-           "(`4x100G[40G]`): the port's lanes split into n ports of equal lanes"};
-constexpr field_spec lane_speed{.name = "lane_speed",
-                                .kind = field_kind::rate,
-                                .lo = (1_Gbps).v,
-                                .hi = 400'000'000'000,
-                                .dflt = "`50Gbps`",
-                                .doc = "rocelab's: what one lane carries (SONiC takes it from the platform): "
-                                       "50Gbps for 400G ports of 8 lanes, 25Gbps for 100G ports of 4, 100Gbps "
-                                       "for 800G ports of 8"};
+constexpr field_spec brkout_mode = noun_field(
+    field_kind::text, "brkout_mode", "a breakout mode such as 1x400G, 2x200G or 4x100G[40G]", "- (required)",
+    "`<n>x<speed>G`, n 1, 2, 4 or 8, then optional other speeds the ports may run at in brackets "
+    "(`4x100G[40G]`): the port's lanes split into n ports of equal lanes");
+constexpr field_spec lane_speed =
+    ranged_field(field_kind::rate, "lane_speed", (1_Gbps).v, 400'000'000'000, "`50Gbps`",
+                 "rocelab's: what one lane carries (SONiC takes it from the platform): "
+                 "50Gbps for 400G ports of 8 lanes, 25Gbps for 100G ports of 4, 100Gbps "
+                 "for 800G ports of 8");
 constexpr field_spec all[] = {brkout_mode, lane_speed};
 }  // namespace fld
 
@@ -99,15 +93,15 @@ void loader::load_breakout(const entry& t) {
     for (const auto& k : entries(t)) {
         const std::string& path = k.path;
         const auto f = fields(k, breakout_cfg_table);
-        const auto* m = find(f, fld::brkout_mode);
-        if (m == nullptr) {
-            fail(k.key_node.Mark(), path, "no brkout_mode: give one such as brkout_mode: 2x200G");
-        }
+        const entry& m =
+            required(k, f, fld::brkout_mode, "no brkout_mode: give one such as brkout_mode: 2x200G");
         breakout_cfg b;
         b.port = k.key;
-        b.mode = get_text(*m, fld::brkout_mode);
+        b.mode = get_text(m, fld::brkout_mode);
         const auto pm = parse_mode(b.mode);
-        if (!pm) { fail_value(*m, fld::brkout_mode.noun); }
+        if (!pm) {
+            fail_value(m, fld::brkout_mode.noun);
+        }
         b.count = pm->count;
         b.speed = pm->speed;
         b.alt_speeds = pm->alt;
@@ -129,7 +123,7 @@ void loader::load_breakout(const entry& t) {
         // "A breakout mode the port's speed cannot hold."
         const bits_per_sec capacity{b.lane_speed.v * total};
         if (b.speed.v * b.count > capacity.v) {
-            fail(mark_of(*m), m->path,
+            fail(mark_of(m), m.path,
                  b.mode + " needs " + format_rate(bits_per_sec{b.speed.v * b.count}) + ", but the port's " +
                      std::to_string(total) + " lanes (" + std::to_string(b.count) + " x the " +
                      std::to_string(per_port) + " of PORT|" + k.key + ") at " + format_rate(b.lane_speed) +

@@ -28,18 +28,11 @@ constexpr table_spec buffer_pg_table = keyed_table(
 // whose speed comes from the driver).
 pg_buffer_cfg loader::resolve_profile(const buffer_profile& b, const std::string& name, const port_cfg& p,
                                       const entry& at, const std::string& path) const {
-    pg_buffer_cfg pg;
+    pg_buffer_cfg pg = b.pg;
     pg.configured = true;
-    pg.mode = b.mode;
-    pg.dynamic_th = b.dynamic_th;
-    pg.static_th = b.static_th;
-    pg.xoff = b.xoff;
-    pg.xon = b.xon;
-    pg.xon_offset = b.xon_offset;
     pg.reserved = b.size.value_or(bytes{0});
-    pg.xoff_auto = b.xoff_auto;
-    pg.reserved_auto = b.xoff_auto && !b.size;
-    if (!b.xoff_auto || !p.speed) {
+    pg.reserved_auto = b.pg.xoff_auto && !b.size;
+    if (!b.pg.xoff_auto || !p.speed) {
         return pg;
     }
     const std::string problem = apply_auto_headroom(pg, p, _cfg.asic);
@@ -54,9 +47,9 @@ pg_buffer_cfg loader::resolve_profile(const buffer_profile& b, const std::string
 buffer_profile loader::computed_lossless_profile() const {
     buffer_profile b;
     b.pool = _pool_name;
-    b.mode = threshold_mode::dynamic_th;
-    b.dynamic_th = _cfg.default_dynamic_th;
-    b.xoff_auto = true;
+    b.pg.mode = threshold_mode::dynamic_th;
+    b.pg.dynamic_th = _cfg.default_dynamic_th;
+    b.pg.xoff_auto = true;
     b.headroom_dynamic = true;
     return b;
 }

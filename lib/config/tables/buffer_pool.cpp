@@ -11,8 +11,6 @@ constexpr std::string_view mode_choices[] = {"dynamic", "static"};
 
 namespace fld {
 
-constexpr std::uint64_t max_pool = 1ULL << 36;
-
 constexpr field_spec type =
     choice_field("type", type_choices, "required",
                  "an ingress pool holds the priority groups' buffers; egress pools are kept and "
@@ -21,22 +19,16 @@ constexpr field_spec mode =
     choice_field("mode", mode_choices, "`dynamic`",
                  "SONiC's pool mode (kept and shown); a profile may use either threshold");
 constexpr field_spec size =
-    byte_count_field("size", 1024, max_pool, "required with `buffer_model: traditional`",
+    byte_count_field("size", 1024, max_buffer_bytes, "required with `buffer_model: traditional`",
                      "the pool, the shared headroom pool (`xoff`) included");
-constexpr field_spec xoff =
-    byte_count_field("xoff", 0, max_pool, "0", "ingress only: SONiC's **shared headroom pool** (below)");
+constexpr field_spec xoff = byte_count_field("xoff", 0, max_buffer_bytes, "0",
+                                             "ingress only: SONiC's **shared headroom pool** (below)");
 constexpr field_spec cell =
     byte_count_field("cell", 0, 16384, "0",
                      "**rocelab extension**, ingress only: accounting cell; 0 = exact bytes. Each "
                      "packet is charged in whole cells");
-constexpr field_spec percentage{.name = "percentage",
-                                .kind = field_kind::uint,
-                                .lo = 1,
-                                .hi = 100,
-                                .noun = "a percentage",
-                                .dflt = "-",
-                                .doc = "SONiC's dynamic pool sizing",
-                                .sonic_only = true};
+constexpr field_spec percentage =
+    sonic_only(count_field("percentage", 1, 100, "a percentage", "-", "SONiC's dynamic pool sizing"));
 constexpr field_spec all[] = {type, mode, size, xoff, cell, percentage};
 
 }  // namespace fld
@@ -53,17 +45,12 @@ void loader::load_buffer_pool(const entry& t) {
     std::optional<bytes> cell;
     for (const auto& k : entries(t)) {
         const std::string& path = k.path;
-        if (k.key.empty() || k.key.find('|') != std::string::npos) {
-            fail(k.key_node.Mark(), path, "a pool name must not be empty or contain '|'");
-        }
+        check_entry_name(k, "a pool name");
         const auto f = fields(k, buffer_pool_table);
-        const auto* type = find(f, fld::type);
-        if (type == nullptr) {
-            fail(k.key_node.Mark(), path, "type is required: ingress or egress");
-        }
+        const entry& type = required(k, f, fld::type, "type is required: ingress or egress");
         sonic_pool_cfg sp;
         sp.name = k.key;
-        sp.ingress = get_choice(*type, fld::type) == "ingress";
+        sp.ingress = get_choice(type, fld::type) == "ingress";
         if (const auto* e = find(f, fld::mode)) {
             sp.mode = get_choice(*e, fld::mode) == "dynamic" ? threshold_mode::dynamic_th
                                                              : threshold_mode::static_th;

@@ -12,26 +12,26 @@ constexpr std::string_view refused[] = {"packet_discard_action", "congesting_pro
 
 namespace fld {
 
-constexpr std::uint64_t max_bytes = 1ULL << 36;
-
 constexpr field_spec pool =
     reference_field("pool", "BUFFER_POOL", "a BUFFER_POOL name such as ingress_lossless_pool",
                     "required (optional with `headroom_type: dynamic`: the ingress pool)",
                     "ingress pool: a PG profile; egress pool: a queue profile", true);
-constexpr field_spec size =
-    byte_count_field("size", 0, max_bytes, "required (optional with `xoff: auto` / `headroom_type: dynamic`)",
-                     "bytes reserved for each PG or queue using the profile", "at most the pool size");
+constexpr field_spec size = byte_count_field(
+    "size", 0, max_buffer_bytes, "required (optional with `xoff: auto` / `headroom_type: dynamic`)",
+    "bytes reserved for each PG or queue using the profile", "at most the pool size");
 constexpr field_spec dynamic_th = dynamic_th_field(
     "dynamic_th", "-", "alpha = 2^dynamic_th: the PG or queue may use alpha x the free shared bytes");
-constexpr field_spec static_th = byte_count_field("static_th", 1, max_bytes, "-", "fixed shared limit");
+constexpr field_spec static_th =
+    byte_count_field("static_th", 1, max_buffer_bytes, "-", "fixed shared limit");
 constexpr field_spec xoff = byte_count_field(
-    "xoff", 0, max_bytes, "0 (lossy)", "ingress only: headroom; > 0 (or `auto`) makes the profile lossless",
-    "at most the pool size; or `auto`");
+    "xoff", 0, max_buffer_bytes, "0 (lossy)",
+    "ingress only: headroom; > 0 (or `auto`) makes the profile lossless", "at most the pool size; or `auto`");
 constexpr std::string_view xon_limit = "at most the pool size, or `static_th` with a static threshold";
 constexpr field_spec xon =
-    byte_count_field("xon", 0, max_bytes, "none", "XON when shared use falls below this", xon_limit);
-constexpr field_spec xon_offset = byte_count_field(
-    "xon_offset", 0, max_bytes, "none", "XON when shared use falls below threshold - xon_offset", xon_limit);
+    byte_count_field("xon", 0, max_buffer_bytes, "none", "XON when shared use falls below this", xon_limit);
+constexpr field_spec xon_offset =
+    byte_count_field("xon_offset", 0, max_buffer_bytes, "none",
+                     "XON when shared use falls below threshold - xon_offset", xon_limit);
 constexpr field_spec headroom_type = choice_field(
     "headroom_type", headroom_choices, "`static`",
     "`dynamic` (needs `buffer_model: dynamic`): xoff, xon and size are computed (as `xoff: auto`); the "
@@ -66,9 +66,7 @@ const sonic_pool_cfg& loader::profile_pool(const entry& e, const field_spec& f) 
 void loader::load_buffer_profiles(const entry& t) {
     for (const auto& k : entries(t)) {
         const std::string& path = k.path;
-        if (k.key.empty() || k.key.find('|') != std::string::npos || k.key == "NULL") {
-            fail(k.key_node.Mark(), path, "a profile name must not be empty, NULL or contain '|'");
-        }
+        check_entry_name(k, "a profile name", true);
         const auto f = fields(k, buffer_profile_table);
         buffer_profile b;
         b.mark = k.key_node.Mark();
@@ -98,7 +96,7 @@ void loader::load_buffer_profiles(const entry& t) {
                 mark_of(*pool), pool->path,
                 "headroom_type dynamic is for ingress (lossless) profiles; " + b.pool + " is an egress pool");
         }
-        const std::uint64_t cap = b.pool_size ? b.pool_size->v : fld::max_bytes;
+        const std::uint64_t cap = b.pool_size ? b.pool_size->v : max_buffer_bytes;
         const std::string cap_text = b.pool_size ? " (the pool size)" : "";
         const auto* dyn = find(f, fld::dynamic_th);
         const auto* stat = find(f, fld::static_th);
@@ -112,16 +110,16 @@ void loader::load_buffer_profiles(const entry& t) {
             fail(k.key_node.Mark(), path, "no threshold given: " + th_expected);
         }
         if (dyn != nullptr) {
-            b.mode = threshold_mode::dynamic_th;
-            b.dynamic_th = static_cast<int>(get_int(*dyn, fld::dynamic_th));
+            b.pg.mode = threshold_mode::dynamic_th;
+            b.pg.dynamic_th = static_cast<int>(get_int(*dyn, fld::dynamic_th));
         } else if (stat != nullptr) {
             // Either threshold on either pool mode: SONiC's own
             // ingress_lossy_profile has static_th on a dynamic pool.
-            b.mode = threshold_mode::static_th;
-            b.static_th = get_bytes(*stat, fld::static_th);
+            b.pg.mode = threshold_mode::static_th;
+            b.pg.static_th = get_bytes(*stat, fld::static_th);
         } else {
-            b.mode = threshold_mode::dynamic_th;
-            b.dynamic_th = _cfg.default_dynamic_th;
+            b.pg.mode = threshold_mode::dynamic_th;
+            b.pg.dynamic_th = _cfg.default_dynamic_th;
             b.default_th = true;
         }
         // xoff, xon and size: given in bytes, or computed (headroom_type dynamic).
@@ -139,19 +137,19 @@ void loader::load_buffer_profiles(const entry& t) {
             }
             refuse_if_computed(*e);
             if (e->value.IsScalar() && lower(trim(e->value.Scalar())) == "auto") {
-                b.xoff_auto = true;
+                b.pg.xoff_auto = true;
             } else {
-                b.xoff = get_bytes(*e, fld::xoff, cap);
+                b.pg.xoff = get_bytes(*e, fld::xoff, cap);
             }
         }
         if (b.headroom_dynamic) {
-            b.xoff_auto = true;
+            b.pg.xoff_auto = true;
         }
-        const bool lossless = b.xoff_auto || b.xoff.v > 0;
+        const bool lossless = b.pg.xoff_auto || b.pg.xoff.v > 0;
         if (const auto* e = find(f, fld::size)) {
             refuse_if_computed(*e);
             b.size = get_bytes(*e, fld::size, cap);
-        } else if (!b.xoff_auto) {
+        } else if (!b.pg.xoff_auto) {
             fail(k.key_node.Mark(), path,
                  "size is required: the bytes reserved for each priority group or queue using this profile, "
                  "0.." +
@@ -173,20 +171,20 @@ void loader::load_buffer_profiles(const entry& t) {
                          "xoff: auto, or remove " +
                          name);
             }
-            if (b.xoff_auto && spec == &fld::xon) {
+            if (b.pg.xoff_auto && spec == &fld::xon) {
                 refuse_if_computed(*e);
                 fail(e->key_node.Mark(), fpath,
                      "xon is computed with xoff: auto (ROCELAB headroom pipeline_latency); remove it or give "
                      "xoff in bytes");
             }
             std::uint64_t max = cap;
-            if (b.mode == threshold_mode::static_th) {
-                max = b.static_th.v;  // XON must be reachable below the XOFF threshold
+            if (b.pg.mode == threshold_mode::static_th) {
+                max = b.pg.static_th.v;  // XON must be reachable below the XOFF threshold
             }
             const bytes v = get_bytes(*e, *spec, max);
-            (spec == &fld::xon ? b.xon : b.xon_offset) = v;
+            (spec == &fld::xon ? b.pg.xon : b.pg.xon_offset) = v;
         }
-        if (b.xon && b.xon_offset) {
+        if (b.pg.xon && b.pg.xon_offset) {
             const auto* e = find(f, fld::xon_offset);
             fail(e->key_node.Mark(), e->path,
                  "both xon and xon_offset are given: give one (xon: XON below that many shared bytes; "

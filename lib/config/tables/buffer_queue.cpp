@@ -40,9 +40,9 @@ void loader::load_buffer_queue(const entry& t) {
             qb.profile = ref->first;
             qb.pool = b.pool;
             qb.size = b.size.value_or(bytes{0});
-            qb.mode = b.mode;
-            qb.dynamic_th = b.dynamic_th;
-            qb.static_th = b.static_th;
+            qb.mode = b.pg.mode;
+            qb.dynamic_th = b.pg.dynamic_th;
+            qb.static_th = b.pg.static_th;
         }
         for_target(target, [&](port_cfg& p, bool) { p.egress_buffers[static_cast<std::size_t>(q)] = qb; });
     });

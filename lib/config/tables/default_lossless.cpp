@@ -10,17 +10,12 @@ namespace fld {
 
 constexpr field_spec default_dynamic_th =
     dynamic_th_field("default_dynamic_th", "0", "dynamic_th of the computed lossless PGs (NULL profiles)");
-constexpr field_spec over_subscribe_ratio{
-    .name = "over_subscribe_ratio",
-    .kind = field_kind::ratio,
-    .lo = 0,
-    .hi = 1000,
-    .limit = "0: no shared headroom pool",
-    .dflt = "0",
-    .doc =
-        "when the ingress pool has no `xoff`: the shared headroom pool is "
-        "the lossless PGs' xoff added up / ratio (rounded up; computed once "
-        "every port's speed is known)"};
+constexpr field_spec over_subscribe_ratio =
+    with_limit(ranged_field(field_kind::ratio, "over_subscribe_ratio", 0, 1000, "0",
+                            "when the ingress pool has no `xoff`: the shared headroom pool is "
+                            "the lossless PGs' xoff added up / ratio (rounded up; computed once "
+                            "every port's speed is known)"),
+               "0: no shared headroom pool");
 constexpr field_spec all[] = {default_dynamic_th, over_subscribe_ratio};
 
 }  // namespace fld

@@ -11,13 +11,10 @@ constexpr std::string_view refused[] = {"hostname", "hwsku", "platform", "type",
 
 namespace fld {
 
-constexpr field_spec mac{
-    .name = "mac",
-    .kind = field_kind::mac,
-    .dflt = "each port's own",
-    .doc =
-        "the switch (router) MAC used on every port; not set: each port uses its own MAC "
-        "(PORT `mac`, else the device's)"};
+constexpr field_spec mac =
+    a_field(field_kind::mac, "mac", "each port's own",
+            "the switch (router) MAC used on every port; not set: each port uses its own MAC "
+            "(PORT `mac`, else the device's)");
 constexpr field_spec buffer_model =
     choice_field("buffer_model", model_choices, "`traditional`",
                  "what the buffer tables mean (see DEVICE_METADATA buffer_model below)");

@@ -22,18 +22,15 @@ void loader::load_interfaces(const entry& t) {
         const std::string& path = k.path;
         fields(k, interface_table);
         const auto bar = k.key.find('|');
-        const std::size_t port =
-            port_index(trim(std::string_view(k.key).substr(0, bar)), k.key_node.Mark(), path);
+        const auto [port, text] = port_and_address(k, bar);
         if (bar == std::string::npos) {
             continue;
         }  // SONiC's bare "Ethernet0" entry: nothing to set
-        const std::string_view text = trim(std::string_view(k.key).substr(bar + 1));
         const auto p = parse_prefix(text);
         if (!p) {
-            fail(k.key_node.Mark(), path,
-                 "address " + quote(text) +
-                     " is not valid: expected an address with its prefix length, such as "
-                     "\"Ethernet0|10.0.0.1/31\" or \"Ethernet0|fc00::1/126\"");
+            fail_address(k, text,
+                         "an address with its prefix length, such as \"Ethernet0|10.0.0.1/31\" or "
+                         "\"Ethernet0|fc00::1/126\"");
         }
         for (const auto& [a, by] : used) {
             if (a.v6 == p->v6 && a.addr == p->addr) {

@@ -10,8 +10,7 @@ constexpr std::string_view family_choices[] = {"IPv4", "IPv6"};
 
 namespace fld {
 
-constexpr field_spec neigh{
-    .name = "neigh", .kind = field_kind::mac, .dflt = "required", .doc = "the neighbour's MAC address"};
+constexpr field_spec neigh = a_field(field_kind::mac, "neigh", "required", "the neighbour's MAC address");
 constexpr field_spec family =
     choice_field("family", family_choices, "the address's", "must match the address");
 constexpr field_spec all[] = {neigh, family};
@@ -31,25 +30,18 @@ void loader::load_neighbors(const entry& t) {
             fail(k.key_node.Mark(), path,
                  "a NEIGH key is \"<port>|<address>\", such as \"Ethernet0|10.0.0.0\"");
         }
-        const std::size_t port =
-            port_index(trim(std::string_view(k.key).substr(0, bar)), k.key_node.Mark(), path);
-        const std::string_view text = trim(std::string_view(k.key).substr(bar + 1));
+        const auto [port, text] = port_and_address(k, bar);
         const auto addr = parse_ip(text);
         if (!addr) {
-            fail(k.key_node.Mark(), path,
-                 "address " + quote(text) +
-                     " is not valid: expected an IPv4 or IPv6 address without prefix length, "
-                     "such as \"Ethernet0|10.0.0.0\"");
+            fail_address(k, text,
+                         "an IPv4 or IPv6 address without prefix length, such as \"Ethernet0|10.0.0.0\"");
         }
         const auto f = fields(k, neigh_table);
-        const auto* mac = find(f, fld::neigh);
-        if (mac == nullptr) {
-            fail(k.key_node.Mark(), path, "neigh is required: the neighbour's MAC address");
-        }
+        const entry& mac = required(k, f, fld::neigh, "neigh is required: the neighbour's MAC address");
         neigh_cfg n;
         n.ifname = _cfg.ports[port].name;
         n.addr = *addr;
-        n.mac = get_mac(*mac, fld::neigh);
+        n.mac = get_mac(mac, fld::neigh);
         if (const auto* fam = find(f, fld::family)) {
             const bool v6 = get_choice(*fam, fld::family) == "IPv6";
             if (v6 != addr->v6) {

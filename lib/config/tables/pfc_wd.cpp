@@ -90,15 +90,9 @@ void loader::load_pfc_wd(const entry& t) {
             enabled_by[target] = mark;
             for_target(target, [&](port_cfg& p, bool) {
                 p.wd.enabled = true;
-                if (o.detection_time) {
-                    p.wd.detection_time = *o.detection_time;
-                }
-                if (o.restoration_time) {
-                    p.wd.restoration_time = *o.restoration_time;
-                }
-                if (o.action) {
-                    p.wd.action = *o.action;
-                }
+                set_if(p.wd.detection_time, o.detection_time);
+                set_if(p.wd.restoration_time, o.restoration_time);
+                set_if(p.wd.action, o.action);
             });
         };
     });

@@ -36,29 +36,20 @@ constexpr std::string_view refused[] = {"alias",
 
 namespace fld {
 
-constexpr field_spec device{.name = "device",
-                            .kind = field_kind::text,
-                            .noun = "a DPDK device name such as net_ring0",
-                            .dflt = "-",
-                            .doc =
-                                "`net_ring0`, `net_pcap1`, `0000:3b:00.0`; give exactly one of `device` and "
-                                "`port_id`"};
+constexpr field_spec device =
+    noun_field(field_kind::text, "device", "a DPDK device name such as net_ring0", "-",
+               "`net_ring0`, `net_pcap1`, `0000:3b:00.0`; give exactly one of `device` and `port_id`");
 constexpr field_spec port_id = count_field("port_id", 0, 1023, "a DPDK port id", "-", "DPDK port id");
-constexpr field_spec speed{
-    .name = "speed",
-    .kind = field_kind::rate,
-    .lo = (1_Mbps).v,
-    .hi = 1'600'000'000'000,
-    .dflt = "the driver's",
-    .doc =
-        "egress rate; the shaper sends at this rate even if the device is faster (vdevs "
-        "have no natural rate)"};
+constexpr field_spec speed =
+    ranged_field(field_kind::rate, "speed", (1_Mbps).v, 1'600'000'000'000, "the driver's",
+                 "egress rate; the shaper sends at this rate even if the device is faster (vdevs "
+                 "have no natural rate)");
 // SONiC gives the MTU in bytes, so a bare number is accepted.
 constexpr field_spec mtu =
     byte_count_field("mtu", 68, 9216, "9100",
                      "L3 MTU, SONiC meaning (IP packet). `mtu` + 14 (+4 if tagged) must fit `ROCELAB "
                      "max_frame`");
-constexpr field_spec mac{.name = "mac", .kind = field_kind::mac, .dflt = "the device's", .doc = "port MAC"};
+constexpr field_spec mac = a_field(field_kind::mac, "mac", "the device's", "port MAC");
 constexpr field_spec trust = choice_field(
     "trust", trust_choices, "`dscp`", "which marking classifies frames (DSCP_TO_TC_MAP or DOT1P_TO_TC_MAP)");
 constexpr field_spec vlan_mode =
@@ -68,12 +59,10 @@ constexpr field_spec vlan = count_field("vlan", 1, 4094, "a VLAN id", "-",
                                         "the VLAN id; required with `tagged`, an error with `untagged`");
 constexpr field_spec tx_ring_size = count_field("tx_ring_size", 16, 32768, "a descriptor count",
                                                 "ROCELAB `tx_ring_size`", "per-port override");
-constexpr field_spec lanes{.name = "lanes",
-                           .kind = field_kind::text,
-                           .noun = "a comma list of lane numbers such as \"0,1,2,3\"",
-                           .dflt = "-",
-                           .doc = "the serdes lanes the port uses (SONiC's string); each lane belongs to one "
-                                  "port. Needed by BREAKOUT_CFG; otherwise only checked"};
+constexpr field_spec lanes =
+    noun_field(field_kind::text, "lanes", "a comma list of lane numbers such as \"0,1,2,3\"", "-",
+               "the serdes lanes the port uses (SONiC's string); each lane belongs to one "
+               "port. Needed by BREAKOUT_CFG; otherwise only checked");
 constexpr field_spec all[] = {device, port_id, speed, mtu, mac, trust, vlan_mode, vlan, tx_ring_size, lanes};
 
 // "0,1,2,3" -> {0, 1, 2, 3}; empty on a malformed list.

@@ -30,12 +30,7 @@ namespace fld {
 // A *_map field: the name of a map of `table` (AZURE by default).
 constexpr field_spec map_field(std::string_view name, std::string_view noun, std::string_view table,
                                std::string_view doc) {
-    return {.name = name,
-            .kind = field_kind::reference,
-            .noun = noun,
-            .ref_table = table,
-            .dflt = "`AZURE`",
-            .doc = doc};
+    return reference_field(name, table, noun, "`AZURE`", doc);
 }
 
 constexpr field_spec dscp_to_tc_map =
@@ -54,22 +49,12 @@ constexpr field_spec pfc_to_queue_map =
     map_field("pfc_to_queue_map", "the name of a MAP_PFC_PRIORITY_TO_QUEUE such as AZURE",
               "MAP_PFC_PRIORITY_TO_QUEUE", "the egress queue each received PFC priority pauses");
 
-constexpr field_spec pfc_enable{.name = "pfc_enable",
-                                .kind = field_kind::number_set,
-                                .lo = 0,
-                                .hi = 7,
-                                .noun = "priorities",
-                                .dflt = "`\"3,4\"` (SONiC AZURE)",
-                                .doc = "priorities that send and honour PFC"};
-constexpr field_spec pfcwd_sw_enable{.name = "pfcwd_sw_enable",
-                                     .kind = field_kind::number_set,
-                                     .lo = 0,
-                                     .hi = 7,
-                                     .noun = "queues",
-                                     .dflt = "`\"3,4\"` (SONiC AZURE)",
-                                     .doc =
-                                         "the egress queues the PFC watchdog guards, on ports that have a "
-                                         "PFC_WD entry"};
+constexpr std::string_view azure_3_4 = "`\"3,4\"` (SONiC AZURE)";
+constexpr field_spec pfc_enable =
+    number_set_field("pfc_enable", 7, "priorities", azure_3_4, "priorities that send and honour PFC");
+constexpr field_spec pfcwd_sw_enable =
+    number_set_field("pfcwd_sw_enable", 7, "queues", azure_3_4,
+                     "the egress queues the PFC watchdog guards, on ports that have a PFC_WD entry");
 constexpr field_spec pfc_mode =
     choice_field("pfc_mode", pfc_mode_choices, "`pfc`",
                  "**rocelab extension**: `pause` sends and honours 802.3x PAUSE (whole link) "
@@ -125,33 +110,15 @@ void loader::load_port_qos_map(const entry& t) {
         }
         read(f, fld::pfc_quanta, o.pfc_quanta);
         const auto apply = [o](port_cfg& p) {
-            if (o.dscp_to_tc) {
-                p.maps.dscp_to_tc = *o.dscp_to_tc;
-            }
-            if (o.pcp_to_tc) {
-                p.maps.pcp_to_tc = *o.pcp_to_tc;
-            }
-            if (o.tc_to_queue) {
-                p.maps.tc_to_queue = *o.tc_to_queue;
-            }
-            if (o.tc_to_pg) {
-                p.maps.tc_to_pg = *o.tc_to_pg;
-            }
-            if (o.pfc_prio_to_queue) {
-                p.maps.pfc_prio_to_queue = *o.pfc_prio_to_queue;
-            }
-            if (o.pfc_enable) {
-                p.pfc_enable = *o.pfc_enable;
-            }
-            if (o.pfcwd_queues) {
-                p.pfcwd_queues = *o.pfcwd_queues;
-            }
-            if (o.fc_mode) {
-                p.fc_mode = *o.fc_mode;
-            }
-            if (o.pfc_quanta) {
-                p.pfc_quanta = *o.pfc_quanta;
-            }
+            set_if(p.maps.dscp_to_tc, o.dscp_to_tc);
+            set_if(p.maps.pcp_to_tc, o.pcp_to_tc);
+            set_if(p.maps.tc_to_queue, o.tc_to_queue);
+            set_if(p.maps.tc_to_pg, o.tc_to_pg);
+            set_if(p.maps.pfc_prio_to_queue, o.pfc_prio_to_queue);
+            set_if(p.pfc_enable, o.pfc_enable);
+            set_if(p.pfcwd_queues, o.pfcwd_queues);
+            set_if(p.fc_mode, o.fc_mode);
+            set_if(p.pfc_quanta, o.pfc_quanta);
         };
         return
             [this, apply](std::size_t target) { for_target(target, [&](port_cfg& p, bool) { apply(p); }); };

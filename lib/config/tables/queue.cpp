@@ -31,18 +31,12 @@ constexpr field_spec max_bytes =
     size_field("max_bytes", 64, (1024_MiB).v, "`1MiB`",
                "**rocelab extension**: a packet that would take the queue above this many "
                "bytes is tail-dropped");
-constexpr field_spec max_packets{
-    .name = "max_packets",
-    .kind = field_kind::uint,
-    .lo = 1,
-    .hi = 16777216,
-    .noun = "a packet count",
-    .limit = "at most ROCELAB `mbufs` (147456 by default)",
-    .dflt = "1024",
-    .doc =
-        "**rocelab extension**: the same limit in packets. Queues are linked "
-        "through the frames (no ring), so the only bound is the number of packet "
-        "buffers"};
+constexpr field_spec max_packets =
+    count_field("max_packets", 1, 16777216, "a packet count", "1024",
+                "**rocelab extension**: the same limit in packets. Queues are linked "
+                "through the frames (no ring), so the only bound is the number of packet "
+                "buffers",
+                "at most ROCELAB `mbufs` (147456 by default)");
 constexpr field_spec wred_profile =
     reference_field("wred_profile", "WRED_PROFILE", "a WRED_PROFILE name such as AZURE_LOSSLESS",
                     "AZURE_LOSSLESS on queues 3 and 4, none elsewhere",
@@ -123,18 +117,10 @@ void loader::load_queues(const entry& t) {
                 }
                 const auto apply = [&](port_cfg& p) {
                     const auto qi = static_cast<std::size_t>(q);
-                    if (o.sched) {
-                        p.sched.queues[qi] = *o.sched;
-                    }
-                    if (o.max_bytes) {
-                        p.limits[qi].max_bytes = *o.max_bytes;
-                    }
-                    if (o.max_packets) {
-                        p.limits[qi].max_packets = *o.max_packets;
-                    }
-                    if (o.wred) {
-                        p.wred[qi] = *o.wred;
-                    }
+                    set_if(p.sched.queues[qi], o.sched);
+                    set_if(p.limits[qi].max_bytes, o.max_bytes);
+                    set_if(p.limits[qi].max_packets, o.max_packets);
+                    set_if(p.wred[qi], o.wred);
                 };
                 for_target(target, [&](port_cfg& p, bool) { apply(p); });
             }

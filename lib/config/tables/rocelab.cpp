@@ -46,11 +46,9 @@ constexpr field_spec max_frame =
     size_field("max_frame", 64, 16384, "`9216B`",
                "largest frame (without FCS) accepted; larger frames are counted as "
                "oversize and dropped");
-constexpr field_spec headroom{.name = "headroom",
-                              .kind = field_kind::mapping,
-                              .noun = "ROCELAB|headroom",
-                              .dflt = "SONiC's example ASIC",
-                              .doc = "constants of the headroom formula used by `xoff: auto`"};
+constexpr field_spec headroom =
+    noun_field(field_kind::mapping, "headroom", "ROCELAB|headroom", "SONiC's example ASIC",
+               "constants of the headroom formula used by `xoff: auto`");
 constexpr field_spec ecn_at =
     choice_field("ecn_at", ecn_at_choices, "`dequeue`",
                  "where WRED/ECN samples the egress queue depth: when the packet leaves "
@@ -131,28 +129,14 @@ namespace hfld {
 
 constexpr field_spec cell = byte_count_field(
     "cell", 1, 16384, "96", "buffer cell of the modelled ASIC: a 64-byte packet occupies a whole cell");
-constexpr field_spec pipeline_latency{.name = "pipeline_latency",
-                                      .kind = field_kind::bytes,
-                                      .lo = 0,
-                                      .hi = (16_MiB).v,
-                                      .bare_unit = 1,
-                                      .dflt = "`18KiB`",
-                                      .doc = "the XON level (rounded up to 1KiB)"};
-constexpr field_spec mac_phy_delay{.name = "mac_phy_delay",
-                                   .kind = field_kind::fraction_bytes,
-                                   .lo = 0,
-                                   .hi = (16_MiB).v,
-                                   .dflt = "819.2",
-                                   .doc = "bytes already in our own MAC/PHY when XOFF goes out"};
-constexpr field_spec small_packet_percent{.name = "small_packet_percent",
-                                          .kind = field_kind::percent,
-                                          .lo = 0,
-                                          .hi = 100,
-                                          .bare_unit = 1,
-                                          .dflt = "100",
-                                          .doc =
-                                              "share of minimum-size packets; 0 = no cell inflation (exact "
-                                              "byte accounting)"};
+constexpr field_spec pipeline_latency = ranged_field(field_kind::bytes, "pipeline_latency", 0, (16_MiB).v,
+                                                     "`18KiB`", "the XON level (rounded up to 1KiB)", 1);
+constexpr field_spec mac_phy_delay =
+    ranged_field(field_kind::fraction_bytes, "mac_phy_delay", 0, (16_MiB).v, "819.2",
+                 "bytes already in our own MAC/PHY when XOFF goes out");
+constexpr field_spec small_packet_percent =
+    ranged_field(field_kind::percent, "small_packet_percent", 0, 100, "100",
+                 "share of minimum-size packets; 0 = no cell inflation (exact byte accounting)", 1);
 constexpr field_spec lossless_mtu =
     byte_count_field("lossless_mtu", 64, 16384, "1500", "largest lossless packet");
 constexpr field_spec port_mtu = byte_count_field(

@@ -10,20 +10,15 @@ constexpr std::string_view refused[] = {"distance", "blackhole", "nexthop-vrf", 
 
 namespace fld {
 
-constexpr field_spec nexthop{
-    .name = "nexthop",
-    .kind = field_kind::address_list,
-    .noun = "a comma-separated list of next-hop addresses such as \"10.0.0.0,10.0.0.2\"",
-    .dflt = "required",
-    .doc =
-        "next hops of the prefix's family, each on a subnet of its port (INTERFACE); two "
-        "or more form an ECMP group"};
-constexpr field_spec ifname{
-    .name = "ifname",
-    .kind = field_kind::port_list,
-    .noun = "a comma-separated list of ports such as \"Ethernet0,Ethernet4\"",
-    .dflt = "the port whose INTERFACE subnet holds the next hop",
-    .doc = "the port of each next hop, pairing up one to one with `nexthop` (same length)"};
+constexpr field_spec nexthop =
+    noun_field(field_kind::address_list, "nexthop",
+               "a comma-separated list of next-hop addresses such as \"10.0.0.0,10.0.0.2\"", "required",
+               "next hops of the prefix's family, each on a subnet of its port (INTERFACE); two "
+               "or more form an ECMP group");
+constexpr field_spec ifname = noun_field(
+    field_kind::port_list, "ifname", "a comma-separated list of ports such as \"Ethernet0,Ethernet4\"",
+    "the port whose INTERFACE subnet holds the next hop",
+    "the port of each next hop, pairing up one to one with `nexthop` (same length)");
 constexpr field_spec all[] = {nexthop, ifname};
 
 }  // namespace fld

@@ -36,12 +36,9 @@ void loader::load_schedulers(const entry* t) {
         for (const auto& k : entries(*t)) {
             const std::string& path = k.path;
             const auto f = fields(k, scheduler_table);
-            const auto* type = find(f, fld::type);
-            if (type == nullptr) {
-                fail(k.key_node.Mark(), path, "type is required: DWRR, WRR or STRICT");
-            }
+            const entry& type = required(k, f, fld::type, "type is required: DWRR, WRR or STRICT");
             queue_sched q;
-            const std::string ty = get_choice(*type, fld::type);
+            const std::string ty = get_choice(type, fld::type);
             q.type = ty == "STRICT" ? sched_type::strict : sched_type::dwrr;
             const auto* w = find(f, fld::weight);
             if (q.type == sched_type::strict) {

@@ -34,16 +34,15 @@ extern const table_spec interface_table;                          // interface.c
 extern const table_spec route_table;                              // route.cpp
 extern const table_spec neigh_table;                              // neigh.cpp
 
+// The largest size a BUFFER_POOL or BUFFER_PROFILE byte field accepts (64 GiB).
+inline constexpr std::uint64_t max_buffer_bytes = 1ULL << 36;
+
 // An exponent -8..8: alpha = 2^value of a dynamic threshold (BUFFER_PROFILE
 // dynamic_th, DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th).
 constexpr field_spec dynamic_th_field(std::string_view name, std::string_view dflt, std::string_view doc) {
-    return {.name = name,
-            .kind = field_kind::integer,
-            .lo = -8,
-            .hi = 8,
-            .noun = "an exponent (alpha = 2^dynamic_th)",
-            .dflt = dflt,
-            .doc = doc};
+    field_spec f = ranged_field(field_kind::integer, name, -8, 8, dflt, doc);
+    f.noun = "an exponent (alpha = 2^dynamic_th)";
+    return f;
 }
 
 }  // namespace rocelab::detail

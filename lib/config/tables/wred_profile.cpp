@@ -108,9 +108,7 @@ void loader::load_wred_profiles(const entry* t) {
     };
     for (const auto& k : entries(*t)) {
         const std::string& path = k.path;
-        if (k.key.empty() || k.key.find('|') != std::string::npos) {
-            fail(k.key_node.Mark(), path, "a profile name must not be empty or contain '|'");
-        }
+        check_entry_name(k, "a profile name");
         const auto f = fields(k, wred_profile_table);
         wred_profile_cfg w;
         w.name = k.key;
