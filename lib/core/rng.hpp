@@ -35,4 +35,16 @@ private:
     std::uint64_t _s[4]{};
 };
 
+// A probability as a threshold for `next_u32() < threshold` (control path):
+// 0 never, 2^32 always.
+constexpr std::uint64_t probability_threshold(double p) noexcept {
+    if (!(p > 0.0)) {
+        return 0;
+    }
+    if (p >= 1.0) {
+        return std::uint64_t{1} << 32;
+    }
+    return static_cast<std::uint64_t>(p * 4294967296.0 + 0.5);
+}
+
 }  // namespace rocelab

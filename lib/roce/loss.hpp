@@ -34,15 +34,7 @@
 namespace rocelab {
 
 // Probability to a threshold for a u32 comparison (control path).
-constexpr std::uint64_t loss_threshold(double p) noexcept {
-    if (!(p > 0.0)) {
-        return 0;
-    }
-    if (p >= 1.0) {
-        return std::uint64_t{1} << 32;
-    }
-    return static_cast<std::uint64_t>(p * 4294967296.0 + 0.5);
-}
+constexpr std::uint64_t loss_threshold(double p) noexcept { return probability_threshold(p); }
 
 class bernoulli_loss {
 public:

@@ -168,7 +168,7 @@ public:
           _wire(cfg.tx_ring_size + wire_slots(cfg)),
           _rx(cfg.rx_ring_size),
           _rng(cfg.loss_seed),
-          _loss_threshold(threshold(cfg.loss)) {}
+          _loss_threshold(probability_threshold(cfg.loss)) {}
 
     sim_link(const sim_link&) = delete;
     sim_link& operator=(const sim_link&) = delete;
@@ -348,15 +348,6 @@ private:
         return static_cast<std::size_t>(n) + 2;
     }
     // Loss probability as a 33-bit threshold for a u32 draw (as roce/loss.hpp).
-    static std::uint64_t threshold(double p) noexcept {
-        if (!(p > 0.0)) {
-            return 0;
-        }
-        if (p >= 1.0) {
-            return std::uint64_t{1} << 32;
-        }
-        return static_cast<std::uint64_t>(p * 4294967296.0 + 0.5);
-    }
 
     void add_wire_time(std::uint64_t wire_bytes) noexcept {
         rocelab::add_wire_time(_free_ns, _free_rem, wire_bytes, _cfg.rate.v);
