@@ -24,8 +24,9 @@
 //      the link's slot moves to its next arrival.
 //   4. poll the due nodes in node-index order (fixed, never by address);
 //      each poll's result becomes the node's new wake-up, and the node's
-//      outgoing links reschedule their next arrival (a frame put on an idle
-//      link creates one).
+//      outgoing links that took frames in the poll reschedule their next
+//      arrival (a frame put on an idle link creates one); each such link
+//      flags itself in its sender's bitmap, so the others are not visited.
 //   5. repeat; at the end now = end.
 // A link arrival is always later than the tx_burst that caused it (a frame
 // takes >= 1 ns to serialise), so a poll never makes another node due at
@@ -109,6 +110,7 @@ public:
         _owned.push_back(std::make_unique<link_type>(cfg, traits));
         _links.push_back(link_rec{_owned.back().get(), from, to, add_slot(slot_kind::link, id)});
         _nodes[from].out_links.push_back(id);
+        set_notify();
         return id;
     }
     // A split link (link.hpp) whose sender is a node of another engine (a
@@ -220,7 +222,25 @@ private:
         sim_node* n;
         std::uint32_t slot;
         std::vector<std::uint32_t> out_links;
+        std::uint32_t tx_word = 0;   // its words in _tx_sent: bit k, out_links[k] accepted a
+        std::uint32_t tx_words = 0;  // frame since the last sync (set_notify)
     };
+    // Gives every link its flag bit in its sender's words of _tx_sent (at
+    // each add_link, so the run never allocates: O(links) per link added).
+    void set_notify() {
+        std::size_t words = 0;
+        for (auto& nr : _nodes) {
+            nr.tx_word = static_cast<std::uint32_t>(words);
+            nr.tx_words = static_cast<std::uint32_t>((nr.out_links.size() + 63) / 64);
+            words += nr.tx_words;
+        }
+        _tx_sent.assign(words, 0);
+        for (auto& nr : _nodes) {
+            for (std::size_t k = 0; k < nr.out_links.size(); ++k) {
+                _links[nr.out_links[k]].l->notify_tx(&_tx_sent[nr.tx_word + k / 64], std::uint64_t{1} << (k % 64));
+            }
+        }
+    }
     struct link_rec {
         link_type* l;
         std::uint32_t from;  // no_node: a link in from another engine
@@ -284,11 +304,16 @@ private:
                     _q.schedule(nr.slot, d < t ? t : d);
                 }
                 // Only a frame put on a link changes its next arrival here
-                // (arrivals up to t were all delivered above).
-                for (const std::uint32_t li : nr.out_links) {
-                    if (_links[li].l->take_tx_since_sync()) {
-                        sync_link(_links[li]);
+                // (arrivals up to t were all delivered above). The links
+                // flag themselves in tx_sent; visited in out_links order.
+                std::uint64_t* const sent = _tx_sent.data() + nr.tx_word;
+                for (std::size_t tw = 0; tw < nr.tx_words; ++tw) {
+                    for (std::uint64_t bits = sent[tw]; bits != 0; bits &= bits - 1) {
+                        link_rec& lr = _links[nr.out_links[tw * 64 + static_cast<std::size_t>(std::countr_zero(bits))]];
+                        (void)lr.l->take_tx_since_sync();
+                        sync_link(lr);
                     }
+                    sent[tw] = 0;
                 }
             }
         }
@@ -301,6 +326,7 @@ private:
     std::vector<link_rec> _links;
     std::vector<std::unique_ptr<link_type>> _owned;
     std::vector<std::uint64_t> _due;  // bitmap of nodes due at the current instant
+    std::vector<std::uint64_t> _tx_sent;  // per node's out links, flagged by the links (set_notify)
     engine_counters _c;
 };
 

@@ -143,12 +143,14 @@ struct item_traits {
     void on_wire(const Item&, std::int64_t, std::int64_t, wire_fate) const noexcept {}
 };
 
+// The sender's counters and the receiver's on cache lines of their own: a
+// link between two partitions (sim/parallel.hpp) is written by two threads.
 struct link_counters {
-    std::uint64_t tx_accepted = 0;           // frames put on the TX ring
+    alignas(64) std::uint64_t tx_accepted = 0;  // frames put on the TX ring
     std::uint64_t tx_bytes = 0;              // their bytes (without overhead)
     std::uint64_t tx_refused = 0;            // refused: TX ring full (still the caller's)
     std::uint64_t tx_refused_wire_full = 0;  // refused: wire storage full (runts on a long link)
-    std::uint64_t lost = 0;                  // dropped by the i.i.d. loss model
+    alignas(64) std::uint64_t lost = 0;      // dropped by the i.i.d. loss model
     std::uint64_t rx_ring_full = 0;          // dropped at arrival: RX ring full
     std::uint64_t delivered = 0;             // moved into the RX ring
     std::uint64_t arrived = 0;               // left the wire by now (delivered, lost or dropped)
@@ -165,10 +167,10 @@ public:
     explicit sim_link(const link_cfg& cfg, Traits traits = {})
         : _cfg(checked(cfg)),
           _traits(traits),
+          _loss_threshold(probability_threshold(cfg.loss)),
           _wire(cfg.tx_ring_size + wire_slots(cfg)),
           _rx(cfg.rx_ring_size),
-          _rng(cfg.loss_seed),
-          _loss_threshold(probability_threshold(cfg.loss)) {}
+          _rng(cfg.loss_seed) {}
 
     sim_link(const sim_link&) = delete;
     sim_link& operator=(const sim_link&) = delete;
@@ -194,6 +196,7 @@ public:
             }
             add_wire_time(len + _cfg.overhead.v);
             _tx_since_sync = true;
+            if (_tx_word != nullptr) { *_tx_word |= _tx_bit; }
             const std::int64_t depart = _free_ns + (_free_rem != 0 ? 1 : 0);
             if (_split) {
                 _out.push(wire_entry{in[i], depart, depart + _cfg.prop_delay.v, len});
@@ -233,6 +236,14 @@ public:
         const bool t = _tx_since_sync;
         _tx_since_sync = false;
         return t;
+    }
+    // Also set bit `bit` of *word when tx_burst accepts a frame (the sending
+    // node's bitmap of links to sync, kept by the engine): after a poll the
+    // engine visits only the links that were sent on, not every link of the
+    // node (each a cache line of its own).
+    void notify_tx(std::uint64_t* word, std::uint64_t bit) noexcept {
+        _tx_word = word;
+        _tx_bit = bit;
     }
 
     // Arrival time of the next frame still on the link (TX ring or wire),
@@ -397,19 +408,24 @@ private:
         }
     }
 
+    // Set up once.
     link_cfg _cfg;
     [[no_unique_address]] Traits _traits;
-    fifo<wire_entry> _wire;  // [0, _departed): on the wire; [_departed, size): TX ring (split: all on the wire)
-    std::size_t _departed = 0;
     bool _split = false;
-    fifo<wire_entry> _out{0};         // split: accepted since the last transfer (the sender's)
-    fifo<std::int64_t> _txdep{0};     // split: departures of the frames holding TX slots (the sender's)
-    fifo<rx_entry> _rx;
+    std::uint64_t _loss_threshold;
+    // The sender's (split: written by the sending partition's thread).
+    alignas(64) fifo<wire_entry> _out{0};  // split: accepted since the last transfer
+    fifo<std::int64_t> _txdep{0};          // split: departures of the frames holding TX slots
     std::int64_t _free_ns = INT64_MIN / 4;
     std::uint64_t _free_rem = 0;
-    rng _rng;
-    std::uint64_t _loss_threshold;
     bool _tx_since_sync = false;
+    std::uint64_t* _tx_word = nullptr;  // notify_tx()
+    std::uint64_t _tx_bit = 0;
+    // The receiver's (unsplit: everything is one thread's).
+    alignas(64) fifo<wire_entry> _wire;  // [0, _departed): on the wire; [_departed, size): TX ring (split: all on the wire)
+    std::size_t _departed = 0;
+    fifo<rx_entry> _rx;
+    rng _rng;
     link_counters _c;
 };
 

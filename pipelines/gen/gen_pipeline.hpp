@@ -187,58 +187,34 @@ struct flow_state {
     flow_state(const gen_flow& f, const qp_cfg& rq_cfg, const qp_cfg& rs_cfg, size_dist sizes,
                std::size_t fct_capacity, const dcqcn_cfg& rp_cfg, const dcqcn_np_cfg& np_cfg,
                dcqcn_cnp_limiter* port_limiter)
-        : cfg(f), rq(rq_cfg, 1024, 1024), rs(rs_cfg), src(f.arrivals, sizes), rp(rp_cfg), np(np_cfg, port_limiter),
-          dcqcn(rp_cfg.enabled) {
+        : cfg(f), dcqcn(rp_cfg.enabled), rq(rq_cfg, 1024, 1024), src(f.arrivals, sizes), rp(rp_cfg), rs(rs_cfg),
+          np(np_cfg, port_limiter) {
         fct_ns.reserve(fct_capacity);
         rs_cfg_ = rs_cfg;
     }
+    // The fields come in three groups, each on cache lines of its own: what
+    // create() sets and both ends only read, then the requester's side
+    // (written by its source host's worker), then the responder's side
+    // (written by its destination host's worker). In a virtual-time fabric
+    // on several threads the two ends of a flow are often in different
+    // partitions, and fields of both sides on one line would bounce between
+    // the cores at every data frame and every ACK.
+
+    // ---- set at create(), read by both ends ----
     gen_flow cfg;
-    requester rq;
-    responder rs;
     qp_cfg rs_cfg_;
-    message_source src;
-    shaper pacer;
     std::uint16_t src_port = 0;  // port indices
     std::uint16_t dst_port = 0;
     std::uint8_t prio_bit = 0;
-    bool finished = false;  // count reached and everything completed
     bool v6 = false;         // IPv6 hosts: data6/reply6 are used
+    bool dcqcn = false;      // the RP is active (profile not off)
     roce_v4_params data{};   // addresses of the data direction
     roce_v4_params reply{};  // addresses of the reply direction
     roce_v6_params data6{};
     roce_v6_params reply6{};
-    std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
-    std::uint64_t fct_dropped = 0;
-    nanos first_posted{-1};  // when the first message completed was posted (-1: none completed yet)
-    nanos last_done{-1};     // when the newest message completed
-    std::uint64_t posted = 0;
-    std::uint32_t ring_pred = 0;  // ring collectives: the flow into this flow's source host
-    // Collectives: when message k was posted and when it completed (ns),
-    // preallocated to min(messages, cap); coll_recs completions recorded
-    // (written by the flow's requester worker, read with acquire).
-    std::vector<std::int64_t> coll_post;
-    std::vector<std::int64_t> coll_done;
-    std::uint64_t coll_recs = 0;
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
-    // DCQCN (roce/dcqcn.hpp). Reaction point: this flow's requester; it sets
-    // the pacer's rate. Notification point: this flow's responder; CE-marked
-    // data arriving for it become CNPs to the requester's QP.
-    dcqcn_rp rp;
-    dcqcn_np np;
-    bool dcqcn = false;             // the RP is active (profile not off)
-    nanos rp_next = nanos::max();   // when rp.advance() next has work
-    roce_v4_params cnp4{};          // this flow's CNP (responder -> requester), built per CNP
-    roce_v6_params cnp6{};
-    std::uint64_t cnp_rx = 0;       // CNPs received for the requester's QP
-    std::uint64_t cnp_tx = 0;       // CNPs sent by the responder
-    std::uint64_t cnp_tx_fail = 0;  // CNPs decided but not sent (no mbuf, CNP ring full)
-    // Pacing-rate statistics: integral of rate over time since rate_t0, for
-    // the time-weighted mean in the report (rate_area_bits + rate x (end - rate_t)).
-    double rate_area_bits = 0;
-    nanos rate_t0{-1};
-    nanos rate_t{0};
-    std::vector<dcqcn_trace_rec> trace_store;  // --dcqcn-trace: preallocated, never grows
-    std::unique_ptr<dcqcn_trace_buf> trace;
+    std::uint32_t ring_pred = 0;  // ring collectives: the flow into this flow's source host
+    std::uint32_t ring_succ = UINT32_MAX;
     // Scheduling (gen_pipeline::service_flows): each side's place in its
     // worker's flow list, the QP's slot in its source port's list, and for
     // ring-allreduce the flow whose gate this flow's responder opens.
@@ -247,10 +223,47 @@ struct flow_state {
     std::uint16_t req_worker = 0;
     std::uint16_t resp_worker = 0;
     std::uint32_t qp_slot = 0;
+
+    // ---- the requester's side ----
+    alignas(64) requester rq;
+    message_source src;
+    shaper pacer;
+    bool finished = false;  // count reached and everything completed
+    std::vector<std::uint64_t> fct_ns;  // reserved; never grows on the data path
+    std::uint64_t fct_dropped = 0;
+    nanos first_posted{-1};  // when the first message completed was posted (-1: none completed yet)
+    nanos last_done{-1};     // when the newest message completed
+    std::uint64_t posted = 0;
+    // Collectives: when message k was posted and when it completed (ns),
+    // preallocated to min(messages, cap); coll_recs completions recorded
+    // (written by the flow's requester worker, read with acquire).
+    std::vector<std::int64_t> coll_post;
+    std::vector<std::int64_t> coll_done;
+    std::uint64_t coll_recs = 0;
+    // DCQCN (roce/dcqcn.hpp). Reaction point: this flow's requester; it sets
+    // the pacer's rate. Notification point: this flow's responder; CE-marked
+    // data arriving for it become CNPs to the requester's QP.
+    dcqcn_rp rp;
+    nanos rp_next = nanos::max();   // when rp.advance() next has work
+    std::uint64_t cnp_rx = 0;       // CNPs received for the requester's QP
+    // Pacing-rate statistics: integral of rate over time since rate_t0, for
+    // the time-weighted mean in the report (rate_area_bits + rate x (end - rate_t)).
+    double rate_area_bits = 0;
+    nanos rate_t0{-1};
+    nanos rate_t{0};
+    std::vector<dcqcn_trace_rec> trace_store;  // --dcqcn-trace: preallocated, never grows
+    std::unique_ptr<dcqcn_trace_buf> trace;
+
+    // ---- the responder's side ----
+    alignas(64) responder rs;
+    dcqcn_np np;
+    roce_v4_params cnp4{};          // this flow's CNP (responder -> requester), built per CNP
+    roce_v6_params cnp6{};
+    std::uint64_t cnp_tx = 0;       // CNPs sent by the responder
+    std::uint64_t cnp_tx_fail = 0;  // CNPs decided but not sent (no mbuf, CNP ring full)
     // The responder's ACK/NAK waiting on its port's reply ring (not yet
     // sent), or null: a reply that finds the ring full overwrites it.
     rte_mbuf* queued_reply = nullptr;
-    std::uint32_t ring_succ = UINT32_MAX;
 };
 
 // The flow's completion time: from its first message's post to its last
