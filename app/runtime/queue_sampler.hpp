@@ -53,7 +53,7 @@ struct depth_sampler {
             s.ns = now.v;
             s.port = static_cast<std::uint16_t>(p);
             s.paused = pipe.paused_queues(p, now);
-            s.pfc_tx = pipe.pfc(p, now).frames_sent;
+            s.pfc_tx = pipe.pfc_frames_sent(p);
             for (int q = 0; q < 8; ++q) { s.depth_bytes[q] = static_cast<std::uint32_t>(pipe.queued_bytes(p, q)); }
             if (!out->ring.push(s)) { out->dropped.fetch_add(1, std::memory_order_relaxed); }
         }

@@ -566,6 +566,12 @@ pg_status switch_pipeline::pg(std::size_t port, int pgi) const noexcept {
     return st;
 }
 
+std::uint64_t switch_pipeline::pfc_frames_sent(std::size_t port) const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& w : _p->workers) { n += read_counter(w->c[port].tx_pfc_frames); }
+    return n;
+}
+
 pfc_status switch_pipeline::pfc(std::size_t port, nanos now) const noexcept {
     const port_rt& pr = *_p->ports[port];
     const port_counters c = counters(port);

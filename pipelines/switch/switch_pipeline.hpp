@@ -179,6 +179,10 @@ public:
     bool buffer_accounting() const noexcept;
     pg_status pg(std::size_t port, int pg) const noexcept;
     pfc_status pfc(std::size_t port, nanos now) const noexcept;
+    // PFC/PAUSE frames sent on the port so far: pfc().frames_sent without
+    // building the whole status (the worker's queue sampler reads it; a
+    // pfc() call there cost the worker's loop 11 % at 74 B, measured).
+    std::uint64_t pfc_frames_sent(std::size_t port) const noexcept;
     std::uint64_t pool_shared_used() const noexcept;
     std::uint64_t pool_shared_size() const noexcept;
     // The ingress buffer pool as a whole (zeros without buffer accounting):
