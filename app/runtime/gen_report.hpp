@@ -42,8 +42,6 @@ std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& 
 bool write_fct_rows(std::FILE* out, const gen::gen_pipeline& p, double scale = 1.0);
 std::string write_fct_csv(const std::string& path, const gen::gen_pipeline& p);
 
-// "==== rocelab-gen final (Ns) ====", a line per flow and the DCQCN summary,
-// on stdout. `end`: the run clock when the worker stopped.
 // A port's scalar counters, by the names the JSON report's ports and
 // /rocelab_gen/port give them, in the report's order: put(name, value).
 template <typename Put>
@@ -86,6 +84,8 @@ void put_port_counters(const gen::gen_port_counters& c, Put&& put) {
     put("tx_built", read_counter(c.tx_built));
 }
 
+// "==== rocelab-gen final (Ns) ====", a line per flow and the DCQCN summary,
+// on stdout. `end`: the run clock when the worker stopped.
 void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elapsed_s, nanos end);
 
 // The status line: per port tx/rx rate and Mpps since the last line, then
