@@ -9,10 +9,33 @@
 
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
-#include "rocelab_version.h"
 #include "runtime/app_common.hpp"
 
 namespace rocelab::runtime {
+
+namespace {
+
+// DCQCN counts summed over every flow: the report's "totals" and the final "dcqcn total" line.
+struct dcqcn_totals {
+    std::uint64_t cnp_tx = 0;
+    std::uint64_t cnp_rx = 0;
+    std::uint64_t ce_rx = 0;
+    std::uint64_t cuts = 0;
+};
+
+dcqcn_totals sum_dcqcn(const gen::gen_pipeline& p) {
+    dcqcn_totals t;
+    for (std::size_t i = 0; i < p.flow_count(); ++i) {
+        const auto& f = p.flow(i);
+        t.cnp_tx += f.cnp_tx;
+        t.cnp_rx += f.cnp_rx;
+        t.ce_rx += f.np.counters().ce_rx;
+        t.cuts += f.rp.counters().cuts;
+    }
+    return t;
+}
+
+}  // namespace
 
 void gen_status::print(const gen::gen_pipeline& p, double dt, double t) {
     status_line line(t);
@@ -96,21 +119,16 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     const nanos end_now = r.end;
     std::string out;
     json_writer j(out);
-    j.begin_object();
-    j.key("provenance");
-    j.begin_object();
-    j.kv("tool", "rocelab-gen");
-    j.kv("version", ROCELAB_VERSION);
-    j.kv("config", cfg.source);
-    j.kv("command_line", r.command_line);
-    j.kv("seed", cfg.seed);
-    j.kv("pattern", gen_pattern_name(cfg.pattern));
-    j.kv("data_loss", cfg.data_loss.p);
-    j.kv("ack_loss", cfg.ack_loss.p);
-    j.kv("link_delay_ns", cfg.link_delay.v);
-    j.kv("tx_only", p.tx_opts().tx_only);
-    j.kv("tx_payload", gen::tx_payload_name(p.tx_opts().payload));
-    j.end_object();
+    begin_report(j, "rocelab-gen", cfg.source, [&] {
+        j.kv("command_line", r.command_line);
+        j.kv("seed", cfg.seed);
+        j.kv("pattern", gen_pattern_name(cfg.pattern));
+        j.kv("data_loss", cfg.data_loss.p);
+        j.kv("ack_loss", cfg.ack_loss.p);
+        j.kv("link_delay_ns", cfg.link_delay.v);
+        j.kv("tx_only", p.tx_opts().tx_only);
+        j.kv("tx_payload", gen::tx_payload_name(p.tx_opts().payload));
+    });
     // DCQCN as resolved (every flow shares it but for its line rate).
     j.key("dcqcn");
     j.begin_object();
@@ -144,24 +162,20 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     j.kv("cnp_802p_prio", static_cast<std::uint64_t>(np.cnp_802p_prio));
     j.end_object();
     {
-        std::uint64_t ctx = 0, crx = 0, ce = 0, cuts = 0;
+        const dcqcn_totals t = sum_dcqcn(p);
         double rmin = 0, rmean = 0;
         for (std::size_t i = 0; i < p.flow_count(); ++i) {
             const auto& f = p.flow(i);
-            ctx += f.cnp_tx;
-            crx += f.cnp_rx;
-            ce += f.np.counters().ce_rx;
-            cuts += f.rp.counters().cuts;
             const double m = f.dcqcn ? f.rp.counters().min_rate_seen_bps : double(f.pacer.rate().v);
             rmin = i == 0 ? m : std::min(rmin, m);
             rmean += gen::mean_pacing_rate(f, cfg, end_now) / double(p.flow_count());
         }
         j.key("totals");
         j.begin_object();
-        j.kv("cnp_tx", ctx);
-        j.kv("cnp_rx", crx);
-        j.kv("ce_rx", ce);
-        j.kv("rate_cuts", cuts);
+        j.kv("cnp_tx", t.cnp_tx);
+        j.kv("cnp_rx", t.cnp_rx);
+        j.kv("ce_rx", t.ce_rx);
+        j.kv("rate_cuts", t.cuts);
         j.kv("rate_min_bps", rmin);
         j.kv("rate_mean_bps", rmean);
         j.end_object();
@@ -213,15 +227,12 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.end_array();
         j.end_object();
     }
-    j.key("flows");
-    j.begin_array();
-    for (std::size_t i = 0; i < p.flow_count(); ++i) {
+    json_objects(j, "flows", p.flow_count(), [&](std::size_t i) {
         const auto& f = p.flow(i);
         const auto& rc = f.rq.counters();
         const auto& sc = f.rs.counters();
         std::vector<std::uint64_t> fct = f.fct_ns;
         std::sort(fct.begin(), fct.end());
-        j.begin_object();
         j.kv("name", f.cfg.name);
         j.kv("src", cfg.hosts[f.cfg.src_host].name);
         j.kv("dst", cfg.hosts[f.cfg.dst_host].name);
@@ -276,28 +287,16 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("rate_min_bps", f.dcqcn ? rk.min_rate_seen_bps : double(f.pacer.rate().v));
         j.kv("rate_mean_bps", gen::mean_pacing_rate(f, cfg, end_now));
         j.kv("rate_end_bps", f.pacer.rate().v);
-        j.end_object();
-    }
-    j.end_array();
-    j.key("ports");
-    j.begin_array();
-    for (std::size_t i = 0; i < p.port_count(); ++i) {
+    });
+    json_objects(j, "ports", p.port_count(), [&](std::size_t i) {
         const auto& c = p.counters(i);
         const auto& b = p.binding(i);
         const auto& pt = p.pauses(i);
-        j.begin_object();
-        j.kv("name", b.name);
-        j.kv("port_id", static_cast<unsigned>(b.port_id));
-        j.kv("device", r.device(i));
+        write_port_head(j, b, r, i);
         j.kv("line_rate", b.line_rate.v ? format_rate(b.line_rate) : std::string("unknown"));
         j.kv("line_rate_bps", b.line_rate.v);
         put_port_counters(c, json_put(j));
-        j.key("malformed");
-        j.begin_object();
-        for (std::size_t s = 1; s < parse_status_count; ++s) {
-            j.kv(parse_status_name(static_cast<parse_status>(s)), c.malformed[s]);
-        }
-        j.end_object();
+        write_malformed(j, c.malformed);
         j.key("pause");
         j.begin_object();
         j.kv("pfc_frames", pt.stats().pfc_frames);
@@ -316,12 +315,8 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.end_array();
         j.end_object();
         write_ethdev(j, r, i);
-        j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-    out += '\n';
-    return out;
+    });
+    return end_report(j, out);
 }
 
 std::string write_gen_report(const std::string& path, const gen::gen_pipeline& p, const gen_cfg& cfg,
@@ -344,13 +339,8 @@ void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elap
                     (unsigned long long)rc.timeouts, (unsigned long long)sc.out_of_sequence);
     }
     if (cfg.dcqcn != dcqcn_profile::off) {
-        std::uint64_t ctx = 0, crx = 0, ce = 0, cuts = 0;
         for (std::size_t f = 0; f < p.flow_count(); ++f) {
             const auto& fl = p.flow(f);
-            ctx += fl.cnp_tx;
-            crx += fl.cnp_rx;
-            ce += fl.np.counters().ce_rx;
-            cuts += fl.rp.counters().cuts;
             std::printf("%s: dcqcn %s: cnp_rx %llu, rate_cuts %llu, rate min %s mean %s now %s; ce_rx %llu, cnp_tx %llu\n",
                         fl.cfg.name.c_str(), dcqcn_profile_name(cfg.dcqcn), (unsigned long long)fl.cnp_rx,
                         (unsigned long long)fl.rp.counters().cuts,
@@ -359,8 +349,10 @@ void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elap
                         rate_str(double(fl.pacer.rate().v)).c_str(), (unsigned long long)fl.np.counters().ce_rx,
                         (unsigned long long)fl.cnp_tx);
         }
-        std::printf("dcqcn total: ce_rx %llu, cnp_tx %llu, cnp_rx %llu, rate_cuts %llu\n", (unsigned long long)ce,
-                    (unsigned long long)ctx, (unsigned long long)crx, (unsigned long long)cuts);
+        const dcqcn_totals t = sum_dcqcn(p);
+        std::printf("dcqcn total: ce_rx %llu, cnp_tx %llu, cnp_rx %llu, rate_cuts %llu\n",
+                    (unsigned long long)t.ce_rx, (unsigned long long)t.cnp_tx, (unsigned long long)t.cnp_rx,
+                    (unsigned long long)t.cuts);
     }
     std::fflush(stdout);
 }

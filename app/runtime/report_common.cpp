@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "rocelab_version.h"
+
 namespace rocelab::runtime {
 
 const std::string& run_report::device(std::size_t i) const {
@@ -30,6 +32,18 @@ void write_sample_stats(json_writer& j, std::string_view what, const std::vector
         j.kv(w + "_min_ns", sorted.empty() ? 0 : sorted.front());
     }
     j.kv(w + "_mean_ns", mean);
+}
+
+void write_provenance_head(json_writer& j, const char* tool, const std::string& config) {
+    j.kv("tool", tool);
+    j.kv("version", ROCELAB_VERSION);
+    j.kv("config", config);
+}
+
+std::string end_report(json_writer& j, std::string& out) {
+    j.end_object();
+    out += '\n';
+    return out;
 }
 
 void write_capture_fields(json_writer& j, const run_report& r) {

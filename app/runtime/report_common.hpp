@@ -18,6 +18,7 @@
 #include "core/counter.hpp"
 #include "core/json.hpp"
 #include "core/units.hpp"
+#include "proto/parse.hpp"
 
 namespace rocelab::runtime {
 
@@ -57,6 +58,54 @@ std::uint64_t percentile(const std::vector<std::uint64_t>& sorted, double q);
 // "_mean_ns" (`mean`, over every time, kept or not).
 void write_sample_stats(json_writer& j, std::string_view what, const std::vector<std::uint64_t>& sorted,
                         std::uint64_t dropped, double mean, bool with_min);
+
+// A node's report document is one JSON object: begin_report() opens it with
+// "provenance" (tool, version, config, then what provenance() writes);
+// end_report() closes it and returns `out` (j's text), newline-terminated.
+void write_provenance_head(json_writer& j, const char* tool, const std::string& config);
+template <typename Provenance>
+void begin_report(json_writer& j, const char* tool, const std::string& config, Provenance&& provenance) {
+    j.begin_object();
+    j.key("provenance");
+    j.begin_object();
+    write_provenance_head(j, tool, config);
+    provenance();
+    j.end_object();
+}
+std::string end_report(json_writer& j, std::string& out);
+
+// "key": an array of n objects, the i-th holding what item(i) writes.
+template <typename Item>
+void json_objects(json_writer& j, std::string_view key, std::size_t n, Item&& item) {
+    j.key(key);
+    j.begin_array();
+    for (std::size_t i = 0; i < n; ++i) {
+        j.begin_object();
+        item(i);
+        j.end_object();
+    }
+    j.end_array();
+}
+
+// A port object's first members: name, port_id, device (b: a port binding).
+template <typename Binding>
+void write_port_head(json_writer& j, const Binding& b, const run_report& r, std::size_t i) {
+    j.kv("name", b.name);
+    j.kv("port_id", static_cast<unsigned>(b.port_id));
+    j.kv("device", r.device(i));
+}
+
+// The "malformed" object of a port: frames the parser refused, by
+// parse_status name (every status but ok, counters or plain integers).
+template <typename Counts>
+void write_malformed(json_writer& j, const Counts& malformed) {
+    j.key("malformed");
+    j.begin_object();
+    for (std::size_t s = 1; s < parse_status_count; ++s) {
+        j.kv(parse_status_name(static_cast<parse_status>(s)), static_cast<std::uint64_t>(malformed[s]));
+    }
+    j.end_object();
+}
 
 // "capture_frames"/"capture_dropped" when captured.
 void write_capture_fields(json_writer& j, const run_report& r);

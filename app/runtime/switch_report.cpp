@@ -5,7 +5,6 @@
 
 #include "config/units_parse.hpp"
 #include "core/json.hpp"
-#include "rocelab_version.h"
 #include "runtime/app_common.hpp"
 
 namespace rocelab::runtime {
@@ -56,15 +55,10 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     std::string out;
     json_writer j(out);
     const auto put = json_put(j);
-    j.begin_object();
-    j.key("provenance");
-    j.begin_object();
-    j.kv("tool", "rocelab-switch");
-    j.kv("version", ROCELAB_VERSION);
-    j.kv("config", cfg.source);
-    j.kv("seed", cfg.seed);
-    j.kv("mode", cfg.mode == fwd_mode::l2 ? "l2" : "l3");
-    j.end_object();
+    begin_report(j, "rocelab-switch", cfg.source, [&] {
+        j.kv("seed", cfg.seed);
+        j.kv("mode", cfg.mode == fwd_mode::l2 ? "l2" : "l3");
+    });
     j.kv("elapsed_s", r.elapsed_s);
     j.kv("tsc_hz", r.tsc_hz);
     // One entry per worker lcore: its ports, its share of the run spent
@@ -122,15 +116,10 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     j.kv("mbufs_total", r.mbufs_total);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);
     write_capture_fields(j, r);
-    j.key("ports");
-    j.begin_array();
-    for (std::size_t i = 0; i < p.port_count(); ++i) {
+    json_objects(j, "ports", p.port_count(), [&](std::size_t i) {
         const auto& c = p.counters(i);
         const auto& b = p.binding(i);
-        j.begin_object();
-        j.kv("name", b.name);
-        j.kv("port_id", static_cast<unsigned>(b.port_id));
-        j.kv("device", r.device(i));
+        write_port_head(j, b, r, i);
         j.kv("mac", mac_str(b.mac));
         j.kv("line_rate", format_rate(b.line_rate));
         j.kv("line_rate_bps", b.line_rate.v);
@@ -142,12 +131,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
             j.kv(sw::drop_reason_name(static_cast<sw::drop_reason>(r)), c.drops[r]);
         }
         j.end_object();
-        j.key("malformed");
-        j.begin_object();
-        for (std::size_t s = 1; s < parse_status_count; ++s) {
-            j.kv(parse_status_name(static_cast<parse_status>(s)), c.malformed[s]);
-        }
-        j.end_object();
+        write_malformed(j, c.malformed);
         j.kv("tx_pfc_frames", c.tx_pfc_frames);
         const sw::pfc_status ps = p.pfc(i, r.end);
         auto arr = [&](std::string_view k, const auto& a) {
@@ -210,12 +194,8 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
             j.end_object();
         }
         j.end_array();
-        j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-    out += '\n';
-    return out;
+    });
+    return end_report(j, out);
 }
 
 std::string write_switch_report(const std::string& path, const sw::switch_pipeline& p, const switch_cfg& cfg,
