@@ -162,7 +162,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     j.kv("cnp_802p_prio", static_cast<std::uint64_t>(np.cnp_802p_prio));
     j.end_object();
     {
-        const dcqcn_totals t = sum_dcqcn(p);
+        const auto [ctx, crx, ce, cuts] = sum_dcqcn(p);
         double rmin = 0, rmean = 0;
         for (std::size_t i = 0; i < p.flow_count(); ++i) {
             const auto& f = p.flow(i);
@@ -172,10 +172,10 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         }
         j.key("totals");
         j.begin_object();
-        j.kv("cnp_tx", t.cnp_tx);
-        j.kv("cnp_rx", t.cnp_rx);
-        j.kv("ce_rx", t.ce_rx);
-        j.kv("rate_cuts", t.cuts);
+        j.kv("cnp_tx", ctx);
+        j.kv("cnp_rx", crx);
+        j.kv("ce_rx", ce);
+        j.kv("rate_cuts", cuts);
         j.kv("rate_min_bps", rmin);
         j.kv("rate_mean_bps", rmean);
         j.end_object();
