@@ -12,6 +12,7 @@
 
 #include "core/endian.hpp"
 #include "proto/eth.hpp"
+#include "proto/header_view.hpp"
 
 namespace rocelab {
 
@@ -24,9 +25,9 @@ inline bool arp_is_eth_ipv4(const std::byte* p) noexcept {
     return load_be32(p) == 0x00010800u && load_be16(p + 4) == 0x0604u;
 }
 
-class arp_cview {
+class arp_cview : public header_view<const std::byte> {
 public:
-    explicit arp_cview(const std::byte* p) noexcept : _p(p) {}
+    using header_view::header_view;
     std::uint16_t htype() const noexcept { return load_be16(_p); }
     std::uint16_t ptype() const noexcept { return load_be16(_p + 2); }
     std::uint8_t hlen() const noexcept { return load_u8(_p + 4); }
@@ -36,9 +37,6 @@ public:
     std::uint32_t spa() const noexcept { return load_be32(_p + 14); }
     mac_addr tha() const noexcept { return load_mac(_p + 18); }
     std::uint32_t tpa() const noexcept { return load_be32(_p + 24); }
-
-private:
-    const std::byte* _p;
 };
 
 // Writes an Ethernet + ARP frame (padded to 60 bytes); returns 60.

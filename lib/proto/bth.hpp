@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/header_view.hpp"
 #include "proto/psn.hpp"
 
 namespace rocelab {
@@ -223,10 +224,9 @@ inline std::uint32_t write_bth(std::byte* p, const bth_fields& f) noexcept {
 }
 
 template <typename B>
-class basic_bth_view {
+class basic_bth_view : public header_view<B> {
 public:
-    explicit basic_bth_view(B* p) noexcept : _p(p) {}
-    B* data() const noexcept { return _p; }
+    using header_view<B>::header_view;
     std::uint8_t opcode() const noexcept { return load_u8(_p); }
     bool se() const noexcept { return (load_u8(_p + 1) & 0x80u) != 0; }
     bool migreq() const noexcept { return (load_u8(_p + 1) & 0x40u) != 0; }
@@ -258,7 +258,7 @@ private:
         const unsigned b = load_u8(_p + off);
         _p[off] = std::byte(v ? (b | m) : (b & ~m));
     }
-    B* _p;
+    using header_view<B>::_p;
 };
 using bth_view = basic_bth_view<std::byte>;
 using bth_cview = basic_bth_view<const std::byte>;

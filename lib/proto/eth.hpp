@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/header_view.hpp"
 
 namespace rocelab {
 
@@ -73,10 +74,9 @@ struct vlan_tci {
 
 // View over an Ethernet header. B is std::byte (mutable) or const std::byte.
 template <typename B>
-class basic_eth_view {
+class basic_eth_view : public header_view<B> {
 public:
-    explicit basic_eth_view(B* p) noexcept : _p(p) {}
-    B* data() const noexcept { return _p; }
+    using header_view<B>::header_view;
     mac_addr dst() const noexcept { return load_mac(_p); }
     mac_addr src() const noexcept { return load_mac(_p + 6); }
     // EtherType / TPID in the first type slot (offset 12).
@@ -87,16 +87,16 @@ public:
     void set_type(std::uint16_t t) const noexcept requires(!std::is_const_v<B>) { store_be16(_p + 12, t); }
 
 private:
-    B* _p;
+    using header_view<B>::_p;
 };
 using eth_view = basic_eth_view<std::byte>;
 using eth_cview = basic_eth_view<const std::byte>;
 
 // View over one 4-byte VLAN tag (TPID + TCI).
 template <typename B>
-class basic_vlan_view {
+class basic_vlan_view : public header_view<B> {
 public:
-    explicit basic_vlan_view(B* p) noexcept : _p(p) {}
+    using header_view<B>::header_view;
     std::uint16_t tpid() const noexcept { return load_be16(_p); }
     std::uint16_t tci_raw() const noexcept { return load_be16(_p + 2); }
     vlan_tci tci() const noexcept { return vlan_tci::decode(tci_raw()); }
@@ -110,7 +110,7 @@ public:
     }
 
 private:
-    B* _p;
+    using header_view<B>::_p;
 };
 using vlan_view = basic_vlan_view<std::byte>;
 using vlan_cview = basic_vlan_view<const std::byte>;

@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/header_view.hpp"
 
 namespace rocelab {
 
@@ -101,10 +102,9 @@ inline bool ipv4_checksum_ok(const std::byte* ip, std::uint32_t hlen = 20) noexc
 }
 
 template <typename B>
-class basic_ipv4_view {
+class basic_ipv4_view : public header_view<B> {
 public:
-    explicit basic_ipv4_view(B* p) noexcept : _p(p) {}
-    B* data() const noexcept { return _p; }
+    using header_view<B>::header_view;
     std::uint8_t version() const noexcept { return load_u8(_p) >> 4; }
     std::uint32_t ihl_bytes() const noexcept { return (load_u8(_p) & 0x0Fu) * 4u; }
     std::uint8_t tos() const noexcept { return load_u8(_p + 1); }
@@ -133,7 +133,7 @@ public:
     }
 
 private:
-    B* _p;
+    using header_view<B>::_p;
 };
 using ipv4_view = basic_ipv4_view<std::byte>;
 using ipv4_cview = basic_ipv4_view<const std::byte>;

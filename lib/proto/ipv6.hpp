@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/header_view.hpp"
 
 namespace rocelab {
 
@@ -27,10 +28,9 @@ inline constexpr std::uint8_t ipv6_next_none = 59;
 using ipv6_addr = std::array<std::uint8_t, 16>;
 
 template <typename B>
-class basic_ipv6_view {
+class basic_ipv6_view : public header_view<B> {
 public:
-    explicit basic_ipv6_view(B* p) noexcept : _p(p) {}
-    B* data() const noexcept { return _p; }
+    using header_view<B>::header_view;
     std::uint8_t version() const noexcept { return load_u8(_p) >> 4; }
     std::uint8_t traffic_class() const noexcept { return static_cast<std::uint8_t>(load_be32(_p) >> 20); }
     std::uint8_t dscp() const noexcept { return traffic_class() >> 2; }
@@ -57,7 +57,7 @@ private:
         std::memcpy(a.data(), p, 16);
         return a;
     }
-    B* _p;
+    using header_view<B>::_p;
 };
 using ipv6_view = basic_ipv6_view<std::byte>;
 using ipv6_cview = basic_ipv6_view<const std::byte>;

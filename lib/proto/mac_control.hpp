@@ -18,6 +18,7 @@
 
 #include "core/endian.hpp"
 #include "proto/eth.hpp"
+#include "proto/header_view.hpp"
 
 namespace rocelab {
 
@@ -31,9 +32,9 @@ inline constexpr std::uint32_t pfc_num_priorities = 8;
 
 // View over the MAC Control body (starts at the opcode, right after the
 // EtherType). The caller checks the length (the parser does).
-class mac_control_cview {
+class mac_control_cview : public header_view<const std::byte> {
 public:
-    explicit mac_control_cview(const std::byte* body) noexcept : _p(body) {}
+    using header_view::header_view;
     std::uint16_t opcode() const noexcept { return load_be16(_p); }
     // PAUSE
     std::uint16_t pause_time() const noexcept { return load_be16(_p + 2); }
@@ -47,9 +48,6 @@ public:
         }
         return t;
     }
-
-private:
-    const std::byte* _p;
 };
 
 // 802.1Qbb PFC frame; returns 60.

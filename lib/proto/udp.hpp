@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/header_view.hpp"
 
 namespace rocelab {
 
@@ -17,10 +18,9 @@ inline constexpr std::uint32_t udp_hdr_len = 8;
 inline constexpr std::uint16_t udp_port_roce_v2 = 4791;
 
 template <typename B>
-class basic_udp_view {
+class basic_udp_view : public header_view<B> {
 public:
-    explicit basic_udp_view(B* p) noexcept : _p(p) {}
-    B* data() const noexcept { return _p; }
+    using header_view<B>::header_view;
     std::uint16_t sport() const noexcept { return load_be16(_p); }
     std::uint16_t dport() const noexcept { return load_be16(_p + 2); }
     std::uint16_t length() const noexcept { return load_be16(_p + 4); }
@@ -32,7 +32,7 @@ public:
     void set_checksum(std::uint16_t v) const noexcept requires(!std::is_const_v<B>) { store_be16(_p + 6, v); }
 
 private:
-    B* _p;
+    using header_view<B>::_p;
 };
 using udp_view = basic_udp_view<std::byte>;
 using udp_cview = basic_udp_view<const std::byte>;
