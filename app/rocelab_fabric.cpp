@@ -370,6 +370,45 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
             j.kv("drop_headroom_overflow", pg.drop_headroom_overflow);
         });
     j.end_array();
+    if (f.has_credit_links()) {
+        // Credit mode (docs/fabric.md "Credit flow control"): per port and
+        // credited class, what it gives (a switch port) and what it sends with.
+        j.key("credits");
+        j.begin_array();
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            for (std::size_t p = 0; p < f.port_count(n); ++p) {
+                const credit_rx* r = f.credit_receiver(n, static_cast<int>(p));
+                const credit_tx* t = f.credit_sender(n, static_cast<int>(p));
+                for (int c = 0; c < 8; ++c) {
+                    const bool gives = r != nullptr && (r->credited >> c & 1u) != 0;
+                    const bool sends = t != nullptr && t->vl_of[static_cast<std::size_t>(c)] != no_vl;
+                    if (!gives && !sends) { continue; }
+                    j.begin_object();
+                    j.kv("node", f.node_name(n));
+                    j.kv("port", f.port_name(n, static_cast<int>(p)));
+                    j.kv("class", c);
+                    if (gives) {
+                        const auto i = static_cast<std::size_t>(c);
+                        j.kv("gives_bytes", r->limit[i]);
+                        j.kv("block_bytes", std::uint64_t{r->block});
+                        j.kv("abr_blocks", r->abr[i]);
+                        j.kv("fccl_sent_blocks", r->advertised[i]);
+                        j.kv("overruns", r->overruns);
+                    }
+                    if (sends) {
+                        const auto vl = static_cast<std::size_t>(t->vl_of[static_cast<std::size_t>(c)]);
+                        j.kv("vl", static_cast<int>(vl));
+                        j.kv("fctbs_blocks", t->fctbs[vl]);
+                        j.kv("fccl_blocks", t->fccl[vl]);
+                        j.kv("updates", t->updates);
+                        j.kv("waits", t->waits);
+                    }
+                    j.end_object();
+                }
+            }
+        }
+        j.end_array();
+    }
     j.end_object();
     s += "\n";
     return s;
@@ -727,7 +766,8 @@ int main(int argc, char** argv) {
         f.connect(l.a, l.pa, l.b, l.pb,
                   vt::cable_cfg{.rate = l.cable.rate, .prop_delay = l.cable.delay, .loss = l.cable.loss,
                                 .loss_seed = l.cable.loss_seed, .tx_ring_size = l.cable.tx_ring_size,
-                                .rx_ring_size = l.cable.rx_ring_size});
+                                .rx_ring_size = l.cable.rx_ring_size, .credit = l.cable.credit,
+                                .credit_bytes = l.cable.credit_bytes});
     }
     const auto plan_r = f.plan_memory();
     if (auto* e = std::get_if<std::string>(&plan_r)) { die(2, topo.source + ": " + *e); }
@@ -1100,6 +1140,12 @@ int main(int argc, char** argv) {
                 if ((std::strcmp(m, "pfc_rx") == 0 || std::strcmp(m, "pfc_tx") == 0)) { continue; }
                 std::string err;
                 j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+            }
+            if (f.has_credit_links()) {
+                for (const char* m : {"credit_waits", "credit_overruns"}) {
+                    std::string err;
+                    j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+                }
             }
             j.kv("packet_hops", f.packet_hops());
             j.end_object();

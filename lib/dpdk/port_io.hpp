@@ -27,6 +27,10 @@
 
 struct rte_mbuf;
 
+namespace rocelab {
+struct credit_tx;  // qos/credit.hpp
+}
+
 namespace rocelab::dpdk {
 
 struct port_io_ops {
@@ -55,6 +59,12 @@ struct port_binding {
     bits_per_sec line_rate{};           // configured speed, else the driver's (0 = unknown)
     bool shaped = false;                // the speed came from config (the switch shapes to it)
     port_io io{};
+    // Credit mode (qos/credit.hpp; the fabric sets these on a cable run with
+    // credits instead of PFC). credit_port: this port gives credits instead
+    // of sending PFC (no PFC frame leaves it). credit: the credits this port
+    // holds to send with, or nullptr (its peer gives none: PFC, or a host).
+    bool credit_port = false;
+    credit_tx* credit = nullptr;
 };
 
 }  // namespace rocelab::dpdk

@@ -188,7 +188,9 @@ private:
     }
 
     topo_cable cable(const YAML::Node& m, const std::string& where, topo_cable c) const {
-        if (!m.IsMap()) { fail(m, where, "a map of rate, delay, loss, loss_seed, tx_ring_size, rx_ring_size"); }
+        if (!m.IsMap()) {
+            fail(m, where, "a map of rate, delay, loss, loss_seed, tx_ring_size, rx_ring_size, flow_control, credits");
+        }
         for (const auto& kv : m) {
             const std::string k = kv.first.as<std::string>();
             const std::string v = kv.second.IsScalar() ? kv.second.as<std::string>() : std::string();
@@ -213,8 +215,19 @@ private:
                 c.tx_ring_size = static_cast<std::uint32_t>(number(kv.second, f, 1, 65536));
             } else if (k == "rx_ring_size") {
                 c.rx_ring_size = static_cast<std::uint32_t>(number(kv.second, f, 1, 65536));
+            } else if (k == "flow_control") {
+                if (v != "pfc" && v != "credit") {
+                    fail(kv.second, f, "'" + v + "': pfc (the ports' PFC, the default) or credit (InfiniBand-style credits)");
+                }
+                c.credit = v == "credit";
+            } else if (k == "credits") {
+                auto b = parse_bytes(v);
+                if (!b || b->v == 0) { fail(kv.second, f, "'" + v + "': a buffer per lossless class > 0 with units, e.g. 64KiB"); }
+                c.credit_bytes = b->v;
             } else {
-                fail(kv.first, f, "unknown key; accepted: a, b, rate, delay, loss, loss_seed, tx_ring_size, rx_ring_size");
+                fail(kv.first, f,
+                     "unknown key; accepted: a, b, rate, delay, loss, loss_seed, tx_ring_size, rx_ring_size, "
+                     "flow_control, credits");
             }
         }
         return c;

@@ -28,7 +28,10 @@
 // or device in virtual time (a port is its cable); given ones are ignored.
 // Cable keys: rate (> 0), delay (>= 0, propagation), loss (0..100 %,
 // per direction, seeded), loss_seed, tx_ring_size / rx_ring_size
-// (descriptors, 1..65536).
+// (descriptors, 1..65536), flow_control (pfc | credit: InfiniBand-style
+// link-level credits instead of PFC, docs/fabric.md "Credit flow control"),
+// credits (with credit: the buffer a switch port gives per lossless class;
+// default its priority group's reserved + headroom bytes).
 // Errors name the file, the field and what is accepted.
 #pragma once
 
@@ -52,6 +55,8 @@ struct topo_cable {
     std::uint64_t loss_seed = 1;
     std::uint32_t tx_ring_size = 256;
     std::uint32_t rx_ring_size = 1024;
+    bool credit = false;             // flow_control: credit (InfiniBand-style credits instead of PFC)
+    std::uint64_t credit_bytes = 0;  // credits: buffer per lossless class; 0 = its PG's guaranteed bytes
 };
 
 struct topo_node {

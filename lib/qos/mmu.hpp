@@ -256,6 +256,19 @@ public:
 
     int num_ports() const noexcept { return _num_ports; }
     bool lossless(int port, int pg) const noexcept { return _pgs[index(port, pg)].headroom_limit > 0; }
+    // Bytes (port, pg) holds now, in all its regions.
+    std::uint64_t use(int port, int pg) const noexcept {
+        const pg_state& s = _pgs[index(port, pg)];
+        return s.reserved_use + s.shared_use + s.headroom_use;
+    }
+    // Bytes (port, pg) can always hold, whatever the pool's state: its
+    // reserved bytes plus its headroom (credit mode advertises these).
+    std::uint64_t guaranteed(int port, int pg) const noexcept {
+        const pg_state& s = _pgs[index(port, pg)];
+        return s.reserved_limit + s.headroom_limit;
+    }
+    std::uint32_t cell() const noexcept { return _cell; }
+    bool shared_headroom() const noexcept { return _shp_size != 0; }
 
     // Bytes a packet of `len` bytes is charged (len rounded up to cells).
     std::uint32_t charge_for(std::uint32_t len) const noexcept {

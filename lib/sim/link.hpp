@@ -81,6 +81,7 @@
 //   m = l.rx_burst(now, out, 32);          // only frames with arrive <= now
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -141,6 +142,7 @@ struct item_traits {
     std::uint32_t length(const Item& it) const noexcept { return static_cast<std::uint32_t>(it.len); }
     void drop(Item&) const noexcept {}
     void on_wire(const Item&, std::int64_t, std::int64_t, wire_fate) const noexcept {}
+    void on_credit() const noexcept {}  // a credit update reached the receiver (credit channel; optional)
 };
 
 // The sender's counters and the receiver's on cache lines of their own: a
@@ -156,6 +158,14 @@ struct link_counters {
     std::uint64_t arrived = 0;               // left the wire by now (delivered, lost or dropped)
     std::uint64_t arrived_bytes = 0;         // their bytes (without overhead)
     std::uint64_t rx_taken = 0;              // returned by rx_burst
+    std::uint64_t credit_updates = 0;        // credit updates handed to the sink (credit channel)
+};
+
+// One credit update on its way (the credit channel, below).
+struct credit_update {
+    std::int64_t arrive = 0;
+    std::uint64_t fccl = 0;
+    std::uint8_t vl = 0;
 };
 
 template <typename Item, typename Traits = item_traits<Item>>
@@ -224,10 +234,11 @@ public:
 
     // Moves the frames that have arrived by `now` into the RX ring (loss and
     // RX-full drops counted); returns how many went into the RX ring.
+    // Credit updates handed to the sink count too (the receiver has work).
     std::size_t deliver(nanos now) noexcept {
-        const std::uint64_t before = _c.delivered;
+        const std::uint64_t before = _c.delivered + _c.credit_updates;
         advance(now);
-        return static_cast<std::size_t>(_c.delivered - before);
+        return static_cast<std::size_t>(_c.delivered + _c.credit_updates - before);
     }
 
     // True once (then false) after tx_burst accepted a frame: the engine
@@ -246,10 +257,53 @@ public:
         _tx_bit = bit;
     }
 
+    // ---- the credit channel (credit mode: qos/credit.hpp) ----
+    // The cable's other direction carries this link's receiver's credit
+    // updates back; here, this link carries to its receiver the updates for
+    // the link in the other direction. set_credit_channel(sink, delay) (set
+    // up, before use): updates sent at `now` arrive at now + delay and are
+    // handed, in order, to sink(vl, fccl) on the receiver's side (in the
+    // same calls that deliver frames); they take no room on the wire (an IB
+    // flow-control packet is 6 bytes; `delay` includes its wire time).
+    // Updates sent at one instant for one VL are merged (the last one
+    // counts); storage is bounded by (delay + 1) x 8 updates, and when full
+    // the newest update of the VL is raised in place (never lost).
+    using credit_sink = void (*)(void* ctx, int vl, std::uint64_t fccl) noexcept;
+    void set_credit_channel(credit_sink sink, void* ctx, nanos delay) {
+        _csink = sink;
+        _cctx = ctx;
+        _cdelay = delay.v;
+        const std::size_t cap = static_cast<std::size_t>(std::min<std::int64_t>((delay.v + 1) * 8 + 16, 65536));
+        _cred = fifo<credit_update>(cap);
+        if (_split) { _cout = fifo<credit_update>(cap); }
+    }
+    bool has_credit_channel() const noexcept { return _csink != nullptr; }
+    // The sender's side: an update for VL vl (the limit FCCL), sent at now.
+    void send_credit(nanos now, int vl, std::uint64_t fccl) noexcept {
+        fifo<credit_update>& q = _split ? _cout : _cred;
+        const std::int64_t t = now.v + _cdelay;
+        const auto v = static_cast<std::uint8_t>(vl);
+        for (std::size_t i = q.size(); i-- > 0;) {  // merge: same instant, or full
+            credit_update& u = q[i];
+            if (u.arrive != t && !q.full()) { break; }
+            if (u.vl == v) {
+                u.fccl = fccl;
+                return;
+            }
+        }
+        if (q.full()) { return; }  // full of other VLs' updates at this instant: cannot happen (8 per instant)
+        q.push(credit_update{t, fccl, v});
+        _tx_since_sync = true;
+        if (_tx_word != nullptr) { *_tx_word |= _tx_bit; }
+    }
+
     // Arrival time of the next frame still on the link (TX ring or wire),
-    // not yet delivered; nanos::max() when none. The engine's link event.
+    // or of the next credit update, not yet delivered; nanos::max() when
+    // none. The engine's link event.
     nanos next_wire_arrival() const noexcept {
-        return _wire.empty() ? nanos::max() : nanos{_wire.front().arrive};
+        const nanos w = _wire.empty() ? nanos::max() : nanos{_wire.front().arrive};
+        if (_cred.empty()) { return w; }
+        return std::min(w, nanos{_cred.front().arrive});
     }
     // Arrival time of the oldest frame not yet taken by rx_burst (in the RX
     // ring, else on the link); nanos::max() when none.
@@ -283,13 +337,20 @@ public:
         _split = true;
         _out = fifo<wire_entry>(_wire.capacity());
         _txdep = fifo<std::int64_t>(_wire.capacity());
+        if (_csink != nullptr) { _cout = fifo<credit_update>(_cred.capacity()); }
     }
     bool split() const noexcept { return _split; }
     // Between windows (neither side running): the outbox onto the wire, in
     // order. True when frames moved (the receiver's next arrival may be new).
     bool transfer() noexcept {
+        bool moved = false;
+        while (!_cout.empty()) {
+            _cred.push(_cout.front());  // fits: the same bound
+            _cout.pop();
+            moved = true;
+        }
         if (_out.empty()) {
-            return false;
+            return moved;
         }
         while (!_out.empty()) {
             _wire.push(_out.front());  // fits: the wire and the outbox share one bound
@@ -384,6 +445,14 @@ private:
                 ++_departed;
             }
         }
+        if (!_cred.empty() && _cred.front().arrive <= now.v) [[unlikely]] {
+            do {
+                _csink(_cctx, _cred.front().vl, _cred.front().fccl);
+                _cred.pop();
+                ++_c.credit_updates;
+            } while (!_cred.empty() && _cred.front().arrive <= now.v);
+            if constexpr (requires { _traits.on_credit(); }) { _traits.on_credit(); }
+        }
         while (!_wire.empty() && _wire.front().arrive <= now.v) {
             wire_entry& e = _wire.front();
             ++_c.arrived;
@@ -421,10 +490,15 @@ private:
     bool _tx_since_sync = false;
     std::uint64_t* _tx_word = nullptr;  // notify_tx()
     std::uint64_t _tx_bit = 0;
+    fifo<credit_update> _cout{0};  // split: credit updates sent since the last transfer
+    std::int64_t _cdelay = 0;
     // The receiver's (unsplit: everything is one thread's).
     alignas(64) fifo<wire_entry> _wire;  // [0, _departed): on the wire; [_departed, size): TX ring (split: all on the wire)
     std::size_t _departed = 0;
     fifo<rx_entry> _rx;
+    fifo<credit_update> _cred{0};  // credit updates on their way, in arrival order
+    credit_sink _csink = nullptr;
+    void* _cctx = nullptr;
     rng _rng;
     link_counters _c;
 };

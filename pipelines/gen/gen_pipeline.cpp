@@ -1,5 +1,6 @@
 // gen_pipeline.cpp - see gen_pipeline.hpp.
 #include "gen/gen_pipeline.hpp"
+#include "qos/credit.hpp"
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -825,6 +826,18 @@ nanos gen_pipeline::next_deadline(nanos now) noexcept {
 // ready ones: when their pacer and the port's line cap conform, or their
 // pause ends), and its ports' own work (CNPs and replies waiting, PFC
 // sources, the delay line). Flows with nothing to do are not visited.
+// The priorities port ps may not send on now: paused by PFC/PAUSE, or, in
+// credit mode (qos/credit.hpp), without credits for the port's largest frame
+// (a host gates on that: it builds a frame only once it may send it).
+template <typename PortState>
+static std::uint8_t blocked_prios(PortState& ps, nanos now) noexcept {
+    std::uint8_t m = ps.pt.paused_mask(now);
+    if (const credit_tx* cr = ps.b.credit; cr != nullptr) [[unlikely]] {
+        m = static_cast<std::uint8_t>(m | cr->blocked_mask(cr->max_frame));
+    }
+    return m;
+}
+
 nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
     const worker_state& w = *_workers[k];
     nanos d = w.timers.top_time();
@@ -836,7 +849,7 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
     }
     for (const std::uint16_t pi : w.ports) {
         port_state& ps = _ports[pi];
-        if (!ps.cnps.empty()) { d = now; }
+        if (!ps.cnps.empty() && (blocked_prios(ps, now) >> (_np_cfg.cnp_802p_prio & 7u) & 1u) == 0) { d = now; }
         if (ps.delay_head != ps.delay_tail) {
             d = std::min(d, nanos{ps.delay[ps.delay_head & ps.delay_mask].due});
         }
@@ -845,7 +858,7 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
             if (src.cfg.count == 0 || src.sent < src.cfg.count) { d = std::min(d, nanos{src.next}); }
         }
         if (!ps.replies.empty()) {
-            const bool paused = (ps.pt.paused_mask(now) & (1u << (_cfg.priority & 7u))) != 0;
+            const bool paused = (blocked_prios(ps, now) & (1u << (_cfg.priority & 7u))) != 0;
             d = std::min(d, paused ? ps.pt.next_deadline(now) : now);
         }
         // With one PFC priority on the port, the first QP that may send
@@ -859,8 +872,8 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
             // smallest pacer time, and every QP shares the one pause.
             const flow_state& f = *_flows[ps.qps[ps.pace.top_id()]];
             if (now >= f.cfg.start && f.rq.can_send(now)) {
-                if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
-                    d = std::min(d, ps.pt.next_deadline(now));
+                if ((blocked_prios(ps, now) & f.prio_bit) != 0) {
+                    d = std::min(d, ps.pt.next_deadline(now));  // nanos::max() for credits: their arrival wakes the host
                     continue;
                 }
                 nanos t = std::max(now, ps.pace.top_time());
@@ -874,7 +887,7 @@ nanos gen_pipeline::next_deadline_worker(std::size_t k, nanos now) noexcept {
             for (std::uint64_t word = ps.ready[b]; word != 0 && !settled; word &= word - 1) {
                 flow_state& f = *_flows[ps.qps[b * 64 + static_cast<std::size_t>(std::countr_zero(word))]];
                 if (now < f.cfg.start || !f.rq.can_send(now)) { continue; }
-                if ((ps.pt.paused_mask(now) & f.prio_bit) != 0) {
+                if ((blocked_prios(ps, now) & f.prio_bit) != 0) {
                     d = std::min(d, ps.pt.next_deadline(now));
                     settled = one_prio;
                     continue;
@@ -1396,9 +1409,19 @@ std::uint32_t gen_pipeline::tx_cnps(std::size_t pi, nanos now) noexcept {
     if ((ps.pt.paused_mask(now) >> (_np_cfg.cnp_802p_prio & 7u) & 1u) != 0) {
         return 0;
     }
+    credit_tx* const cr = ps.b.credit;
+    const int cnp_prio = static_cast<int>(_np_cfg.cnp_802p_prio & 7u);
     const std::uint16_t old = ps.n_cnp_pend;
     std::uint16_t n = old;
     while (n < max_burst && !ps.cnps.empty()) {
+        if (cr != nullptr) [[unlikely]] {
+            const std::uint32_t l = ps.cnps.front()->pkt_len;
+            if (!cr->can_send(cnp_prio, l)) {
+                ++cr->waits;
+                break;
+            }
+            cr->on_send(cnp_prio, l);
+        }
         ps.cnps.pop(ps.cnp_pend[n]);
         ps.line.on_send(now, ps.cnp_pend[n]->pkt_len);
         ++n;
@@ -1461,7 +1484,8 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
     port_state& ps = _ports[pi];
     rte_mbuf** out = ps.pend.data();
     std::uint16_t n = ps.npend;
-    const std::uint8_t paused = ps.pt.paused_mask(now);
+    credit_tx* const cr = ps.b.credit;  // credit mode: a priority without credits waits as if paused
+    std::uint8_t paused = blocked_prios(ps, now);
     if (n == 0) {
         // PFC source frames (never paused: MAC Control is not a data class).
         for (auto& s : ps.pfc) {
@@ -1489,6 +1513,14 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
         // priority holds them too. ARP replies go first either way.
         const bool replies_paused = (paused & (1u << (_cfg.priority & 7u))) != 0;
         while (n < max_burst && !ps.replies.empty() && !replies_paused) {
+            if (cr != nullptr) [[unlikely]] {
+                const std::uint32_t l = ps.replies.front()->pkt_len;
+                if (!cr->can_send(static_cast<int>(_cfg.priority & 7u), l)) {
+                    ++cr->waits;
+                    break;
+                }
+                cr->on_send(static_cast<int>(_cfg.priority & 7u), l);
+            }
             rte_mbuf* m = nullptr;
             ps.replies.pop(m);
             forget_reply(m);
@@ -1537,6 +1569,11 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                             stop = line_shaped && !ps.line.conforms(now);
                             break;
                         }
+                        if (cr != nullptr && !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame)) [[unlikely]] {
+                            paused = static_cast<std::uint8_t>(paused | f.prio_bit);  // out of credits
+                            ++cr->waits;
+                            break;
+                        }
                         // Peek-free: a failed allocation must not consume the packet.
                         if (!refill(ps.stk, _pool)) {
                             bump(ps.c.tx_alloc_fail);
@@ -1554,6 +1591,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                             break;
                         }
                         rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
+                        if (cr != nullptr) [[unlikely]] { cr->on_send(std::countr_zero(f.prio_bit), m->pkt_len); }
                         if (_opts.tx_only) {
                             ack_psn = d.psn;
                             ends += d.offset + d.len >= d.msg_size ? 1u : 0u;

@@ -32,6 +32,7 @@
 #include "qos/mmu.hpp"
 #include "qos/pfc_tx.hpp"
 #include "qos/pfc_watchdog.hpp"
+#include "qos/credit.hpp"
 #include "qos/pause_timer.hpp"
 #include "qos/scheduler.hpp"
 #include "qos/shaper.hpp"
@@ -175,7 +176,8 @@ struct port_rt {
             }
             // PAUSE mode: any lossless PG in XOFF pauses the link.
             if (pc.fc_mode == flow_ctrl_mode::pause && x != 0) { prios = 0xFF; }
-            xoff_pg_to_prio[x] = prios;
+            // Credit mode: the port gives credits instead of pausing its peer.
+            xoff_pg_to_prio[x] = pb.credit_port ? 0 : prios;
         }
         if (pc.wd.enabled) {
             for (int q = 0; q < 8; ++q) {
@@ -565,6 +567,15 @@ pg_status switch_pipeline::pg(std::size_t port, int pgi) const noexcept {
     st.xoff_transitions = s.counters.xoff_transitions;
     return st;
 }
+
+std::uint64_t switch_pipeline::pg_use(std::size_t port, int pgi) const noexcept {
+    return _p->buf ? _p->buf->use(static_cast<int>(port), pgi) : 0;
+}
+std::uint64_t switch_pipeline::pg_guaranteed(std::size_t port, int pgi) const noexcept {
+    return _p->buf ? _p->buf->guaranteed(static_cast<int>(port), pgi) : 0;
+}
+std::uint32_t switch_pipeline::buffer_cell() const noexcept { return _p->buf ? _p->buf->cell() : 0; }
+bool switch_pipeline::shared_headroom_pool() const noexcept { return _p->buf && _p->buf->shared_headroom(); }
 
 std::uint64_t switch_pipeline::pfc_frames_sent(std::size_t port) const noexcept {
     std::uint64_t n = 0;
@@ -1856,6 +1867,17 @@ namespace {
 // refresh, the watchdog, a queue the shaper or a pause holds (<= now: work
 // now; nanos::max(): none until something arrives). Not included: frames
 // staged because TX refused them (the port I/O knows when its ring frees).
+// Credit mode: the queues among `nonempty` whose head frame the port holds
+// no credits for (qos/credit.hpp; queue q is the sender's class q).
+std::uint8_t credit_blocked_queues(const port_rt& eg, const credit_tx& cr, std::uint8_t nonempty) noexcept {
+    std::uint8_t m = 0;
+    for (std::uint8_t bits = nonempty; bits != 0; bits = static_cast<std::uint8_t>(bits & (bits - 1))) {
+        const int q = std::countr_zero(bits);
+        if (!cr.can_send(q, eg.eq.head_len(q))) { m = static_cast<std::uint8_t>(m | (1u << q)); }
+    }
+    return m;
+}
+
 nanos egress_deadline(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept {
     nanos d = nanos::max();
     if (p.buf != nullptr && eg.pfc_pending == nullptr) {
@@ -1864,8 +1886,10 @@ nanos egress_deadline(switch_pipeline::impl& p, port_rt& eg, nanos now) noexcept
     if (eg.wd_interval.v > 0) { d = std::min(d, eg.wd_next); }
     const std::uint8_t nonempty = eg.eq.nonempty_mask();
     if (eg.n_staged != 0 || nonempty == 0) { return d; }
-    const std::uint8_t paused = static_cast<std::uint8_t>(
+    std::uint8_t paused = static_cast<std::uint8_t>(
         pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
+    // A queue waiting for credits has no deadline: the credits' arrival marks the port.
+    if (eg.b.credit != nullptr) [[unlikely]] { paused |= credit_blocked_queues(eg, *eg.b.credit, nonempty); }
     if ((nonempty & static_cast<std::uint8_t>(~paused)) != 0) {
         d = std::min(d, eg.b.shaped ? std::max(now, eg.shp.next_send_time()) : now);
     }
@@ -2030,6 +2054,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
         for (std::size_t wi = 0; wi < p.eg_active.size(); ++wi) {
             for (std::uint64_t bits = pend[wi]; bits != 0; bits &= bits - 1) {
                 port_rt& in = *p.ports[wi * 64 + static_cast<std::size_t>(std::countr_zero(bits))];
+                if (in.b.credit != nullptr && in.b.credit->take_news()) [[unlikely]] { mark_egress(p, in.idx); }
                 if (dpdk::port_rx_maybe(in.b)) { rx_step(in); }
                 if (!dpdk::port_rx_maybe(in.b)) { pend[wi] &= ~(std::uint64_t{1} << (in.idx & 63)); }
             }
@@ -2068,8 +2093,10 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
             poll_watchdog(p, w, eg, now);
         }
         if (eg.n_staged == 0 && eg.eq.nonempty_mask() == 0) { return; }
-        const std::uint8_t paused = static_cast<std::uint8_t>(
+        std::uint8_t paused = static_cast<std::uint8_t>(
             pfc_paused_queues(eg.pause.paused_mask(now), eg.maps.pfc_prio_to_queue) & ~eg.wd_ignore_mask);
+        credit_tx* const cr = eg.b.credit;  // credit mode: queues wait for credits as for a pause
+        if (cr != nullptr) [[unlikely]] { paused |= credit_blocked_queues(eg, *cr, eg.eq.nonempty_mask()); }
         // The line sat idle for 200 us while frames were eligible: the lcore
         // (or the device) is not keeping up with the configured rate.
         if (eg.backlog && eg.b.shaped && now - eg.shp.finish_time() > nanos{200000}) { ++w.c[eg.idx].tx_behind; }
@@ -2121,11 +2148,17 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
                     }
                 }
                 if (shaped) { eg.shp.on_send(now, e.len); }
+                if (cr != nullptr) [[unlikely]] { cr->on_send(q, e.len); }
                 if (cap != nullptr) [[unlikely]] { cap->tap(eg.idx, true, e.item, now); }
                 eg.staged_len[eg.n_staged] = e.len;
                 eg.staged[eg.n_staged++] = e.item;
             } while (eg.n_staged < p.burst && !eg.eq.empty(q) && (!shaped || eg.shp.conforms(now)) &&
-                     (strict || eg.sched.deficit(q) >= static_cast<std::int64_t>(eg.eq.head_len(q))));
+                     (strict || eg.sched.deficit(q) >= static_cast<std::int64_t>(eg.eq.head_len(q))) &&
+                     (cr == nullptr || cr->can_send(q, eg.eq.head_len(q))));
+            if (cr != nullptr && !eg.eq.empty(q) && !cr->can_send(q, eg.eq.head_len(q))) [[unlikely]] {
+                paused = static_cast<std::uint8_t>(paused | (1u << q));  // out of credits: as if paused
+                ++cr->waits;
+            }
         }
         release_run();
         eg.backlog = (eg.eq.nonempty_mask() & static_cast<std::uint8_t>(~paused)) != 0;

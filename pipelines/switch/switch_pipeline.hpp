@@ -178,6 +178,12 @@ public:
     std::size_t fdb_size() const noexcept;
     bool buffer_accounting() const noexcept;
     pg_status pg(std::size_t port, int pg) const noexcept;
+    // Credit mode (qos/credit.hpp): the bytes (port, pg) holds now, the bytes
+    // it can always hold (reserved + headroom), the accounting cell (0: bytes).
+    std::uint64_t pg_use(std::size_t port, int pg) const noexcept;
+    std::uint64_t pg_guaranteed(std::size_t port, int pg) const noexcept;
+    std::uint32_t buffer_cell() const noexcept;
+    bool shared_headroom_pool() const noexcept;
     pfc_status pfc(std::size_t port, nanos now) const noexcept;
     // PFC/PAUSE frames sent on the port so far: pfc().frames_sent without
     // building the whole status (the worker's queue sampler reads it; a

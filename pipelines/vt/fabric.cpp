@@ -11,15 +11,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <array>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "config/gen_config.hpp"
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
 #include "dpdk/growing_pool.hpp"
 #include "dpdk/port.hpp"
+#include "qos/credit.hpp"
 
 namespace rocelab::vt {
 
@@ -29,6 +32,7 @@ struct wire_tap {
     std::uint32_t* rx_waiting = nullptr;  // the receiving port's count of frames in its RX ring
     std::uint64_t* pend_word = nullptr;   // its node's rx_pending word (port_io::rx_pending), or null
     std::uint64_t pend_bit = 0;
+    credit_rx* crx = nullptr;  // credit mode: the receiving switch port's credits (frames the link loses count in its ABR)
     pcap_t* dead = nullptr;
     pcap_dumper_t* tx = nullptr;  // the sender port's -tx.pcap
     pcap_dumper_t* rx = nullptr;  // the receiver port's -rx.pcap
@@ -61,9 +65,18 @@ void mbuf_traits::on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t 
     if (f == sim::wire_fate::delivered) {
         ++*tap->rx_waiting;
         if (tap->pend_word != nullptr) { *tap->pend_word |= tap->pend_bit; }
+    } else if (tap->crx != nullptr) [[unlikely]] {  // lost on the way: its credit comes back
+        const std::uint32_t len = rte_pktmbuf_data_len(m);
+        tap->crx->on_arrival(tap->crx->vl_of_frame(rte_pktmbuf_mtod(m, const std::uint8_t*), len), rte_pktmbuf_pkt_len(m));
     }
     if (tap->tx != nullptr) { dump(tap->tx, *tap, m, depart); }
     if (tap->rx != nullptr && f == sim::wire_fate::delivered) { dump(tap->rx, *tap, m, arrive); }
+}
+
+void mbuf_traits::on_credit() const noexcept {
+    // Credits arrived for the receiving port: flag it as frames do, so a
+    // switch that visits only flagged ports looks at its egress.
+    if (tap != nullptr && tap->pend_word != nullptr) { *tap->pend_word |= tap->pend_bit; }
 }
 
 // ---- ports ----
@@ -76,6 +89,11 @@ struct vt_port {
     bool refused = false;          // TX refused frames in the last poll
     std::vector<vt_port*>* refused_list = nullptr;  // its node's ports with `refused` set
     bool cabled = false;
+    // Credit mode (qos/credit.hpp): the credits the port sends with (its
+    // peer is a switch), and, on a switch port, the credits it gives.
+    credit_tx ctx;
+    credit_rx crx;
+    bool gives_credit = false;
     // use_ethdevs(): the port's net_ring ethdev and its two rings.
     int eth_port = -1;
     rte_ring* eth_rx = nullptr;  // the cable delivers here; the pipeline's rte_eth_rx_burst reads it
@@ -89,8 +107,15 @@ std::uint16_t vt_rx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noex
     auto* p = static_cast<vt_port*>(ctx);
     const std::uint16_t k = p->sp.rx_burst(now, pkts, n);
     p->rx_waiting -= k;
+    if (p->gives_credit) [[unlikely]] {  // ABR: counted as the switch takes the frames (and charges them in this poll)
+        for (std::uint16_t i = 0; i < k; ++i) {
+            p->crx.on_arrival(p->crx.vl_of_frame(rte_pktmbuf_mtod(pkts[i], const std::uint8_t*), rte_pktmbuf_data_len(pkts[i])),
+                              rte_pktmbuf_pkt_len(pkts[i]));
+        }
+    }
     return k;
 }
+void credit_sink(void* ctx, int vl, std::uint64_t fccl) noexcept { static_cast<credit_tx*>(ctx)->on_update(vl, fccl); }
 std::uint16_t vt_tx(void* ctx, nanos now, rte_mbuf** pkts, std::uint16_t n) noexcept {
     auto* p = static_cast<vt_port*>(ctx);
     const std::uint16_t k = p->sp.tx_burst(now, pkts, n);
@@ -147,17 +172,44 @@ public:
     node_stats st;
     bool realtime = false;  // polled every round: no deadline to compute
     pool_keeper* keeper = nullptr;
+    // Credit mode: the switch's ports that give credits, and the link back
+    // to each one's peer (which carries the updates).
+    struct credit_port {
+        vt_port* vp = nullptr;
+        std::size_t port = 0;
+        mbuf_engine::link_type* back = nullptr;
+    };
+    std::vector<credit_port> credit_ports;
+    const sw::switch_pipeline* credit_sw = nullptr;
+
+    // After a poll: FCCL = ABR + free blocks per credited class; a raised
+    // limit goes back over the cable (qos/credit.hpp).
+    void advertise(nanos now) noexcept {
+        for (credit_port& cp : credit_ports) {
+            credit_rx& r = cp.vp->crx;
+            for (std::uint8_t bits = r.credited; bits != 0; bits = static_cast<std::uint8_t>(bits & (bits - 1))) {
+                const int vl = std::countr_zero(bits);
+                const std::uint64_t f = r.fccl(vl, credit_sw->pg_use(cp.port, r.pg_of_vl[static_cast<std::size_t>(vl)]));
+                if (f > r.advertised[static_cast<std::size_t>(vl)]) {
+                    r.advertised[static_cast<std::size_t>(vl)] = f;
+                    cp.back->send_credit(now, vl, f);
+                }
+            }
+        }
+    }
 
     nanos poll(nanos now) noexcept override {
         if (keeper != nullptr) { keeper->check(); }
         if (realtime) {
             ++st.polls;
             (void)pipe->poll(now);
+            if (!credit_ports.empty()) { advertise(now); }
             return nanos::max();
         }
         for (vt_port* p : refused) { p->refused = false; }
         refused.clear();
         const std::uint32_t work = pipe->poll(now);
+        if (!credit_ports.empty()) [[unlikely]] { advertise(now); }
         ++st.polls;
         nanos d = pipe->next_deadline(now);
         for (vt_port* p : refused) { d = std::min(d, p->sp.tx_free_time(now)); }
@@ -227,6 +279,8 @@ struct fabric::impl {
     pool_keeper keeper;
 
     std::string check();
+    std::string credit_error(std::size_t ci) const;
+    std::string credit_setup();
 
     std::string port_label(std::size_t n, int p) const {
         const node_rec& r = nodes[n];
@@ -307,6 +361,7 @@ std::string fabric::impl::check() {
             nr.port_cable[static_cast<std::size_t>(port)] = static_cast<std::int32_t>(ci);
         }
         if (const std::string e = sim::link_cfg_error(link_of(c.cfg)); !e.empty()) { return what + ": " + e; }
+        if (const std::string e = p.credit_error(ci); !e.empty()) { return what + ": " + e; }
     }
     for (auto& n : p.nodes) {
         if (n.kind != node_kind::gen_node || n.expanded) { continue; }
@@ -315,6 +370,128 @@ std::string fabric::impl::check() {
         n.expanded = true;
     }
     p.checked = true;
+    return {};
+}
+
+// Credit mode on cable ci: what its ends' configurations allow (one line,
+// or ""). docs/fabric.md, "Credit flow control".
+std::string fabric::impl::credit_error(std::size_t ci) const {
+    const cable& c = cables[ci];
+    if (!c.cfg.credit) { return {}; }
+    if (!eth_tag.empty()) { return "flow_control: credit runs on simulated ports, not over ethdevs"; }
+    const node_rec& na = nodes[c.a];
+    const node_rec& nb = nodes[c.b];
+    if (na.kind == node_kind::gen_node && nb.kind == node_kind::gen_node) {
+        return "flow_control: credit needs a switch at one end (two hosts: nobody gives credits)";
+    }
+    for (auto [n, port] : {std::pair{c.a, c.pa}, std::pair{c.b, c.pb}}) {
+        const node_rec& r = nodes[n];
+        const std::string who = r.name + " " + port_label(n, port);
+        if (r.kind == node_kind::switch_node) {
+            const port_cfg& pc = r.scfg.ports[static_cast<std::size_t>(port)];
+            if (pc.fc_mode == flow_ctrl_mode::pause) {
+                return "flow_control: credit mixed with PFC/PAUSE on one link: " + who +
+                       " has PORT_QOS_MAP pfc_mode pause; credits replace it (remove pfc_mode)";
+            }
+            if (pc.pfc_enable == 0) {
+                return "flow_control: credit: " + who +
+                       " has no lossless class (PORT_QOS_MAP pfc_enable) to give credits for";
+            }
+        } else {
+            for (const auto& src : r.gcfg.pfc_sources) {
+                if (src.port == port) {
+                    return "flow_control: credit mixed with PFC on one link: host port " + std::to_string(port) + " of " +
+                           r.name + " sends PFC frames (pfc:); a credit link carries no PFC";
+                }
+            }
+        }
+    }
+    return {};
+}
+
+// Credit mode, once the pipelines exist: each sender's side of a cable whose
+// other end gives credits. The sender's classes must be the receiver's VLs:
+// a switch's egress queue is its TC (the same maps at both ends), a host's
+// 802.1p priority is the TC its DSCP gets at the receiver.
+std::string fabric::impl::credit_setup() {
+    std::uint32_t max_frame = 256 + 160;  // the largest frame any node makes (plan_memory's bound)
+    for (const auto& n : nodes) {
+        if (n.kind == node_kind::gen_node) { max_frame = std::max(max_frame, gen::gen_pipeline::max_pmtu_of(n.gcfg) + 160); }
+    }
+    for (const auto& c : cables) {
+        if (!c.cfg.credit) { continue; }
+        for (auto [x, px, y, py] : {std::tuple{c.a, c.pa, c.b, c.pb}, std::tuple{c.b, c.pb, c.a, c.pa}}) {
+            node_rec& ny = nodes[y];
+            if (ny.kind != node_kind::switch_node) { continue; }
+            node_rec& nx = nodes[x];
+            const credit_rx& r = ny.ports[static_cast<std::size_t>(py)]->crx;
+            credit_tx& t = nx.ports[static_cast<std::size_t>(px)]->ctx;
+            const std::string rname = ny.name + " " + port_label(y, py);
+            const std::string sname = nx.name + " " + port_label(x, px);
+            t.block = r.block;
+            for (int vl = 0; vl < 8; ++vl) {
+                if ((r.credited >> vl & 1u) == 0) { continue; }
+                if (r.limit[static_cast<std::size_t>(vl)] / r.block < r.blocks(max_frame)) {
+                    return "flow_control: credit: " + rname + " gives " + std::to_string(r.limit[static_cast<std::size_t>(vl)]) +
+                           " B for class " + std::to_string(vl) + ", less than one frame of " + std::to_string(max_frame) +
+                           " B: nothing could ever be sent";
+                }
+            }
+            if (nx.kind == node_kind::switch_node) {
+                const port_cfg& xc = nx.scfg.ports[static_cast<std::size_t>(px)];
+                if (xc.trust != r.trust || xc.maps.dscp_to_tc != r.maps.dscp_to_tc || xc.maps.pcp_to_tc != r.maps.pcp_to_tc) {
+                    return "flow_control: credit: " + sname + " and " + rname +
+                           " classify differently (trust, DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP): a credit link needs the same classes at both ends";
+                }
+                for (int tc = 0; tc < 8; ++tc) {
+                    if ((r.credited >> tc & 1u) == 0) { continue; }
+                    const std::uint8_t q = xc.maps.tc_to_queue[static_cast<std::size_t>(tc)] & 7;
+                    if (t.vl_of[q] != no_vl) {
+                        return "flow_control: credit: " + sname + " puts two lossless classes in queue " + std::to_string(q) +
+                               " (TC_TO_QUEUE_MAP); credits need a queue of its own per lossless class";
+                    }
+                    t.vl_of[q] = static_cast<std::uint8_t>(tc);
+                }
+            } else {
+                const gen_cfg& g = nx.gcfg;
+                const auto check = [&](int dscp, int prio, const std::string& what) -> std::string {
+                    const int tc = r.maps.classify(r.trust, dscp, prio);
+                    if (tc != prio && ((r.credited >> tc & 1u) != 0 || (r.credited >> prio & 1u) != 0)) {
+                        return "flow_control: credit: " + sname + " sends " + what + " with priority " + std::to_string(prio) +
+                               " that " + rname + " puts in class " + std::to_string(tc) +
+                               ": a host's priority must be the class its frames get";
+                    }
+                    return {};
+                };
+                for (const auto& f : g.flows) {
+                    const auto on_port = [&](int h) {
+                        return h >= 0 && static_cast<std::size_t>(h) < g.hosts.size() && g.hosts[static_cast<std::size_t>(h)].port == px;
+                    };
+                    if (on_port(f.src_host)) {
+                        if (auto e = check(f.qp.dscp, f.priority, "flow " + f.name); !e.empty()) { return e; }
+                    }
+                    if (on_port(f.dst_host)) {
+                        if (auto e = check(f.qp.dscp, g.priority, "the ACKs of flow " + f.name); !e.empty()) { return e; }
+                    }
+                }
+                if (g.cnp.enabled) {
+                    if (auto e = check(g.cnp.cnp_dscp, g.cnp.cnp_802p_prio, "CNPs"); !e.empty()) { return e; }
+                }
+                for (int pr = 0; pr < 8; ++pr) {
+                    if ((r.credited >> pr & 1u) != 0) { t.vl_of[static_cast<std::size_t>(pr)] = static_cast<std::uint8_t>(pr); }
+                }
+                t.max_frame = gen::gen_pipeline::max_pmtu_of(g) + 160;
+            }
+            // The link's first exchange: the whole buffer is free.
+            credit_rx& rw = ny.ports[static_cast<std::size_t>(py)]->crx;
+            for (int vl = 0; vl < 8; ++vl) {
+                if ((r.credited >> vl & 1u) == 0) { continue; }
+                const std::uint64_t f0 = rw.fccl(vl, 0);
+                rw.advertised[static_cast<std::size_t>(vl)] = f0;
+                t.fccl[static_cast<std::size_t>(vl)] = f0;
+            }
+        }
+    }
     return {};
 }
 
@@ -511,6 +688,18 @@ std::string fabric::build(rte_mempool* pool) {
                 b.io = dpdk::port_io{};  // rte_eth_rx_burst / rte_eth_tx_burst on queue 0
             }
         }
+        // Credit mode: a switch end gives credits (and sends no PFC); an end
+        // whose peer is a switch sends with them.
+        for (std::size_t i = 0; i < np; ++i) {
+            const std::int32_t ci = n.port_cable[i];
+            if (ci < 0 || !p.cables[static_cast<std::size_t>(ci)].cfg.credit) { continue; }
+            const auto& c = p.cables[static_cast<std::size_t>(ci)];
+            const std::size_t peer = (c.a == ni && c.pa == static_cast<int>(i)) ? c.b : c.a;
+            vt_port& vp = *n.ports[i];
+            vp.gives_credit = n.kind == node_kind::switch_node;
+            bindings[i].credit_port = vp.gives_credit;
+            if (p.nodes[peer].kind == node_kind::switch_node) { bindings[i].credit = &vp.ctx; }
+        }
         if (n.kind == node_kind::switch_node) {
             std::vector<std::pair<int, bits_per_sec>> speeds;
             for (std::size_t i = 0; i < np; ++i) {
@@ -529,6 +718,43 @@ std::string fabric::build(rte_mempool* pool) {
             auto r = sw::switch_pipeline::create(n.scfg, bindings, pool);
             if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
             n.sw = std::move(std::get<0>(r));
+            for (std::size_t i = 0; i < np; ++i) {
+                if (!n.ports[i]->gives_credit) { continue; }
+                const std::string who = n.name + " " + bindings[i].name;
+                const auto& cab = p.cables[static_cast<std::size_t>(n.port_cable[i])];
+                credit_rx& cr = n.ports[i]->crx;
+                const port_cfg& pc = n.scfg.ports[i];
+                if (!n.sw->buffer_accounting()) {
+                    return "flow_control: credit: " + who + ": the switch keeps no buffer accounting (BUFFER_POOL) to give credits from";
+                }
+                if (n.sw->shared_headroom_pool()) {
+                    return "flow_control: credit: " + who +
+                           ": the ingress pool has a shared headroom pool (BUFFER_POOL xoff), so no PG's headroom is its own to give as credits";
+                }
+                cr.block = n.sw->buffer_cell() != 0 ? n.sw->buffer_cell() : 64;
+                cr.maps = pc.maps;
+                cr.trust = pc.trust;
+                std::uint8_t pgs = 0;
+                for (int tc = 0; tc < 8; ++tc) {
+                    if ((pc.pfc_enable >> tc & 1u) == 0) { continue; }
+                    const int pg = pc.maps.tc_to_pg[static_cast<std::size_t>(tc)] & 7;
+                    if ((pgs >> pg & 1u) != 0) {
+                        return "flow_control: credit: " + who + ": two lossless classes share PG " + std::to_string(pg) +
+                               " (TC_TO_PRIORITY_GROUP_MAP); credits need a PG of its own per lossless class";
+                    }
+                    pgs = static_cast<std::uint8_t>(pgs | (1u << pg));
+                    const std::uint64_t g = n.sw->pg_guaranteed(i, pg);
+                    const std::uint64_t lim = cab.cfg.credit_bytes != 0 ? cab.cfg.credit_bytes : g;
+                    if (lim > g) {
+                        return "flow_control: credit: credits " + std::to_string(lim) + " B per class on " + who +
+                               " exceed what PG " + std::to_string(pg) + " always holds (reserved + headroom = " +
+                               std::to_string(g) + " B): frames could be dropped";
+                    }
+                    cr.limit[static_cast<std::size_t>(tc)] = lim;
+                    cr.pg_of_vl[static_cast<std::size_t>(tc)] = static_cast<std::uint8_t>(pg);
+                    cr.credited = static_cast<std::uint8_t>(cr.credited | (1u << tc));
+                }
+            }
             n.sw_node = std::make_unique<pipe_node<sw::switch_pipeline>>();
             n.sw_node->pipe = n.sw.get();
             for (auto& vp : n.ports) { n.sw_node->ports.push_back(vp.get()); }
@@ -564,6 +790,8 @@ std::string fabric::build(rte_mempool* pool) {
             for (std::size_t i = 0; i < np; ++i) { n.port_node[i] = port_worker[i]; }  // made absolute below
         }
     }
+
+    if (const std::string e = p.credit_setup(); !e.empty()) { return e; }
 
     // Engine nodes in declaration order (the poll order at an instant):
     // each switch, each generator's hosts.
@@ -679,6 +907,23 @@ std::string fabric::build(rte_mempool* pool) {
         p.nodes[c.b].ports[static_cast<std::size_t>(c.pb)]->sp = mbuf_engine::port_type{p.links[ba], p.links[ab]};
         p.nodes[c.a].port_txlink[static_cast<std::size_t>(c.pa)] = ab;
         p.nodes[c.b].port_txlink[static_cast<std::size_t>(c.pb)] = ba;
+        if (c.cfg.credit) {
+            // A switch end's credit updates ride the link back to its peer,
+            // a minimum frame's wire time plus the cable's delay after they
+            // are sent (never sooner than the lookahead).
+            const auto wire = static_cast<std::int64_t>(84ull * 8 * 1'000'000'000ull / c.cfg.rate.v);
+            const nanos cd{c.cfg.prop_delay.v + std::max<std::int64_t>(wire, 1)};
+            for (auto [g, pg, s, ps, back, fwd] : {std::tuple{c.b, c.pb, c.a, c.pa, ba, ab}, std::tuple{c.a, c.pa, c.b, c.pb, ab, ba}}) {
+                vt_port& gp = *p.nodes[g].ports[static_cast<std::size_t>(pg)];
+                if (!gp.gives_credit) { continue; }
+                vt_port& sp = *p.nodes[s].ports[static_cast<std::size_t>(ps)];
+                p.links[static_cast<std::size_t>(back)]->set_credit_channel(&credit_sink, &sp.ctx, cd);
+                p.taps[static_cast<std::size_t>(fwd)]->crx = &gp.crx;
+                auto& sn = *p.nodes[g].sw_node;
+                sn.credit_sw = p.nodes[g].sw.get();
+                sn.credit_ports.push_back({&gp, static_cast<std::size_t>(pg), p.links[static_cast<std::size_t>(back)]});
+            }
+        }
     }
     p.peng->set_lookahead(look == nanos::max() ? nanos{INT64_MAX / 4} : look);
     // Threads other than the caller's take DPDK lcore ids (their own mempool caches).
@@ -858,6 +1103,28 @@ const mbuf_engine::link_type* fabric::rx_link(std::size_t n, int port) const noe
     // The two directions of a cable are added together: a->b even, b->a odd.
     const std::int32_t tx = r.port_txlink[static_cast<std::size_t>(port)];
     return _p->links[static_cast<std::size_t>(tx % 2 == 0 ? tx + 1 : tx - 1)];
+}
+
+const credit_tx* fabric::credit_sender(std::size_t n, int port) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (port < 0 || static_cast<std::size_t>(port) >= r.ports.size()) { return nullptr; }
+    const credit_tx& t = r.ports[static_cast<std::size_t>(port)]->ctx;
+    for (const std::uint8_t v : t.vl_of) {
+        if (v != no_vl) { return &t; }
+    }
+    return nullptr;
+}
+const credit_rx* fabric::credit_receiver(std::size_t n, int port) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (port < 0 || static_cast<std::size_t>(port) >= r.ports.size()) { return nullptr; }
+    const vt_port& vp = *r.ports[static_cast<std::size_t>(port)];
+    return vp.gives_credit ? &vp.crx : nullptr;
+}
+bool fabric::has_credit_links() const noexcept {
+    for (const auto& c : _p->cables) {
+        if (c.cfg.credit) { return true; }
+    }
+    return false;
 }
 
 int fabric::eth_port(std::size_t n, int port) const noexcept {

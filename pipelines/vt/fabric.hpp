@@ -49,6 +49,7 @@
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
 #include "gen/gen_pipeline.hpp"
+#include "qos/credit.hpp"
 #include "sim/engine.hpp"
 #include "sim/parallel.hpp"
 #include "switch/switch_pipeline.hpp"
@@ -70,6 +71,14 @@ struct cable_cfg {
     std::uint64_t loss_seed = 1;        // a->b uses it, b->a uses it + 1
     std::uint32_t tx_ring_size = 256;   // like port_params / ROCELAB tx_ring_size
     std::uint32_t rx_ring_size = 1024;
+    // Credit mode (qos/credit.hpp, docs/fabric.md "Credit flow control"):
+    // the cable runs InfiniBand-style link-level credits instead of PFC. A
+    // switch end gives credits for its lossless classes (credit_bytes each,
+    // 0 = the class's PG reserved + headroom bytes) and sends no PFC; an end
+    // whose peer is a switch sends only with credits. Hosts give none (they
+    // take every frame as it comes).
+    bool credit = false;
+    std::uint64_t credit_bytes = 0;
 };
 
 struct wire_tap;  // per link: the pcap writers (fabric.cpp)
@@ -81,6 +90,7 @@ struct mbuf_traits {
     std::uint32_t length(rte_mbuf* const& m) const noexcept;
     void drop(rte_mbuf*& m) const noexcept;
     void on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t arrive, sim::wire_fate f) const noexcept;
+    void on_credit() const noexcept;
 };
 
 using mbuf_engine = sim::engine<rte_mbuf*, mbuf_traits>;
@@ -221,6 +231,11 @@ public:
     const mbuf_engine::link_type* tx_link(std::size_t n, int port) const noexcept;
     // The link arriving at (node, port), or nullptr.
     const mbuf_engine::link_type* rx_link(std::size_t n, int port) const noexcept;
+    // Credit mode: the credits (node, port) sends with (its peer gives
+    // credits), and those it gives (a switch port); nullptr when none.
+    const credit_tx* credit_sender(std::size_t n, int port) const noexcept;
+    const credit_rx* credit_receiver(std::size_t n, int port) const noexcept;
+    bool has_credit_links() const noexcept;
     // use_ethdevs(): the DPDK port id of (node, port), -1 when none.
     int eth_port(std::size_t n, int port) const noexcept;
     sim::engine_counters engine_counters() const noexcept;  // summed over the partitions

@@ -40,6 +40,7 @@ constexpr metric_def defs[] = {
     {"collective_mean", arg_kind::none, u_time},  {"algbw", arg_kind::none, u_rate},
     {"busbw", arg_kind::none, u_rate},           {"deadlocks", arg_kind::none, u_count},
     {"deadlocked", arg_kind::none, u_count},     {"deadlock_max", arg_kind::none, u_time},
+    {"credit_waits", arg_kind::none, u_count},   {"credit_overruns", arg_kind::none, u_count},
 };
 
 const metric_def* find_def(const std::string& n) {
@@ -229,6 +230,22 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
             v = std::max(v, (d.cleared.v >= 0 ? d.cleared.v : _f.now().v) - d.detected.v);
         }
         return double(v);
+    }
+    if (k == "credit_waits" || k == "credit_overruns") {
+        // Credit mode: times a sender had a frame and no credit for it; and
+        // times a receiver's class held more than its buffer (never, if the
+        // credits are right).
+        double v = 0;
+        for (std::size_t n = 0; n < _f.node_count(); ++n) {
+            for (std::size_t p = 0; p < _f.port_count(n); ++p) {
+                if (k == "credit_waits") {
+                    if (const auto* t = _f.credit_sender(n, static_cast<int>(p))) { v += double(t->waits); }
+                } else if (const auto* r = _f.credit_receiver(n, static_cast<int>(p))) {
+                    v += double(r->overruns);
+                }
+            }
+        }
+        return v;
     }
     if (k == "lossless_drops" || k == "link_drops") {
         double v = 0;
