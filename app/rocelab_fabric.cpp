@@ -1106,10 +1106,22 @@ int main(int argc, char** argv) {
                 j.kv("algbw_gbps", algbw);
                 j.kv("busbw_gbps", busbw);
                 j.kv("bus_factor", collective_bus_factor(g.pattern, g.ring_hosts));
+                if (g.planes > 1) {  // multi-plane: how it was striped, and each collective's time
+                    j.kv("planes", std::uint64_t{g.planes});
+                    j.kv("striping", g.striping_weighted ? "weighted" : "static");
+                    j.key("times_ns");
+                    j.begin_array();
+                    for (const std::uint64_t t : cf.ns) { j.value(double(t) * scale); }
+                    j.end_array();
+                }
                 j.end_object();
-                std::printf("  collective %s: %s over %u ranks, size %s, %llu completed, time %s, algbw %.2f Gbps, "
+                const std::string striped =
+                    g.planes > 1 ? " striped over " + std::to_string(g.planes) + " planes (" +
+                                       (g.striping_weighted ? "weighted" : "static") + ")"
+                                 : std::string();
+                std::printf("  collective %s: %s over %u ranks%s, size %s, %llu completed, time %s, algbw %.2f Gbps, "
                             "busbw %.2f Gbps\n",
-                            f.node_name(n).c_str(), gen_pattern_name(g.pattern), g.ring_hosts,
+                            f.node_name(n).c_str(), gen_pattern_name(g.pattern), g.ring_hosts, striped.c_str(),
                             format_bytes(g.sizes.fixed).c_str(), static_cast<unsigned long long>(cf.done),
                             cf.ns.empty() ? "-" : format_time(nanos{static_cast<std::int64_t>(mean + 0.5)}).c_str(),
                             algbw, busbw);

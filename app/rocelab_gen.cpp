@@ -108,6 +108,8 @@ Workload and transport (also YAML keys; dashes or underscores):
                             reduce-scatter | alltoall (collectives: --msg-size
                             = the buffer S, --messages = collectives)
       --senders N           QPs (one-to-one) or senders (incast)
+      --planes N            ring collectives striped over N planes (host i: server i/N, plane i%N)
+      --striping MODE       static (default) or weighted by each plane's progress
       --msg-size SIZE       e.g. 64KiB, 1MiB
       --size-dist D         fixed | uniform:LO-HI | cdf:FILE
       --arrivals A          closed-loop | fixed:INTERVAL | poisson:MEAN

@@ -522,6 +522,13 @@ std::string gen_cfg_set(gen_cfg& c, const std::string& key, const std::string& v
         }
     } else if (k == "senders") {
         return read_uint(c.senders, k, value, 1, 4096, "1..4096");
+    } else if (k == "planes") {
+        return read_uint(c.planes, k, value, 1, 64, "1..64 (NIC ports per server, each in its own plane)");
+    } else if (k == "striping") {
+        if (value != "static" && value != "weighted") {
+            return bad(k, value, "static (the buffer split evenly over the planes) or weighted (by each plane's throughput)");
+        }
+        c.striping_weighted = value == "weighted";
     } else if (k == "loss") {
         return parse_percent_prob(k, value, c.data_loss.p);
     } else if (k == "ack_loss") {
@@ -614,6 +621,13 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
     std::vector<std::pair<int, int>> pairs;
     const bool collective = is_collective(c.pattern);
     const std::string pname = gen_pattern_name(c.pattern);
+    if (c.planes > 1 && (!collective || c.pattern == gen_pattern::alltoall)) {
+        return "planes " + std::to_string(c.planes) + ": planes stripe a ring collective (ring-allreduce, all-gather, "
+               "reduce-scatter), not pattern " + pname;
+    }
+    if (c.striping_weighted && c.planes < 2) {
+        return "striping weighted: needs planes >= 2 (a server's NIC ports, each in its own plane)";
+    }
     if (collective) {
         // A collective builds its own flows and gates its own messages.
         if (!c.flow_specs.empty()) {
@@ -673,6 +687,11 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
         c.hosts_generated = !given;
         const int places = given ? static_cast<int>(c.hosts.size()) : nports;
         const int last = places - 1;
+        if (c.planes > 1 && (places % static_cast<int>(c.planes) != 0 || places / static_cast<int>(c.planes) < 2)) {
+            return "planes " + std::to_string(c.planes) + ": " + std::to_string(places) +
+                   " hosts are not whole servers of one host per plane (host i is server i / planes in plane "
+                   "i % planes; at least 2 servers)";
+        }
         if (places < 2) {
             return "pattern " + pname +
                    (given ? " needs at least 2 hosts" :
@@ -739,11 +758,17 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
             }
             case gen_pattern::ring_allreduce:
             case gen_pattern::all_gather:
-            case gen_pattern::reduce_scatter:
-                for (int s = 0; s < places; ++s) {
-                    pairs.emplace_back(s, (s + 1) % places);
+            case gen_pattern::reduce_scatter: {
+                // One ring per plane over the servers (planes = 1: one ring over the hosts).
+                const int np = static_cast<int>(c.planes);
+                const int servers = places / np;
+                for (int k = 0; k < np; ++k) {
+                    for (int s = 0; s < servers; ++s) {
+                        pairs.emplace_back(s * np + k, ((s + 1) % servers) * np + k);
+                    }
                 }
                 break;
+            }
         }
         if (collective) {
             std::vector<bool> used(static_cast<std::size_t>(nports), false);
@@ -755,17 +780,20 @@ std::string expand_gen_cfg(gen_cfg& c, int nports) {
                 }
                 used[static_cast<std::size_t>(port)] = true;
             }
-            const auto h = static_cast<std::uint64_t>(places);
-            c.ring_hosts = static_cast<std::uint32_t>(places);
-            c.ring_steps = c.pattern == gen_pattern::ring_allreduce ? static_cast<std::uint32_t>(2 * (places - 1))
+            const int ranks = places / static_cast<int>(c.planes);  // servers
+            const auto h = static_cast<std::uint64_t>(ranks) * c.planes;  // a chunk per rank, striped over the planes
+            c.ring_hosts = static_cast<std::uint32_t>(ranks);
+            c.ring_steps = c.pattern == gen_pattern::ring_allreduce ? static_cast<std::uint32_t>(2 * (ranks - 1))
                            : c.pattern == gen_pattern::alltoall     ? 1u
-                                                                    : static_cast<std::uint32_t>(places - 1);
+                                                                    : static_cast<std::uint32_t>(ranks - 1);
             c.ring_chunk = ((c.sizes.fixed.v + h - 1) / h + 3) & ~std::uint64_t{3};
             c.ring_collectives = c.arrivals.count;
         }
         int i = 0;
         for (auto [s, d] : pairs) {
             c.flows.push_back(base_flow(s, d, i++));
+            c.flows.back().plane = static_cast<std::uint32_t>(s) % c.planes;
+            c.flows.back().server = static_cast<std::uint32_t>(s) / c.planes;
             if (collective) {
                 // One chunk per step, one step in flight; messages = collectives x steps.
                 gen_flow& f = c.flows.back();

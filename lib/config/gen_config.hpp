@@ -38,6 +38,9 @@
 //                         starts iteration k+1 once its H-1 messages of k are
 //                         ACKed and the H-1 sent to it have arrived.
 //                         `messages` = collectives (0 = unlimited)
+//   planes N (1)          ring collectives over N planes: host i is server
+//                         i / N's NIC port in plane i % N; one ring per plane
+//   striping              static (even) | weighted (by each plane's progress)
 //   senders N (1)         one-to-one: QPs from port 0 to the last port;
 //                         incast: senders into one receiver (the last port),
 //                         spread over the other ports as extra hosts
@@ -184,6 +187,10 @@ struct gen_flow {
     nanos start{0};
     arrival_cfg arrivals{};
     gen_size_cfg sizes{};
+    // Ring collectives over planes (gen_cfg::planes): the flow's plane and
+    // its source's server (host index / planes).
+    std::uint32_t plane = 0;
+    std::uint32_t server = 0;
 };
 
 struct pfc_source_cfg {
@@ -266,10 +273,19 @@ struct gen_cfg {
     // chunk bytes per message (msg_size / H rounded up to 4 bytes);
     // collectives to run (0 = unlimited). The rings' flow i is host i ->
     // host (i+1) mod H; alltoall's flows are every ordered pair, source-major.
-    std::uint32_t ring_hosts = 0;
+    std::uint32_t ring_hosts = 0;   // ranks: servers, with planes
     std::uint32_t ring_steps = 0;
     std::uint64_t ring_chunk = 0;
     std::uint64_t ring_collectives = 0;
+    // Multi-plane (docs/generator.md "Planes"): a server has `planes` NIC
+    // ports, each in its own plane; host i is server i / planes's port in
+    // plane i % planes. A ring collective runs one ring per plane over the
+    // servers, the buffer striped over them: evenly (static), or in
+    // proportion to the throughput each plane gave the server in the
+    // previous collective (weighted). A server starts a collective once it
+    // has finished the previous one on every plane.
+    std::uint32_t planes = 1;
+    bool striping_weighted = false;
 };
 
 // Sets one key (command-line option without "--", or YAML key) from text.

@@ -291,18 +291,32 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
     p->_has_limit = all_limited;
     const std::uint32_t coll_h = cfg.ring_hosts;
     const bool a2a = cfg.pattern == gen_pattern::alltoall;
+    const std::uint32_t planes = std::max<std::uint32_t>(cfg.planes, 1);
     if (is_collective(cfg.pattern) && coll_h >= 2 &&
-        cfg.flows.size() == (a2a ? std::size_t{coll_h} * (coll_h - 1) : std::size_t{coll_h})) {
+        cfg.flows.size() == (a2a ? std::size_t{coll_h} * (coll_h - 1) : std::size_t{coll_h} * planes)) {
         p->_ring = true;
         p->_a2a = a2a;
         p->_ring_steps = cfg.ring_steps;
+        p->_ring_servers = coll_h;
         p->_ring_chunk = cfg.ring_chunk;
         p->_ring_limit = cfg.ring_collectives * cfg.ring_steps;
         p->_a2a_peers = coll_h - 1;
         if (!a2a) {
-            for (std::uint32_t i = 0; i < coll_h; ++i) {
-                p->_flows[i]->ring_pred = (i + coll_h - 1) % coll_h;  // flow i-1 goes host i-1 -> host i
-                p->_flows[(i + coll_h - 1) % coll_h]->ring_succ = i;   // ... whose arrivals open flow i's gate
+            // One ring per plane: plane k's flows are k * coll_h + i, server i -> i + 1.
+            for (std::uint32_t k = 0; k < planes; ++k) {
+                const std::uint32_t b = k * coll_h;
+                for (std::uint32_t i = 0; i < coll_h; ++i) {
+                    p->_flows[b + i]->ring_pred = b + (i + coll_h - 1) % coll_h;  // flow i-1 goes host i-1 -> host i
+                    p->_flows[b + (i + coll_h - 1) % coll_h]->ring_succ = b + i;   // ... whose arrivals open flow i's gate
+                    p->_flows[b + i]->plane = k;
+                    p->_flows[b + i]->server = i;
+                }
+            }
+            if (planes > 1) {
+                p->_planes = planes;
+                p->_weighted = cfg.striping_weighted;
+                p->_servers.resize(coll_h);
+                for (auto& sv : p->_servers) { sv.size.assign(planes, cfg.ring_chunk); }
             }
         }
         // Message records: every message of a limited run, else as many
@@ -462,6 +476,20 @@ std::variant<std::unique_ptr<gen_pipeline>, std::string> gen_pipeline::create(co
                 f.resp_worker = w.id;
             }
             w.svc[r >> 6] |= std::uint64_t{1} << (r & 63);
+        }
+    }
+    // Planes: a server's flows are read together at its gates (its
+    // requesters, and the responders of the flows that feed them), so one
+    // worker must own all of its ports.
+    for (std::uint32_t i = 0; i < p->_servers.size(); ++i) {
+        const std::uint32_t n = p->_ring_servers;
+        const unsigned w0 = p->_owner[p->_flows[i]->src_port];
+        for (std::uint32_t k = 0; k < p->_planes; ++k) {
+            const flow_state& b = *p->_flows[k * n + i];
+            if (p->_owner[b.src_port] != w0 || p->_owner[p->_flows[b.ring_pred]->dst_port] != w0) {
+                return "planes " + std::to_string(p->_planes) + ": server " + std::to_string(i) +
+                       "'s NIC ports are on different workers; one worker must own all of a server's ports";
+            }
         }
     }
     for (auto& ps : p->_ports) {
@@ -1287,13 +1315,78 @@ void gen_pipeline::coll_post(flow_state& f, nanos now) noexcept {
     } else if (read_counter(_flows[f.ring_pred]->rs.counters().messages_rx) < k) {
         return;
     }
-    if (!f.rq.post_message(now, bytes{_ring_chunk})) {
+    std::uint64_t chunk = _ring_chunk;
+    if (_planes > 1) [[unlikely]] {
+        if (k % _ring_steps == 0 && k != 0 && !plane_gate(f, k)) { return; }
+        chunk = plane_chunk(f, k);
+    }
+    if (!f.rq.post_message(now, bytes{chunk})) {
         return;
     }
     if (k < f.coll_post.size()) {
         f.coll_post[k] = now.v;
     }
     bump(f.posted);
+}
+
+// Planes: a server starts collective k / steps once it has finished the
+// previous one on every plane (each of its flows ACKed, and received from
+// its predecessor, message k - 1). Only the server's own state is read.
+bool gen_pipeline::plane_gate(const flow_state& f, std::uint64_t k) const noexcept {
+    const std::uint32_t n = _ring_hosts_n();
+    for (std::uint32_t j = 0; j < _planes; ++j) {
+        const flow_state& g = *_flows[j * n + f.server];
+        if (g.rq.counters().messages_completed < k || read_counter(_flows[g.ring_pred]->rs.counters().messages_rx) < k) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Planes: the bytes flow f's message k carries. Static: the chunk striped
+// evenly. Weighted: at each collective, the server's chunk (planes x the even
+// share) goes to the planes in proportion to the throughput each gave it in
+// the previous collective (its bytes over the time from its first post to
+// its last ACK there), at least 1/64 of the even share each, in multiples of
+// 4 bytes. Every flow of the server reads the same records: one split.
+std::uint64_t gen_pipeline::plane_chunk(flow_state& f, std::uint64_t k) noexcept {
+    server_state& sv = _servers[f.server];
+    const std::uint64_t c = k / _ring_steps;
+    if (_weighted && c != 0 && sv.coll != c) {
+        const std::uint32_t n = _ring_hosts_n();
+        const std::uint64_t first = (c - 1) * _ring_steps;  // the previous collective's first and last messages
+        const std::uint64_t last = c * _ring_steps - 1;
+        double thr[64]{};
+        double sum = 0;
+        bool ok = true;
+        for (std::uint32_t j = 0; j < _planes && ok; ++j) {
+            const flow_state& g = *_flows[j * n + f.server];
+            ok = last < g.coll_done.size() && g.coll_done[last] > g.coll_post[first];
+            if (ok) {
+                thr[j] = double(sv.size[j]) / double(g.coll_done[last] - g.coll_post[first]);
+                sum += thr[j];
+            }
+        }
+        if (ok && sum > 0) {
+            const std::uint64_t total = _ring_chunk * _planes;
+            const std::uint64_t floor_b = std::max<std::uint64_t>((_ring_chunk / 64) & ~std::uint64_t{3}, 4);
+            std::uint64_t given = 0;
+            std::uint32_t big = 0;
+            for (std::uint32_t j = 0; j < _planes; ++j) {
+                const auto b = static_cast<std::uint64_t>(double(total) * thr[j] / sum);
+                sv.size[j] = std::max<std::uint64_t>(b & ~std::uint64_t{3}, floor_b);
+                given += sv.size[j];
+                if (sv.size[j] > sv.size[big]) { big = j; }
+            }
+            if (given < total) {
+                sv.size[big] += (total - given) & ~std::uint64_t{3};  // the rounding to the largest
+            } else if (given > total && sv.size[big] > (given - total) + floor_b) {
+                sv.size[big] -= (given - total + 3) & ~std::uint64_t{3};
+            }
+        }
+        sv.coll = c;
+    }
+    return sv.size[f.plane];
 }
 
 // Message completions of flow f (in order): record when, and for alltoall
@@ -1310,12 +1403,26 @@ void gen_pipeline::coll_completed(flow_state& f, const msg_completion& c) noexce
             for (const std::uint32_t q : ps.qps) { touch(*_flows[q], true); }
         }
     }
+    if (_planes > 1 && (k + 1) % _ring_steps == 0) [[unlikely]] {  // its server's gate may open
+        touch_server(f.server);
+    }
+}
+
+void gen_pipeline::touch_server(std::uint32_t server) noexcept {
+    const std::uint32_t n = _ring_hosts_n();
+    for (std::uint32_t j = 0; j < _planes; ++j) { touch(*_flows[j * n + server], true); }
 }
 
 // A message of flow f arrived at its destination host.
 void gen_pipeline::coll_arrived(flow_state& f) noexcept {
     if (!_a2a) {
-        if (f.ring_succ != UINT32_MAX) { touch(*_flows[f.ring_succ], true); }
+        if (f.ring_succ != UINT32_MAX) {
+            flow_state& g = *_flows[f.ring_succ];
+            touch(g, true);
+            if (_planes > 1 && read_counter(f.rs.counters().messages_rx) % _ring_steps == 0) [[unlikely]] {
+                touch_server(g.server);
+            }
+        }
         return;
     }
     port_state& ps = _ports[f.dst_port];

@@ -215,6 +215,8 @@ struct flow_state {
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
     std::uint32_t ring_pred = 0;  // ring collectives: the flow into this flow's source host
     std::uint32_t ring_succ = UINT32_MAX;
+    std::uint32_t plane = 0;      // planes: the flow's plane and its source's server
+    std::uint32_t server = 0;
     // Scheduling (gen_pipeline::service_flows): each side's place in its
     // worker's flow list, the QP's slot in its source port's list, and for
     // ring-allreduce the flow whose gate this flow's responder opens.
@@ -499,6 +501,22 @@ private:
     std::uint64_t _ring_chunk = 0;
     std::uint64_t _ring_limit = 0;     // messages per flow (0 = unlimited)
     std::uint32_t _a2a_peers = 0;      // alltoall: H - 1
+    // Planes (gen_cfg::planes): a server's flows, one per plane (flow
+    // plane * servers + server), and the chunk each plane carries in the
+    // server's current collective (striping; weighted: set at each
+    // collective from the previous one's per-plane throughput).
+    std::uint32_t _planes = 1;
+    bool _weighted = false;
+    struct server_state {
+        std::uint64_t coll = 0;             // the collective `size` is for
+        std::vector<std::uint64_t> size;    // bytes per message, per plane
+    };
+    std::vector<server_state> _servers;
+    std::uint64_t plane_chunk(flow_state& f, std::uint64_t k) noexcept;
+    bool plane_gate(const flow_state& f, std::uint64_t k) const noexcept;
+    void touch_server(std::uint32_t server) noexcept;
+    std::uint32_t _ring_servers = 0;  // ring ranks (servers)
+    std::uint32_t _ring_hosts_n() const noexcept { return _ring_servers; }
     void coll_post(flow_state& f, nanos now) noexcept;
     void coll_completed(flow_state& f, const msg_completion& c) noexcept;
     void coll_arrived(flow_state& f) noexcept;

@@ -10,6 +10,7 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <bit>
 #include <array>
@@ -368,6 +369,39 @@ std::string fabric::impl::check() {
         if (auto e = expand_gen_cfg(n.gcfg, static_cast<int>(n.port_cable.size())); !e.empty()) { return n.name + ": " + e; }
         if (n.adjust) { n.adjust(n.gcfg); }
         n.expanded = true;
+    }
+    // Planes: every ring's hop must have a path over the cables (through any
+    // switches): a plane cut off somewhere cannot carry its share.
+    std::vector<std::size_t> base(p.nodes.size(), 0);
+    std::size_t verts = 0;
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+        base[i] = verts;
+        verts += p.nodes[i].kind == node_kind::gen_node ? p.nodes[i].port_cable.size() : 1;
+    }
+    std::vector<std::size_t> up(verts);
+    for (std::size_t v = 0; v < verts; ++v) { up[v] = v; }
+    const auto find = [&](std::size_t x) {
+        while (up[x] != x) { x = up[x] = up[up[x]]; }
+        return x;
+    };
+    const auto vert = [&](std::size_t n, int port) {
+        return base[n] + (p.nodes[n].kind == node_kind::gen_node ? static_cast<std::size_t>(port) : 0);
+    };
+    for (const auto& c : p.cables) {
+        const std::size_t a = find(vert(c.a, c.pa)), b = find(vert(c.b, c.pb));
+        if (a != b) { up[std::max(a, b)] = std::min(a, b); }
+    }
+    for (std::size_t ni = 0; ni < p.nodes.size(); ++ni) {
+        const auto& n = p.nodes[ni];
+        if (n.kind != node_kind::gen_node || n.gcfg.planes < 2) { continue; }
+        for (const auto& f : n.gcfg.flows) {
+            const auto& hs = n.gcfg.hosts[static_cast<std::size_t>(f.src_host)];
+            const auto& hd = n.gcfg.hosts[static_cast<std::size_t>(f.dst_host)];
+            if (find(vert(ni, hs.port)) != find(vert(ni, hd.port))) {
+                return n.name + ": plane " + std::to_string(f.plane) + " has no path from " + hs.name + " to " + hd.name +
+                       " (no cables join their ports through the plane's switches)";
+            }
+        }
     }
     p.checked = true;
     return {};
@@ -768,9 +802,23 @@ std::string fabric::build(rte_mempool* pool) {
             // One worker per NIC port, i.e. per host (hosts spread over one
             // port, as an incast's extra senders are, share its worker); each
             // worker is an engine node of its own.
-            const auto workers = static_cast<unsigned>(np);
-            std::vector<unsigned> port_worker(np);
-            for (std::size_t i = 0; i < np; ++i) { port_worker[i] = static_cast<unsigned>(i); }
+            // With planes, a server's NIC ports (its hosts, one per plane) are
+            // one worker and one node.
+            unsigned workers = 0;
+            std::vector<unsigned> port_worker(np, UINT_MAX);
+            if (n.gcfg.planes > 1) {
+                std::vector<unsigned> server_worker;
+                for (std::size_t h = 0; h < n.gcfg.hosts.size(); ++h) {
+                    const std::size_t sv = h / n.gcfg.planes;
+                    if (server_worker.size() <= sv) { server_worker.resize(sv + 1, UINT_MAX); }
+                    if (server_worker[sv] == UINT_MAX) { server_worker[sv] = workers++; }
+                    const auto port = static_cast<std::size_t>(n.gcfg.hosts[h].port);
+                    if (port < np) { port_worker[port] = server_worker[sv]; }
+                }
+            }
+            for (std::size_t i = 0; i < np; ++i) {
+                if (port_worker[i] == UINT_MAX) { port_worker[i] = workers++; }
+            }
             auto r = gen::gen_pipeline::create(n.gcfg, bindings, pool, n.opts, workers, port_worker);
             if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
             n.gen = std::move(std::get<0>(r));
