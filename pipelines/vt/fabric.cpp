@@ -497,9 +497,10 @@ std::string fabric::impl::credit_setup() {
                     }
                     return {};
                 };
+                const int sport = px;  // a structured binding: clang 14 cannot capture it in a lambda
                 for (const auto& f : g.flows) {
                     const auto on_port = [&](int h) {
-                        return h >= 0 && static_cast<std::size_t>(h) < g.hosts.size() && g.hosts[static_cast<std::size_t>(h)].port == px;
+                        return h >= 0 && static_cast<std::size_t>(h) < g.hosts.size() && g.hosts[static_cast<std::size_t>(h)].port == sport;
                     };
                     if (on_port(f.src_host)) {
                         if (auto e = check(f.qp.dscp, f.priority, "flow " + f.name); !e.empty()) { return e; }
