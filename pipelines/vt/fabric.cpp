@@ -671,6 +671,11 @@ std::string fabric::build(rte_mempool* pool) {
     impl& p = *_p;
     if (p.built) { return "fabric: build() called twice"; }
     if (const std::string e = p.check(); !e.empty()) { return e; }
+    // check() may have run before use_ethdevs() (plan_memory): credits count
+    // frames in the simulated ports' RX, which ethdevs bypass.
+    for (std::size_t ci = 0; ci < p.cables.size(); ++ci) {
+        if (const std::string e = p.credit_error(ci); !e.empty()) { return "cable " + std::to_string(ci + 1) + ": " + e; }
+    }
     auto cable_rate = [&](const impl::node_rec& n, std::size_t port) {
         const std::int32_t ci = n.port_cable[port];
         return ci < 0 ? bits_per_sec{0} : p.cables[static_cast<std::size_t>(ci)].cfg.rate;

@@ -175,6 +175,17 @@ class BadInput(unittest.TestCase):
                 self.assertIn(w, lines[0])
             self.assertFalse(os.path.exists(os.path.join(out, "summary.json")))
 
+    def test_real_time_over_ethdevs(self):
+        # --real-time runs the pipelines over net_ring ethdevs, which the credit count cannot see.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            r = run(os.path.join(SCN, "incast-8to1-credit.yaml"), out, "--real-time", "--duration", "1ms")
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("EAL:")]
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn("flow_control: credit runs on simulated ports, not over ethdevs", lines[0])
+            self.assertFalse(os.path.exists(os.path.join(out, "summary.json")))
+
     def test_unknown_mode(self):
         self.bad(BASE.replace("flow_control: credit", "flow_control: ib") % ("", "", ""), "flow_control", "pfc", "credit")
 
