@@ -1333,7 +1333,7 @@ void gen_pipeline::coll_post(flow_state& f, nanos now) noexcept {
 // previous one on every plane (each of its flows ACKed, and received from
 // its predecessor, message k - 1). Only the server's own state is read.
 bool gen_pipeline::plane_gate(const flow_state& f, std::uint64_t k) const noexcept {
-    const std::uint32_t n = _ring_hosts_n();
+    const std::uint32_t n = _ring_servers;
     for (std::uint32_t j = 0; j < _planes; ++j) {
         const flow_state& g = *_flows[j * n + f.server];
         if (g.rq.counters().messages_completed < k || read_counter(_flows[g.ring_pred]->rs.counters().messages_rx) < k) {
@@ -1353,7 +1353,7 @@ std::uint64_t gen_pipeline::plane_chunk(flow_state& f, std::uint64_t k) noexcept
     server_state& sv = _servers[f.server];
     const std::uint64_t c = k / _ring_steps;
     if (_weighted && c != 0 && sv.coll != c) {
-        const std::uint32_t n = _ring_hosts_n();
+        const std::uint32_t n = _ring_servers;
         const std::uint64_t first = (c - 1) * _ring_steps;  // the previous collective's first and last messages
         const std::uint64_t last = c * _ring_steps - 1;
         double thr[64]{};
@@ -1409,7 +1409,7 @@ void gen_pipeline::coll_completed(flow_state& f, const msg_completion& c) noexce
 }
 
 void gen_pipeline::touch_server(std::uint32_t server) noexcept {
-    const std::uint32_t n = _ring_hosts_n();
+    const std::uint32_t n = _ring_servers;
     for (std::uint32_t j = 0; j < _planes; ++j) { touch(*_flows[j * n + server], true); }
 }
 

@@ -516,7 +516,6 @@ private:
     bool plane_gate(const flow_state& f, std::uint64_t k) const noexcept;
     void touch_server(std::uint32_t server) noexcept;
     std::uint32_t _ring_servers = 0;  // ring ranks (servers)
-    std::uint32_t _ring_hosts_n() const noexcept { return _ring_servers; }
     void coll_post(flow_state& f, nanos now) noexcept;
     void coll_completed(flow_state& f, const msg_completion& c) noexcept;
     void coll_arrived(flow_state& f) noexcept;

@@ -232,7 +232,7 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
         return double(v);
     }
     if (k == "credit_waits" || k == "credit_overruns") {
-        // Credit mode: times a sender had a frame and no credit for it; and
+        // Credit mode: times a sender ran out of credits in the middle of a burst; and
         // times a receiver's class held more than its buffer (never, if the
         // credits are right).
         double v = 0;

@@ -1,10 +1,11 @@
 """What the rocelab-fabric tests share (test_vt_fabric.py,
-test_report_render.py): the binary, a runner that kills it when it hangs,
+test_report_render.py, test_vt_credit.py, test_vt_multiplane.py): the binary, a runner that kills it when it hangs,
 and the small scenario both run, a 2:1 RoCE incast at 100 Gbps through one
 leaf whose 1MiB pool makes PFC act within the run and whose congested
 egress queue marks ECN early."""
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import BUILD, run_to_end  # noqa: E402
@@ -17,6 +18,24 @@ def run(args, timeout=300):
     """rocelab-fabric `args`: (exit status, stdout, stderr); killed, and an
     AssertionError, if it does not finish in `timeout` seconds."""
     return run_to_end([FABRIC] + args, timeout)
+
+
+def assert_refused(tc, yaml_text, *want, extra=()):
+    """Bad input: `rocelab-fabric run` on the scenario `yaml_text` (with
+    `extra` arguments) exits 2 with one line (EAL's aside) that holds each
+    of `want`, and writes no report."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "bad.yaml")
+        with open(path, "w") as f:
+            f.write(yaml_text)
+        out = os.path.join(d, "out")
+        rc, so, se = run(["run", path, "--out", out, "--quiet", *extra])
+        tc.assertEqual(rc, 2, so + se)
+        lines = [ln for ln in se.splitlines() if ln.strip() and not ln.startswith("EAL:")]
+        tc.assertEqual(len(lines), 1, se)
+        for w in want:
+            tc.assertIn(w, lines[0])
+        tc.assertFalse(os.path.exists(os.path.join(out, "summary.json")))
 
 
 def incast_2to1(msg_size):

@@ -24,6 +24,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import BUILD, ROOT  # noqa: E402
+import fabrictest  # noqa: E402
 
 FABRIC = os.path.join(BUILD, "app", "rocelab-fabric")
 TOOL = os.path.join(ROOT, "tools", "gen_multiplane_scenario.py")
@@ -139,19 +140,8 @@ class MultiPlane(unittest.TestCase):
 
 
 class BadInput(unittest.TestCase):
-    def bad(self, text, *want):
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "bad.yaml")
-            with open(path, "w") as f:
-                f.write(text)
-            out = os.path.join(d, "out")
-            r = run(path, out)
-            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-            lines = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("EAL:")]
-            self.assertEqual(len(lines), 1, r.stderr)
-            for w in want:
-                self.assertIn(w, lines[0])
-            self.assertFalse(os.path.exists(os.path.join(out, "summary.json")))
+    def bad(self, text, *want, extra=()):
+        fabrictest.assert_refused(self, text, *want, extra=extra)
 
     def scenario(self):
         with open(os.path.join(SCN, "multiplane-8x4.yaml")) as f:
