@@ -71,6 +71,19 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         jw.kv("credits_out", ws.credits_out);
         jw.kv("learns_out", ws.learns_out);
         jw.kv("learns_lost", ws.learns_lost);
+        if constexpr (sw::switch_pipeline::stage_cycles_built) {  // bench builds (-Dstage_cycles=true)
+            jw.key("stages");
+            jw.begin_array();
+            for (const sw::stage_figures& s : p.stage_cycles(k)) {
+                jw.begin_object();
+                jw.kv("stage", s.name);
+                jw.kv("calls", s.calls);
+                jw.kv("frames", s.frames);
+                jw.kv("cycles", s.cycles);
+                jw.end_object();
+            }
+            jw.end_array();
+        }
     });
     j.kv("buffer_accounting", p.buffer_accounting());
     if (p.buffer_accounting()) {

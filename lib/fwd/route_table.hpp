@@ -222,6 +222,15 @@ public:
         }
     }
 
+    // The route for a value the LPM's own bulk lookup returned
+    // (lpm().lookup_v4_bulk; lpm_miss: the default route, if any): what
+    // lookup_v4 returns for that address.
+    template <typename HashFn>
+        requires std::is_invocable_r_v<std::uint32_t, HashFn>
+    int resolve_v4(std::uint32_t lpm_value, HashFn&& hash_fn, const nexthop** out) const noexcept {
+        return resolve(lpm_value != lpm_miss ? lpm_value : _default_v4, hash_fn, out);
+    }
+
     // Is this one of the switch's own interface addresses?
     bool is_local_v4(std::uint32_t addr) const noexcept { return _locals.is_local_v4(addr); }
     bool is_local_v6(const std::uint8_t* addr16) const noexcept { return _locals.is_local_v6(addr16); }

@@ -84,4 +84,29 @@ private:
     std::uint32_t _n = 0;
 };
 
+// ---- what a queued frame's tag says about its ingress buffer charge ----
+// Ingress buffer accounting: where a queued frame was charged (ingress
+// port, PG) travels in the egress queue entry's tag; the charge itself is
+// mmu::charge_for(len), recomputed at release from the entry's length.
+constexpr std::uint32_t acct_tag(std::uint16_t in_port, std::uint8_t pg) noexcept {
+    return std::uint32_t{in_port} | std::uint32_t{pg} << 16;
+}
+constexpr int tag_port(std::uint32_t tag) noexcept { return static_cast<int>(tag & 0xFFFFu); }
+constexpr int tag_pg(std::uint32_t tag) noexcept { return static_cast<int>(tag >> 16 & 0xFFu); }
+// A flood copy that carries no charge (the ingress PG is charged once per
+// received frame, on the copy that keeps the original mbuf): nothing to
+// release when it leaves. It still names its ingress (port, PG), so that a
+// copy of a lossless frame is treated as lossless (never WRED-dropped, never
+// dropped for a full handoff queue).
+constexpr std::uint32_t tag_uncharged = 0x80000000u;
+// A frame parked for neighbour resolution: not admitted (not charged) yet;
+// admission happens when its neighbour resolves (docs/architecture.md,
+// "Lossless containers"). tag_handed: the same, for a frame another worker
+// handed over for resolution (already rewritten for its egress port).
+constexpr std::uint32_t tag_none = 0x40000000u;
+constexpr std::uint32_t tag_handed = tag_none | 0x20000000u;
+// Made by the switch itself (ARP requests, Neighbor Solicitations): no ingress PG.
+constexpr std::uint32_t tag_made = tag_uncharged | tag_none;
+constexpr bool tag_charged(std::uint32_t tag) noexcept { return (tag & (tag_uncharged | tag_none)) == 0; }
+
 }  // namespace rocelab::sw

@@ -2,14 +2,19 @@
 //
 // One switch_pipeline owns every port it is given and runs the whole switch:
 //
-//   rx_burst -> [parse+classify] -> [forward: L2 learn/lookup | L3 LPM+ECMP]
-//            -> [egress rewrite + enqueue into 8 queues, tail drop]
-//   per port: [scheduler: strict + DWRR, skipping PFC-paused queues]
-//            -> [shaper at the configured line rate] -> tx_burst
+//   rx_burst -> [checks + parse + classify] -> [forward: l2_bridge | l3_router]
+//            -> egress_port::admit  [link, VLAN rewrite, watchdog, WRED at
+//               enqueue, ingress charge, 8 queues with tail drop]
+//   per port: egress_port::drain  [PFC TX, watchdog, strict + DWRR skipping
+//               paused queues, WRED/ECN at dequeue, shaper] -> tx_burst
 //
-// Per-packet decisions go to side arrays (tc[], out[]) and are then
-// dispatched in one loop, as in VPP/l3fwd. Nothing here allocates, locks,
-// throws or logs; every drop is a named counter (counters.hpp).
+// Files (pipelines/switch/): egress_port.hpp (one port's egress: one
+// admit(), one drain()), l2_bridge.hpp, l3_router.hpp (a verdict per
+// frame), worker_link.hpp (handoff, credits and learns between workers),
+// switch_rt.hpp (the run-time state they share), switch_pipeline.cpp (the
+// ingress stage and one worker's poll), switch_control.cpp (create() and
+// what the control thread reads). Nothing on the data path allocates,
+// locks, throws or logs; every drop is a named counter (counters.hpp).
 //
 // Time: poll(now) takes `now` from the caller's clock (TSC in production,
 // a virtual clock in the simulator). Nothing below reads a clock.
@@ -114,9 +119,23 @@ struct worker_stats {
     std::uint64_t learns_lost = 0;    // ... that found the queue full (the station is flooded to until refreshed)
 };
 
+// One stage's figures in a bench build (meson -Dstage_cycles=true): how
+// often it ran, the frames it handled and the TSC cycles it took.
+struct stage_figures {
+    const char* name = "";
+    std::uint64_t calls = 0, frames = 0, cycles = 0;
+};
+
 class switch_pipeline {
 public:
     static constexpr std::uint16_t max_burst = 64;
+#ifdef ROCELAB_STAGE_CYCLES
+    static constexpr bool stage_cycles_built = true;
+#else
+    static constexpr bool stage_cycles_built = false;
+#endif
+    // Worker k's per-stage figures (empty unless stage_cycles_built).
+    std::vector<stage_figures> stage_cycles(std::size_t k) const;
 
     // Validates and precomputes everything (routes, maps, schedulers).
     // Returns an error line on failure; never half-built.

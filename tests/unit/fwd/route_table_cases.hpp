@@ -308,6 +308,17 @@ TYPED_TEST_P(route_table_logic, bulk_matches_single) {
             EXPECT_EQ(out[i], nullptr);
         }
     }
+    // The switch's burst path: the LPM's own bulk lookup, then resolve_v4
+    // per frame (hash computed only for an ECMP group), as lookup_v4 does.
+    std::vector<std::uint32_t> val(dst.size());
+    t.lpm().lookup_v4_bulk(dst.data(), val.data(), static_cast<unsigned>(dst.size()));
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+        const nexthop* a = nullptr;
+        const nexthop* b = nullptr;
+        const std::uint32_t h = hash[i];
+        EXPECT_EQ(t.resolve_v4(val[i], [h] { return h; }, &a), t.lookup_v4(dst[i], h, &b)) << i;
+        EXPECT_EQ(a, b) << i;
+    }
 }
 
 TYPED_TEST_P(route_table_logic, movable) {

@@ -1,0 +1,301 @@
+// switch_rt.hpp - the switch pipeline's run-time state, shared by its
+// stages: a port (its egress unit, egress_port.hpp, plus what its ingress
+// needs), a worker (its ports, counters, FDB copy, neighbours and its links
+// to the other workers), the pipeline (impl), and switch_env: what the
+// egress unit asks of the worker that runs it.
+//
+// Private to pipelines/switch (switch_pipeline.cpp, switch_control.cpp).
+#pragma once
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/endian.hpp"
+#include "core/spsc_queue.hpp"
+#include "core/spsc_ring.hpp"
+#include "core/timer_heap.hpp"
+#include "fwd/fdb.hpp"
+#include "fwd/neigh_table.hpp"
+#include "dpdk/lpm.hpp"
+#include "qos/mmu.hpp"
+#include "switch/egress_port.hpp"
+#include "switch/frame_meta.hpp"
+#include "switch/switch_pipeline.hpp"
+
+namespace rocelab::sw {
+
+// A forwarding verdict's special values (else: the egress port index).
+constexpr std::uint16_t out_drop = 0xFFFF;
+constexpr std::uint16_t out_consumed = 0xFFFE;  // >= out_consumed: free without forwarding
+constexpr std::uint16_t out_flood = 0xFFFD;
+constexpr std::uint16_t out_held = 0xFFFC;  // parked for neighbour resolution (or handed over): owned elsewhere now
+constexpr std::uint16_t out_handled = 0xFFFB;  // dropped and freed where it was decided (counted)
+
+// A port: its egress unit, and what its ingress (RX, classification, PFC
+// received, ICMP errors) reads.
+struct port_rt : egress_port {
+    trust_mode trust = trust_mode::dscp;
+    std::uint8_t pfc_enable = 0;
+    std::uint16_t owner = 0;  // the worker that polls its RX and runs its egress (queues, scheduler, PFC)
+    // Link state: link_req written by the control thread (relaxed atomic),
+    // link_down applied by the worker; seen_up: the control thread has seen
+    // the ethdev's link up once (poll_link_states).
+    std::uint8_t link_req = 1;
+    bool seen_up = false;
+    // ICMP errors (L3): this port's addresses as their source (the first
+    // IPv4 and IPv6 address of its INTERFACE entries, else the switch's first).
+    std::uint32_t icmp_src4 = 0;
+    std::array<std::uint8_t, 16> icmp_src6{};
+    bool has_src4 = false, has_src6 = false;
+    port_rt(const port_cfg& pc, const port_binding& pb, std::uint16_t i, mbuf_link link)
+        : egress_port(pc, pb, i, link), trust(pc.trust), pfc_enable(pc.pfc_enable) {
+        for (const auto& a : pc.addresses) {
+            if (!a.v6 && !has_src4) {
+                icmp_src4 = load_be32(reinterpret_cast<const std::byte*>(a.addr.data()));
+                has_src4 = true;
+            } else if (a.v6 && !has_src6) {
+                std::memcpy(icmp_src6.data(), a.addr.data(), 16);
+                has_src6 = true;
+            }
+        }
+    }
+};
+
+struct held_frame {
+    rte_mbuf* m = nullptr;
+    std::uint16_t in = 0;
+    std::uint8_t tc = 0;
+    bool tagged = false;
+    std::uint32_t tag = tag_none;  // tag_none, or tag_handed (handed over by the ingress port's worker)
+};
+
+// ---- several workers (docs/architecture.md, "Several workers") ----
+
+// A frame handed to the worker that owns the port it must go to.
+enum class handoff_kind : std::uint8_t {
+    enqueue,  // charged (or not) at RX, rewritten for the egress port: queue it
+    resolve,  // L3, next hop resolved by ARP/ND on the egress port: resolve there (not charged:
+              // a frame waiting for its neighbour is not admitted yet), then back to `admit`
+    ingress,  // made on another worker for one of this worker's ports (an ICMP error back out
+              // of its ingress port): charge that port's PG here, then queue
+    admit,    // resolved on the egress port's worker (MAC and VLAN rewritten): charge its
+              // ingress PG here, on the ingress port's owner, then hand it to `port`'s owner
+};
+struct handoff {
+    rte_mbuf* m = nullptr;
+    std::uint32_t tag = 0;   // acct_tag (charged), | tag_uncharged (a flood copy), tag_handed, tag_none,
+                             // or 0 (no accounting)
+    std::uint32_t aux = 0;   // resolve: offset of the destination address, or dynamic hop | aux_dynhop
+    std::uint16_t port = 0;  // egress port (ingress kind: the port to charge and send on)
+    std::uint16_t in = 0;    // ingress port
+    std::uint8_t tc = 0;
+    handoff_kind kind = handoff_kind::enqueue;
+    std::uint8_t flags = 0;  // hf_tagged, hf_v6
+    std::uint8_t pad = 0;
+};
+static_assert(sizeof(handoff) == 24);
+constexpr std::uint8_t hf_tagged = 1, hf_v6 = 2;
+constexpr std::uint32_t aux_dynhop = 0x80000000u;
+
+// Ingress buffer released by another worker, for one of this worker's (port, PG).
+struct credit {
+    std::uint32_t tag = 0;
+    std::uint32_t bytes = 0;
+};
+// An FDB write on one worker, replayed into every other worker's table.
+struct learn_msg {
+    std::uint64_t key = 0;  // MAC (6 bytes, wire order) | VID << 48
+    std::int64_t now = 0;
+    std::uint16_t port = 0;
+    std::uint16_t flush = 0;  // 1: forget every station on `port` (its link went down)
+    std::uint32_t pad = 0;
+};
+
+// ---- per-stage cycle counters (bench builds only: -Dstage_cycles=true) ----
+enum class stage_id : std::uint8_t { l2_rx, ingress, lpm_bulk, route_admit, drain, handoff_in, handoff_out, count };
+inline constexpr const char* stage_names[] = {"l2: rx, parse, bridge, admit", "l3: rx, parse, classify",
+                                              "l3: bulk LPM", "l3: route, admit",
+                                              "egress: drain (PFC, scheduler, shaper, tx)", "worker link: in",
+                                              "worker link: out"};
+struct stage_count {
+    std::uint64_t calls = 0, frames = 0, cycles = 0;
+};
+// stage_clock t; ... t.lap(w, stage_id::x, frames): the cycles since the
+// last lap (or construction) go to stage x. Compiles to nothing otherwise.
+#ifdef ROCELAB_STAGE_CYCLES
+struct stage_clock {
+    std::uint64_t t = rte_rdtsc();
+    template <class W>
+    void lap(W& w, stage_id s, std::uint64_t frames) noexcept {
+        const std::uint64_t now = rte_rdtsc();
+        stage_count& c = w.stages[static_cast<std::size_t>(s)];
+        ++c.calls;
+        c.frames += frames;
+        c.cycles += now - t;
+        t = now;
+    }
+};
+#else
+struct stage_clock {
+    template <class W>
+    void lap(W&, stage_id, std::uint64_t) noexcept {}
+};
+#endif
+
+struct worker_rt {
+    static constexpr std::size_t handoff_slots = 2048;  // per worker pair
+    static constexpr std::size_t credit_slots = 4096;
+    static constexpr std::size_t learn_slots = 1024;
+    static constexpr std::size_t stage_max = 64;        // frames per destination before a push
+
+    // What this worker produces for one other worker (it is the single
+    // producer of these queues; that worker the single consumer).
+    struct peer {
+        std::unique_ptr<spsc_queue<handoff, handoff_slots>> frames;
+        std::unique_ptr<spsc_queue<credit, credit_slots>> credits;
+        std::unique_ptr<spsc_queue<learn_msg, learn_slots>> learns;
+        std::array<handoff, stage_max> stage{};
+        std::uint16_t n_stage = 0;
+        // Lossless frames the full queue did not take: kept in order, still
+        // charged to their ingress PG, pushed first at the next flush. Linked
+        // through the frames (frame_meta): it holds whatever the buffer
+        // model admitted, so a full handoff queue never drops a lossless frame.
+        frame_fifo stash;
+    };
+
+    std::uint16_t id = 0;
+    std::vector<std::uint16_t> ports;  // owned: RX, egress queues, scheduler, shaper, PFC
+    std::vector<port_counters> c;      // this worker's counts per port (readers sum the workers)
+    std::unique_ptr<fdb> table;        // L2: this worker's copy (learns replayed from the others)
+    std::unique_ptr<neigh_table<held_frame>> neigh;  // L3: neighbours behind its own ports
+    nanos neigh_next{0};
+    nanos last_now{0};
+    std::int64_t icmp_tat = INT64_MIN / 4;  // ICMP error rate (GCRA), per worker
+    spsc_ring<switch_event, 1024> events;   // for the control thread
+    std::vector<peer> peers;                // [worker]; empty with one worker
+    std::vector<std::uint64_t> owed;        // [port * 8 + pg]: bytes released here for other workers' ports
+    std::vector<std::uint16_t> owed_list;   // indices of owed[] that are non-zero
+    worker_stats st{};
+#ifdef ROCELAB_STAGE_CYCLES
+    std::array<stage_count, static_cast<std::size_t>(stage_id::count)> stages{};
+#endif
+};
+
+struct switch_pipeline::impl {
+    fwd_mode mode = fwd_mode::l2;
+    bool wred_at_enqueue = false;  // ROCELAB ecn_at: enqueue (default: dequeue)
+    std::uint16_t burst = 32;
+    std::uint32_t max_frame = 9216;
+    rte_mempool* pool = nullptr;
+    mbuf_link link;  // the frames' frame_meta (egress queues, stash)
+    std::vector<std::unique_ptr<port_rt>> ports;
+    std::unique_ptr<dpdk::route_table> routes;
+    std::uint32_t ecmp_seed = 0;
+    std::uint64_t all_ports_mask = 0;
+    std::unique_ptr<mmu> buf;  // ingress buffer accounting (BUFFER_POOL); null = off
+    // ICMP errors (ROCELAB icmp_errors / icmp_rate): GCRA, one per interval, burst 50.
+    bool icmp_on = true;
+    std::int64_t icmp_interval = 1'000'000;
+    std::int64_t icmp_tau = 49'000'000;
+    std::vector<neigh_cfg> static_neigh;  // for the listing
+    std::vector<std::unique_ptr<worker_rt>> workers;
+    std::vector<std::unique_ptr<worker_view>> views;
+    bool multi = false;  // more than one worker
+    std::size_t event_rr = 0;
+    // One worker (virtual time, one lcore): only the egress ports with work
+    // are visited. eg_active: a bit per port that may have work now (frames
+    // queued or staged, a PFC frame to send, a PG that crossed XOFF/XON,
+    // received PFC); eg_timers: for each other port, when it next has work of
+    // its own (PFC refresh, watchdog, shaper, a pause ending). A port leaves
+    // the active set after its egress step when it has nothing due, and
+    // every place that can give it work marks it again (mark_egress). The
+    // visit order stays the port order, so a run is the same as visiting
+    // every port. With several workers every port is visited, as before.
+    // On when the port I/O flags RX (port_io::rx_pending: virtual time) and
+    // one worker runs: lcores on real ports keep visiting every port.
+    bool track = false;
+    std::vector<std::uint64_t> eg_active;
+    timer_heap eg_timers;
+    std::uint32_t link_seq = 0;   // set_link bumps it (relaxed atomic): every port is visited once
+    std::uint32_t link_seen = 0;
+};
+
+
+// A port may have egress work (see impl::eg_active).
+[[gnu::always_inline]] inline void mark_egress(switch_pipeline::impl& p, std::size_t port) noexcept {
+    if (p.track) { p.eg_active[port >> 6] |= std::uint64_t{1} << (port & 63); }
+}
+
+// Release `bytes` charged to the (port, PG) in `tag`: here when this worker
+// owns that ingress port, else owed to its owner (sent back at the end of
+// the poll as one credit per (port, PG): worker_link.hpp).
+inline void release_tag(switch_pipeline::impl& p, worker_rt& w, std::uint32_t tag, std::uint64_t bytes) noexcept {
+    if (!p.buf || !tag_charged(tag) || bytes == 0) { return; }
+    const int port = tag_port(tag);
+    if (p.ports[static_cast<std::size_t>(port)]->owner == w.id) [[likely]] {
+        p.buf->release(port, tag_pg(tag), charge{static_cast<std::uint32_t>(bytes)});
+        mark_egress(p, static_cast<std::size_t>(port));  // its PGs may leave XOFF
+        return;
+    }
+    const std::size_t i = static_cast<std::size_t>(port) * 8 + static_cast<std::size_t>(tag_pg(tag));
+    if (w.owed[i] == 0) { w.owed_list.push_back(static_cast<std::uint16_t>(i)); }
+    w.owed[i] += bytes;
+}
+
+// Does a frame with this tag belong to a lossless PG (charged to it, or a
+// flood copy of a frame charged to it)? Such a frame leaves only by
+// transmission, link down or the PFC watchdog: it is never dropped for a
+// full handoff queue (it waits in the stash) nor by WRED.
+inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noexcept {
+    return p.buf && (tag & tag_none) == 0 && p.buf->lossless(tag_port(tag), tag_pg(tag));
+}
+
+// Charge a frame of `xlen` bytes and traffic class tc to its ingress PG
+// (in's, owned by this worker): its acct_tag, or nothing when the ingress
+// buffer refused it (counted on in: lossy limit or headroom overflow; freed).
+[[gnu::always_inline]] inline std::optional<std::uint32_t> charge_ingress(switch_pipeline::impl& p, worker_rt& w,
+                                                                          port_rt& in, rte_mbuf* x, std::uint8_t tc,
+                                                                          std::uint32_t xlen) noexcept {
+    const std::uint8_t pg = in.maps.tc_to_pg[tc];
+    const admit_result r = p.buf->admit(in.idx, pg, xlen);
+    mark_egress(p, in.idx);  // its PGs may enter XOFF
+    if (!r.ok()) [[unlikely]] {
+        w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
+                                                                : drop_reason::headroom_overflow);
+        rte_pktmbuf_free(x);
+        return std::nullopt;
+    }
+    return acct_tag(in.idx, pg);
+}
+
+// What a port's egress unit needs from the worker that runs it (see the
+// contract in egress_port.hpp).
+struct switch_env {
+    switch_pipeline::impl& p;
+    worker_rt& w;
+    dpdk::capture* capture;
+    port_counters& c(std::size_t port) const noexcept { return w.c[port]; }
+    mmu* buf() const noexcept { return p.buf.get(); }
+    rte_mempool* pool() const noexcept { return p.pool; }
+    dpdk::capture* cap() const noexcept { return capture; }
+    bool wred_at_enqueue() const noexcept { return p.wred_at_enqueue; }
+    void mark(std::size_t port) const noexcept { mark_egress(p, port); }
+    void release(std::uint32_t tag, std::uint64_t bytes) const noexcept { release_tag(p, w, tag, bytes); }
+    bool lossless(std::uint32_t tag) const noexcept { return tag_lossless(p, tag); }
+    std::optional<std::uint32_t> charge(std::uint16_t in, rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) const noexcept {
+        return charge_ingress(p, w, *p.ports[in], x, tc, xlen);
+    }
+    void event(const switch_event& e) const noexcept { (void)w.events.push(e); }
+};
+
+// The tag a frame from `in` of class tc will carry once charged (0 without accounting).
+inline std::uint32_t charge_tag(const switch_pipeline::impl& p, const port_rt& in, std::uint8_t tc) noexcept {
+    return p.buf ? acct_tag(in.idx, in.maps.tc_to_pg[tc]) : 0u;
+}
+
+}  // namespace rocelab::sw
