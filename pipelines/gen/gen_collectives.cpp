@@ -16,6 +16,9 @@
 // the flows whose gate may have opened. Every gate reads only its own
 // host's state. collectives() (control path, allocates) derives collective
 // and step times from the flows' post/completion records.
+// Inputs: the flows' completions and their responders' messages_rx, the
+// ports' alltoall counts, now. Outputs: posted messages (requester
+// post_message), touched flows, the per-flow records.
 // Counters: the records (coll_post, coll_done, coll_recs) per flow.
 #include <algorithm>
 

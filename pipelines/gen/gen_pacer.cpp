@@ -16,6 +16,10 @@
 // next_deadline_worker answers, after a poll, when the worker next has work
 // of its own, reading the pace heap's top instead of walking the ready QPs
 // (see gen_pipeline.hpp next_deadline).
+// Inputs: the reaction point's rate changes; each QP's window (requester
+// can_send) and pacer; the port's pause timer and line cap; now.
+// Outputs: the QP's pacer rate, the port's ready set and pace heap, the
+// worker's next deadline.
 // Counters: none of its own (the flows' rate statistics).
 #include <algorithm>
 #include <bit>

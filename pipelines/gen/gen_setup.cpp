@@ -8,6 +8,10 @@
 // prefilled pool, worker map, planes on several workers). Also here: the
 // prefilled pool's layout (prefilled_data_room, max_pmtu_of, prefill) and
 // the --tx-payload names.
+// Inputs: the expanded gen_cfg, the port bindings, the common mbuf pool,
+// gen_tx_opts, the worker count and port -> worker map. Outputs: every
+// table, ring, pool and heap the data path uses, sized here (the data path
+// never allocates). Counters: none.
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 

@@ -24,6 +24,10 @@
 // allocated in bulk (refill), so a failed allocation never consumes a packet.
 // tx_cnps: the port's CNP ring in its own staging and tx_burst call, ahead of
 // everything else, held only by a pause of the CNP priority (cnp_802p_prio).
+// Inputs: the port's pending frames, PFC sources, reply and CNP rings, its
+// ready QPs (each requester's next()), the pause timer / credits, now.
+// Outputs: one tx burst per call on the port (dpdk::port_tx), the QPs'
+// pacer, line cap and reaction-point byte counts, their timers and ready bits.
 // Counters: tx_packets, tx_bytes, tx_pfc, tx_cnp, tx_alloc_fail, tx_retry,
 // tx_prefilled / tx_copied / tx_built (data frames by payload path).
 #include <rte_mbuf.h>
