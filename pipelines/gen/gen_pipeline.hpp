@@ -1,5 +1,14 @@
 // gen_pipeline.hpp - the closed-loop RoCEv2 traffic generator data path.
 //
+// Where the code lives: this one class, its member functions split by stage
+// over pipelines/gen/ (the map, and the inline helpers the stages share:
+// gen_stages.hpp): gen_rx.cpp (rx below), gen_responder.hpp/.cpp (the
+// responder's ACK/NAK and the DCQCN notification point), gen_requester.cpp
+// (per-flow service: timeouts, completions, posting), gen_pacer.cpp (pacing,
+// the reaction point's rate, ready QPs, next deadline), gen_tx.cpp (tx below,
+// data frames), gen_collectives.cpp, gen_setup.cpp (create()'s steps) and
+// gen_pipeline.cpp (the composition: create, poll_worker, deadlines, release).
+//
 // What: emulated hosts on DPDK ports, each flow one RC QP: a requester on its
 // source host's port and a responder on its destination host's port (one
 // process can hold both ends). One lcore polls every port:
@@ -472,16 +481,33 @@ private:
     };
 
     gen_pipeline() = default;
+    // create()'s steps, in this order (gen_setup.cpp); an error ends it.
+    void setup_ports(const std::vector<port_binding>& ports);
+    std::string setup_flows();
+    void setup_collectives();
+    void setup_payload();
+    std::string setup_pools();
+    std::string setup_workers(unsigned workers, const std::vector<unsigned>& port_worker);
+    // The stages' member functions, by file (gen_stages.hpp has the map).
+    // gen_rx.cpp
     std::uint32_t rx_port(std::size_t pi, nanos now) noexcept;
     void rx_frame(std::size_t pi, rte_mbuf* m, nanos now) noexcept;
     void queue_reply(port_state& ps, rte_mbuf* m, std::uint32_t len, std::uint64_t& sent) noexcept;
-    void forget_reply(rte_mbuf* m) noexcept;
+    bool icrc_ok(const std::byte* frame, const parsed_frame& pf) const noexcept;
+    // gen_responder.hpp (inline: respond runs per data frame in rx_frame) and .cpp
+    [[gnu::always_inline]] inline void respond(port_state& ps, flow_state& f, std::size_t fi, rte_mbuf* m,
+                                               std::byte* p, const parsed_frame& pf, nanos now) noexcept;
+    inline void forget_reply(rte_mbuf* m) noexcept;
+    void send_cnp(flow_state& f, port_state& ps) noexcept;
+    // gen_tx.cpp
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
-    void self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept;
-    void send_cnp(flow_state& f, port_state& ps) noexcept;
     std::uint32_t tx_cnps(std::size_t pi, nanos now) noexcept;
+    // gen_pacer.cpp
     static void apply_rate(flow_state& f, nanos now) noexcept;
+    void update_ready(flow_state& f) noexcept;
+    // gen_requester.cpp
+    void self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept;
 
     gen_cfg _cfg;
     rte_mempool* _pool = nullptr;
@@ -512,6 +538,7 @@ private:
         std::vector<std::uint64_t> size;    // bytes per message, per plane
     };
     std::vector<server_state> _servers;
+    // gen_collectives.cpp
     std::uint64_t plane_chunk(flow_state& f, std::uint64_t k) noexcept;
     bool plane_gate(const flow_state& f, std::uint64_t k) const noexcept;
     void touch_server(std::uint32_t server) noexcept;
@@ -533,9 +560,8 @@ private:
     using psn_table = std::array<std::array<std::uint32_t, 256>, 3>;
     std::vector<psn_table> _ptab;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> _ptab_key;  // (header bytes, payload bytes)
-    void make_templates(flow_state& f);
+    void make_templates(flow_state& f);  // gen_tx.cpp, as are icrc_of and refill
     std::uint32_t icrc_of(const std::byte* l3, std::uint32_t hdr_len, std::uint32_t len) const noexcept;
-    bool icrc_ok(const std::byte* frame, const parsed_frame& pf) const noexcept;
     rte_mempool* _pf_pool = nullptr;  // prefilled pool
     bool _pf_owned = false;           // created here (else shared: gen_tx_opts::prefilled_pool)
     std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf
@@ -566,10 +592,10 @@ private:
     std::vector<std::unique_ptr<worker_state>> _workers;
     std::vector<std::unique_ptr<worker_view>> _views;
     std::vector<std::uint16_t> _owner;  // port -> worker
+    // gen_requester.cpp (touch: inline, gen_stages.hpp)
     void service_flows(worker_state& w, nanos now) noexcept;
-    void touch(flow_state& f, bool req_side) noexcept;
+    inline void touch(flow_state& f, bool req_side) noexcept;
     void reschedule(worker_state& w, std::uint32_t ref, nanos now) noexcept;
-    void update_ready(flow_state& f) noexcept;
 };
 
 }  // namespace rocelab::gen
