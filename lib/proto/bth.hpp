@@ -125,19 +125,32 @@ constexpr std::array<roce_opcode_info, 256> make_opcode_table() noexcept {
         t[op] = roce_opcode_info{true, payload, ext_len_of(h), h, name};
     };
     using namespace roce_hdr;
-    // RC
-    set(0x00, 0, true, "RC_SEND_FIRST");
-    set(0x01, 0, true, "RC_SEND_MIDDLE");
-    set(0x02, 0, true, "RC_SEND_LAST");
-    set(0x03, immdt, true, "RC_SEND_LAST_WITH_IMMEDIATE");
-    set(0x04, 0, true, "RC_SEND_ONLY");
-    set(0x05, immdt, true, "RC_SEND_ONLY_WITH_IMMEDIATE");
-    set(0x06, reth, true, "RC_RDMA_WRITE_FIRST");
-    set(0x07, 0, true, "RC_RDMA_WRITE_MIDDLE");
-    set(0x08, 0, true, "RC_RDMA_WRITE_LAST");
-    set(0x09, immdt, true, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE");
-    set(0x0A, reth, true, "RC_RDMA_WRITE_ONLY");
-    set(0x0B, reth | immdt, true, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
+    // Sends and RDMA writes: the same twelve opcodes in RC and, with 0x20 set, in UC
+    // (UC has nothing else).
+    struct send_write_op {
+        std::uint16_t h;
+        const char* rc;
+        const char* uc;
+    };
+    constexpr send_write_op send_write[] = {
+        {0, "RC_SEND_FIRST", "UC_SEND_FIRST"},
+        {0, "RC_SEND_MIDDLE", "UC_SEND_MIDDLE"},
+        {0, "RC_SEND_LAST", "UC_SEND_LAST"},
+        {immdt, "RC_SEND_LAST_WITH_IMMEDIATE", "UC_SEND_LAST_WITH_IMMEDIATE"},
+        {0, "RC_SEND_ONLY", "UC_SEND_ONLY"},
+        {immdt, "RC_SEND_ONLY_WITH_IMMEDIATE", "UC_SEND_ONLY_WITH_IMMEDIATE"},
+        {reth, "RC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_FIRST"},
+        {0, "RC_RDMA_WRITE_MIDDLE", "UC_RDMA_WRITE_MIDDLE"},
+        {0, "RC_RDMA_WRITE_LAST", "UC_RDMA_WRITE_LAST"},
+        {immdt, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE"},
+        {reth, "RC_RDMA_WRITE_ONLY", "UC_RDMA_WRITE_ONLY"},
+        {reth | immdt, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE"},
+    };
+    for (std::uint8_t i = 0; i < std::size(send_write); ++i) {
+        set(i, send_write[i].h, true, send_write[i].rc);
+        set(static_cast<std::uint8_t>(roce_op::uc_base | i), send_write[i].h, true, send_write[i].uc);
+    }
+    // RC only
     set(0x0C, reth, false, "RC_RDMA_READ_REQUEST");
     set(0x0D, aeth, true, "RC_RDMA_READ_RESPONSE_FIRST");
     set(0x0E, 0, true, "RC_RDMA_READ_RESPONSE_MIDDLE");
@@ -151,19 +164,6 @@ constexpr std::array<roce_opcode_info, 256> make_opcode_table() noexcept {
     set(0x17, ieth, true, "RC_SEND_ONLY_WITH_INVALIDATE");
     set(0x1C, feth | reth, false, "RC_FLUSH");
     set(0x1D, reth, true, "RC_ATOMIC_WRITE");
-    // UC: sends and writes only.
-    set(0x20, 0, true, "UC_SEND_FIRST");
-    set(0x21, 0, true, "UC_SEND_MIDDLE");
-    set(0x22, 0, true, "UC_SEND_LAST");
-    set(0x23, immdt, true, "UC_SEND_LAST_WITH_IMMEDIATE");
-    set(0x24, 0, true, "UC_SEND_ONLY");
-    set(0x25, immdt, true, "UC_SEND_ONLY_WITH_IMMEDIATE");
-    set(0x26, reth, true, "UC_RDMA_WRITE_FIRST");
-    set(0x27, 0, true, "UC_RDMA_WRITE_MIDDLE");
-    set(0x28, 0, true, "UC_RDMA_WRITE_LAST");
-    set(0x29, immdt, true, "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE");
-    set(0x2A, reth, true, "UC_RDMA_WRITE_ONLY");
-    set(0x2B, reth | immdt, true, "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
     // UD
     set(0x64, deth, true, "UD_SEND_ONLY");
     set(0x65, deth | immdt, true, "UD_SEND_ONLY_WITH_IMMEDIATE");
@@ -198,6 +198,7 @@ static_assert(roce_opcode_lookup(roce_op::rc_write_only_imm).ext_len == 20);
 static_assert(roce_ext_offset(roce_op::rc_write_only_imm, roce_hdr::immdt) == 16);
 static_assert(roce_opcode_lookup(roce_op::cnp).ext_len == 16);
 static_assert(!roce_opcode_known(0x15));
+static_assert(roce_opcode_lookup(roce_op::uc_base | roce_op::rc_write_only_imm).ext_len == 20);
 
 // BTH fields, for writers.
 struct bth_fields {

@@ -83,6 +83,7 @@
 #include <vector>
 
 #include "qos/buffer_cfg.hpp"
+#include "core/counter.hpp"
 #include "core/units.hpp"
 #include "qos/qos_maps.hpp"
 
@@ -106,15 +107,17 @@ struct admit_result {
     bool ok() const noexcept { return verdict == admit_verdict::admitted; }
 };
 
+// The counter list gives both the struct and the port totals (port_totals()
+// sums every one). peak_use: max reserved + shared + headroom; peak_headroom:
+// max headroom.
+// clang-format off
+#define ROCELAB_PG_COUNTERS(X) \
+    X(admitted) X(drop_lossy) X(drop_headroom_overflow) X(dropped_bytes) \
+    X(xoff_transitions) X(xon_transitions) X(peak_use) X(peak_headroom)
+// clang-format on
+
 struct pg_counters {
-    std::uint64_t admitted = 0;
-    std::uint64_t drop_lossy = 0;
-    std::uint64_t drop_headroom_overflow = 0;
-    std::uint64_t dropped_bytes = 0;
-    std::uint64_t xoff_transitions = 0;
-    std::uint64_t xon_transitions = 0;
-    std::uint64_t peak_use = 0;       // max reserved + shared + headroom
-    std::uint64_t peak_headroom = 0;  // max headroom
+    ROCELAB_PG_COUNTERS(ROCELAB_U64_COUNTER)
 };
 
 struct pg_snapshot {
@@ -413,14 +416,9 @@ public:
             o.reserved_use += s.reserved_use;
             o.shared_use += s.shared_use;
             o.headroom_use += s.headroom_use;
-            o.totals.admitted += k.admitted;
-            o.totals.drop_lossy += k.drop_lossy;
-            o.totals.drop_headroom_overflow += k.drop_headroom_overflow;
-            o.totals.dropped_bytes += k.dropped_bytes;
-            o.totals.xoff_transitions += k.xoff_transitions;
-            o.totals.xon_transitions += k.xon_transitions;
-            o.totals.peak_use += k.peak_use;
-            o.totals.peak_headroom += k.peak_headroom;
+#define ROCELAB_PG_ADD(name) o.totals.name += k.name;
+            ROCELAB_PG_COUNTERS(ROCELAB_PG_ADD)
+#undef ROCELAB_PG_ADD
         }
         return o;
     }

@@ -90,33 +90,22 @@ struct op_class {
     op_pos pos = op_pos::none;
     std::uint8_t family = 0xFF;  // 0 = RDMA WRITE, 1 = SEND
 };
+// RC sends (0x00-0x05) and RDMA writes (0x06-0x0B) run through the same six
+// positions: first, middle, last, last with immediate, only, only with
+// immediate; the two sends with invalidate come later (0x16, 0x17).
 constexpr op_class classify_rc_opcode(std::uint8_t op) noexcept {
-    switch (op) {
-        case roce_op::rc_send_first:
-            return {op_pos::first, 1};
-        case roce_op::rc_send_middle:
-            return {op_pos::middle, 1};
-        case roce_op::rc_send_last:
-        case roce_op::rc_send_last_imm:
-        case roce_op::rc_send_last_inv:
-            return {op_pos::last, 1};
-        case roce_op::rc_send_only:
-        case roce_op::rc_send_only_imm:
-        case roce_op::rc_send_only_inv:
-            return {op_pos::only, 1};
-        case roce_op::rc_write_first:
-            return {op_pos::first, 0};
-        case roce_op::rc_write_middle:
-            return {op_pos::middle, 0};
-        case roce_op::rc_write_last:
-        case roce_op::rc_write_last_imm:
-            return {op_pos::last, 0};
-        case roce_op::rc_write_only:
-        case roce_op::rc_write_only_imm:
-            return {op_pos::only, 0};
-        default:
-            return {};
+    constexpr op_pos pos_in_family[6] = {op_pos::first, op_pos::middle, op_pos::last,
+                                         op_pos::last,  op_pos::only,   op_pos::only};
+    if (op <= roce_op::rc_write_only_imm) {
+        return {pos_in_family[op % 6], static_cast<std::uint8_t>(op < roce_op::rc_write_first ? 1 : 0)};
     }
+    if (op == roce_op::rc_send_last_inv) {
+        return {op_pos::last, 1};
+    }
+    if (op == roce_op::rc_send_only_inv) {
+        return {op_pos::only, 1};
+    }
+    return {};
 }
 
 class responder {

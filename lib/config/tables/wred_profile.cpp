@@ -41,38 +41,43 @@ constexpr field_spec wred_yellow_enable = enable("wred_yellow_enable", "as `wred
 constexpr field_spec wred_red_enable = enable("wred_red_enable", "as `wred_green_enable`, for red");
 constexpr std::string_view ecn_doc = "colours whose ECN-capable packets are marked CE instead of dropped";
 constexpr field_spec ecn = choice_field("ecn", ecn_mode_names, "`ecn_none`", ecn_doc);
-constexpr field_spec green_min_threshold =
-    threshold("green_min_threshold", "Kmin: no marking/dropping at or below this queue depth");
-constexpr field_spec green_max_threshold =
-    max_threshold_of("green_max_threshold", "Kmax: everything above it is marked/dropped");
-constexpr field_spec green_drop_probability =
-    probability("green_drop_probability", "Pmax, in percent: the probability at Kmax");
-constexpr field_spec yellow_min_threshold =
-    threshold("yellow_min_threshold", "Kmin for yellow (checked, unused)");
-constexpr field_spec yellow_max_threshold =
-    max_threshold_of("yellow_max_threshold", "Kmax for yellow (checked, unused)");
-constexpr field_spec yellow_drop_probability =
-    probability("yellow_drop_probability", "Pmax for yellow (checked, unused)");
-constexpr field_spec red_min_threshold = threshold("red_min_threshold", "Kmin for red (checked, unused)");
-constexpr field_spec red_max_threshold =
-    max_threshold_of("red_max_threshold", "Kmax for red (checked, unused)");
-constexpr field_spec red_drop_probability =
-    probability("red_drop_probability", "Pmax for red (checked, unused)");
+
+// A colour's three fields: min_threshold, max_threshold and drop_probability.
+struct colour_fields {
+    field_spec min_threshold;
+    field_spec max_threshold;
+    field_spec drop_probability;
+};
+constexpr colour_fields colour_of(std::string_view min_name, std::string_view max_name,
+                                  std::string_view prob_name, std::string_view min_doc,
+                                  std::string_view max_doc, std::string_view prob_doc) {
+    return {threshold(min_name, min_doc), max_threshold_of(max_name, max_doc),
+            probability(prob_name, prob_doc)};
+}
+constexpr colour_fields green =
+    colour_of("green_min_threshold", "green_max_threshold", "green_drop_probability",
+              "Kmin: no marking/dropping at or below this queue depth",
+              "Kmax: everything above it is marked/dropped", "Pmax, in percent: the probability at Kmax");
+constexpr colour_fields yellow =
+    colour_of("yellow_min_threshold", "yellow_max_threshold", "yellow_drop_probability",
+              "Kmin for yellow (checked, unused)", "Kmax for yellow (checked, unused)",
+              "Pmax for yellow (checked, unused)");
+constexpr colour_fields red = colour_of("red_min_threshold", "red_max_threshold", "red_drop_probability",
+                                        "Kmin for red (checked, unused)", "Kmax for red (checked, unused)",
+                                        "Pmax for red (checked, unused)");
 
 // SONiC's order: the enables, ecn, then each colour's thresholds and probability.
 constexpr field_spec all[] = {
     wred_green_enable,    wred_yellow_enable,      wred_red_enable,        ecn,
-    green_min_threshold,  green_max_threshold,     green_drop_probability, yellow_min_threshold,
-    yellow_max_threshold, yellow_drop_probability, red_min_threshold,      red_max_threshold,
-    red_drop_probability};
+    green.min_threshold,  green.max_threshold,     green.drop_probability, yellow.min_threshold,
+    yellow.max_threshold, yellow.drop_probability, red.min_threshold,      red.max_threshold,
+    red.drop_probability};
 
 // One colour's fields, and where they go in wred_profile_cfg.
 struct colour {
     std::string_view name;
     const field_spec& enable;
-    const field_spec& min_threshold;
-    const field_spec& max_threshold;
-    const field_spec& drop_probability;
+    const colour_fields& fields;
     bool wred_profile_cfg::*enable_to;
     bytes wred_profile_cfg::*min_to;
     bytes wred_profile_cfg::*max_to;
@@ -96,15 +101,12 @@ void loader::load_wred_profiles(const entry* t) {
     }
     using wp = wred_profile_cfg;
     const fld::colour colours[] = {
-        {"green", fld::wred_green_enable, fld::green_min_threshold, fld::green_max_threshold,
-         fld::green_drop_probability, &wp::wred_green_enable, &wp::green_min_threshold,
+        {"green", fld::wred_green_enable, fld::green, &wp::wred_green_enable, &wp::green_min_threshold,
          &wp::green_max_threshold, &wp::green_drop_probability, ecn_marks_green},
-        {"yellow", fld::wred_yellow_enable, fld::yellow_min_threshold, fld::yellow_max_threshold,
-         fld::yellow_drop_probability, &wp::wred_yellow_enable, &wp::yellow_min_threshold,
+        {"yellow", fld::wred_yellow_enable, fld::yellow, &wp::wred_yellow_enable, &wp::yellow_min_threshold,
          &wp::yellow_max_threshold, &wp::yellow_drop_probability, ecn_marks_yellow},
-        {"red", fld::wred_red_enable, fld::red_min_threshold, fld::red_max_threshold,
-         fld::red_drop_probability, &wp::wred_red_enable, &wp::red_min_threshold, &wp::red_max_threshold,
-         &wp::red_drop_probability, ecn_marks_red},
+        {"red", fld::wred_red_enable, fld::red, &wp::wred_red_enable, &wp::red_min_threshold,
+         &wp::red_max_threshold, &wp::red_drop_probability, ecn_marks_red},
     };
     for (const auto& k : entries(*t)) {
         const std::string& path = k.path;
@@ -126,21 +128,22 @@ void loader::load_wred_profiles(const entry* t) {
             if (const auto* e = find(f, cf.enable)) {
                 *enable = get_choice(*e, cf.enable) == "true";
             }
-            const auto* emin = find(f, cf.min_threshold);
-            const auto* emax = find(f, cf.max_threshold);
+            const auto* emin = find(f, cf.fields.min_threshold);
+            const auto* emax = find(f, cf.fields.max_threshold);
             if (emin != nullptr) {
-                *lo = get_bytes(*emin, cf.min_threshold);
+                *lo = get_bytes(*emin, cf.fields.min_threshold);
             }
             if (emax != nullptr) {
-                *hi = get_bytes(*emax, cf.max_threshold);
+                *hi = get_bytes(*emax, cf.fields.max_threshold);
                 if (emin != nullptr && *hi < *lo) {
                     fail(mark_of(*emax), emax->path,
                          quote(emax->value.Scalar()) + " is below " + col + "_min_threshold " +
                              std::to_string(lo->v) + ": accepted " + std::to_string(lo->v) + ".." +
-                             std::to_string(cf.max_threshold.hi) + " bytes (max_threshold >= min_threshold)");
+                             std::to_string(cf.fields.max_threshold.hi) +
+                             " bytes (max_threshold >= min_threshold)");
                 }
             }
-            read(f, cf.drop_probability, *prob);
+            read(f, cf.fields.drop_probability, *prob);
             // Green is what RoCE uses: its thresholds must be written when
             // green is dropped or marked. Yellow/red are checked but unused.
             if (c == 0 && (*enable || marks) && (emin == nullptr || emax == nullptr)) {

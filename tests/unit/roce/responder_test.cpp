@@ -204,5 +204,35 @@ TEST(responder, unsupported_and_icrc_counted) {
     EXPECT_EQ(r.epsn(), 0u);
 }
 
+// Every RC data opcode's position and family; every other opcode (UC, UD,
+// reads, ACKs, atomics, CNP, unknown) is none.
+TEST(responder, classify_rc_opcode_covers_sends_and_writes) {
+    struct row {
+        std::uint8_t op;
+        op_pos pos;
+        std::uint8_t family;
+    };
+    constexpr row rows[] = {
+        {roce_op::rc_send_first, op_pos::first, 1},   {roce_op::rc_send_middle, op_pos::middle, 1},
+        {roce_op::rc_send_last, op_pos::last, 1},     {roce_op::rc_send_last_imm, op_pos::last, 1},
+        {roce_op::rc_send_last_inv, op_pos::last, 1}, {roce_op::rc_send_only, op_pos::only, 1},
+        {roce_op::rc_send_only_imm, op_pos::only, 1}, {roce_op::rc_send_only_inv, op_pos::only, 1},
+        {roce_op::rc_write_first, op_pos::first, 0},  {roce_op::rc_write_middle, op_pos::middle, 0},
+        {roce_op::rc_write_last, op_pos::last, 0},    {roce_op::rc_write_last_imm, op_pos::last, 0},
+        {roce_op::rc_write_only, op_pos::only, 0},    {roce_op::rc_write_only_imm, op_pos::only, 0},
+    };
+    for (int op = 0; op < 256; ++op) {
+        const op_class c = classify_rc_opcode(static_cast<std::uint8_t>(op));
+        op_class want{};
+        for (const row& r : rows) {
+            if (r.op == op) {
+                want = {r.pos, r.family};
+            }
+        }
+        EXPECT_EQ(c.pos, want.pos) << "opcode " << op;
+        EXPECT_EQ(c.family, want.family) << "opcode " << op;
+    }
+}
+
 }  // namespace
 }  // namespace rocelab
