@@ -417,7 +417,7 @@ struct egress_port {
     template <class Env>
     std::uint32_t flush(Env& env, int q) noexcept {
         return eq.flush(q, [&](const auto& e) noexcept {
-            if (env.buf() && (e.tag & tag_uncharged) == 0) { env.release(e.tag, env.buf()->charge_for(e.len)); }
+            if (env.buf()) { env.release(e.tag, env.buf()->charge_for(e.len)); }
             rte_pktmbuf_free(e.item);
         });
     }

@@ -120,8 +120,8 @@ template <parse_depth D>
 
 // A frame's verdict carried out: admission to its egress port, a flood, or
 // (dropped or consumed, counted already) a place in the burst's free list.
-[[gnu::always_inline]] inline void dispatch(switch_env& env, port_rt& in, rte_mbuf* m, std::uint16_t o, std::uint8_t tc,
-                                            bool tagged, rte_mbuf** to_free, std::uint16_t& n_free) noexcept {
+[[gnu::always_inline]] inline void dispatch_frame(switch_env& env, port_rt& in, rte_mbuf* m, std::uint16_t o, std::uint8_t tc,
+                                                  bool tagged, rte_mbuf** to_free, std::uint16_t& n_free) noexcept {
     switch_pipeline::impl& p = env.p;
     if (o < out_handled) [[likely]] {
         (void)forward_to(env, in, *p.ports[o], m, tc, tagged);
@@ -140,39 +140,62 @@ template <parse_depth D>
     }
 }
 
+// What every RX burst does around its stages: the receive and the
+// prefetch of the first frames; per frame, the prefetch four ahead, the
+// byte count and the capture tap; at the end the port's RX counters and one
+// bulk free of the frames the stages dropped or consumed.
+struct rx_burst {
+    static constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
+    switch_env& env;
+    port_rt& in;
+    nanos now;
+    rte_mbuf* pkts[max_burst];
+    rte_mbuf* to_free[max_burst];
+    const std::uint16_t n;
+    std::uint16_t n_free = 0;
+    std::uint64_t rx_bytes = 0;
+
+    [[gnu::always_inline]] rx_burst(switch_env& e, port_rt& i, nanos t) noexcept
+        : env(e), in(i), now(t), n(dpdk::port_rx(i.b, t, pkts, e.p.burst)) {
+        for (std::uint16_t k = 0; k < n && k < 4; ++k) { rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*)); }
+    }
+    // Frame i, in order: prefetches frame i + 4, counts and taps frame i.
+    [[gnu::always_inline]] rte_mbuf* take(std::uint16_t i) noexcept {
+        if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
+        rte_mbuf* const m = pkts[i];
+        rx_bytes += rte_pktmbuf_pkt_len(m);
+        if (env.capture != nullptr) { env.capture->tap(in.idx, false, m, now); }
+        return m;
+    }
+    [[gnu::always_inline]] void dispatch(std::uint16_t i, std::uint16_t o, std::uint8_t tc, bool tagged) noexcept {
+        dispatch_frame(env, in, pkts[i], o, tc, tagged, to_free, n_free);
+    }
+    [[gnu::always_inline]] void finish() noexcept {
+        env.w.c[in.idx].rx_packets += n;
+        env.w.c[in.idx].rx_bytes += rx_bytes;
+        if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
+    }
+};
+
 // One RX burst of port `in` through the L2 bridge, one pass per frame:
 // ingress checks and classification, the bridge's verdict, its dispatch.
 std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
-    switch_pipeline::impl& p = env.p;
-    worker_rt& w = env.w;
-    dpdk::capture* const cap = env.capture;
-    constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
-    rte_mbuf* pkts[max_burst];
     stage_clock sc;
-    const std::uint16_t n = dpdk::port_rx(in.b, now, pkts, p.burst);
-    if (n == 0) { return 0; }
-    for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
+    rx_burst rb(env, in, now);
+    if (rb.n == 0) { return 0; }
     l2_burst l2b;  // the FDB results cached within the burst
-    rte_mbuf* to_free[max_burst];
-    std::uint16_t n_free = 0;
-    std::uint64_t rx_bytes = 0;
-    for (std::uint16_t i = 0; i < n; ++i) {
-        if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
-        rte_mbuf* m = pkts[i];
-        rx_bytes += rte_pktmbuf_pkt_len(m);
-        if (cap != nullptr) { cap->tap(in.idx, false, m, now); }
+    for (std::uint16_t i = 0; i < rb.n; ++i) {
+        rte_mbuf* const m = rb.take(i);
         parsed_frame f;
         std::uint8_t tc = 0;
         std::uint16_t vid = 0;
         std::uint16_t o = ingress_frame<parse_depth::l3>(env, in, m, now, f, tc, vid);
         if (o == out_pass) { o = l2_decide(env, in, data(m), vid, now, l2b); }
-        dispatch(env, in, m, o, tc, f.vlan_count > 0, to_free, n_free);
+        rb.dispatch(i, o, tc, f.vlan_count > 0);
     }
-    w.c[in.idx].rx_packets += n;
-    w.c[in.idx].rx_bytes += rx_bytes;
-    if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
-    sc.lap(w, stage_id::l2_rx, n);
-    return n;
+    rb.finish();
+    sc.lap(env.w, stage_id::l2_rx, rb.n);
+    return rb.n;
 }
 
 // One RX burst of port `in` through the L3 router, in passes over the
@@ -184,48 +207,35 @@ std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
 // its egress reads), so frames are decided and admitted exactly as one
 // pass per frame would.
 std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now) noexcept {
-    switch_pipeline::impl& p = env.p;
-    worker_rt& w = env.w;
-    dpdk::capture* const cap = env.capture;
     constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
-    rte_mbuf* pkts[max_burst];
     stage_clock sc;
-    const std::uint16_t n = dpdk::port_rx(in.b, now, pkts, p.burst);
+    rx_burst rb(env, in, now);
+    const std::uint16_t n = rb.n;
     if (n == 0) { return 0; }
-    for (std::uint16_t i = 0; i < n && i < 4; ++i) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*)); }
     // The burst's parsed frames: storage for a full burst, a frame constructed
     // for each frame received only.
     alignas(parsed_frame) std::byte fbuf[max_burst * sizeof(parsed_frame)];
     auto* const f = reinterpret_cast<parsed_frame*>(fbuf);
     std::uint8_t tc[max_burst];
     std::uint16_t o[max_burst];
-    std::uint64_t rx_bytes = 0;
     for (std::uint16_t i = 0; i < n; ++i) {
-        if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
-        rte_mbuf* m = pkts[i];
-        rx_bytes += rte_pktmbuf_pkt_len(m);
-        if (cap != nullptr) { cap->tap(in.idx, false, m, now); }
+        rte_mbuf* const m = rb.take(i);
         std::uint16_t vid = 0;
         new (&f[i]) parsed_frame;
         tc[i] = 0;
         o[i] = ingress_frame<parse_depth::l4>(env, in, m, now, f[i], tc[i], vid);
     }
-    sc.lap(w, stage_id::ingress, n);
+    sc.lap(env.w, stage_id::ingress, n);
     std::uint32_t v4[max_burst];
-    lookup_burst(p, f, o, n, out_pass, v4);
-    sc.lap(w, stage_id::lpm_bulk, n);
-    rte_mbuf* to_free[max_burst];
-    std::uint16_t n_free = 0;
+    lookup_burst(env.p, f, o, n, out_pass, v4);
+    sc.lap(env.w, stage_id::lpm_bulk, n);
     for (std::uint16_t i = 0; i < n; ++i) {
         std::uint16_t oi = o[i];
-        if (oi == out_pass) { oi = l3_decide(env, in, pkts[i], f[i], tc[i], now, v4[i]); }
-        dispatch(env, in, pkts[i], oi, tc[i], oi < out_handled || oi == out_flood ? f[i].vlan_count > 0 : false, to_free,
-                 n_free);
+        if (oi == out_pass) { oi = l3_decide(env, in, rb.pkts[i], f[i], tc[i], now, v4[i]); }
+        rb.dispatch(i, oi, tc[i], oi < out_handled || oi == out_flood ? f[i].vlan_count > 0 : false);
     }
-    w.c[in.idx].rx_packets += n;
-    w.c[in.idx].rx_bytes += rx_bytes;
-    if (n_free != 0) { rte_pktmbuf_free_bulk(to_free, n_free); }
-    sc.lap(w, stage_id::route_admit, n);
+    rb.finish();
+    sc.lap(env.w, stage_id::route_admit, n);
     return n;
 }
 
