@@ -32,8 +32,12 @@
 // Data path: resolve() and learn() are O(1) (open addressing with linear
 // probing over a power-of-two array, at most half full; removal by backward
 // shift, so there are no tombstones), allocation-free and noexcept. poll()
-// runs the timers over `scan` entries per call (a cursor), so its cost per
-// call is bounded whatever the table size. Pure: time is an argument, no
+// times requests and failures exactly: the entries being resolved
+// (incomplete, probe) are listed apart and every poll visits all of them,
+// so a retransmission is late by at most one poll interval and their cost
+// is proportional to the neighbours under resolution. Aging (reachable ->
+// stale -> removed, timers of seconds) runs over `scan` slots per call (a
+// cursor), so its cost per call is bounded whatever the table size. Pure: time is an argument, no
 // DPDK types; `Held` is whatever the caller parks (an mbuf and its metadata).
 //
 // Addresses: neigh_key holds 16 bytes; IPv4 in the first 4 in network order.
@@ -88,7 +92,7 @@ struct neigh_params {
     std::uint8_t probes = 3;           // requests before giving up
     nanos gc{60'000'000'000};          // a stale entry unused this long is removed
     std::uint8_t queue = 4;            // frames waiting per unresolved neighbour (0..max_queue)
-    std::size_t scan = 64;             // entries visited per poll()
+    std::size_t scan = 64;             // slots the aging sweep visits per poll()
     static constexpr std::uint8_t max_queue = 8;
 };
 
@@ -115,6 +119,7 @@ struct neigh_stats {
 template <typename Held>
 class neigh_table {
 public:
+    static constexpr std::uint32_t no_pend = ~std::uint32_t{0};
     struct entry {
         neigh_key key{};
         bool used = false;
@@ -126,6 +131,7 @@ public:
         std::int64_t confirmed_ns = 0;  // last answer
         std::int64_t used_ns = 0;       // last frame forwarded with it
         std::int64_t next_ns = 0;       // next request (incomplete, probe)
+        std::uint32_t pend = no_pend;   // its place in the list of entries under resolution
         std::uint64_t hits = 0;         // frames forwarded with it
         std::array<Held, neigh_params::max_queue> held{};
     };
@@ -137,7 +143,10 @@ public:
     };
 
     explicit neigh_table(const neigh_params& p)
-        : _p(p), _slots(std::bit_ceil(std::max<std::size_t>(2 * p.capacity, 8))), _e(new entry[_slots]) {
+        : _p(p),
+          _slots(std::bit_ceil(std::max<std::size_t>(2 * p.capacity, 8))),
+          _e(new entry[_slots]),
+          _pend(new neigh_key[p.capacity]) {
         _p.queue = std::min(_p.queue, neigh_params::max_queue);
         _p.scan = std::max<std::size_t>(_p.scan, 1);
     }
@@ -161,6 +170,7 @@ public:
                     e.state = neigh_state::probe;
                     e.probes_sent = 1;
                     e.next_ns = now.v + _p.retrans.v;
+                    pend_add(e);
                     ++_st.requests;
                     r.request = neigh_request::unicast;
                 }
@@ -185,6 +195,7 @@ public:
         e.probes_sent = 1;
         e.next_ns = now.v + _p.retrans.v;
         e.used_ns = now.v;
+        pend_add(e);
         ++_st.created;
         ++_st.requests;
         result r{neigh_verdict::held, neigh_request::multicast, &e};
@@ -220,6 +231,7 @@ public:
         e.state = neigh_state::reachable;
         e.confirmed_ns = now.v;
         e.probes_sent = 0;
+        pend_remove(e);
         ++_st.learned;
         const std::uint8_t n = e.n_held;
         e.n_held = 0;
@@ -230,46 +242,49 @@ public:
         return true;
     }
 
-    // Timers over the next `scan` slots: retransmissions (on_request(entry,
-    // kind)), failures (waiting frames to on_drop(held)), aging.
+    // Timers. Every entry under resolution (incomplete, probe) whose time
+    // has come: its next request (on_request(entry, kind)), or, after
+    // `probes` requests, its failure (waiting frames to on_drop(held)).
+    // Then aging over the next `scan` slots.
     template <typename OnRequest, typename OnDrop>
     void poll(nanos now, OnRequest&& on_request, OnDrop&& on_drop) noexcept {
+        for (std::size_t k = 0; k < _n_pend;) {
+            const std::size_t i = find(_pend[k]);
+            entry& e = _e[i];
+            if (now.v < e.next_ns) {
+                ++k;
+                continue;
+            }
+            if (e.probes_sent < _p.probes) {
+                ++e.probes_sent;
+                e.next_ns = now.v + _p.retrans.v;
+                ++_st.requests;
+                on_request(static_cast<const entry&>(e),
+                           e.state == neigh_state::probe ? neigh_request::unicast : neigh_request::multicast);
+                ++k;
+                continue;
+            }
+            ++_st.failed;
+            for (std::uint8_t j = 0; j < e.n_held; ++j) {
+                ++_st.dropped_unresolved;
+                on_drop(e.held[j]);
+            }
+            e.n_held = 0;
+            erase(i);  // takes it off the list: the last one moves into place k
+        }
         for (std::size_t s = 0; s < _p.scan && _n != 0; ++s) {
             const std::size_t i = _cursor;
             _cursor = (_cursor + 1) & (_slots - 1);
             entry& e = _e[i];
             if (!e.used) { continue; }
-            switch (e.state) {
-                case neigh_state::incomplete:
-                case neigh_state::probe:
-                    if (now.v < e.next_ns) { break; }
-                    if (e.probes_sent < _p.probes) {
-                        ++e.probes_sent;
-                        e.next_ns = now.v + _p.retrans.v;
-                        ++_st.requests;
-                        on_request(static_cast<const entry&>(e),
-                                   e.state == neigh_state::probe ? neigh_request::unicast : neigh_request::multicast);
-                        break;
-                    }
-                    ++_st.failed;
-                    for (std::uint8_t j = 0; j < e.n_held; ++j) {
-                        ++_st.dropped_unresolved;
-                        on_drop(e.held[j]);
-                    }
-                    e.n_held = 0;
+            if (e.state == neigh_state::reachable) {
+                if (now.v - e.confirmed_ns >= _p.reachable.v) { e.state = neigh_state::stale; }
+            } else if (e.state == neigh_state::stale) {
+                if (now.v - std::max(e.used_ns, e.confirmed_ns) >= _p.gc.v) {
+                    ++_st.aged;
                     erase(i);
                     _cursor = i;  // erase() may have shifted a later entry into slot i: visit it
-                    break;
-                case neigh_state::reachable:
-                    if (now.v - e.confirmed_ns >= _p.reachable.v) { e.state = neigh_state::stale; }
-                    break;
-                case neigh_state::stale:
-                    if (now.v - std::max(e.used_ns, e.confirmed_ns) >= _p.gc.v) {
-                        ++_st.aged;
-                        erase(i);
-                        _cursor = i;
-                    }
-                    break;
+                }
             }
         }
     }
@@ -316,11 +331,29 @@ public:
     }
 
     std::size_t size() const noexcept { return _n; }
+    std::size_t under_resolution() const noexcept { return _n_pend; }
     const neigh_stats& stats() const noexcept { return _st; }
     const neigh_params& params() const noexcept { return _p; }
 
 private:
     static constexpr std::size_t npos = ~std::size_t{0};
+
+    // The list of entries under resolution, by key (entries move when
+    // another is erased; a key does not): e.pend is e's place in it.
+    void pend_add(entry& e) noexcept {
+        if (e.pend != no_pend) { return; }
+        e.pend = static_cast<std::uint32_t>(_n_pend);
+        _pend[_n_pend++] = e.key;
+    }
+    void pend_remove(entry& e) noexcept {
+        if (e.pend == no_pend) { return; }
+        const std::size_t k = e.pend;
+        e.pend = no_pend;
+        if (k != --_n_pend) {
+            _pend[k] = _pend[_n_pend];
+            _e[find(_pend[k])].pend = static_cast<std::uint32_t>(k);
+        }
+    }
 
     std::size_t home(const neigh_key& k) const noexcept {
         // FNV-1a over the address bytes, then a multiplicative mix.
@@ -354,6 +387,7 @@ private:
 
     // Backward-shift deletion (linear probing without tombstones).
     void erase(std::size_t i) noexcept {
+        pend_remove(_e[i]);
         _e[i].used = false;
         --_n;
         std::size_t j = i;
@@ -375,6 +409,8 @@ private:
     std::size_t _slots;
     std::unique_ptr<entry[]> _e;
     std::size_t _n = 0;
+    std::unique_ptr<neigh_key[]> _pend;  // keys of the entries under resolution
+    std::size_t _n_pend = 0;
     std::size_t _cursor = 0;
     neigh_stats _st{};
 };

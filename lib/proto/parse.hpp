@@ -287,20 +287,24 @@ template <bool Roce>
 // Malformed cases beyond the depth are not looked for (status ok).
 enum class parse_depth : std::uint8_t { l3, l4, full };
 
-// Parses one frame (without FCS). Never reads beyond p[len - 1].
+// Parses one frame (without FCS) into r, in place, r as constructed
+// (parsed_frame{}: the fields of layers not reached keep their defaults).
+// Never reads beyond p[len - 1]. For a parse stored in memory anyway (an array of a burst's
+// frames): assigning parse_frame()'s result there makes GCC assemble some
+// fields in registers from narrower stack stores, a store-forwarding stall
+// (the L3 router's burst, perf annotate).
 template <parse_depth Depth = parse_depth::full>
-[[gnu::always_inline]] inline parsed_frame parse_frame(const std::byte* p, std::uint32_t len) noexcept {
-    parsed_frame r{};
+[[gnu::always_inline]] inline void parse_frame_into(parsed_frame& r, const std::byte* p, std::uint32_t len) noexcept {
     if (len < eth_hdr_len) [[unlikely]] {
         r.status = parse_status::truncated_eth;
-        return r;
+        return;
     }
     std::uint32_t off = 12;
     std::uint16_t type = load_be16(p + 12);
     if (is_vlan_tpid(type)) {
         if (len < off + 2 + vlan_tag_len) {
             r.status = parse_status::truncated_vlan;
-            return r;
+            return;
         }
         const std::uint16_t tci = load_be16(p + off + 2);
         r.outer_pcp = static_cast<std::int8_t>(tci >> 13);
@@ -311,14 +315,14 @@ template <parse_depth Depth = parse_depth::full>
         if (is_vlan_tpid(type)) {
             if (len < off + 2 + vlan_tag_len) {
                 r.status = parse_status::truncated_vlan;
-                return r;
+                return;
             }
             r.vlan_count = 2;
             off += vlan_tag_len;
             type = load_be16(p + off);
             if (is_vlan_tpid(type)) {
                 r.status = parse_status::too_many_vlan_tags;
-                return r;
+                return;
             }
         }
     }
@@ -332,21 +336,21 @@ template <parse_depth Depth = parse_depth::full>
         r.kind = frame_kind::ipv4;
         if (rest < ipv4_min_hdr_len) {
             r.status = parse_status::truncated_ipv4;
-            return r;
+            return;
         }
         const std::uint8_t vihl = load_u8(l3);
         if ((vihl >> 4) != 4) {
             r.status = parse_status::bad_ipv4_version;
-            return r;
+            return;
         }
         const std::uint32_t hlen = (vihl & 0x0Fu) * 4u;
         if (hlen < ipv4_min_hdr_len) {
             r.status = parse_status::bad_ipv4_ihl;
-            return r;
+            return;
         }
         if (rest < hlen) {
             r.status = parse_status::truncated_ipv4;
-            return r;
+            return;
         }
         const std::uint8_t tos = load_u8(l3 + 1);
         const std::uint16_t tot = load_be16(l3 + 2);
@@ -364,21 +368,21 @@ template <parse_depth Depth = parse_depth::full>
         r.l3_len = tot;
         if (tot < hlen) {
             r.status = parse_status::bad_ipv4_total_length;
-            return r;
+            return;
         }
         if (tot > rest) {
             r.status = parse_status::truncated_ipv4_payload;
-            return r;
+            return;
         }
         if constexpr (Depth != parse_depth::l3) {
             if (!ipv4_checksum_ok(l3, hlen)) {
                 r.status = parse_status::bad_ipv4_checksum;
-                return r;
+                return;
             }
         }
         if ((frag & (ipv4_flag_mf | ipv4_frag_offset_mask)) != 0) {
             r.ipv4_fragment = true;
-            return r;
+            return;
         }
         if constexpr (Depth == parse_depth::l3) {
             r.l4_off = static_cast<std::uint16_t>(off + hlen);
@@ -387,18 +391,18 @@ template <parse_depth Depth = parse_depth::full>
         } else {
             r.l4_off = static_cast<std::uint16_t>(off + hlen);
         }
-        return r;
+        return;
     }
     if (type == ethertype_ipv6) {
         r.kind = frame_kind::ipv6;
         if (rest < ipv6_hdr_len) {
             r.status = parse_status::truncated_ipv6;
-            return r;
+            return;
         }
         const std::uint32_t w0 = load_be32(l3);
         if ((w0 >> 28) != 6) {
             r.status = parse_status::bad_ipv6_version;
-            return r;
+            return;
         }
         const std::uint8_t tc = static_cast<std::uint8_t>(w0 >> 20);
         const std::uint16_t plen = load_be16(l3 + 4);
@@ -411,11 +415,11 @@ template <parse_depth Depth = parse_depth::full>
         r.l3_len = static_cast<std::uint16_t>(ipv6_hdr_len + plen);
         if (plen == 0 && r.l4_proto != ipv6_next_none) {
             r.status = parse_status::bad_ipv6_payload_length;
-            return r;
+            return;
         }
         if (ipv6_hdr_len + plen > rest) {
             r.status = parse_status::truncated_ipv6_payload;
-            return r;
+            return;
         }
         if constexpr (Depth == parse_depth::l3) {
             r.l4_off = static_cast<std::uint16_t>(off + ipv6_hdr_len);
@@ -424,13 +428,13 @@ template <parse_depth Depth = parse_depth::full>
         } else {
             r.l4_off = static_cast<std::uint16_t>(off + ipv6_hdr_len);
         }
-        return r;
+        return;
     }
     if (type == ethertype_mac_control) {
         r.kind = frame_kind::mac_control;
         if (rest < 2) {
             r.status = parse_status::truncated_mac_control;
-            return r;
+            return;
         }
         const std::uint16_t op = load_be16(l3);
         r.mac_control_opcode = op;
@@ -445,17 +449,25 @@ template <parse_depth Depth = parse_depth::full>
         } else {
             r.status = parse_status::mac_control_unknown_opcode;
         }
-        return r;
+        return;
     }
     if (type == ethertype_arp) {
         if (rest < arp_len) {
             r.kind = frame_kind::arp;
             r.status = parse_status::truncated_arp;
-            return r;
+            return;
         }
         r.kind = arp_is_eth_ipv4(l3) ? frame_kind::arp : frame_kind::other;
-        return r;
+        return;
     }
+    return;
+}
+
+// Parses one frame (without FCS) into a new parsed_frame.
+template <parse_depth Depth = parse_depth::full>
+[[gnu::always_inline]] inline parsed_frame parse_frame(const std::byte* p, std::uint32_t len) noexcept {
+    parsed_frame r{};
+    parse_frame_into<Depth>(r, p, len);
     return r;
 }
 

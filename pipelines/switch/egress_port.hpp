@@ -26,7 +26,7 @@
 // `Env` (switch_env in switch_rt.hpp):
 //   env.c(port)                 that worker's counters for a port
 //   env.buf()                   the MMU (nullptr: no buffer accounting)
-//   env.charge(in, m, tc, len)  charge the ingress PG: its tag, or nullopt (refused, counted, freed)
+//   env.charge(in, m, tc, len)  charge the ingress PG: its tag, or tag_refused (refused, counted, freed)
 //   env.release(tag, bytes)     release a charge (here, or owed to its port's owner)
 //   env.lossless(tag)           the frame belongs to a lossless PG (never WRED-dropped)
 //   env.mark(port)              the port may have egress work (virtual-time port tracking)
@@ -202,9 +202,8 @@ struct egress_port {
         }
         const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
         if (charge_from != no_charge) {
-            const auto t = env.charge(charge_from, x, tc, xlen);
-            if (!t) [[unlikely]] { return false; }
-            tag = *t;
+            tag = env.charge(charge_from, x, tc, xlen);
+            if (tag == tag_refused) [[unlikely]] { return false; }
         }
         env.mark(idx);
         if (!eq.enqueue(q, x, xlen, tag)) [[unlikely]] {

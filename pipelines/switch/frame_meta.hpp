@@ -107,6 +107,8 @@ constexpr std::uint32_t tag_none = 0x40000000u;
 constexpr std::uint32_t tag_handed = tag_none | 0x20000000u;
 // Made by the switch itself (ARP requests, Neighbor Solicitations): no ingress PG.
 constexpr std::uint32_t tag_made = tag_uncharged | tag_none;
+// Not a tag: the ingress buffer refused the frame (charge_ingress).
+constexpr std::uint32_t tag_refused = 0xFFFFFFFFu;
 constexpr bool tag_charged(std::uint32_t tag) noexcept { return (tag & (tag_uncharged | tag_none)) == 0; }
 
 }  // namespace rocelab::sw

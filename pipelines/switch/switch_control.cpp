@@ -147,9 +147,10 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
             np.probes = cfg.neigh.probes;
             np.gc = cfg.neigh.gc;
             np.queue = cfg.neigh.queue;
-            // poll_neigh() runs every neigh_poll_interval (1 ms): a whole
-            // sweep of the slots in at most 64 ms, well inside retrans (>= 10 ms
-            // is the configurable minimum; the sweep bounds timer precision).
+            // poll_neigh() runs every neigh_poll_interval (1 ms). Requests
+            // and failures are timed per entry at each poll (within 1 ms of
+            // retrans, >= 10 ms); the aging sweep covers the slots in at most
+            // 64 ms, against reachable and gc times of seconds.
             np.scan = std::max<std::size_t>(64, std::bit_ceil(std::max<std::size_t>(2 * np.capacity, 8)) / 64);
             // One table per worker, for the neighbours behind its own ports
             // (neigh_max each).

@@ -179,9 +179,8 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
     } else if (p.buf) {
         tag = tag_uncharged | acct_tag(in.idx, in.maps.tc_to_pg[tc]);
         if (charged) {
-            const auto t = charge_ingress(p, w, in, x, tc, xlen);
-            if (!t) [[unlikely]] { return false; }
-            tag = *t;
+            tag = charge_ingress(p, w, in, x, tc, xlen);
+            if (tag == tag_refused) [[unlikely]] { return false; }
         }
     }
     handoff h;

@@ -17,7 +17,11 @@ watches queue 7 (action drop). In virtual time, with --pcap:
     frame would be. Before the admission paths were one, ARP requests
     skipped the watchdog check and all three were counted tx_dropped;
   - resolution fails: the 8 frames that waited are dropped
-    (drop_neigh_unresolved) and answered with ICMP host unreachable.
+    (drop_neigh_unresolved) and answered with ICMP host unreachable, at
+    the time the timers give: 3 requests 10 ms apart from the first frame
+    (0.5 ms), so between 30.5 ms and one neighbour poll (1 ms) later, in
+    the default 4096-entry table (whose aging sweep takes 64 ms: requests
+    and failures must not wait for it).
 
 A control run without the storm shows that the drops are the watchdog's:
 one ARP request goes out on the wire, the host answers, the frames that
@@ -45,8 +49,7 @@ link: {rate: 100Gbps, delay: 25ns}
 switches:
   - name: leaf0
     config:
-      # neigh_max 16: the timer sweep covers the table every poll (1 ms)
-      ROCELAB: {mode: l3, seed: 7, neigh_queue: 8, neigh_retrans_time: 10ms, neigh_max: 16}
+      ROCELAB: {mode: l3, seed: 7, neigh_queue: 8, neigh_retrans_time: 10ms}
       DEVICE_METADATA: {localhost: {mac: "02:00:00:00:aa:00"}}
       PORT:
         Ethernet0: {speed: 100Gbps}
@@ -123,6 +126,13 @@ class NeighAdmission(unittest.TestCase):
         self.assertEqual(e0["neigh_held"], 8)
         self.assertEqual(e0["drops"]["drop_neigh_unresolved"], 8)
         self.assertEqual(e0["icmp_errors"], 8)
+        icmp = [(t, d) for t, _, d in read_pcap(os.path.join(out, "hosts-port0-rx.pcap"))
+                if d[12:14] == b"\x08\x00" and d[23] == 1]
+        self.assertEqual(len(icmp), 8)
+        self.assertEqual({(d[34], d[35]) for _, d in icmp}, {(3, 1)})  # destination / host unreachable
+        first = min(t for t, _ in icmp)
+        self.assertGreaterEqual(first, 30_500_000)
+        self.assertLess(first, 31_600_000)
 
     def test_control_without_storm_resolves_and_releases(self):
         out, leaf, ports = self.run_scenario(storm=False)

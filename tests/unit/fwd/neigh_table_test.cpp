@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -103,6 +104,39 @@ TEST(neigh_table, no_answer_retransmits_then_drops_the_waiting_frames) {
     // The next frame starts over.
     const auto r = t.resolve(k, 1, nanos{4 * s_}, 9);
     EXPECT_EQ(r.request, neigh_request::multicast);
+}
+
+// The switch's set-up (switch_control.cpp): 4096 entries, an aging sweep of
+// 128 slots per 1 ms poll (64 ms for the table), neigh_retrans_time at its
+// 10 ms minimum. Requests and the failure keep their times (to the poll):
+// 10, 20 and 30 ms after the first request, wherever the entries sit in
+// the table and wherever the sweep's cursor is.
+TEST(neigh_table, retransmissions_keep_their_time_whatever_the_sweep) {
+    neigh_params p;
+    p.capacity = 4096;
+    p.scan = 128;
+    p.retrans = nanos{10'000'000};
+    p.probes = 3;
+    neigh_table<int> t(p);
+    sink s;
+    std::vector<std::int64_t> request_ms, drop_ms;
+    constexpr int n = 50;
+    for (int a = 0; a < n; ++a) { t.resolve(neigh_key::v4(0x0a000000u + 97u * a), 1, nanos{0}, a); }
+    EXPECT_EQ(t.under_resolution(), static_cast<std::size_t>(n));
+    for (std::int64_t ms = 1; ms <= 40; ++ms) {
+        const std::size_t r0 = s.requests.size(), d0 = s.dropped.size();
+        poll(t, ms * 1'000'000, s);
+        for (std::size_t k = r0; k < s.requests.size(); ++k) { request_ms.push_back(ms); }
+        for (std::size_t k = d0; k < s.dropped.size(); ++k) { drop_ms.push_back(ms); }
+    }
+    ASSERT_EQ(request_ms.size(), 2u * n);
+    EXPECT_EQ(std::count(request_ms.begin(), request_ms.end(), 10), n);
+    EXPECT_EQ(std::count(request_ms.begin(), request_ms.end(), 20), n);
+    ASSERT_EQ(drop_ms.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(std::count(drop_ms.begin(), drop_ms.end(), 30), n);
+    EXPECT_EQ(t.size(), 0u);
+    EXPECT_EQ(t.under_resolution(), 0u);
+    EXPECT_EQ(t.stats().failed, static_cast<std::uint64_t>(n));
 }
 
 TEST(neigh_table, stale_entry_is_used_and_reconfirmed_by_unicast) {
@@ -240,6 +274,12 @@ TEST(neigh_table, random_churn_matches_a_map_model) {
         });
         ASSERT_EQ(n, t.size());
         ASSERT_LE(t.size(), p.capacity);
+        // The list of entries under resolution holds exactly the incomplete and probe entries.
+        std::size_t resolving = 0;
+        t.for_each([&](const neigh_table<int>::entry& e) {
+            if (e.state == neigh_state::incomplete || e.state == neigh_state::probe) { ++resolving; }
+        });
+        ASSERT_EQ(resolving, t.under_resolution()) << "step " << step;
     }
     // Every parked frame came out exactly once (released or dropped) or is still parked.
     std::size_t still = 0;
