@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "runtime/app_common.hpp"
+#include "runtime/control_loop.hpp"
+#include "runtime/status.hpp"
 #include "fabric/deadlock.hpp"
 #include "fabric/rt_scale.hpp"
 #include "fabric/topology.hpp"
@@ -631,6 +633,124 @@ private:
     deadlock_detector _d;
 };
 
+// A node's own report, as rocelab-switch or rocelab-gen writes it.
+struct node_report final : vt::node_visitor {
+    node_report(std::string p, const runtime::run_report& r) : path(std::move(p)), run(r) {}
+    void on_switch(sw::switch_pipeline& p, const switch_cfg& cfg) override {
+        error = runtime::write_switch_report(path, p, cfg, run);
+    }
+    void on_gen(gen::gen_pipeline& p, const gen_cfg& cfg) override { error = runtime::write_gen_report(path, p, cfg, run); }
+    std::string path;
+    const runtime::run_report& run;
+    std::string error;
+};
+
+// The fabric's clock strategies for runtime::run_control.
+// Virtual time: each advance runs every event up to the next sample step.
+struct vt_fabric_clock {
+    vt::fabric& f;
+    nanos duration;
+    nanos step;
+    std::chrono::steady_clock::time_point t0;
+    nanos t{0};
+    nanos advance() {
+        t = std::min(duration, t + step);
+        f.run_until(t);
+        return t;
+    }
+    double wall_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+// Real time: the TSC from the start of the run is fabric time; each
+// advance is 256 rounds, each polling every pipeline (fabric::poll_realtime).
+// Host stalls freeze the fabric. This thread is every node and cable at
+// once; when the host takes the CPU away (a VM's timer tick or an
+// interrupt: 50 us to milliseconds), a round that starts more than
+// rt_stall after the previous one moves fabric time on by rt_stall only, as
+// if the host had paused the whole fabric, instead of leaving every link
+// idle for that long (rt_stalls, rt_frozen_ns in summary.json).
+struct rt_fabric_clock {
+    rt_fabric_clock(vt::fabric& fab, nanos d, nanos st, std::chrono::steady_clock::time_point start)
+        : f(fab), duration(d), stall(st), t0(start) {}
+    vt::fabric& f;
+    nanos duration;
+    nanos stall;
+    std::chrono::steady_clock::time_point t0;
+    dpdk::tsc_clock tsc;
+    nanos t{0};
+    nanos frozen{0};
+    std::uint64_t stalls = 0;
+    nanos advance() {
+        for (unsigned r = 0; r < 256; ++r) {
+            nanos now = tsc.now() - frozen;
+            if (now - t > stall) [[unlikely]] {
+                frozen += now - t - stall;
+                now = t + stall;
+                ++stalls;
+            }
+            if (now >= duration) {
+                t = duration;
+                break;
+            }
+            f.poll_realtime(now);
+            t = now;
+        }
+        return t;
+    }
+    double wall_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+// rt_stall: 20 us, or two 1 KiB frame times at the fastest scaled cable if longer.
+nanos rt_stall_of(const topology_cfg& topo) {
+    nanos s{20'000};
+    for (const auto& l : topo.links) {
+        if (l.cable.rate.v > 0) {
+            s = std::max(s, nanos{static_cast<std::int64_t>(2 * (1024.0 + 82) * 8 * 1e9 / double(l.cable.rate.v))});
+        }
+    }
+    return s;
+}
+
+// The run's per-step work and status line: the time series and the
+// deadlock watch at each sample step; each wall second, fabric time reached,
+// packet-hops per wall second, frames on the wire, drops.
+struct fabric_hooks {
+    vt::fabric& f;
+    series& ts;
+    deadlock_watch& dl;
+    bool realtime;
+    bool quiet;
+    nanos duration;
+    nanos step;
+    nanos next_sample = step;
+    std::uint64_t last_hops = 0;
+    void tick(nanos t) {
+        if (realtime) {  // sampled when a step has passed (the last round at the end is not)
+            if (t >= duration || t < next_sample) { return; }
+            next_sample = t + step;
+        }
+        ts.sample(t);
+        dl.observe(t, true);
+    }
+    void status(double dt, nanos t, double wall) {
+        if (quiet) { return; }
+        const std::uint64_t hops = f.packet_hops();
+        std::uint64_t drops = 0;
+        for (std::size_t i = 0; i < f.node_count(); ++i) {
+            if (f.kind(i) == vt::node_kind::switch_node) { drops += switch_drops(f.switch_at(i)); }
+        }
+        const link_totals lt = totals(f);
+        runtime::status_line line(wall);
+        line.append(" | %s %s of %s | %.2f M packet-hops/s | on the wire %" PRIu64 " | drops: switches %" PRIu64
+                    ", links %" PRIu64,
+                    realtime ? "real time" : "fabric", format_time(t).c_str(), format_time(duration).c_str(),
+                    double(hops - last_hops) / dt / 1e6, lt.on_wire, drops, lt.lost + lt.rx_full);
+        line.print();
+        last_hops = hops;
+    }
+    bool finished() const { return false; }
+};
+
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text;
@@ -698,6 +818,330 @@ void summary_page(const std::string& out) {
     std::fflush(stdout);
 }
 
+// speed.json: wall time, packet-hops per wall second, memory, threads.
+std::string speed_json(vt::fabric& f, nanos ran, double wall, double setup_s, unsigned threads) {
+    std::string s;
+    json_writer j(s);
+    j.begin_object();
+    j.kv("fabric_time_ns", ran.v);
+    j.kv("wall_s", wall);
+    j.kv("packet_hops", f.packet_hops());
+    j.kv("packet_hops_per_wall_s", wall > 0 ? double(f.packet_hops()) / wall : 0.0);
+    j.kv("node_polls", f.engine_counters().node_polls);
+    j.kv("slowdown", double(ran.v) > 0 ? wall / (double(ran.v) / 1e9) : 0.0);
+    // Memory: the process's peak RSS, and the mbuf pools (their
+    // capacity from the sizing rule; populated: what was ever needed).
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    j.kv("peak_rss_bytes", static_cast<std::uint64_t>(ru.ru_maxrss) * 1024);
+    const auto pf = f.pools();
+    j.kv("mbufs_capacity", pf.capacity);
+    j.kv("mbufs_populated", pf.populated);
+    j.kv("mbuf_bytes", pf.bytes);
+    j.kv("setup_s", setup_s);
+    // Threads: the partitions, the lookahead between them, the
+    // cables cut and the synchronisation windows run.
+    const auto pf2 = f.partitions();
+    j.kv("threads", threads);
+    j.kv("partitions", pf2.partitions);
+    j.kv("lookahead_ns", pf2.lookahead.v);
+    j.kv("cut_cables", static_cast<std::uint64_t>(pf2.cut_cables));
+    j.kv("windows", pf2.windows);
+    j.end_object();
+    s += "\n";
+    return s;
+}
+
+// summary.json and fct.csv: the expectations (printed as judged), flows,
+// collectives, deadlocks and totals. Returns the failed expectations.
+std::size_t write_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const topology_cfg& topo, deadlock_watch& dl,
+                          double k, nanos ran, std::uint64_t rt_stalls, nanos rt_frozen) {
+    // Expectations, then summary.json (deterministic in virtual
+    // time, like fabric.json). In real time a metric is put back on
+    // the scenario's scale (rt_metric_scale).
+    auto scaled_value = [&](const expect_metric& m, std::string& err) -> std::optional<double> {
+        auto v = mx.value(m, err);
+        if (v) { *v *= rt_metric_scale(m.name, k); }
+        return v;
+    };
+    std::string sum;
+    json_writer j(sum);
+    j.begin_object();
+    j.kv("scenario", topo.name);
+    j.kv("description", topo.description);
+    j.kv("file", topo.source);
+    j.kv("backend", o.realtime ? "real-time" : "virtual-time");
+    if (o.realtime) {
+        j.kv("rt_factor", k);  // rates x k, times / k; metrics below are on the scenario's scale
+        j.kv("rt_rounds", f.engine_counters().instants);
+        j.kv("rt_time_ns", ran.v);
+        j.kv("rt_stalls", rt_stalls);        // host stalls the fabric was frozen through
+        j.kv("rt_frozen_ns", rt_frozen.v);   // their length beyond rt_stall each (wall time, not fabric time)
+        j.kv("fabric_time_ns", static_cast<std::int64_t>(static_cast<double>(ran.v) * k + 0.5));
+    } else {
+        j.kv("fabric_time_ns", ran.v);
+    }
+    std::size_t failed = 0;
+    j.key("expectations");
+    j.begin_array();
+    for (const auto& e : topo.expect) {
+        const expect_result r = evaluate(
+            e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); },
+            vt::metrics::unit);
+        failed += r.passed ? 0 : 1;
+        std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
+        j.begin_object();
+        j.kv("expect", e.text);
+        j.kv("passed", r.passed);
+        j.kv("lhs", r.lhs);
+        j.kv("rhs", r.rhs);
+        j.kv("detail", r.detail);
+        j.end_object();
+    }
+    j.end_array();
+    j.kv("passed", failed == 0);
+    j.key("flows");
+    j.begin_array();
+    for (std::size_t n = 0; n < f.node_count(); ++n) {
+        if (f.kind(n) != vt::node_kind::gen_node) { continue; }
+        for (std::size_t i = 0; i < f.gen_at(n).flow_count(); ++i) {
+            const std::string fn = f.gen_at(n).flow(i).cfg.name;
+            j.begin_object();
+            j.kv("flow", fn);
+            for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
+                                  "timeouts", "cnp_rx", "rate_min", "rate_mean", "flow_fct",
+                                  "goodput_fct"}) {
+                std::string err;
+                const auto v = scaled_value(expect_metric{m, {fn}}, err);
+                j.kv(m, v.value_or(0.0));
+            }
+            j.kv("fct_samples", static_cast<std::uint64_t>(f.gen_at(n).flow(i).fct_ns.size()));
+            j.kv("fct_samples_dropped", f.gen_at(n).flow(i).fct_dropped);
+            j.end_object();
+        }
+    }
+    j.end_array();
+    // Collectives as nccl-tests reports them: size S, time, algbw =
+    // S / t and busbw (docs/scenarios.md, "Collectives").
+    j.key("collectives");
+    j.begin_array();
+    for (std::size_t n = 0; n < f.node_count(); ++n) {
+        if (f.kind(n) != vt::node_kind::gen_node || !f.gen_at(n).ring()) { continue; }
+        const gen_cfg& g = f.gen_config(n);
+        const auto cf = f.gen_at(n).collectives();
+        std::uint64_t tmin = UINT64_MAX, tmax = 0;
+        double tsum = 0;
+        for (const std::uint64_t t : cf.ns) {
+            tmin = std::min(tmin, t);
+            tmax = std::max(tmax, t);
+            tsum += double(t);
+        }
+        const double scale = rt_metric_scale("collective_mean", k);
+        const double mean = cf.ns.empty() ? 0.0 : tsum / double(cf.ns.size()) * scale;
+        const auto [algbw, busbw] = collective_bandwidth(g.pattern, g.ring_hosts, g.sizes.fixed, mean);
+        j.begin_object();
+        j.kv("node", f.node_name(n));
+        j.kv("kind", gen_pattern_name(g.pattern));
+        j.kv("ranks", static_cast<std::uint64_t>(g.ring_hosts));
+        j.kv("size_bytes", g.sizes.fixed.v);
+        j.kv("chunk_bytes", g.ring_chunk);
+        j.kv("steps", static_cast<std::uint64_t>(g.ring_steps));
+        j.kv("completed", cf.done);
+        std::uint64_t steps_done = 0;
+        double step_ns = 0;
+        for (std::size_t s = 0; s < cf.step_n.size(); ++s) {
+            steps_done += cf.step_n[s];
+            step_ns += double(cf.step_sum_ns[s]);
+        }
+        j.kv("steps_completed", steps_done);  // every flow's message of the step ACKed
+        j.kv("step_mean_ns", steps_done ? step_ns / double(steps_done) * rt_metric_scale("collective_mean", k) : 0.0);
+        j.kv("time_mean_ns", mean);
+        j.kv("time_min_ns", cf.ns.empty() ? 0.0 : double(tmin) * scale);
+        j.kv("time_max_ns", double(tmax) * scale);
+        j.kv("algbw_gbps", algbw);
+        j.kv("busbw_gbps", busbw);
+        j.kv("bus_factor", collective_bus_factor(g.pattern, g.ring_hosts));
+        if (g.planes > 1) {  // multi-plane: how it was striped, and each collective's time
+            j.kv("planes", std::uint64_t{g.planes});
+            j.kv("striping", g.striping_weighted ? "weighted" : "static");
+            j.key("times_ns");
+            j.begin_array();
+            for (const std::uint64_t t : cf.ns) { j.value(double(t) * scale); }
+            j.end_array();
+        }
+        j.end_object();
+        const std::string striped =
+            g.planes > 1 ? " striped over " + std::to_string(g.planes) + " planes (" +
+                               (g.striping_weighted ? "weighted" : "static") + ")"
+                         : std::string();
+        std::printf("  collective %s: %s over %u ranks%s, size %s, %llu completed, time %s, algbw %.2f Gbps, "
+                    "busbw %.2f Gbps\n",
+                    f.node_name(n).c_str(), gen_pattern_name(g.pattern), g.ring_hosts, striped.c_str(),
+                    format_bytes(g.sizes.fixed).c_str(), static_cast<unsigned long long>(cf.done),
+                    cf.ns.empty() ? "-" : format_time(nanos{static_cast<std::int64_t>(mean + 0.5)}).c_str(),
+                    algbw, busbw);
+    }
+    j.end_array();
+    // PFC deadlocks found (lib/fabric/deadlock.hpp): when, the cycle, when it cleared.
+    j.key("deadlocks");
+    j.begin_array();
+    for (const dl_deadlock& d : dl.detector().found()) {
+        j.begin_object();
+        j.kv("detected_ns", static_cast<std::int64_t>(double(d.detected.v) * k + 0.5));
+        if (d.cleared.v >= 0) {
+            j.kv("cleared_ns", static_cast<std::int64_t>(double(d.cleared.v) * k + 0.5));
+        } else {
+            j.key("cleared_ns");
+            j.null_value();
+        }
+        j.key("cycle");
+        j.begin_array();
+        for (const std::string& q : dl.cycle_refs(d)) { j.value(q); }
+        j.end_array();
+        j.end_object();
+    }
+    j.end_array();
+    j.key("totals");
+    j.begin_object();
+    for (const char* m : {"drops", "lossless_drops", "link_drops", "pfc_rx", "pfc_tx", "ecn_marked"}) {
+        if ((std::strcmp(m, "pfc_rx") == 0 || std::strcmp(m, "pfc_tx") == 0)) { continue; }
+        std::string err;
+        j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+    }
+    if (f.has_credit_links()) {
+        for (const char* m : {"credit_waits", "credit_overruns"}) {
+            std::string err;
+            j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+        }
+    }
+    j.kv("packet_hops", f.packet_hops());
+    j.end_object();
+    j.end_object();
+    sum += "\n";
+    write_file(o.out + "/summary.json", sum);
+    write_fct_csv(o.out + "/fct.csv", f, k);
+    return failed;
+}
+
+// Frees every mbuf (links, pipelines); with `write`, first reads the real-
+// time ports' ethdev counters, then writes each node's own report. Returns
+// 1 when a report could not be written.
+int release_and_report(vt::fabric& f, const opts& o, std::uint64_t mbufs, bool write) {
+    int rc = 0;
+    // Real time: the ports' ethdev names and counters, read before the
+    // devices close (release_all).
+    std::vector<std::vector<std::pair<std::string, runtime::ethdev_stats>>> eth(f.node_count());
+    for (std::size_t n = 0; o.realtime && write && n < f.node_count(); ++n) {
+        for (std::size_t p = 0; p < f.port_count(n); ++p) {
+            const int pid = f.eth_port(n, static_cast<int>(p));
+            if (pid < 0) {
+                eth[n].emplace_back();
+                continue;
+            }
+            char name[RTE_ETH_NAME_MAX_LEN] = {};
+            rte_eth_dev_get_name_by_port(static_cast<std::uint16_t>(pid), name);
+            rte_eth_stats st{};
+            rte_eth_stats_get(static_cast<std::uint16_t>(pid), &st);
+            eth[n].emplace_back(name, runtime::ethdev_stats{st.ipackets, st.opackets, st.imissed, st.ierrors,
+                                                            st.oerrors, st.rx_nombuf});
+        }
+    }
+    f.release_all();
+    // Each node's own report, as rocelab-switch / rocelab-gen write it (after
+    // the release, as the apps do): <out>/<node>.json. Its "ethdev" counters
+    // are the modelled cables': opackets what the port's TX ring took,
+    // ipackets what arrived into its RX ring, imissed RX-ring overflows.
+    if (write) {
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            runtime::run_report r;
+            r.elapsed_s = double(f.now().v) / 1e9;
+            r.end = f.now();
+            r.tsc_hz = o.realtime ? rte_get_tsc_hz() : 1'000'000'000;
+            r.mbufs_total = mbufs;
+            r.mbufs_in_use = f.pools().in_use;
+            r.command_line = "rocelab-fabric run " + o.topology;
+            for (std::size_t p = 0; p < f.port_count(n); ++p) {
+                const std::string pn = f.port_name(n, static_cast<int>(p));
+                if (p < eth[n].size() && !eth[n][p].first.empty()) {
+                    // Real time: the net_ring device and its own counters.
+                    r.devices.push_back(eth[n][p].first);
+                    r.ethdev.push_back(eth[n][p].second);
+                    continue;
+                }
+                r.devices.push_back("vt:" + f.node_name(n) + ":" + pn);
+                runtime::ethdev_stats es;
+                if (const auto* tx = f.tx_link(n, static_cast<int>(p))) { es.opackets = tx->counters().tx_accepted; }
+                if (const auto* rx = f.rx_link(n, static_cast<int>(p))) {
+                    es.ipackets = rx->counters().delivered;
+                    es.imissed = rx->counters().rx_ring_full;
+                }
+                r.ethdev.push_back(es);
+            }
+            node_report rep(o.out + "/" + f.node_name(n) + ".json", r);
+            f.node_at(n).visit(rep);
+            if (const std::string& e = rep.error; !e.empty()) {
+                std::fprintf(stderr, "rocelab-fabric: %s\n", e.c_str());
+                rc = 1;
+            }
+        }
+    }
+    return rc;
+}
+// The run's closing lines: what ran, how fast, and (virtual time) the
+// partitions and the pools' health. Returns 1 on an internal error.
+int print_ran(const opts& o, vt::fabric& f, const topology_cfg& topo, double k, nanos ran, double wall,
+              std::uint64_t rt_stalls, nanos rt_frozen) {
+    int rc = 0;
+    const link_totals lt = totals(f);
+    if (o.realtime) {
+        std::printf("rocelab-fabric: ran %s of real time (%s of scenario time) in %.3f s wall: %" PRIu64
+                    " packet-hops, %.2f M packet-hops per second, %" PRIu64 " rounds; link drops %" PRIu64
+                    "; host stalls %" PRIu64 " (fabric frozen %s)\n",
+                    format_time(ran).c_str(), format_time(nanos{static_cast<std::int64_t>(double(ran.v) * k + 0.5)}).c_str(),
+                    wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6, f.engine_counters().instants,
+                    lt.lost + lt.rx_full, rt_stalls, format_time(rt_frozen).c_str());
+        // A round should take less than one 1 KiB frame time at the
+        // fastest (scaled) cable's rate, or frames wait for polls.
+        const std::uint64_t rounds = f.engine_counters().instants;
+        std::uint64_t fastest = 0;
+        for (const auto& l : topo.links) { fastest = std::max(fastest, l.cable.rate.v); }
+        const double frame_ns = fastest ? (1024.0 + 82) * 8 * 1e9 / double(fastest) : 0;
+        const double round_ns = rounds ? double(ran.v) / double(rounds) : 0;
+        if (frame_ns > 0 && round_ns > frame_ns) {
+            std::printf("rocelab-fabric: warning: a round over all pipelines took %.2f us on average, longer "
+                        "than a 1 KiB frame at %s (%.2f us): this CPU did not keep up, lower --rt-rate\n",
+                        round_ns / 1e3, format_rate(bits_per_sec{fastest}).c_str(), frame_ns / 1e3);
+        }
+    } else {
+        rusage ru{};
+        ::getrusage(RUSAGE_SELF, &ru);
+        std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall: %" PRIu64
+                    " packet-hops, %.2f M packet-hops per wall second, peak RSS %.0f MB; link drops %" PRIu64
+                    ", spins %" PRIu64 "\n",
+                    format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
+                    double(ru.ru_maxrss) * 1024 / 1e6,
+                    lt.lost + lt.rx_full, f.spins());
+        const auto pf2 = f.partitions();
+        if (pf2.partitions > 1) {
+            std::printf("rocelab-fabric: %u threads: %u partitions, %zu cables cut, lookahead %s, %" PRIu64
+                        " windows\n",
+                        o.threads, pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(), pf2.windows);
+        }
+        if (pf2.late != 0) {
+            std::fprintf(stderr, "rocelab-fabric: internal error: %" PRIu64
+                                 " frames crossed partitions after their arrival time (lookahead too long)\n",
+                         pf2.late);
+            rc = 1;
+        }
+        if (f.pools().exhausted) {
+            std::fprintf(stderr, "rocelab-fabric: the mbuf pool ran low at its capacity (%" PRIu64
+                                 " mbufs): frames may have been refused; raise --mbufs\n",
+                         f.pools().capacity);
+            rc = 1;
+        }
+    }
+    return rc;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -843,328 +1287,32 @@ int main(int argc, char** argv) {
             using clk = std::chrono::steady_clock;
             const auto t0 = clk::now();
             const double setup_s = std::chrono::duration<double>(t0 - t_start).count();
-            auto last = t0;
-            std::uint64_t last_hops = 0;
             const nanos step = topo.sample_interval.v > 0 ? topo.sample_interval
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
-            nanos t{0};
-            ts.sample(t);
-            dl.observe(t, true);
-            // Real time: the TSC from here on is fabric time; every round
-            // polls every pipeline (fabric::poll_realtime), and between
-            // rounds, every 256th, the time series, stop and status.
-            std::optional<dpdk::tsc_clock> rt_clock;
-            if (o.realtime) { rt_clock.emplace(); }
-            // Host stalls freeze the fabric. This thread is every node and
-            // cable at once; when the host takes the CPU away (a VM's timer
-            // tick or an interrupt: 50 us to milliseconds), a round that
-            // starts more than rt_stall after the previous one moves fabric
-            // time on by rt_stall only, as if the host had paused the whole
-            // fabric, instead of leaving every link idle for that long
-            // (rt_stalls, rt_frozen_ns in summary.json). rt_stall: 20 us, or
-            // two 1 KiB frame times at the fastest scaled cable if longer.
-            nanos rt_stall{20'000};
-            for (const auto& l : topo.links) {
-                if (l.cable.rate.v > 0) {
-                    rt_stall = std::max(rt_stall, nanos{static_cast<std::int64_t>(2 * (1024.0 + 82) * 8 * 1e9 /
-                                                                                  double(l.cable.rate.v))});
-                }
-            }
+            ts.sample(nanos{0});
+            dl.observe(nanos{0}, true);
+            // The shared control loop (runtime/control_loop.hpp) with the
+            // fabric's clock as its strategy: virtual time runs the engine
+            // step by step, real time polls every pipeline in rounds.
+            fabric_hooks hooks{f, ts, dl, o.realtime, o.quiet, duration, step};
+            std::optional<rt_fabric_clock> rtc;
             nanos rt_frozen{0};
             std::uint64_t rt_stalls = 0;
-            nanos next_sample = step;
-            std::uint64_t rounds = 0;
-            while (t < duration && !runtime::stop_requested().load()) {
-                if (rt_clock) {
-                    nanos now = rt_clock->now() - rt_frozen;
-                    if (now - t > rt_stall) [[unlikely]] {
-                        rt_frozen += now - t - rt_stall;
-                        now = t + rt_stall;
-                        ++rt_stalls;
-                    }
-                    if (now >= duration) {
-                        t = duration;
-                        break;
-                    }
-                    f.poll_realtime(now);
-                    t = now;
-                    if ((++rounds & 255u) != 0) { continue; }
-                    if (now >= next_sample) {
-                        ts.sample(now);
-                        dl.observe(now, true);
-                        next_sample = now + step;
-                    }
-                } else {
-                    t = std::min(duration, t + step);
-                    f.run_until(t);
-                    ts.sample(t);
-                    dl.observe(t, true);
-                }
-                const auto now = clk::now();
-                if (!o.quiet && now - last >= std::chrono::seconds(1)) {
-                    const double dt = std::chrono::duration<double>(now - last).count();
-                    const std::uint64_t hops = f.packet_hops();
-                    std::uint64_t drops = 0;
-                    for (std::size_t i = 0; i < f.node_count(); ++i) {
-                        if (f.kind(i) == vt::node_kind::switch_node) { drops += switch_drops(f.switch_at(i)); }
-                    }
-                    const link_totals lt = totals(f);
-                    std::printf("%s %s of %s | %.2f M packet-hops/s | on the wire %" PRIu64
-                                " | drops: switches %" PRIu64 ", links %" PRIu64 "\n",
-                                o.realtime ? "real time" : "fabric", format_time(t).c_str(), format_time(duration).c_str(),
-                                double(hops - last_hops) / dt / 1e6, lt.on_wire, drops, lt.lost + lt.rx_full);
-                    std::fflush(stdout);
-                    last = now;
-                    last_hops = hops;
-                }
+            if (o.realtime) {
+                rtc.emplace(f, duration, rt_stall_of(topo), t0);
+                runtime::run_control(*rtc, hooks, duration, nanos{1'000'000'000});
+                rt_frozen = rtc->frozen;
+                rt_stalls = rtc->stalls;
+            } else {
+                vt_fabric_clock vc{f, duration, step, t0};
+                runtime::run_control(vc, hooks, duration, nanos{1'000'000'000});
             }
             const double wall = std::chrono::duration<double>(clk::now() - t0).count();
             const nanos ran = f.now();
             write_file(o.out + "/fabric.json", fabric_json(f, topo, ran));
-            {
-                std::string s;
-                json_writer j(s);
-                j.begin_object();
-                j.kv("fabric_time_ns", ran.v);
-                j.kv("wall_s", wall);
-                j.kv("packet_hops", f.packet_hops());
-                j.kv("packet_hops_per_wall_s", wall > 0 ? double(f.packet_hops()) / wall : 0.0);
-                j.kv("node_polls", f.engine_counters().node_polls);
-                j.kv("slowdown", double(ran.v) > 0 ? wall / (double(ran.v) / 1e9) : 0.0);
-                // Memory: the process's peak RSS, and the mbuf pools (their
-                // capacity from the sizing rule; populated: what was ever needed).
-                rusage ru{};
-                ::getrusage(RUSAGE_SELF, &ru);
-                j.kv("peak_rss_bytes", static_cast<std::uint64_t>(ru.ru_maxrss) * 1024);
-                const auto pf = f.pools();
-                j.kv("mbufs_capacity", pf.capacity);
-                j.kv("mbufs_populated", pf.populated);
-                j.kv("mbuf_bytes", pf.bytes);
-                j.kv("setup_s", setup_s);
-                // Threads: the partitions, the lookahead between them, the
-                // cables cut and the synchronisation windows run.
-                const auto pf2 = f.partitions();
-                j.kv("threads", o.threads);
-                j.kv("partitions", pf2.partitions);
-                j.kv("lookahead_ns", pf2.lookahead.v);
-                j.kv("cut_cables", static_cast<std::uint64_t>(pf2.cut_cables));
-                j.kv("windows", pf2.windows);
-                j.end_object();
-                s += "\n";
-                write_file(o.out + "/speed.json", s);
-            }
-            const link_totals lt = totals(f);
-            if (o.realtime) {
-                std::printf("rocelab-fabric: ran %s of real time (%s of scenario time) in %.3f s wall: %" PRIu64
-                            " packet-hops, %.2f M packet-hops per second, %" PRIu64 " rounds; link drops %" PRIu64
-                            "; host stalls %" PRIu64 " (fabric frozen %s)\n",
-                            format_time(ran).c_str(), format_time(nanos{static_cast<std::int64_t>(double(ran.v) * k + 0.5)}).c_str(),
-                            wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6, f.engine_counters().instants,
-                            lt.lost + lt.rx_full, rt_stalls, format_time(rt_frozen).c_str());
-                // A round should take less than one 1 KiB frame time at the
-                // fastest (scaled) cable's rate, or frames wait for polls.
-                const std::uint64_t rounds = f.engine_counters().instants;
-                std::uint64_t fastest = 0;
-                for (const auto& l : topo.links) { fastest = std::max(fastest, l.cable.rate.v); }
-                const double frame_ns = fastest ? (1024.0 + 82) * 8 * 1e9 / double(fastest) : 0;
-                const double round_ns = rounds ? double(ran.v) / double(rounds) : 0;
-                if (frame_ns > 0 && round_ns > frame_ns) {
-                    std::printf("rocelab-fabric: warning: a round over all pipelines took %.2f us on average, longer "
-                                "than a 1 KiB frame at %s (%.2f us): this CPU did not keep up, lower --rt-rate\n",
-                                round_ns / 1e3, format_rate(bits_per_sec{fastest}).c_str(), frame_ns / 1e3);
-                }
-            } else {
-                rusage ru{};
-                ::getrusage(RUSAGE_SELF, &ru);
-                std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall: %" PRIu64
-                            " packet-hops, %.2f M packet-hops per wall second, peak RSS %.0f MB; link drops %" PRIu64
-                            ", spins %" PRIu64 "\n",
-                            format_time(ran).c_str(), wall, f.packet_hops(), double(f.packet_hops()) / wall / 1e6,
-                            double(ru.ru_maxrss) * 1024 / 1e6,
-                            lt.lost + lt.rx_full, f.spins());
-                const auto pf2 = f.partitions();
-                if (pf2.partitions > 1) {
-                    std::printf("rocelab-fabric: %u threads: %u partitions, %zu cables cut, lookahead %s, %" PRIu64
-                                " windows\n",
-                                o.threads, pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(), pf2.windows);
-                }
-                if (pf2.late != 0) {
-                    std::fprintf(stderr, "rocelab-fabric: internal error: %" PRIu64
-                                         " frames crossed partitions after their arrival time (lookahead too long)\n",
-                                 pf2.late);
-                    rc = 1;
-                }
-                if (f.pools().exhausted) {
-                    std::fprintf(stderr, "rocelab-fabric: the mbuf pool ran low at its capacity (%" PRIu64
-                                         " mbufs): frames may have been refused; raise --mbufs\n",
-                                 f.pools().capacity);
-                    rc = 1;
-                }
-            }
-            // Expectations, then summary.json (deterministic in virtual
-            // time, like fabric.json). In real time a metric is put back on
-            // the scenario's scale (rt_metric_scale).
-            auto scaled_value = [&](const expect_metric& m, std::string& err) -> std::optional<double> {
-                auto v = mx.value(m, err);
-                if (v) { *v *= rt_metric_scale(m.name, k); }
-                return v;
-            };
-            std::string sum;
-            json_writer j(sum);
-            j.begin_object();
-            j.kv("scenario", topo.name);
-            j.kv("description", topo.description);
-            j.kv("file", topo.source);
-            j.kv("backend", o.realtime ? "real-time" : "virtual-time");
-            if (o.realtime) {
-                j.kv("rt_factor", k);  // rates x k, times / k; metrics below are on the scenario's scale
-                j.kv("rt_rounds", f.engine_counters().instants);
-                j.kv("rt_time_ns", ran.v);
-                j.kv("rt_stalls", rt_stalls);        // host stalls the fabric was frozen through
-                j.kv("rt_frozen_ns", rt_frozen.v);   // their length beyond rt_stall each (wall time, not fabric time)
-                j.kv("fabric_time_ns", static_cast<std::int64_t>(static_cast<double>(ran.v) * k + 0.5));
-            } else {
-                j.kv("fabric_time_ns", ran.v);
-            }
-            std::size_t failed = 0;
-            j.key("expectations");
-            j.begin_array();
-            for (const auto& e : topo.expect) {
-                const expect_result r = evaluate(
-                    e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); },
-                    vt::metrics::unit);
-                failed += r.passed ? 0 : 1;
-                std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
-                j.begin_object();
-                j.kv("expect", e.text);
-                j.kv("passed", r.passed);
-                j.kv("lhs", r.lhs);
-                j.kv("rhs", r.rhs);
-                j.kv("detail", r.detail);
-                j.end_object();
-            }
-            j.end_array();
-            j.kv("passed", failed == 0);
-            j.key("flows");
-            j.begin_array();
-            for (std::size_t n = 0; n < f.node_count(); ++n) {
-                if (f.kind(n) != vt::node_kind::gen_node) { continue; }
-                for (std::size_t i = 0; i < f.gen_at(n).flow_count(); ++i) {
-                    const std::string fn = f.gen_at(n).flow(i).cfg.name;
-                    j.begin_object();
-                    j.kv("flow", fn);
-                    for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
-                                          "timeouts", "cnp_rx", "rate_min", "rate_mean", "flow_fct",
-                                          "goodput_fct"}) {
-                        std::string err;
-                        const auto v = scaled_value(expect_metric{m, {fn}}, err);
-                        j.kv(m, v.value_or(0.0));
-                    }
-                    j.kv("fct_samples", static_cast<std::uint64_t>(f.gen_at(n).flow(i).fct_ns.size()));
-                    j.kv("fct_samples_dropped", f.gen_at(n).flow(i).fct_dropped);
-                    j.end_object();
-                }
-            }
-            j.end_array();
-            // Collectives as nccl-tests reports them: size S, time, algbw =
-            // S / t and busbw (docs/scenarios.md, "Collectives").
-            j.key("collectives");
-            j.begin_array();
-            for (std::size_t n = 0; n < f.node_count(); ++n) {
-                if (f.kind(n) != vt::node_kind::gen_node || !f.gen_at(n).ring()) { continue; }
-                const gen_cfg& g = f.gen_config(n);
-                const auto cf = f.gen_at(n).collectives();
-                std::uint64_t tmin = UINT64_MAX, tmax = 0;
-                double tsum = 0;
-                for (const std::uint64_t t : cf.ns) {
-                    tmin = std::min(tmin, t);
-                    tmax = std::max(tmax, t);
-                    tsum += double(t);
-                }
-                const double scale = rt_metric_scale("collective_mean", k);
-                const double mean = cf.ns.empty() ? 0.0 : tsum / double(cf.ns.size()) * scale;
-                const auto [algbw, busbw] = collective_bandwidth(g.pattern, g.ring_hosts, g.sizes.fixed, mean);
-                j.begin_object();
-                j.kv("node", f.node_name(n));
-                j.kv("kind", gen_pattern_name(g.pattern));
-                j.kv("ranks", static_cast<std::uint64_t>(g.ring_hosts));
-                j.kv("size_bytes", g.sizes.fixed.v);
-                j.kv("chunk_bytes", g.ring_chunk);
-                j.kv("steps", static_cast<std::uint64_t>(g.ring_steps));
-                j.kv("completed", cf.done);
-                std::uint64_t steps_done = 0;
-                double step_ns = 0;
-                for (std::size_t s = 0; s < cf.step_n.size(); ++s) {
-                    steps_done += cf.step_n[s];
-                    step_ns += double(cf.step_sum_ns[s]);
-                }
-                j.kv("steps_completed", steps_done);  // every flow's message of the step ACKed
-                j.kv("step_mean_ns", steps_done ? step_ns / double(steps_done) * rt_metric_scale("collective_mean", k) : 0.0);
-                j.kv("time_mean_ns", mean);
-                j.kv("time_min_ns", cf.ns.empty() ? 0.0 : double(tmin) * scale);
-                j.kv("time_max_ns", double(tmax) * scale);
-                j.kv("algbw_gbps", algbw);
-                j.kv("busbw_gbps", busbw);
-                j.kv("bus_factor", collective_bus_factor(g.pattern, g.ring_hosts));
-                if (g.planes > 1) {  // multi-plane: how it was striped, and each collective's time
-                    j.kv("planes", std::uint64_t{g.planes});
-                    j.kv("striping", g.striping_weighted ? "weighted" : "static");
-                    j.key("times_ns");
-                    j.begin_array();
-                    for (const std::uint64_t t : cf.ns) { j.value(double(t) * scale); }
-                    j.end_array();
-                }
-                j.end_object();
-                const std::string striped =
-                    g.planes > 1 ? " striped over " + std::to_string(g.planes) + " planes (" +
-                                       (g.striping_weighted ? "weighted" : "static") + ")"
-                                 : std::string();
-                std::printf("  collective %s: %s over %u ranks%s, size %s, %llu completed, time %s, algbw %.2f Gbps, "
-                            "busbw %.2f Gbps\n",
-                            f.node_name(n).c_str(), gen_pattern_name(g.pattern), g.ring_hosts, striped.c_str(),
-                            format_bytes(g.sizes.fixed).c_str(), static_cast<unsigned long long>(cf.done),
-                            cf.ns.empty() ? "-" : format_time(nanos{static_cast<std::int64_t>(mean + 0.5)}).c_str(),
-                            algbw, busbw);
-            }
-            j.end_array();
-            // PFC deadlocks found (lib/fabric/deadlock.hpp): when, the cycle, when it cleared.
-            j.key("deadlocks");
-            j.begin_array();
-            for (const dl_deadlock& d : dl.detector().found()) {
-                j.begin_object();
-                j.kv("detected_ns", static_cast<std::int64_t>(double(d.detected.v) * k + 0.5));
-                if (d.cleared.v >= 0) {
-                    j.kv("cleared_ns", static_cast<std::int64_t>(double(d.cleared.v) * k + 0.5));
-                } else {
-                    j.key("cleared_ns");
-                    j.null_value();
-                }
-                j.key("cycle");
-                j.begin_array();
-                for (const std::string& q : dl.cycle_refs(d)) { j.value(q); }
-                j.end_array();
-                j.end_object();
-            }
-            j.end_array();
-            j.key("totals");
-            j.begin_object();
-            for (const char* m : {"drops", "lossless_drops", "link_drops", "pfc_rx", "pfc_tx", "ecn_marked"}) {
-                if ((std::strcmp(m, "pfc_rx") == 0 || std::strcmp(m, "pfc_tx") == 0)) { continue; }
-                std::string err;
-                j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
-            }
-            if (f.has_credit_links()) {
-                for (const char* m : {"credit_waits", "credit_overruns"}) {
-                    std::string err;
-                    j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
-                }
-            }
-            j.kv("packet_hops", f.packet_hops());
-            j.end_object();
-            j.end_object();
-            sum += "\n";
-            write_file(o.out + "/summary.json", sum);
-            write_fct_csv(o.out + "/fct.csv", f, k);
+            write_file(o.out + "/speed.json", speed_json(f, ran, wall, setup_s, o.threads));
+            if (print_ran(o, f, topo, k, ran, wall, rt_stalls, rt_frozen) != 0) { rc = 1; }
+            const std::size_t failed = write_summary(o, f, mx, topo, dl, k, ran, rt_stalls, rt_frozen);
             wrote_summary = true;
             if (!topo.expect.empty()) {
                 std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),
@@ -1176,65 +1324,7 @@ int main(int argc, char** argv) {
                 std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
             }
         }
-        // Real time: the ports' ethdev names and counters, read before the
-        // devices close (release_all).
-        std::vector<std::vector<std::pair<std::string, runtime::ethdev_stats>>> eth(f.node_count());
-        for (std::size_t n = 0; o.realtime && wrote_summary && n < f.node_count(); ++n) {
-            for (std::size_t p = 0; p < f.port_count(n); ++p) {
-                const int pid = f.eth_port(n, static_cast<int>(p));
-                if (pid < 0) {
-                    eth[n].emplace_back();
-                    continue;
-                }
-                char name[RTE_ETH_NAME_MAX_LEN] = {};
-                rte_eth_dev_get_name_by_port(static_cast<std::uint16_t>(pid), name);
-                rte_eth_stats st{};
-                rte_eth_stats_get(static_cast<std::uint16_t>(pid), &st);
-                eth[n].emplace_back(name, runtime::ethdev_stats{st.ipackets, st.opackets, st.imissed, st.ierrors,
-                                                                st.oerrors, st.rx_nombuf});
-            }
-        }
-        f.release_all();
-        // Each node's own report, as rocelab-switch / rocelab-gen write it (after
-        // the release, as the apps do): <out>/<node>.json. Its "ethdev" counters
-        // are the modelled cables': opackets what the port's TX ring took,
-        // ipackets what arrived into its RX ring, imissed RX-ring overflows.
-        if (wrote_summary) {
-            for (std::size_t n = 0; n < f.node_count(); ++n) {
-                runtime::run_report r;
-                r.elapsed_s = double(f.now().v) / 1e9;
-                r.end = f.now();
-                r.tsc_hz = o.realtime ? rte_get_tsc_hz() : 1'000'000'000;
-                r.mbufs_total = mbufs;
-                r.mbufs_in_use = f.pools().in_use;
-                r.command_line = "rocelab-fabric run " + o.topology;
-                for (std::size_t p = 0; p < f.port_count(n); ++p) {
-                    const std::string pn = f.port_name(n, static_cast<int>(p));
-                    if (p < eth[n].size() && !eth[n][p].first.empty()) {
-                        // Real time: the net_ring device and its own counters.
-                        r.devices.push_back(eth[n][p].first);
-                        r.ethdev.push_back(eth[n][p].second);
-                        continue;
-                    }
-                    r.devices.push_back("vt:" + f.node_name(n) + ":" + pn);
-                    runtime::ethdev_stats es;
-                    if (const auto* tx = f.tx_link(n, static_cast<int>(p))) { es.opackets = tx->counters().tx_accepted; }
-                    if (const auto* rx = f.rx_link(n, static_cast<int>(p))) {
-                        es.ipackets = rx->counters().delivered;
-                        es.imissed = rx->counters().rx_ring_full;
-                    }
-                    r.ethdev.push_back(es);
-                }
-                const std::string path = o.out + "/" + f.node_name(n) + ".json";
-                const std::string e = f.kind(n) == vt::node_kind::switch_node
-                                          ? runtime::write_switch_report(path, f.switch_at(n), f.switch_config(n), r)
-                                          : runtime::write_gen_report(path, f.gen_at(n), f.gen_config(n), r);
-                if (!e.empty()) {
-                    std::fprintf(stderr, "rocelab-fabric: %s\n", e.c_str());
-                    rc = 1;
-                }
-            }
-        }
+        if (release_and_report(f, o, mbufs, wrote_summary) != 0) { rc = 1; }
     }
     const std::uint64_t in_use = f.pools().in_use;
     if (in_use != 0) {

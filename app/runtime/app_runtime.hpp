@@ -10,7 +10,8 @@
 //   the run clock (one epoch)
 //   capture open (--pcap-out)         app.start(): banner, telemetry, output files
 //   worker launched on an lcore       app.worker_hook(): run_worker()'s per-loop hook
-//   control loop every 500 us:        app.tick(): per-app outputs (events, CSVs)
+//   control loop (control_loop.hpp,   app.tick(): per-app outputs (events, CSVs)
+//   lcore_clock: every 500 us):
 //     capture drain, status line      app.status(): the status line (and warnings)
 //     every status interval, stop on  app.finished(): stop early (all messages done)
 //     SIGINT/SIGTERM, duration
@@ -48,6 +49,7 @@
 #include "dpdk/port.hpp"
 #include "rocelab_version.h"
 #include "runtime/app_common.hpp"
+#include "runtime/control_loop.hpp"
 #include "runtime/report_common.hpp"
 #include "runtime/worker.hpp"
 
@@ -197,20 +199,20 @@ int run_app(App& app, int argc, char** argv) {
     }
 
     const nanos start = clock.now();
-    double last_status = 0;
-    while (!stop_requested().load()) {
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
-        const double el = seconds(clock.now() - start);
-        if (dpdk::capture* c = s.capture()) { c->drain(); }
-        app.tick(start, el);
-        const double since = el - last_status;
-        if (opt.status_interval.v > 0 && since * 1e9 >= double(opt.status_interval.v)) {
-            app.status(since, el, !opt.quiet);
-            last_status = el;
+    struct hooks {
+        App& app;
+        session& s;
+        const run_options& opt;
+        nanos start;
+        void tick(nanos t) {
+            if (dpdk::capture* c = s.capture()) { c->drain(); }
+            app.tick(start, seconds(t));
         }
-        if (opt.duration && el * 1e9 >= double(opt.duration->v)) { break; }
-        if (app.finished()) { break; }
-    }
+        void status(double since, nanos t, double) { app.status(since, seconds(t), !opt.quiet); }
+        bool finished() { return app.finished(); }
+    } h{app, s, opt, start};
+    lcore_clock<run_clock> lc{clock, start};
+    run_control(lc, h, opt.duration, opt.status_interval);
     for (auto& c : ctls) { c->stop.store(true); }
     for (auto& w : ws) { w->join(); }
     const nanos end = clock.now();

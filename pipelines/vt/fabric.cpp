@@ -154,19 +154,13 @@ struct pool_keeper {
     }
 };
 
-// A generator's worker (one host and its NIC ports) as what pipe_node polls.
-struct gen_worker {
-    gen::gen_pipeline* g = nullptr;
-    std::size_t k = 0;
-    std::uint32_t poll(nanos now) noexcept { return g->poll_worker(k, now); }
-    nanos next_deadline(nanos now) noexcept { return g->next_deadline_worker(k, now); }
-};
-
-// A pipeline as an engine node.
-template <typename Pipe>
-class pipe_node final : public sim::sim_node {
+// One unit of a node (node.hpp: a switch, or one host of a generator) as
+// an engine node: the pipeline's work and deadline, plus its simulated
+// ports' own (frames waiting in RX, a TX ring that refused frames).
+class unit_node final : public sim::sim_node {
 public:
-    Pipe* pipe = nullptr;
+    node* pipe = nullptr;
+    std::size_t unit = 0;
     std::vector<vt_port*> ports;
     std::vector<vt_port*> refused;                     // ports whose TX refused frames in this poll
     const std::vector<std::uint64_t>* rx_pending = nullptr;  // the node's port_io::rx_pending, or null
@@ -203,16 +197,16 @@ public:
         if (keeper != nullptr) { keeper->check(); }
         if (realtime) {
             ++st.polls;
-            (void)pipe->poll(now);
+            (void)pipe->poll(unit, now);
             if (!credit_ports.empty()) { advertise(now); }
             return nanos::max();
         }
         for (vt_port* p : refused) { p->refused = false; }
         refused.clear();
-        const std::uint32_t work = pipe->poll(now);
+        const std::uint32_t work = pipe->poll(unit, now);
         if (!credit_ports.empty()) [[unlikely]] { advertise(now); }
         ++st.polls;
-        nanos d = pipe->next_deadline(now);
+        nanos d = pipe->next_deadline(unit, now);
         for (vt_port* p : refused) { d = std::min(d, p->sp.tx_free_time(now)); }
         if (rx_pending != nullptr) {  // bit per port with frames in its RX ring
             for (const std::uint64_t word : *rx_pending) {
@@ -243,15 +237,13 @@ struct fabric::impl {
         gen_cfg gcfg;
         gen::gen_tx_opts opts;
         std::function<void(gen_cfg&)> adjust;
-        std::unique_ptr<sw::switch_pipeline> sw;
-        std::unique_ptr<gen::gen_pipeline> gen;
+        // After build: the pipeline (node.hpp), and one engine node per
+        // unit: a switch's one, or a generator's per host (the worker that
+        // owns the host's ports: hosts sharing a port share a unit).
+        std::unique_ptr<node> pipe;
+        std::vector<std::unique_ptr<unit_node>> units;
         std::vector<std::unique_ptr<vt_port>> ports;
         std::vector<std::uint64_t> rx_pending;  // switch: port_io::rx_pending (virtual time)
-        std::unique_ptr<pipe_node<sw::switch_pipeline>> sw_node;
-        // A generator: one engine node per host (the worker that owns the
-        // host's ports: hosts sharing a port share a node).
-        std::vector<std::unique_ptr<gen_worker>> workers;
-        std::vector<std::unique_ptr<pipe_node<gen_worker>>> gen_nodes;
         std::vector<std::uint32_t> port_node;  // engine node of each port
         std::vector<std::int32_t> port_cable;  // cable index per port, -1 none
         std::vector<std::int32_t> port_txlink;  // engine link leaving the port, -1 none
@@ -649,8 +641,7 @@ std::string fabric::build(std::uint64_t mbufs) {
     for (const auto& gp : p.pools) { p.keeper.pools.push_back(gp.get()); }
     if (const std::string e = build(p.pools.front()->get()); !e.empty()) { return e; }
     for (auto& n : p.nodes) {
-        if (n.sw_node) { n.sw_node->keeper = &p.keeper; }
-        for (auto& g : n.gen_nodes) { g->keeper = &p.keeper; }
+        for (auto& u : n.units) { u->keeper = &p.keeper; }
     }
     return {};
 }
@@ -757,21 +748,23 @@ std::string fabric::build(rte_mempool* pool) {
             if (auto e = resolve_port_speeds(n.scfg, speeds); !e.empty()) { return n.name + ": " + e; }
             auto r = sw::switch_pipeline::create(n.scfg, bindings, pool);
             if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
-            n.sw = std::move(std::get<0>(r));
+            auto sn = std::make_unique<switch_node>(std::move(std::get<0>(r)), n.scfg);
+            sw::switch_pipeline& swp = sn->pipe();
+            n.pipe = std::move(sn);
             for (std::size_t i = 0; i < np; ++i) {
                 if (!n.ports[i]->gives_credit) { continue; }
                 const std::string who = n.name + " " + bindings[i].name;
                 const auto& cab = p.cables[static_cast<std::size_t>(n.port_cable[i])];
                 credit_rx& cr = n.ports[i]->crx;
                 const port_cfg& pc = n.scfg.ports[i];
-                if (!n.sw->buffer_accounting()) {
+                if (!swp.buffer_accounting()) {
                     return "flow_control: credit: " + who + ": the switch keeps no buffer accounting (BUFFER_POOL) to give credits from";
                 }
-                if (n.sw->shared_headroom_pool()) {
+                if (swp.shared_headroom_pool()) {
                     return "flow_control: credit: " + who +
                            ": the ingress pool has a shared headroom pool (BUFFER_POOL xoff), so no PG's headroom is its own to give as credits";
                 }
-                cr.block = n.sw->buffer_cell() != 0 ? n.sw->buffer_cell() : 64;
+                cr.block = swp.buffer_cell() != 0 ? swp.buffer_cell() : 64;
                 cr.maps = pc.maps;
                 cr.trust = pc.trust;
                 std::uint8_t pgs = 0;
@@ -783,7 +776,7 @@ std::string fabric::build(rte_mempool* pool) {
                                " (TC_TO_PRIORITY_GROUP_MAP); credits need a PG of its own per lossless class";
                     }
                     pgs = static_cast<std::uint8_t>(pgs | (1u << pg));
-                    const std::uint64_t g = n.sw->pg_guaranteed(i, pg);
+                    const std::uint64_t g = swp.pg_guaranteed(i, pg);
                     const std::uint64_t lim = cab.cfg.credit_bytes != 0 ? cab.cfg.credit_bytes : g;
                     if (lim > g) {
                         return "flow_control: credit: credits " + std::to_string(lim) + " B per class on " + who +
@@ -795,12 +788,13 @@ std::string fabric::build(rte_mempool* pool) {
                     cr.credited = static_cast<std::uint8_t>(cr.credited | (1u << tc));
                 }
             }
-            n.sw_node = std::make_unique<pipe_node<sw::switch_pipeline>>();
-            n.sw_node->pipe = n.sw.get();
-            for (auto& vp : n.ports) { n.sw_node->ports.push_back(vp.get()); }
-            n.sw_node->refused.reserve(n.ports.size());
-            for (auto& vp : n.ports) { vp->refused_list = &n.sw_node->refused; }
-            if (!n.rx_pending.empty()) { n.sw_node->rx_pending = &n.rx_pending; }
+            auto u = std::make_unique<unit_node>();
+            u->pipe = n.pipe.get();
+            for (auto& vp : n.ports) { u->ports.push_back(vp.get()); }
+            u->refused.reserve(n.ports.size());
+            for (auto& vp : n.ports) { vp->refused_list = &u->refused; }
+            if (!n.rx_pending.empty()) { u->rx_pending = &n.rx_pending; }
+            n.units.push_back(std::move(u));
         } else {
             for (std::size_t i = 0; i < np; ++i) {
                 bindings[i].line_rate = n.gcfg.rate.v != 0 ? n.gcfg.rate : cable_rate(n, i);
@@ -827,18 +821,15 @@ std::string fabric::build(rte_mempool* pool) {
             }
             auto r = gen::gen_pipeline::create(n.gcfg, bindings, pool, n.opts, workers, port_worker);
             if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
-            n.gen = std::move(std::get<0>(r));
+            n.pipe = std::make_unique<gen_node>(std::move(std::get<0>(r)), n.gcfg);
             for (unsigned k = 0; k < workers; ++k) {
-                auto w = std::make_unique<gen_worker>();
-                w->g = n.gen.get();
-                w->k = k;
-                auto pn = std::make_unique<pipe_node<gen_worker>>();
-                pn->pipe = w.get();
+                auto u = std::make_unique<unit_node>();
+                u->pipe = n.pipe.get();
+                u->unit = k;
                 for (std::size_t i = 0; i < np; ++i) {
-                    if (port_worker[i] == k) { pn->ports.push_back(n.ports[i].get()); }
+                    if (port_worker[i] == k) { u->ports.push_back(n.ports[i].get()); }
                 }
-                n.workers.push_back(std::move(w));
-                n.gen_nodes.push_back(std::move(pn));
+                n.units.push_back(std::move(u));
             }
             n.port_node.assign(np, 0);
             for (std::size_t i = 0; i < np; ++i) { n.port_node[i] = port_worker[i]; }  // made absolute below
@@ -853,15 +844,13 @@ std::string fabric::build(rte_mempool* pool) {
     std::vector<std::size_t> en_ports;  // ports each engine node polls (its weight)
     for (auto& n : p.nodes) {
         const auto first = static_cast<std::uint32_t>(en.size());
-        if (n.sw_node) {
-            en.push_back(n.sw_node.get());
-            en_ports.push_back(n.ports.size());
+        for (auto& u : n.units) {
+            en.push_back(u.get());
+            en_ports.push_back(u->ports.size());
+        }
+        if (n.kind == node_kind::switch_node) {
             n.port_node.assign(n.ports.size(), first);
         } else {
-            for (auto& g : n.gen_nodes) {
-                en.push_back(g.get());
-                en_ports.push_back(g->ports.size());
-            }
             for (auto& e : n.port_node) { e += first; }
         }
     }
@@ -973,8 +962,8 @@ std::string fabric::build(rte_mempool* pool) {
                 vt_port& sp = *p.nodes[s].ports[static_cast<std::size_t>(ps)];
                 p.links[static_cast<std::size_t>(back)]->set_credit_channel(&credit_sink, &sp.ctx, cd);
                 p.taps[static_cast<std::size_t>(fwd)]->crx = &gp.crx;
-                auto& sn = *p.nodes[g].sw_node;
-                sn.credit_sw = p.nodes[g].sw.get();
+                auto& sn = *p.nodes[g].units.front();
+                sn.credit_sw = &static_cast<switch_node&>(*p.nodes[g].pipe).pipe();
                 sn.credit_ports.push_back({&gp, static_cast<std::size_t>(pg), p.links[static_cast<std::size_t>(back)]});
             }
         }
@@ -1025,8 +1014,7 @@ void fabric::poll_realtime(nanos now) noexcept {
     if (!p.realtime) {
         p.realtime = true;
         for (auto& n : p.nodes) {
-            if (n.sw_node) { n.sw_node->realtime = true; }
-            for (auto& g : n.gen_nodes) { g->realtime = true; }
+            for (auto& u : n.units) { u->realtime = true; }
         }
     }
     if (p.eth_tag.empty()) {
@@ -1050,8 +1038,7 @@ void fabric::poll_realtime(nanos now) noexcept {
         }
     }
     for (auto& n : p.nodes) {
-        if (n.sw_node) { n.sw_node->poll(now); }
-        for (auto& g : n.gen_nodes) { g->poll(now); }
+        for (auto& u : n.units) { u->poll(now); }
     }
     for (auto& n : p.nodes) {
         for (auto& vp : n.ports) {
@@ -1091,8 +1078,7 @@ void fabric::release_all() noexcept {
     p.released = true;
     for (auto* l : p.links) { l->drain([](rte_mbuf* m) { rte_pktmbuf_free(m); }); }
     for (auto& n : p.nodes) {
-        if (n.sw) { n.sw->release_all(); }
-        if (n.gen) { n.gen->release_all(); }
+        if (n.pipe) { n.pipe->release(); }
     }
     for (auto& n : p.nodes) {
         for (auto& vp : n.ports) {
@@ -1126,17 +1112,18 @@ void fabric::release_all() noexcept {
 std::size_t fabric::node_count() const noexcept { return _p->nodes.size(); }
 const std::string& fabric::node_name(std::size_t n) const noexcept { return _p->nodes[n].name; }
 node_kind fabric::kind(std::size_t n) const noexcept { return _p->nodes[n].kind; }
-sw::switch_pipeline& fabric::switch_at(std::size_t n) noexcept { return *_p->nodes[n].sw; }
-gen::gen_pipeline& fabric::gen_at(std::size_t n) noexcept { return *_p->nodes[n].gen; }
+node& fabric::node_at(std::size_t n) noexcept { return *_p->nodes[n].pipe; }
+sw::switch_pipeline& fabric::switch_at(std::size_t n) noexcept {
+    return static_cast<switch_node&>(*_p->nodes[n].pipe).pipe();
+}
+gen::gen_pipeline& fabric::gen_at(std::size_t n) noexcept { return static_cast<gen_node&>(*_p->nodes[n].pipe).pipe(); }
 const switch_cfg& fabric::switch_config(std::size_t n) const noexcept { return _p->nodes[n].scfg; }
 const gen_cfg& fabric::gen_config(std::size_t n) const noexcept { return _p->nodes[n].gcfg; }
 node_stats fabric::stats(std::size_t n) const noexcept {
-    const auto& r = _p->nodes[n];
-    if (r.sw_node) { return r.sw_node->st; }
-    node_stats s;  // a generator: its hosts' nodes summed
-    for (const auto& g : r.gen_nodes) {
-        s.polls += g->st.polls;
-        s.spins += g->st.spins;
+    node_stats s;  // a generator: its hosts' units summed
+    for (const auto& u : _p->nodes[n].units) {
+        s.polls += u->st.polls;
+        s.spins += u->st.spins;
     }
     return s;
 }

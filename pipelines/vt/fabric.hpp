@@ -53,6 +53,7 @@
 #include "sim/engine.hpp"
 #include "sim/parallel.hpp"
 #include "switch/switch_pipeline.hpp"
+#include "vt/node.hpp"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -95,8 +96,6 @@ struct mbuf_traits {
 
 using mbuf_engine = sim::engine<rte_mbuf*, mbuf_traits>;
 using mbuf_parallel = sim::parallel_engine<rte_mbuf*, mbuf_traits>;
-
-enum class node_kind : std::uint8_t { switch_node, gen_node };
 
 // The mbufs a fabric needs, sized from its description (docs/fabric.md,
 // "Memory"): every frame the switches' buffers can admit (their pools in
@@ -220,6 +219,9 @@ public:
     std::size_t node_count() const noexcept;
     const std::string& node_name(std::size_t n) const noexcept;
     node_kind kind(std::size_t n) const noexcept;
+    // After build: the node (node.hpp), its pipeline behind the one
+    // interface; node_at(n).visit(v) gives it typed.
+    node& node_at(std::size_t n) noexcept;
     sw::switch_pipeline& switch_at(std::size_t n) noexcept;  // kind == switch_node
     gen::gen_pipeline& gen_at(std::size_t n) noexcept;       // kind == gen_node
     const switch_cfg& switch_config(std::size_t n) const noexcept;

@@ -141,6 +141,61 @@ TEST(vt_fabric, pfc_xoff_holds_tc3_for_exactly_q_x_512_bit_times_at_100g) {
     std::filesystem::remove_all(dir);
 }
 
+// The fabric holds its pipelines behind one node interface (vt/node.hpp):
+// a switch is one unit, a generator one unit (engine node) per host; the
+// ports are the pipeline's bindings under the fabric's names; visit() gives
+// the typed pipeline, the same object switch_at()/gen_at() return; and
+// release() returns every mbuf.
+TEST(vt_fabric, pipelines_are_nodes_a_generator_one_unit_per_host) {
+    init_eal();
+    pool_guard pool(65536, "vt_node");
+    ASSERT_NE(pool.mp, nullptr);
+    {
+        vt::fabric f;
+        const auto leaf = f.add_switch("leaf", sw_cfg(ports_yaml(4, "100Gbps")));
+        const auto hosts = f.add_gen("hosts", g_cfg("seed: 1\npattern: incast\nsenders: 3\nmsg_size: 64KiB\n"
+                                                    "pmtu: 1024\n"));
+        for (int i = 0; i < 4; ++i) { f.connect(hosts, i, leaf, i, cable100); }
+        ASSERT_EQ(f.build(pool.mp), "");
+        vt::node& sn = f.node_at(leaf);
+        vt::node& gn = f.node_at(hosts);
+        EXPECT_EQ(sn.kind(), vt::node_kind::switch_node);
+        EXPECT_EQ(gn.kind(), vt::node_kind::gen_node);
+        EXPECT_EQ(sn.units(), 1u);
+        EXPECT_EQ(gn.units(), 4u) << "one unit per host (3 senders and the receiver)";
+        ASSERT_EQ(sn.ports(), 4u);
+        ASSERT_EQ(gn.ports(), 4u);
+        for (std::size_t i = 0; i < 4; ++i) {
+            EXPECT_EQ(sn.port(i).name, "Ethernet" + std::to_string(i));
+            EXPECT_EQ(sn.port(i).name, f.port_name(leaf, static_cast<int>(i)));
+            EXPECT_EQ(gn.port(i).line_rate, g100);
+        }
+        struct seen : vt::node_visitor {
+            sw::switch_pipeline* s = nullptr;
+            gen::gen_pipeline* g = nullptr;
+            std::size_t flows = 0;
+            void on_switch(sw::switch_pipeline& p, const switch_cfg&) override { s = &p; }
+            void on_gen(gen::gen_pipeline& p, const gen_cfg& c) override {
+                g = &p;
+                flows = c.flows.size();
+            }
+        } v;
+        sn.visit(v);
+        gn.visit(v);
+        EXPECT_EQ(v.s, &f.switch_at(leaf));
+        EXPECT_EQ(v.g, &f.gen_at(hosts));
+        EXPECT_EQ(v.flows, 3u);
+        f.run_until(200_us);
+        // Every unit was polled, and the generator's polls are its hosts' summed.
+        EXPECT_GT(f.stats(leaf).polls, 0u);
+        EXPECT_GT(f.stats(hosts).polls, 0u);
+        EXPECT_EQ(f.engine_counters().node_polls, f.stats(leaf).polls + f.stats(hosts).polls);
+        EXPECT_GT(pool.in_use(), 0u) << "frames in flight at 200 us";
+        f.release_all();
+    }
+    EXPECT_EQ(pool.in_use(), 0u);
+}
+
 TEST(vt_fabric, shaped_port_departures_are_spaced_exactly_at_the_configured_rate) {
     init_eal();
     pool_guard pool(65536, "vt_shape");

@@ -1,0 +1,98 @@
+// node.hpp - what a fabric holds: a switch or a generator pipeline behind
+// one interface (issue 20 item 1).
+//
+// A node is one pipeline with its configuration. The fabric polls it as one
+// or more *units*, each an engine node of its own (sim/engine.hpp): a
+// switch is one unit; a generator is one unit per host, that is per worker
+// of the pipeline (the host's NIC ports: one, or one per plane), so 64 hosts
+// are 64 units, each polled only when something is due for it.
+//
+//   poll(unit, now)           the unit's work at `now` (a burst per port);
+//                             returns the frames it moved (0: nothing)
+//   next_deadline(unit, now)  when the unit next has work of its own
+//                             (nanos::max(): only an arrival gives it work)
+//   ports(), port(i)          its ports as the pipeline binds them (name,
+//                             MAC, line rate, the simulated port's I/O)
+//   release()                 every mbuf the pipeline holds back to its pool
+//   visit(v)                  the pipeline and its configuration, typed, to
+//                             whoever reads it (reports, metrics, tests):
+//                             v.on_switch(...) or v.on_gen(...)
+//
+// The fabric (fabric.cpp) wraps each unit as a sim::sim_node, adds the
+// simulated ports' own deadlines (frames waiting in an RX ring, a TX ring
+// that refused frames), and partitions units over threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "config/gen_config.hpp"
+#include "config/switch_cfg.hpp"
+#include "core/units.hpp"
+#include "gen/gen_pipeline.hpp"
+#include "switch/switch_pipeline.hpp"
+
+namespace rocelab::vt {
+
+enum class node_kind : std::uint8_t { switch_node, gen_node };
+
+// Typed access to a node's pipeline (the one place that names both kinds).
+struct node_visitor {
+    virtual ~node_visitor() = default;
+    virtual void on_switch(sw::switch_pipeline& p, const switch_cfg& cfg) = 0;
+    virtual void on_gen(gen::gen_pipeline& p, const gen_cfg& cfg) = 0;
+};
+
+class node {
+public:
+    virtual ~node() = default;
+    virtual node_kind kind() const noexcept = 0;
+    virtual std::size_t units() const noexcept = 0;
+    virtual std::uint32_t poll(std::size_t unit, nanos now) noexcept = 0;
+    virtual nanos next_deadline(std::size_t unit, nanos now) noexcept = 0;
+    virtual std::size_t ports() const noexcept = 0;
+    virtual const dpdk::port_binding& port(std::size_t i) const noexcept = 0;
+    virtual void release() noexcept = 0;
+    virtual void visit(node_visitor& v) = 0;
+};
+
+// A switch: one unit (in a fabric the switch runs one worker).
+class switch_node final : public node {
+public:
+    switch_node(std::unique_ptr<sw::switch_pipeline> p, const switch_cfg& cfg) : _p(std::move(p)), _cfg(cfg) {}
+    node_kind kind() const noexcept override { return node_kind::switch_node; }
+    std::size_t units() const noexcept override { return 1; }
+    std::uint32_t poll(std::size_t, nanos now) noexcept override { return _p->poll(now); }
+    nanos next_deadline(std::size_t, nanos now) noexcept override { return _p->next_deadline(now); }
+    std::size_t ports() const noexcept override { return _p->port_count(); }
+    const dpdk::port_binding& port(std::size_t i) const noexcept override { return _p->binding(i); }
+    void release() noexcept override { _p->release_all(); }
+    void visit(node_visitor& v) override { v.on_switch(*_p, _cfg); }
+    sw::switch_pipeline& pipe() noexcept { return *_p; }
+
+private:
+    std::unique_ptr<sw::switch_pipeline> _p;
+    const switch_cfg& _cfg;  // the fabric's description of the node (outlives it)
+};
+
+// A generator: one unit per worker (per host, or per server over planes).
+class gen_node final : public node {
+public:
+    gen_node(std::unique_ptr<gen::gen_pipeline> p, const gen_cfg& cfg) : _p(std::move(p)), _cfg(cfg) {}
+    node_kind kind() const noexcept override { return node_kind::gen_node; }
+    std::size_t units() const noexcept override { return _p->worker_count(); }
+    std::uint32_t poll(std::size_t unit, nanos now) noexcept override { return _p->poll_worker(unit, now); }
+    nanos next_deadline(std::size_t unit, nanos now) noexcept override { return _p->next_deadline_worker(unit, now); }
+    std::size_t ports() const noexcept override { return _p->port_count(); }
+    const dpdk::port_binding& port(std::size_t i) const noexcept override { return _p->binding(i); }
+    void release() noexcept override { _p->release_all(); }
+    void visit(node_visitor& v) override { v.on_gen(*_p, _cfg); }
+    gen::gen_pipeline& pipe() noexcept { return *_p; }
+
+private:
+    std::unique_ptr<gen::gen_pipeline> _p;
+    const gen_cfg& _cfg;  // as expanded (hosts and flows)
+};
+
+}  // namespace rocelab::vt
