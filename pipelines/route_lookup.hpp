@@ -33,4 +33,20 @@ inline void lpm::lookup_v4_bulk(const std::uint32_t* dst, std::uint32_t* value, 
     }
 }
 
+// rte_lpm6_lookup_bulk_func walks the addresses' tries side by side (its
+// first-level reads overlap); it takes a non-const array it only reads.
+// Chunks of 64: its next hops are int32_t, -1 on a miss.
+inline void lpm::lookup_v6_bulk(const ip6_addr* dst, std::uint32_t* value, unsigned n) const noexcept {
+    if (_v6 == nullptr) {
+        for (unsigned i = 0; i < n; ++i) { value[i] = lpm_miss; }
+        return;
+    }
+    std::int32_t hop[64];
+    for (unsigned base = 0; base < n; base += 64) {
+        const unsigned m = n - base < 64 ? n - base : 64;
+        rte_lpm6_lookup_bulk_func(_v6, const_cast<std::uint8_t(*)[16]>(dst + base), hop, m);
+        for (unsigned i = 0; i < m; ++i) { value[base + i] = hop[i] < 0 ? lpm_miss : static_cast<std::uint32_t>(hop[i]); }
+    }
+}
+
 }  // namespace rocelab::dpdk

@@ -1,13 +1,15 @@
 // fwd_bench.cpp - per-operation cost of the forwarding tables:
 //   fdb learn of a known station (the per-frame hot path), fdb lookup,
-//   5-tuple flow hash (v4/v6), route_table v4 single and bulk lookup
-//   (per packet). The EAL is initialised in main (rte_lpm needs it).
+//   5-tuple flow hash (v4/v6), route_table v4 and v6 single and bulk
+//   lookup (per packet). The EAL is initialised in main (rte_lpm needs it).
 #include <benchmark/benchmark.h>
 #include <rte_eal.h>
 #include <unistd.h>
 
 #include <array>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <variant>
 #include <vector>
@@ -178,6 +180,117 @@ void bm_lpm_v4_bulk32(benchmark::State& st) {
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(bm_lpm_v4_bulk32);
+
+// IPv6: 4 ports with fc00::/127s and neighbours, a 4-way ECMP ::/0 and
+// 1000 random /48 and /64 routes under 2001:db8::/32.
+ip_prefix v6pfx(const std::array<std::uint8_t, 16>& a, std::uint8_t len) {
+    ip_prefix p;
+    p.v6 = true;
+    p.addr = a;
+    p.len = len;
+    return network_of(p);
+}
+std::array<std::uint8_t, 16> fc00(std::uint8_t last) {
+    std::array<std::uint8_t, 16> a{};
+    a[0] = 0xfc;
+    a[15] = last;
+    return a;
+}
+route_table& bench_table_v6() {
+    static route_table* t = [] {
+        std::vector<route_port> ports;
+        std::vector<neigh_cfg> neighbors;
+        std::vector<route_cfg> routes;
+        for (std::uint8_t p = 0; p < 4; ++p) {
+            const std::string name = "Ethernet" + std::to_string(p * 4);
+            ports.push_back({name, {v6pfx(fc00(static_cast<std::uint8_t>(p * 2 + 1)), 127)}, {0x02, 0, 0, 0, 0, p}, p});
+            neighbors.push_back({name, v6pfx(fc00(static_cast<std::uint8_t>(p * 2)), 128), {0x52, 0x54, 0, 0, 0, p}});
+        }
+        route_cfg def;
+        def.prefix = v6pfx({}, 0);
+        for (std::uint8_t p = 0; p < 4; ++p) {
+            def.nexthops.push_back({v6pfx(fc00(static_cast<std::uint8_t>(p * 2)), 128), "Ethernet" + std::to_string(p * 4)});
+        }
+        routes.push_back(def);
+        rng r(11);
+        for (int i = 0; i < 1000; ++i) {
+            std::array<std::uint8_t, 16> a{0x20, 0x01, 0x0d, 0xb8};
+            for (int k = 4; k < 16; ++k) { a[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(r.next_u32()); }
+            const std::uint8_t p = static_cast<std::uint8_t>(i % 4);
+            routes.push_back({v6pfx(a, (i % 2) ? 48 : 64), {{v6pfx(fc00(static_cast<std::uint8_t>(p * 2)), 128), ""}}});
+        }
+        auto built = route_table::build(route_sources{ports, neighbors, routes, true});
+        if (auto* e = std::get_if<std::string>(&built)) {
+            std::fprintf(stderr, "route table: %s\n", e->c_str());
+            std::abort();
+        }
+        return new route_table(std::move(std::get<route_table>(built)));
+    }();
+    return *t;
+}
+
+// 4096 destinations: half inside a /48 or /64 route, half elsewhere under 2001:db8::/32.
+std::vector<std::array<std::uint8_t, 16>> random_dsts_v6() {
+    const route_table& t = bench_table_v6();
+    std::vector<const ip_prefix*> routed;  // the random /48s and /64s
+    for (const auto& ri : t.routes()) {
+        if (ri.prefix.v6 && (ri.prefix.len == 48 || ri.prefix.len == 64)) { routed.push_back(&ri.prefix); }
+    }
+    rng r(5);
+    std::vector<std::array<std::uint8_t, 16>> v(4096);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        std::array<std::uint8_t, 16> a{0x20, 0x01, 0x0d, 0xb8};
+        for (int k = 4; k < 16; ++k) { a[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(r.next_u32()); }
+        if (i % 2 == 0) {
+            const ip_prefix& p = *routed[r.next_u32() % routed.size()];
+            std::copy(p.addr.begin(), p.addr.begin() + p.len / 8, a.begin());
+        }
+        v[i] = a;
+    }
+    return v;
+}
+
+// Per frame, as the L3 router did before its burst lookup: lookup_v6.
+void bm_lpm_v6_single(benchmark::State& st) {
+    const route_table& t = bench_table_v6();
+    const auto dst = random_dsts_v6();
+    std::size_t i = 0;
+    int acc = 0;
+    for (auto _ : st) {
+        const nexthop* nh = nullptr;
+        const std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u;
+        acc += t.lookup_v6(dst[i].data(), [h] { return h; }, &nh);
+        i = (i + 1) & 4095;
+    }
+    benchmark::DoNotOptimize(acc);
+}
+BENCHMARK(bm_lpm_v6_single);
+
+// A burst of 32 as the L3 router does now (lookup_burst): the 16-byte
+// destinations copied out, one rte_lpm6 bulk lookup, resolve_v6 per frame.
+void bm_lpm_v6_bulk32(benchmark::State& st) {
+    const route_table& t = bench_table_v6();
+    const auto dst = random_dsts_v6();
+    ip6_addr d[32];
+    std::uint32_t val[32];
+    std::size_t i = 0;
+    int acc = 0;
+    for (auto _ : st) {
+        for (unsigned k = 0; k < 32; ++k) { std::memcpy(d[k], dst[i + k].data(), 16); }
+        t.lpm().lookup_v6_bulk(d, val, 32);
+        for (unsigned k = 0; k < 32; ++k) {
+            const nexthop* nh = nullptr;
+            const std::uint32_t h = static_cast<std::uint32_t>(i + k) * 2654435761u;
+            acc += t.resolve_v6(val[k], [h] { return h; }, &nh);
+        }
+        i = (i + 32) & 4095;
+    }
+    benchmark::DoNotOptimize(acc);
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * 32);
+    st.counters["ns_per_pkt"] = benchmark::Counter(static_cast<double>(st.iterations()) * 32,
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(bm_lpm_v6_bulk32);
 
 }  // namespace
 

@@ -75,6 +75,7 @@ public:
     inline bool lookup_v4(std::uint32_t dst, std::uint32_t* value) const noexcept;
     inline bool lookup_v6(const std::uint8_t* dst16, std::uint32_t* value) const noexcept;
     inline void lookup_v4_bulk(const std::uint32_t* dst, std::uint32_t* value, unsigned n) const noexcept;
+    inline void lookup_v6_bulk(const ip6_addr* dst, std::uint32_t* value, unsigned n) const noexcept;
 
 private:
     lpm() noexcept = default;

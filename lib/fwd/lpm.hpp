@@ -21,6 +21,7 @@
 //                              or false. dst in host order
 //   l.lookup_v6(dst16, &v)  -> the same for 16 network-order address bytes
 //   l.lookup_v4_bulk(dst, v, n): v[i] = the value for dst[i], or lpm_miss
+//   l.lookup_v6_bulk(dst16s, v, n): the same for n 16-byte addresses
 //   L is movable. Lookups are const, noexcept, allocation-free and safe to
 //   call from several lcores at once.
 //
@@ -38,7 +39,10 @@
 namespace rocelab {
 
 inline constexpr std::uint32_t lpm_value_limit = 1u << 21;
-inline constexpr std::uint32_t lpm_miss = ~0u;  // lookup_v4_bulk: no prefix holds the address
+inline constexpr std::uint32_t lpm_miss = ~0u;  // lookup_v4/v6_bulk: no prefix holds the address
+
+// An IPv6 address as the bulk lookup takes it: 16 bytes, network order.
+using ip6_addr = std::uint8_t[16];
 
 // One prefix (host bits zero, len = the depth) and its value.
 struct lpm_rule {
@@ -50,11 +54,12 @@ template <typename L>
 concept lpm_table =
     std::movable<L> &&
     requires(const L& l, std::span<const lpm_rule> rules, std::uint32_t dst, const std::uint8_t* dst16,
-             std::uint32_t* value, const std::uint32_t* dsts, unsigned n) {
+             std::uint32_t* value, const std::uint32_t* dsts, const ip6_addr* dsts16, unsigned n) {
         { L::build(rules, rules) } -> std::same_as<std::variant<L, std::string>>;
         { l.lookup_v4(dst, value) } noexcept -> std::same_as<bool>;
         { l.lookup_v6(dst16, value) } noexcept -> std::same_as<bool>;
         { l.lookup_v4_bulk(dsts, value, n) } noexcept;
+        { l.lookup_v6_bulk(dsts16, value, n) } noexcept;
     };
 
 }  // namespace rocelab

@@ -40,6 +40,11 @@ public:
             if (!lookup_v4(dst[i], &value[i])) { value[i] = lpm_miss; }
         }
     }
+    void lookup_v6_bulk(const ip6_addr* dst, std::uint32_t* value, unsigned n) const noexcept {
+        for (unsigned i = 0; i < n; ++i) {
+            if (!lookup_v6(dst[i], &value[i])) { value[i] = lpm_miss; }
+        }
+    }
 
     std::size_t rules_v4() const noexcept { return _v4.size(); }
     std::size_t rules_v6() const noexcept { return _v6.size(); }

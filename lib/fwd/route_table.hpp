@@ -231,6 +231,13 @@ public:
         return resolve(lpm_value != lpm_miss ? lpm_value : _default_v4, hash_fn, out);
     }
 
+    // The same for IPv6 (lpm().lookup_v6_bulk).
+    template <typename HashFn>
+        requires std::is_invocable_r_v<std::uint32_t, HashFn>
+    int resolve_v6(std::uint32_t lpm_value, HashFn&& hash_fn, const nexthop** out) const noexcept {
+        return resolve(lpm_value != lpm_miss ? lpm_value : _default_v6, hash_fn, out);
+    }
+
     // Is this one of the switch's own interface addresses?
     bool is_local_v4(std::uint32_t addr) const noexcept { return _locals.is_local_v4(addr); }
     bool is_local_v6(const std::uint8_t* addr16) const noexcept { return _locals.is_local_v6(addr16); }

@@ -283,34 +283,47 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
 // No LPM value looked up ahead for this frame (see lookup_burst).
 constexpr std::uint32_t no_lpm_value = 0xFFFFFFFEu;
 
-// The LPM values of a burst's IPv4 destinations in one bulk lookup
-// (rte_lpm_lookup_bulk: the table reads of the whole burst overlap, where
-// one lookup per frame waits for each in turn). v4[i]: the value for frame
-// i, or no_lpm_value for a frame that is not IPv4 (it looks up its own).
-inline void lookup_burst(const switch_pipeline::impl& p, const parsed_frame* f, const std::uint16_t* o,
-                         std::uint16_t n, std::uint16_t pass, std::uint32_t* v4) noexcept {
-    std::uint32_t dst[switch_pipeline::max_burst];
+// The LPM values of a burst's destinations, one bulk lookup per family
+// (rte_lpm_lookup_bulk, rte_lpm6_lookup_bulk_func: the table reads of the
+// whole burst overlap, where one lookup per frame waits for each in turn).
+// v[i]: the value for frame i (lpm_miss: no prefix), or no_lpm_value for a
+// frame that is neither (it looks up nothing). The IPv6 destinations are
+// copied out of the frames (the burst's headers are in cache by now).
+inline void lookup_burst(const switch_pipeline::impl& p, rte_mbuf* const* pkts, const parsed_frame* f,
+                         const std::uint16_t* o, std::uint16_t n, std::uint16_t pass, std::uint32_t* v) noexcept {
+    std::uint32_t dst4[switch_pipeline::max_burst];
+    ip6_addr dst6[switch_pipeline::max_burst];
     std::uint32_t val[switch_pipeline::max_burst];
-    std::uint8_t at[switch_pipeline::max_burst];
-    unsigned k = 0;
+    std::uint8_t at4[switch_pipeline::max_burst];
+    std::uint8_t at6[switch_pipeline::max_burst];
+    unsigned k4 = 0, k6 = 0;
     for (std::uint16_t i = 0; i < n; ++i) {
-        v4[i] = no_lpm_value;
-        if (o[i] == pass && f[i].kind == frame_kind::ipv4) {
-            dst[k] = f[i].ip4_dst;
-            at[k++] = static_cast<std::uint8_t>(i);
+        v[i] = no_lpm_value;
+        if (o[i] != pass) { continue; }
+        if (f[i].kind == frame_kind::ipv4) {
+            dst4[k4] = f[i].ip4_dst;
+            at4[k4++] = static_cast<std::uint8_t>(i);
+        } else if (f[i].kind == frame_kind::ipv6) [[unlikely]] {
+            std::memcpy(dst6[k6], data(pkts[i]) + f[i].ip6_dst_off, 16);
+            at6[k6++] = static_cast<std::uint8_t>(i);
         }
     }
-    if (k == 0) { return; }
-    p.routes->lpm().lookup_v4_bulk(dst, val, k);
-    for (unsigned j = 0; j < k; ++j) { v4[at[j]] = val[j]; }
+    if (k4 != 0) {
+        p.routes->lpm().lookup_v4_bulk(dst4, val, k4);
+        for (unsigned j = 0; j < k4; ++j) { v[at4[j]] = val[j]; }
+    }
+    if (k6 != 0) [[unlikely]] {
+        p.routes->lpm().lookup_v6_bulk(dst6, val, k6);
+        for (unsigned j = 0; j < k6; ++j) { v[at6[j]] = val[j]; }
+    }
 }
 
 // L3 forwarding decision for one parsed frame (ARP/ND answered in place,
-// ICMP errors for TTL expiry and no route made in place). lpm_v4: the
-// frame's LPM value from lookup_burst, or no_lpm_value.
+// ICMP errors for TTL expiry and no route made in place). lpm_v: the
+// frame's LPM value from lookup_burst, or no_lpm_value (looked up here).
 // Returns the egress port index, or out_drop with the reason counted.
 std::uint16_t l3_decide(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_frame& f,
-                        std::uint8_t& tc, nanos now, std::uint32_t lpm_v4) noexcept {
+                        std::uint8_t& tc, nanos now, std::uint32_t lpm_v) noexcept {
     switch_pipeline::impl& p = env.p;
     worker_rt& w = env.w;
     std::byte* d = data(m);
@@ -339,11 +352,11 @@ std::uint16_t l3_decide(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_
     int rc;
     if (f.kind == frame_kind::ipv4) {
         if (p.routes->is_local_v4(f.ip4_dst)) { return to_us(env, in, m, f, tc); }
-        rc = lpm_v4 != no_lpm_value ? p.routes->resolve_v4(lpm_v4, h, &nh) : p.routes->lookup_v4(f.ip4_dst, h, &nh);
+        rc = lpm_v != no_lpm_value ? p.routes->resolve_v4(lpm_v, h, &nh) : p.routes->lookup_v4(f.ip4_dst, h, &nh);
     } else {
         const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
         if (p.routes->is_local_v6(dst)) { return to_us(env, in, m, f, tc); }
-        rc = p.routes->lookup_v6(dst, h, &nh);
+        rc = lpm_v != no_lpm_value ? p.routes->resolve_v6(lpm_v, h, &nh) : p.routes->lookup_v6(dst, h, &nh);
     }
     // Resolved by ARP/ND: a connected host without a NEIGH entry, or a
     // route's dynamic next hop.

@@ -225,7 +225,7 @@ std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
 
 // One RX burst of port `in` through the L3 router, in passes over the
 // burst: ingress checks and classification of every frame, one bulk LPM
-// lookup for the IPv4 destinations (lookup_burst), then per frame, in
+// lookup per address family (lookup_burst), then per frame, in
 // order, the router's verdict and its dispatch. Only the first pass and
 // the lookup are burst-wide, and neither changes any state a verdict
 // reads (MAC Control frames update the port's pause timers, which only
@@ -251,12 +251,12 @@ std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now) noexcept {
         o[i] = ingress_frame<parse_depth::l4>(env, in, m, now, f[i], tc[i], vid);
     }
     sc.lap(env.w, stage_id::ingress, n);
-    std::uint32_t v4[max_burst];
-    lookup_burst(env.p, f, o, n, out_pass, v4);
+    std::uint32_t lv[max_burst];
+    lookup_burst(env.p, rb.pkts, f, o, n, out_pass, lv);
     sc.lap(env.w, stage_id::lpm_bulk, n);
     for (std::uint16_t i = 0; i < n; ++i) {
         std::uint16_t oi = o[i];
-        if (oi == out_pass) { oi = l3_decide(env, in, rb.pkts[i], f[i], tc[i], now, v4[i]); }
+        if (oi == out_pass) { oi = l3_decide(env, in, rb.pkts[i], f[i], tc[i], now, lv[i]); }
         rb.dispatch(i, oi, tc[i], oi < out_handled || oi == out_flood ? f[i].vlan_count > 0 : false);
     }
     rb.finish();
