@@ -1331,7 +1331,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rocelab-fabric: %" PRIu64 " mbufs still in use after the run (a leak)\n", in_use);
         rc = rc == 0 ? 1 : rc;
     }
-    fab.reset();  // pipelines, links, then the pools
+    dpdk::eal_exiting();  // the L3 switches' LPM tables go with EAL's memory (eal.hpp)
+    fab.reset();          // pipelines, links, then the pools
     dpdk::eal_cleanup();
     if (wrote_summary && o.plots) { summary_page(o.out); }  // the time series are closed by now
     return rc;

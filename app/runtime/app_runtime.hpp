@@ -249,6 +249,7 @@ int run_app(App& app, int argc, char** argv) {
         std::printf("report: %s\n", opt.report.c_str());
     }
     std::fflush(stdout);
+    dpdk::eal_exiting();  // an L3 switch's LPM tables go with EAL's memory (eal.hpp)
     app.release();
     s.cleanup();
     return 0;

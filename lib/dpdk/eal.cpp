@@ -93,6 +93,13 @@ bool park_interrupt_thread(unsigned timeout_ms) noexcept {
     return true;
 }
 
+namespace {
+std::atomic<bool> g_exiting{false};
+}  // namespace
+
+void eal_exiting() noexcept { g_exiting.store(true); }
+bool eal_is_exiting() noexcept { return g_exiting.load(); }
+
 void eal_cleanup() noexcept {
     // After rte_eal_cleanup() DPDK's memory is unmapped, yet DPDK 22.11 leaves
     // the interrupt thread running: an event arriving then (a memif peer

@@ -1,5 +1,6 @@
 // lpm.cpp - creating and filling rte_lpm / rte_lpm6 (control path; see lpm.hpp).
 #include "dpdk/lpm.hpp"
+#include "dpdk/eal.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wvolatile"  // DPDK 22.11 headers use volatile++
@@ -72,6 +73,11 @@ lpm& lpm::operator=(lpm&& o) noexcept {
 lpm::~lpm() { release(); }
 
 void lpm::release() noexcept {
+    if (eal_is_exiting()) {  // the tables go with EAL's memory (eal.hpp: eal_exiting)
+        _v4 = nullptr;
+        _v6 = nullptr;
+        return;
+    }
     if (_v4 != nullptr) {
         rte_lpm_free(_v4);
         _v4 = nullptr;
