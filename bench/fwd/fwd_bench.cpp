@@ -103,37 +103,64 @@ ip_prefix v4pfx(std::uint32_t a, std::uint8_t len) {
     return p;
 }
 
-// 4 ports with /31s and neighbours, a 4-way ECMP default route and 1000
-// random /24 and /28 routes.
+ip_prefix v6pfx(const std::array<std::uint8_t, 16>& a, std::uint8_t len) {
+    ip_prefix p;
+    p.v6 = true;
+    p.addr = a;
+    p.len = len;
+    return network_of(p);
+}
+std::array<std::uint8_t, 16> fc00(unsigned last) {
+    std::array<std::uint8_t, 16> a{};
+    a[0] = 0xfc;
+    a[15] = static_cast<std::uint8_t>(last);
+    return a;
+}
+
+// 4 ports with point-to-point subnets and neighbours, a 4-way ECMP default
+// route and 1000 random routes: IPv4 10.0.0.x/31s, /24s and /28s; IPv6
+// fc00::x/127s, /48s and /64s under 2001:db8::/32.
+route_table* make_bench_table(bool v6) {
+    const auto port_addr = [v6](unsigned k) { return v6 ? v6pfx(fc00(k), 127) : v4pfx(0x0a000000u + k, 31); };
+    const auto host = [v6](unsigned k) { return v6 ? v6pfx(fc00(k), 128) : v4pfx(0x0a000000u + k, 32); };
+    std::vector<route_port> ports;
+    std::vector<neigh_cfg> neighbors;
+    std::vector<route_cfg> routes;
+    route_cfg def;
+    def.prefix = v6 ? v6pfx({}, 0) : v4pfx(0, 0);
+    for (std::uint8_t p = 0; p < 4; ++p) {
+        const std::string name = "Ethernet" + std::to_string(p * 4);
+        ports.push_back({name, {port_addr(p * 2u + 1)}, {0x02, 0, 0, 0, 0, p}, p});
+        neighbors.push_back({name, host(p * 2u), {0x52, 0x54, 0, 0, 0, p}});
+        def.nexthops.push_back({host(p * 2u), name});
+    }
+    routes.push_back(def);
+    rng r(11);
+    for (int i = 0; i < 1000; ++i) {
+        const unsigned p = static_cast<unsigned>(i % 4);
+        ip_prefix dst;
+        if (v6) {
+            std::array<std::uint8_t, 16> a{0x20, 0x01, 0x0d, 0xb8};
+            for (std::size_t k = 4; k < 16; ++k) { a[k] = static_cast<std::uint8_t>(r.next_u32()); }
+            dst = v6pfx(a, (i % 2) ? 48 : 64);
+        } else {
+            dst = v4pfx(r.next_u32(), (i % 2) ? 24 : 28);
+        }
+        routes.push_back({dst, {{host(p * 2), ""}}});
+    }
+    auto built = route_table::build(route_sources{ports, neighbors, routes, true});
+    if (auto* e = std::get_if<std::string>(&built)) {
+        std::fprintf(stderr, "route table: %s\n", e->c_str());
+        std::abort();
+    }
+    return new route_table(std::move(std::get<route_table>(built)));
+}
 route_table& bench_table() {
-    static route_table* t = [] {
-        std::vector<route_port> ports;
-        std::vector<neigh_cfg> neighbors;
-        std::vector<route_cfg> routes;
-        for (std::uint8_t p = 0; p < 4; ++p) {
-            const std::string name = "Ethernet" + std::to_string(p * 4);
-            ports.push_back({name, {v4pfx(0x0a000001u + p * 2u, 31)}, {0x02, 0, 0, 0, 0, p}, p});
-            neighbors.push_back({name, v4pfx(0x0a000000u + p * 2u, 32), {0x52, 0x54, 0, 0, 0, p}});
-        }
-        route_cfg def;
-        def.prefix = v4pfx(0, 0);
-        for (std::uint8_t p = 0; p < 4; ++p) {
-            def.nexthops.push_back({v4pfx(0x0a000000u + p * 2u, 32), "Ethernet" + std::to_string(p * 4)});
-        }
-        routes.push_back(def);
-        rng r(11);
-        for (int i = 0; i < 1000; ++i) {
-            const std::uint8_t len = (i % 2) ? 24 : 28;
-            const std::uint8_t p = static_cast<std::uint8_t>(i % 4);
-            routes.push_back({v4pfx(r.next_u32(), len), {{v4pfx(0x0a000000u + p * 2u, 32), ""}}});
-        }
-        auto built = route_table::build(route_sources{ports, neighbors, routes, true});
-        if (auto* e = std::get_if<std::string>(&built)) {
-            std::fprintf(stderr, "route table: %s\n", e->c_str());
-            std::abort();
-        }
-        return new route_table(std::move(std::get<route_table>(built)));
-    }();
+    static route_table* t = make_bench_table(false);
+    return *t;
+}
+route_table& bench_table_v6() {
+    static route_table* t = make_bench_table(true);
     return *t;
 }
 
@@ -180,54 +207,6 @@ void bm_lpm_v4_bulk32(benchmark::State& st) {
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(bm_lpm_v4_bulk32);
-
-// IPv6: 4 ports with fc00::/127s and neighbours, a 4-way ECMP ::/0 and
-// 1000 random /48 and /64 routes under 2001:db8::/32.
-ip_prefix v6pfx(const std::array<std::uint8_t, 16>& a, std::uint8_t len) {
-    ip_prefix p;
-    p.v6 = true;
-    p.addr = a;
-    p.len = len;
-    return network_of(p);
-}
-std::array<std::uint8_t, 16> fc00(std::uint8_t last) {
-    std::array<std::uint8_t, 16> a{};
-    a[0] = 0xfc;
-    a[15] = last;
-    return a;
-}
-route_table& bench_table_v6() {
-    static route_table* t = [] {
-        std::vector<route_port> ports;
-        std::vector<neigh_cfg> neighbors;
-        std::vector<route_cfg> routes;
-        for (std::uint8_t p = 0; p < 4; ++p) {
-            const std::string name = "Ethernet" + std::to_string(p * 4);
-            ports.push_back({name, {v6pfx(fc00(static_cast<std::uint8_t>(p * 2 + 1)), 127)}, {0x02, 0, 0, 0, 0, p}, p});
-            neighbors.push_back({name, v6pfx(fc00(static_cast<std::uint8_t>(p * 2)), 128), {0x52, 0x54, 0, 0, 0, p}});
-        }
-        route_cfg def;
-        def.prefix = v6pfx({}, 0);
-        for (std::uint8_t p = 0; p < 4; ++p) {
-            def.nexthops.push_back({v6pfx(fc00(static_cast<std::uint8_t>(p * 2)), 128), "Ethernet" + std::to_string(p * 4)});
-        }
-        routes.push_back(def);
-        rng r(11);
-        for (int i = 0; i < 1000; ++i) {
-            std::array<std::uint8_t, 16> a{0x20, 0x01, 0x0d, 0xb8};
-            for (int k = 4; k < 16; ++k) { a[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(r.next_u32()); }
-            const std::uint8_t p = static_cast<std::uint8_t>(i % 4);
-            routes.push_back({v6pfx(a, (i % 2) ? 48 : 64), {{v6pfx(fc00(static_cast<std::uint8_t>(p * 2)), 128), ""}}});
-        }
-        auto built = route_table::build(route_sources{ports, neighbors, routes, true});
-        if (auto* e = std::get_if<std::string>(&built)) {
-            std::fprintf(stderr, "route table: %s\n", e->c_str());
-            std::abort();
-        }
-        return new route_table(std::move(std::get<route_table>(built)));
-    }();
-    return *t;
-}
 
 // 4096 destinations: half inside a /48 or /64 route, half elsewhere under 2001:db8::/32.
 std::vector<std::array<std::uint8_t, 16>> random_dsts_v6() {
