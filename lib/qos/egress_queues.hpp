@@ -157,6 +157,11 @@ public:
         const auto& n = _link.node(item);
         const entry e{item, n.len, n.tag};
         _head[q] = n.next;
+        // The next head's node is read by the scheduler's next pick
+        // (head_len): in a deep queue it was written long ago and is cold.
+        // Fetch it now, while this frame goes out (perf: that one load was
+        // 57-73 % of the switch's drain in an 8:1 incast in virtual time).
+        if (n.next != T{}) { __builtin_prefetch(&_link.node(n.next), 0, 3); }
         _bytes[q] -= e.len;
         if (--_packets[q] == 0) {
             _tail[q] = T{};
