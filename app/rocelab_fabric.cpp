@@ -96,7 +96,10 @@ Options:
   --threads N       virtual time on N threads (default 1): each switch with
                     the hosts cabled to it is a part; parts go to N
                     partitions synchronised in windows of the quickest
-                    cable between them; every report is the same for any N
+                    cable between them; every report is the same for any N.
+                    Thread k (k >= 1) runs on the k-th EAL worker lcore's CPU
+                    if -l/--lcores names one, else on a CPU of the process's
+                    other than the main lcore's (docs/fabric.md "Threads")
   --real-time       run in real time (above) instead of virtual time
   --rt-rate RATE    real time: the fastest cable's rate after scaling
                     (default 1Gbps, what one core here sustains)
@@ -1123,9 +1126,14 @@ int print_ran(const opts& o, vt::fabric& f, const topology_cfg& topo, double k, 
                     lt.lost + lt.rx_full, f.spins());
         const auto pf2 = f.partitions();
         if (pf2.partitions > 1) {
-            std::printf("rocelab-fabric: %u threads: %u partitions, %zu cables cut, lookahead %s, %" PRIu64
+            std::string cpus = "main lcore";
+            for (unsigned k = 1; k < std::min(o.threads, pf2.partitions); ++k) {
+                cpus += ", CPU " + dpdk::extra_thread_cpus(k);
+            }
+            std::printf("rocelab-fabric: %u threads (%s): %u partitions, %zu cables cut, lookahead %s, %" PRIu64
                         " windows\n",
-                        o.threads, pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(), pf2.windows);
+                        o.threads, cpus.c_str(), pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(),
+                        pf2.windows);
         }
         if (pf2.late != 0) {
             std::fprintf(stderr, "rocelab-fabric: internal error: %" PRIu64

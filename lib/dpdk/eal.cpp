@@ -9,6 +9,10 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_interrupts.h>
+#include <rte_lcore.h>
+
+#include <pthread.h>
+#include <sched.h>
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -24,7 +28,15 @@
 
 namespace rocelab::dpdk {
 
+namespace {
+// The CPUs the process could use before EAL pinned its main thread.
+cpu_set_t g_pre_eal_cpus;
+bool g_pre_eal_known = false;
+}  // namespace
+
 std::variant<int, std::string> eal_init(int argc, char** argv) {
+    CPU_ZERO(&g_pre_eal_cpus);
+    g_pre_eal_known = sched_getaffinity(0, sizeof g_pre_eal_cpus, &g_pre_eal_cpus) == 0;
     int ret = 0;
     if constexpr (tsan_build) {
         // ThreadSanitizer builds (tools/tsan.sh) run EAL without its
@@ -119,6 +131,64 @@ void eal_cleanup() noexcept {
 }
 
 bool eal_no_huge() noexcept { return rte_eal_has_hugepages() == 0; }
+
+namespace {
+cpu_set_t extra_thread_set(unsigned k) noexcept {
+    const unsigned main_lcore = rte_get_main_lcore();
+    const rte_cpuset_t main_set = rte_lcore_cpuset(main_lcore);
+    // 1. the k-th worker lcore EAL was given
+    unsigned nth = 0;
+    for (unsigned lc = 0; lc < RTE_MAX_LCORE; ++lc) {
+        if (lc == main_lcore || !rte_lcore_is_enabled(lc)) { continue; }
+        if (++nth == k) { return rte_lcore_cpuset(lc); }
+    }
+    // 2. a CPU of the process's own that is not the main lcore's
+    unsigned n_free = 0;
+    for (int c = 0; g_pre_eal_known && c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &g_pre_eal_cpus) && !CPU_ISSET(c, &main_set)) { ++n_free; }
+    }
+    if (n_free == 0 || k == 0) { return main_set; }  // 3. one CPU: share it
+    unsigned pick = (k - 1) % n_free;
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &g_pre_eal_cpus) && !CPU_ISSET(c, &main_set) && pick-- == 0) {
+            CPU_SET(c, &s);
+            break;
+        }
+    }
+    return s;
+}
+
+std::string cpu_list(const cpu_set_t& s) {
+    std::string out;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (!CPU_ISSET(c, &s)) { continue; }
+        int e = c;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &s)) { ++e; }
+        if (!out.empty()) { out += ','; }
+        out += std::to_string(c);
+        if (e > c) { out += '-' + std::to_string(e); }
+        c = e;
+    }
+    return out;
+}
+}  // namespace
+
+std::string extra_thread_cpus(unsigned k) { return cpu_list(extra_thread_set(k)); }
+
+bool pin_extra_thread(unsigned k, std::string* where) noexcept {
+    cpu_set_t s = extra_thread_set(k);
+    if (where != nullptr) {
+        try {
+            *where = cpu_list(s);
+        } catch (...) {  // out of memory for a short string: the pinning still matters
+        }
+    }
+    // rte_thread_set_affinity also records the set as the thread's lcore
+    // cpuset (what rte_thread_get_affinity and EAL's logs report).
+    return rte_thread_set_affinity(&s) == 0;
+}
 
 namespace {
 std::uint64_t checked_tsc_hz() noexcept {

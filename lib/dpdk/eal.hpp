@@ -41,6 +41,22 @@ bool eal_is_exiting() noexcept;
 // True when EAL runs without hugepages (secondary processes cannot attach).
 bool eal_no_huge() noexcept;
 
+// The CPUs for a thread of our own beside the main lcore (k = 1, 2, ...),
+// e.g. a virtual-time partition's worker. EAL pins the main thread to its
+// lcore's CPU, and a thread it starts inherits that: without this, every
+// such thread would share the main lcore's CPU with it. The rule:
+//   1. the k-th EAL worker lcore's CPUs, when `-l`/`--lcores` names one
+//      (so `--lcores '0@0,1@0'` asks for one CPU, and gets it);
+//   2. otherwise a CPU the process could use before EAL started that is not
+//      the main lcore's, round-robin over them;
+//   3. otherwise (one CPU) the main lcore's CPUs.
+// Returns the CPU list as text ("1", "0-1") in `where` when given.
+// Call pin_extra_thread(k) on the new thread itself, after
+// rte_thread_register(); false if the kernel refused the affinity.
+bool pin_extra_thread(unsigned k, std::string* where = nullptr) noexcept;
+// The CPU list extra thread k would get, without pinning anything.
+std::string extra_thread_cpus(unsigned k);
+
 class tsc_clock {
 public:
     tsc_clock() noexcept;

@@ -21,6 +21,7 @@
 #include "config/gen_config.hpp"
 #include "config/switch_config.hpp"
 #include "config/units_parse.hpp"
+#include "dpdk/eal.hpp"
 #include "dpdk/growing_pool.hpp"
 #include "dpdk/port.hpp"
 #include "qos/credit.hpp"
@@ -969,8 +970,13 @@ std::string fabric::build(rte_mempool* pool) {
         }
     }
     p.peng->set_lookahead(look == nanos::max() ? nanos{INT64_MAX / 4} : look);
-    // Threads other than the caller's take DPDK lcore ids (their own mempool caches).
-    p.peng->on_thread_start([](unsigned) { (void)rte_thread_register(); });
+    // Threads other than the caller's take DPDK lcore ids (their own mempool
+    // caches) and a CPU of their own (dpdk::pin_extra_thread): they would
+    // otherwise inherit the main lcore's and share it with the caller.
+    p.peng->on_thread_start([](unsigned k) {
+        (void)rte_thread_register();
+        (void)dpdk::pin_extra_thread(k);
+    });
     p.built = true;
     return {};
 }
