@@ -195,8 +195,8 @@ struct frame_tpl {
 struct flow_state {
     flow_state(const gen_flow& f, const qp_cfg& rq_cfg, const qp_cfg& rs_cfg, size_dist sizes,
                std::size_t fct_capacity, const dcqcn_cfg& rp_cfg, const dcqcn_np_cfg& np_cfg,
-               dcqcn_cnp_limiter* port_limiter)
-        : cfg(f), dcqcn(rp_cfg.enabled), rq(rq_cfg, 1024, 1024), src(f.arrivals, sizes), rp(rp_cfg), rs(rs_cfg),
+               dcqcn_cnp_limiter* port_limiter, std::uint32_t msg_capacity = 1024)
+        : cfg(f), dcqcn(rp_cfg.enabled), rq(rq_cfg, msg_capacity, msg_capacity), src(f.arrivals, sizes), rp(rp_cfg), rs(rs_cfg),
           np(np_cfg, port_limiter) {
         fct_ns.reserve(fct_capacity);
         rs_cfg_ = rs_cfg;
