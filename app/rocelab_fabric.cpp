@@ -822,7 +822,26 @@ void summary_page(const std::string& out) {
 }
 
 // speed.json: wall time, packet-hops per wall second, memory, threads.
-std::string speed_json(vt::fabric& f, nanos ran, double wall, double setup_s, unsigned threads) {
+// MemAvailable + SwapFree from /proc/meminfo, in bytes; 0 when unknown.
+std::uint64_t available_memory() {
+    std::FILE* fp = std::fopen("/proc/meminfo", "r");
+    if (fp == nullptr) { return 0; }
+    char line[256];
+    std::uint64_t total = 0;
+    int found = 0;
+    while (std::fgets(line, sizeof line, fp) != nullptr) {
+        unsigned long long kb = 0;
+        if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1 || std::sscanf(line, "SwapFree: %llu kB", &kb) == 1) {
+            total += kb * 1024;
+            ++found;
+        }
+    }
+    std::fclose(fp);
+    return found == 2 ? total : 0;
+}
+
+std::string speed_json(vt::fabric& f, nanos ran, double wall, double setup_s, unsigned threads,
+                       std::uint64_t memory_floor) {
     std::string s;
     json_writer j(s);
     j.begin_object();
@@ -841,6 +860,7 @@ std::string speed_json(vt::fabric& f, nanos ran, double wall, double setup_s, un
     j.kv("mbufs_capacity", pf.capacity);
     j.kv("mbufs_populated", pf.populated);
     j.kv("mbuf_bytes", pf.bytes);
+    j.kv("memory_floor_bytes", memory_floor);  // the floor the start-up check used (plan_memory)
     j.kv("setup_s", setup_s);
     // Threads: the partitions, the lookahead between them, the
     // cables cut and the synchronisation windows run.
@@ -1231,6 +1251,14 @@ int main(int argc, char** argv) {
                    std::to_string(plan.mbufs) + " mbufs (" + why + ")");
     }
     const std::uint64_t mbufs = std::max<std::uint64_t>(o.mbufs, plan.mbufs);
+    // A scenario this machine cannot hold: one line, before EAL starts
+    // (building it would take minutes and end in the kernel's OOM killer).
+    if (const std::uint64_t avail = available_memory(); avail != 0 && plan.resident_floor > avail) {
+        die(2, topo.source + ": too large for memory: it needs at least " +
+                   format_bytes_approx(bytes{plan.resident_floor}) + " resident (" + plan.resident_what +
+                   "), and this machine has " + format_bytes_approx(bytes{avail}) +
+                   " available (MemAvailable + SwapFree); nothing was started");
+    }
     std::vector<std::string> eal_args;
     if (eal_n > 0) {
         for (int i = 0; i < eal_n; ++i) { eal_args.emplace_back(argv[i]); }
@@ -1318,7 +1346,7 @@ int main(int argc, char** argv) {
             const double wall = std::chrono::duration<double>(clk::now() - t0).count();
             const nanos ran = f.now();
             write_file(o.out + "/fabric.json", fabric_json(f, topo, ran));
-            write_file(o.out + "/speed.json", speed_json(f, ran, wall, setup_s, o.threads));
+            write_file(o.out + "/speed.json", speed_json(f, ran, wall, setup_s, o.threads, plan.resident_floor));
             if (print_ran(o, f, topo, k, ran, wall, rt_stalls, rt_frozen) != 0) { rc = 1; }
             const std::size_t failed = write_summary(o, f, mx, topo, dl, k, ran, rt_stalls, rt_frozen);
             wrote_summary = true;

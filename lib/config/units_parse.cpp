@@ -3,6 +3,7 @@
 #include "config/text.hpp"
 
 #include <array>
+#include <cstdio>
 #include <cctype>
 #include <cstdint>
 #include <limits>
@@ -303,6 +304,22 @@ std::string format_bytes(bytes size) {
     for (const auto& u : units) {
         if (size.v != 0 && size.v % u.scale == 0) {
             return std::to_string(size.v / u.scale) + std::string(u.name);
+        }
+    }
+    return std::to_string(size.v) + "B";
+}
+
+std::string format_bytes_approx(bytes size) {
+    static constexpr std::array<unit_def, 3> units{{
+        {"GiB", 1ULL << 30},
+        {"MiB", 1ULL << 20},
+        {"KiB", 1ULL << 10},
+    }};
+    for (const auto& u : units) {
+        if (size.v >= u.scale) {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, "%.1f%s", double(size.v) / double(u.scale), std::string(u.name).c_str());
+            return buf;
         }
     }
     return std::to_string(size.v) + "B";

@@ -50,5 +50,8 @@ result<double> parse_percent(std::string_view text, bare_number bare = bare_numb
 std::string format_rate(bits_per_sec rate);
 std::string format_time(nanos time);
 std::string format_bytes(bytes size);
+// For people, not for parsing back: the largest binary unit with one
+// decimal, "23.5GiB", "75.3KiB", "512B".
+std::string format_bytes_approx(bytes size);
 
 }  // namespace rocelab

@@ -130,6 +130,10 @@ class requester {
 public:
     // cfg must pass qp_cfg_check (control path). Allocates the message table
     // and the completion ring here and never again.
+    // The memory one slot of max_messages costs: a message table entry and a
+    // completion ring entry (both sized alike, written at construction).
+    static constexpr std::size_t bytes_per_message_slot = 40 + sizeof(msg_completion);
+
     explicit requester(const qp_cfg& cfg, std::uint32_t max_messages = 1024,
                        std::uint32_t completion_capacity = 1024)
         : _cfg(cfg),
@@ -353,6 +357,8 @@ private:
         nanos posted{};
         std::uint32_t npkts = 1;
     };
+
+    static_assert(sizeof(msg_slot) + sizeof(msg_completion) == bytes_per_message_slot);
 
     static std::size_t round_pow2(std::uint32_t n) noexcept {
         std::size_t p = 1;

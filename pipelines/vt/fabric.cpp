@@ -590,6 +590,33 @@ std::variant<memory_plan, std::string> fabric::plan_memory() {
     std::uint64_t ring = 1;
     while (ring <= m.mbufs) { ring <<= 1; }
     m.eal_mb = 96 + (ring * 8 * (1 + m.prefilled_pmtus.size()) >> 20) + 160 * l3;
+    // The resident floor: constants under what was measured per part
+    // (2026-12-04, docs/fabric.md "Memory": a switch about 2 MiB, an L3
+    // switch's LPM and neighbour tables 3.5 MiB more, a host 0.2 MiB), and
+    // per flow its state and the slots of its message table and completion
+    // ring, which are written when the flow is made. mbufs are left out:
+    // they grow with use.
+    constexpr std::uint64_t mib = 1ull << 20;
+    std::uint64_t switches = 0;
+    std::uint64_t hosts = 0;
+    std::uint64_t flows = 0;
+    std::uint64_t flow_bytes = 0;
+    for (const auto& n : p.nodes) {
+        if (n.kind == node_kind::switch_node) {
+            ++switches;
+            continue;
+        }
+        hosts += n.gcfg.hosts.size();
+        for (const auto& f : n.gcfg.flows) {
+            const std::uint64_t slots = f.arrivals.count != 0 ? std::min<std::uint64_t>(f.arrivals.count, 1024) : 1024;
+            ++flows;
+            flow_bytes += sizeof(gen::flow_state) + slots * requester::bytes_per_message_slot;
+        }
+    }
+    m.resident_floor = 32 * mib + switches * (3 * mib / 2) + l3 * (5 * mib / 2) + hosts * (mib / 10) + flow_bytes;
+    m.resident_what = "switches " + std::to_string(switches) + " x 1.5MiB, L3 " + std::to_string(l3) +
+                      " x 2.5MiB more, hosts " + std::to_string(hosts) + " x 0.1MiB, flows " + std::to_string(flows) +
+                      " " + format_bytes_approx(bytes{flow_bytes}) + ", base 32MiB";
     return m;
 }
 

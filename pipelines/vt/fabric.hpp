@@ -111,6 +111,11 @@ struct memory_plan {
     std::uint16_t data_room = 0;      // bytes per mbuf, headroom included: the largest frame
     std::vector<std::uint32_t> prefilled_pmtus;  // one shared prefilled pool per pmtu
     std::uint64_t eal_mb = 0;         // EAL memory for rings and LPM tables (mbufs live outside it)
+    // A floor of the resident memory the fabric takes before it carries a
+    // frame (docs/fabric.md "Memory"): below what every measured scenario
+    // took, so a scenario it does not fit in cannot run here.
+    std::uint64_t resident_floor = 0;
+    std::string resident_what;        // its terms, for the refusal's line
 };
 
 struct node_stats {

@@ -15,6 +15,12 @@ docs/fabric.md, "Memory").
   term; nothing runs (no report folder).
 - 40 L3 switches: the LPM tables are not written at exit (the process's
   peak RSS within 512 MiB of the run's).
+- A scenario whose resident floor (plan_memory: per switch, L3 switch, host
+  and flow) exceeds MemAvailable + SwapFree is refused with one line before
+  EAL starts; the floor stays below the kernel's peak RSS (a floor, so it
+  refuses nothing that runs) and is not trivially small.
+- A flow's message table is sized by its message count: an alltoall with
+  `messages: 2` takes at least 60 KiB less per flow than an unbounded one.
 - The frames a 16:1 incast holds (pmtu 256, lossless, 12 MiB pool) are all
   backed: no drop anywhere, and the populated mbufs stay below the capacity
   the rule gave.
@@ -175,6 +181,75 @@ class Memory(unittest.TestCase):
               f"whole process")
         self.assertGreater(run_peak, 100 << 20)
         self.assertLess(proc_peak, run_peak + (512 << 20))
+
+    def test_too_large_for_memory_is_refused_before_eal(self):
+        """More L3 switches than this machine can hold at the floor's 4 MiB
+        each (1.5 + 2.5, docs/fabric.md "Memory"): exit 2, one line, before
+        EAL starts (no EAL output, no report folder)."""
+        avail = 0
+        with open("/proc/meminfo") as f:
+            for line in f:
+                k, v = line.split(":", 1)
+                if k in ("MemAvailable", "SwapFree"):
+                    avail += int(v.split()[0]) * 1024
+        n = avail // (4 << 20) + 256
+        if n > 40000:
+            self.skipTest(f"{avail >> 30} GiB available: the scenario would need {n} switches")
+        doc = {"name": "too-large", "duration": "1us", "link": {"rate": "100Gbps", "delay": "25ns"},
+               "switches": [], "hosts": "h0..h1",
+               "links": [{"a": "h0", "b": "leaf0:Ethernet0"}, {"a": "h1", "b": "leaf1:Ethernet0"}],
+               "traffic": {"seed": 1, "pattern": "incast", "senders": 1, "msg_size": "4KiB", "pmtu": 1024}}
+        for i in range(n):
+            doc["switches"].append({"name": f"leaf{i}", "config": {
+                "ROCELAB": {"mode": "l3"}, "DEVICE_METADATA": {"localhost": {"mac": "02:00:00:00:aa:00"}},
+                "PORT": {"Ethernet0": {"speed": "100Gbps"}},
+                "INTERFACE": {f"Ethernet0|10.{i // 250}.{i % 250}.254/24": {}}}})
+        path = os.path.join(self.tmp, "too-large.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(doc, f)
+        out = os.path.join(self.tmp, "too-large-out")
+        r = run(["run", path, "--out", out])
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, r.stdout + r.stderr)
+        self.assertIn("too large for memory", lines[0])
+        self.assertIn(f"switches {n} x 1.5MiB, L3 {n} x 2.5MiB more", lines[0])
+        self.assertIn("nothing was started", lines[0])
+        self.assertNotIn("EAL", lines[0])
+        self.assertFalse(os.path.exists(out))
+
+    def test_memory_floor_is_below_the_peak_and_not_trivial(self):
+        """The floor the start-up check uses, against the kernel's peak RSS
+        of the same run, on scenarios of different shapes: many QPs (the
+        seed cluster's alltoall), L3, and a small incast."""
+        for name in ("cluster-8x8-200g-alltoall", "l3-ring-allreduce", "hpcc-incast-2to1", "leaf-spine-ecmp"):
+            path = os.path.join(ROOT, "conf", "scenarios", name + ".yaml")
+            sp, _ = self.speed(path, ["--duration", "50us"])
+            floor, peak = sp["memory_floor_bytes"], sp["peak_rss_bytes"]
+            print(f"{name}: floor {floor >> 20} MiB, peak RSS {peak >> 20} MiB ({floor / peak:.2f})")
+            self.assertLessEqual(floor, peak, name)
+            self.assertGreater(floor, peak // 8, name)
+
+    def test_message_tables_are_sized_by_the_message_count(self):
+        """32 hosts, alltoall (992 flows): with `messages: 2` each flow's
+        message table and completion ring have 2 slots, not 1024 (72 B each):
+        the peak RSS is lower by at least 60 KiB per flow."""
+        peaks = {}
+        for msgs in (None, 2):
+            ports = {f"Ethernet{i}": {"speed": "100Gbps"} for i in range(32)}
+            tr = {"seed": 1, "pattern": "alltoall", "msg_size": "4KiB", "pmtu": 1024}
+            if msgs:
+                tr["messages"] = msgs
+            doc = {"name": "a2a", "duration": "1us", "link": {"rate": "100Gbps", "delay": "25ns"},
+                   "switches": [{"name": "leaf0", "config": {"PORT": ports}}], "hosts": "h0..h31",
+                   "links": [{"a": f"h{i}", "b": f"leaf0:Ethernet{i}"} for i in range(32)], "traffic": tr}
+            path = os.path.join(self.tmp, f"a2a-{msgs}.yaml")
+            with open(path, "w") as f:
+                yaml.safe_dump(doc, f)
+            sp, _ = self.speed(path)
+            peaks[msgs] = sp["peak_rss_bytes"]
+        print(f"alltoall 32 hosts: peak RSS {peaks[None] >> 20} MiB unbounded, {peaks[2] >> 20} MiB with 2 messages")
+        self.assertGreater(peaks[None] - peaks[2], 992 * (60 << 10))
 
     def test_incast_16_to_1_small_frames_backed_and_lossless(self):
         ports = "\n".join(f"        Ethernet{i}: {{speed: 100Gbps}}" for i in range(17))
