@@ -108,9 +108,14 @@ public:
 private:
     static constexpr std::uint32_t npos = UINT32_MAX;
 
-    static bool less(const event& a, const event& b) noexcept {
-        return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+    // (time, seq) as one 128-bit key (the time's sign bit flipped so that
+    // signed order is unsigned order): one compare and no data-dependent
+    // branch, where the two-field test mispredicted in every sift.
+    static unsigned __int128 key(const event& e) noexcept {
+        const auto t = static_cast<std::uint64_t>(e.time.v) ^ (std::uint64_t{1} << 63);
+        return (static_cast<unsigned __int128>(t) << 64) | e.seq;
     }
+    static bool less(const event& a, const event& b) noexcept { return key(a) < key(b); }
 
     void place(std::uint32_t i, const event& e) noexcept {
         _heap[i] = e;
