@@ -6,7 +6,8 @@ pkgs=(g++ meson ninja-build pkg-config libdpdk-dev dpdk dpdk-dev libpcap-dev lib
       googletest libgtest-dev zlib1g-dev libbenchmark-dev tshark python3-scapy python3-matplotlib python3-yaml iproute2
       clang libclang-rt-14-dev   # tools/fuzz.sh: clang + libFuzzer/ASan runtimes (libclang_rt.fuzzer-x86_64.a)
       ethtool iputils-ping traceroute   # tests/dpdk/test_linux_hosts.py: offloads off, ping, traceroute through the leaf
-      chromium fonts-liberation python3-pil)  # tests/dpdk/test_report_render.py: index.html in headless Chromium
+      chromium fonts-liberation python3-pil   # tests/dpdk/test_report_render.py: index.html in headless Chromium
+      openmpi-bin libopenmpi-dev)  # lib/sim/mpi_transport (-Dmpi=auto): the parallel engine over MPI ranks, tests sim_mpi_np*
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -135,6 +135,11 @@ inline std::string link_cfg_error(const link_cfg& c) {
 // the wire, in arrival order, before it is delivered, lost or dropped (so
 // the item is still whole): a capture point in fabric time (depart = its
 // last bit left the sender, arrive = its last bit reached the receiver).
+//
+// Over ranks (sim/parallel.hpp's distributed mode), a Traits also gives
+//   void serialize(const Item&, std::vector<std::byte>& out) const;  // appends the item's bytes
+//   Item deserialize(const std::byte* p, std::size_t n) const;        // the item from exactly those bytes
+// (optional: only a link between ranks needs them).
 enum class wire_fate : std::uint8_t { delivered, lost, rx_ring_full };
 
 template <typename Item>
@@ -358,6 +363,43 @@ public:
         }
         return true;
     }
+    // Over ranks (sim/parallel.hpp, "Over ranks"): the link exists on both
+    // ranks; the sender's rank runs only its sending side, the receiver's
+    // rank only its receiving side. Instead of transfer(), the sender's rank
+    // takes the outbox (take_outbox: f(item, depart, arrive, len) for each
+    // frame and g(credit_update) for each credit update, in order; the
+    // outbox is then empty and the items are forgotten here), and the
+    // receiver's rank puts what it received on the wire in the same order
+    // (push_wire, push_credit; false when the wire storage is full: a
+    // message the sender's link could not have produced).
+    template <typename F, typename G>
+    bool take_outbox(F&& f, G&& g) {
+        bool moved = false;
+        while (!_cout.empty()) {
+            g(static_cast<const credit_update&>(_cout.front()));
+            _cout.pop();
+            moved = true;
+        }
+        while (!_out.empty()) {
+            const wire_entry& e = _out.front();
+            f(static_cast<const Item&>(e.item), e.depart, e.arrive, e.len);
+            _out.pop();
+            moved = true;
+        }
+        return moved;
+    }
+    bool push_wire(const Item& it, std::int64_t depart, std::int64_t arrive, std::uint32_t len) noexcept {
+        if (_wire.full()) { return false; }
+        _wire.push(wire_entry{it, depart, arrive, len});
+        return true;
+    }
+    bool push_credit(const credit_update& u) noexcept {
+        if (_cred.full()) { return false; }
+        _cred.push(u);
+        return true;
+    }
+    const Traits& traits() const noexcept { return _traits; }
+
     std::size_t rx_ring_used() const noexcept { return _rx.size(); }
     // Frames accepted but not yet delivered (TX ring + wire).
     std::size_t on_link() const noexcept { return _wire.size(); }

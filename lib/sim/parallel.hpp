@@ -27,8 +27,32 @@
 // partitions round-robin (partition p runs on thread p mod threads). They
 // meet twice per window on a spinning barrier. Windows are skipped over
 // idle time (T jumps). The transport of the frames between partitions is
-// the transfer step; a distributed version would carry the same (frame,
-// arrival time) records as messages (MPI), with the same windows.
+// the transfer step.
+//
+// Over ranks (the distributed mode: the constructor with a partition ->
+// rank map and a sync_transport, sim/sync_transport.hpp): every rank
+// builds the same partitions' cross links in the same order (their index
+// names them in messages; the nodes of another rank's partitions may be
+// left out) and runs only its own partitions, on its own threads. The
+// window loop is the same one (run_windows); only its two steps differ:
+//   T = transport.min_next(earliest pending event of the local partitions)
+//   at the window's end: each cross link from a local partition to another
+//   rank's gives its outbox (sim_link::take_outbox) as one record in the
+//   buffer for that rank; transport.exchange(...); then, in cross-link index
+//   order, each cross link into a local partition either transfers (sender
+//   local) or takes its record from its sender rank's buffer (push_wire,
+//   push_credit), and its receiver's arrival event is set (sync_in): the
+//   same calls in the same order as on one process, so the runs are equal.
+// A buffer is a sequence of records in increasing cross-link index, host
+// byte order (the ranks share one architecture):
+//   u32 cross-link index, u32 frames, u32 credit updates, then
+//   each credit update: i64 arrive, u64 fccl, u8 vl, then
+//   each frame:         i64 depart, i64 arrive, u32 len, u32 n, n bytes (Traits::serialize)
+// in the link's order (as transfer() would move them).
+// Only links that carried something are written. A cross link between
+// ranks with no propagation delay is refused (add_cross_link): it would
+// leave windows one minimum frame's wire time long, a collective each.
+// The buffers are kept and reused across windows.
 //
 // Counters (parallel_counters): windows, transfers, and `late`: frames
 // that reached their link after their arrival time (a lookahead longer
@@ -44,16 +68,29 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include <cstring>
+#include <string>
+
 #include "core/units.hpp"
 #include "sim/engine.hpp"
+#include "sim/sync_transport.hpp"
 
 namespace rocelab::sim {
+
+// A Traits that can carry items between ranks (link.hpp, item_traits).
+template <typename Item, typename Traits>
+concept rank_serialisable = requires(const Traits& t, const Item& it, std::vector<std::byte>& out,
+                                     const std::byte* p, std::size_t n) {
+    t.serialize(it, out);
+    { t.deserialize(p, n) } -> std::convertible_to<Item>;
+};
 
 struct parallel_counters {
     std::uint64_t windows = 0;    // synchronisation windows run
@@ -71,6 +108,29 @@ public:
     explicit parallel_engine(std::size_t partitions) {
         if (partitions == 0) { throw std::invalid_argument("parallel engine: no partition"); }
         for (std::size_t i = 0; i < partitions; ++i) { _parts.push_back(std::make_unique<engine_type>()); }
+        for (auto& p : _parts) { _run.push_back(p.get()); }
+    }
+    // Over ranks: partition p runs on rank part_rank[p]; this process is
+    // rank t.rank() of t.ranks() and runs only its partitions. `t` must
+    // outlive the engine. Every rank's run_until is collective.
+    parallel_engine(const std::vector<unsigned>& part_rank, sync_transport& t) : _tr(&t), _part_rank(part_rank) {
+        static_assert(rank_serialisable<Item, Traits>,
+                      "parallel engine over ranks: Traits needs serialize(const Item&, std::vector<std::byte>&) and "
+                      "deserialize(const std::byte*, std::size_t) (sim/link.hpp, item_traits)");
+        if (part_rank.empty()) { throw std::invalid_argument("parallel engine: no partition"); }
+        for (const unsigned r : part_rank) {
+            if (r >= t.ranks()) {
+                throw std::invalid_argument("parallel engine: a partition is mapped to rank " + std::to_string(r) +
+                                            " of " + std::to_string(t.ranks()));
+            }
+        }
+        for (std::size_t i = 0; i < part_rank.size(); ++i) { _parts.push_back(std::make_unique<engine_type>()); }
+        for (std::size_t i = 0; i < part_rank.size(); ++i) {
+            if (part_rank[i] == t.rank()) { _run.push_back(_parts[i].get()); }
+        }
+        _send.resize(t.ranks());
+        _recv.resize(t.ranks());
+        _cursor.resize(t.ranks());
     }
     ~parallel_engine() { stop_threads(); }
     parallel_engine(const parallel_engine&) = delete;
@@ -88,10 +148,19 @@ public:
             throw std::invalid_argument("parallel engine: a cross link joins two different partitions");
         }
         (void)from;
+        if (_tr != nullptr && _part_rank[pa] != _part_rank[pb] && cfg.prop_delay.v <= 0) {
+            throw std::invalid_argument(
+                "parallel engine: cross link " + std::to_string(_cross.size()) + " (partition " + std::to_string(pa) +
+                " on rank " + std::to_string(_part_rank[pa]) + " -> partition " + std::to_string(pb) + " on rank " +
+                std::to_string(_part_rank[pb]) +
+                ") has no propagation delay: a link between ranks needs one (the lookahead); "
+                "give it a delay or put both partitions on one rank");
+        }
         auto l = std::make_unique<link_type>(cfg, traits);
         l->set_split();
-        const std::uint32_t in = _parts[pb]->add_link_in(to, *l);
-        _cross.push_back(cross{std::move(l), static_cast<std::uint32_t>(pb), in});
+        // Over ranks, the receiving half lives on the receiver's rank only.
+        const std::uint32_t in = is_local(pb) ? _parts[pb]->add_link_in(to, *l) : UINT32_MAX;
+        _cross.push_back(cross{std::move(l), static_cast<std::uint32_t>(pa), static_cast<std::uint32_t>(pb), in});
         return static_cast<std::uint32_t>(_cross.size() - 1);
     }
     link_type& cross_link(std::uint32_t i) noexcept { return *_cross[i].l; }
@@ -111,45 +180,200 @@ public:
     void on_thread_start(std::function<void(unsigned)> f) { _thread_init = std::move(f); }
 
     // Runs every event up to `end` (inclusive) on `threads` threads; then
-    // every partition's clock is at `end`.
+    // every (local) partition's clock is at `end`. Over ranks: collective,
+    // `threads` per rank; throws std::runtime_error on a malformed message.
     void run_until(nanos end, unsigned threads) {
-        if (threads == 0) { threads = 1; }
-        if (threads > _parts.size()) { threads = static_cast<unsigned>(_parts.size()); }
-        start_threads(threads);
-        for (;;) {
-            nanos t = nanos::max();
-            for (auto& p : _parts) { t = std::min(t, p->next_event_time()); }
-            if (t > end) { break; }
-            const nanos w = end - t < _lookahead ? end : nanos{t.v + _lookahead.v - 1};
-            run_window(w);
-            ++_c.windows;
-            for (auto& c : _cross) {
-                if (c.l->transfer()) {
-                    // Causality: every frame must arrive after the window it was sent in.
-                    if (c.l->next_wire_arrival() <= w) { ++_c.late; }
-                    _parts[c.to_part]->sync_in(c.in);
-                    ++_c.transfers;
-                }
-            }
+        if (_tr == nullptr) {
+            run_windows(end, threads, in_process{this});
+        } else {
+            run_windows(end, threads, over_ranks{this});
         }
-        for (auto& p : _parts) { p->run_until(end); }  // nothing left <= end: moves the clocks
     }
 
     const parallel_counters& counters() const noexcept { return _c; }
-    nanos now() const noexcept { return _parts.front()->now(); }
+    nanos now() const noexcept { return _tr == nullptr ? _parts.front()->now() : _now; }
+
+    // Over ranks: this process's rank, and the rank of partition p (one
+    // process: 0).
+    unsigned rank() const noexcept { return _tr == nullptr ? 0 : _tr->rank(); }
+    unsigned rank_of(std::size_t p) const noexcept { return _tr == nullptr ? 0 : _part_rank[p]; }
+    bool is_local(std::size_t p) const noexcept { return _tr == nullptr || _part_rank[p] == _tr->rank(); }
 
 private:
     struct cross {
         std::unique_ptr<link_type> l;
+        std::uint32_t from_part = 0;
         std::uint32_t to_part = 0;
-        std::uint32_t in = 0;  // its index in the receiving partition's engine
+        std::uint32_t in = 0;  // its index in the receiving partition's engine (UINT32_MAX: on another rank)
     };
+
+    // The window loop, one for both modes; Sync gives its two steps:
+    // min_next(local earliest event) and end_window(w).
+    template <typename Sync>
+    void run_windows(nanos end, unsigned threads, Sync sync) {
+        if (threads == 0) { threads = 1; }
+        if (threads > _run.size()) { threads = std::max<unsigned>(1, static_cast<unsigned>(_run.size())); }
+        start_threads(threads);
+        for (;;) {
+            nanos t = nanos::max();
+            for (engine_type* p : _run) { t = std::min(t, p->next_event_time()); }
+            t = sync.min_next(t);
+            if (t > end) { break; }
+            const nanos w = end - t < _lookahead ? end : nanos{t.v + _lookahead.v - 1};
+            run_window(w);
+            ++_c.windows;
+            sync.end_window(w);
+        }
+        for (engine_type* p : _run) { p->run_until(end); }  // nothing left <= end: moves the clocks
+        _now = std::max(_now, end);
+    }
+
+    // One process: every cross link's outbox onto its wire.
+    struct in_process {
+        parallel_engine* e;
+        nanos min_next(nanos t) const noexcept { return t; }
+        void end_window(nanos w) const noexcept {
+            for (auto& c : e->_cross) {
+                if (c.l->transfer()) { e->arrived(c, w); }
+            }
+        }
+    };
+    // A cross link moved frames into its receiving partition's wire.
+    void arrived(cross& c, nanos w) noexcept {
+        // Causality: every frame must arrive after the window it was sent in.
+        if (c.l->next_wire_arrival() <= w) { ++_c.late; }
+        _parts[c.to_part]->sync_in(c.in);
+        ++_c.transfers;
+    }
+
+    // Over ranks ("Over ranks" above).
+    struct over_ranks {
+        parallel_engine* e;
+        nanos min_next(nanos t) const { return e->_tr->min_next(t); }
+        void end_window(nanos w) const { e->exchange_window(w); }
+    };
+
+    template <typename T>
+    static void put(std::vector<std::byte>& b, T v) {
+        const std::size_t at = b.size();
+        b.resize(at + sizeof v);
+        std::memcpy(b.data() + at, &v, sizeof v);
+    }
+    template <typename T>
+    static T get(const std::vector<std::byte>& b, std::size_t& at) {
+        if (b.size() - at < sizeof(T)) { throw std::runtime_error("parallel engine over ranks: truncated message"); }
+        T v;
+        std::memcpy(&v, b.data() + at, sizeof v);
+        at += sizeof v;
+        return v;
+    }
+
+    void exchange_window(nanos w) {
+        if constexpr (rank_serialisable<Item, Traits>) {
+            const unsigned me = _tr->rank();
+            for (auto& b : _send) { b.clear(); }
+            // 1. outboxes of the links leaving this rank, in index order
+            for (std::size_t i = 0; i < _cross.size(); ++i) {
+                cross& c = _cross[i];
+                const unsigned to = _part_rank[c.to_part];
+                if (_part_rank[c.from_part] != me || to == me) { continue; }
+                std::vector<std::byte>& b = _send[to];
+                const std::size_t head = b.size();
+                put<std::uint32_t>(b, static_cast<std::uint32_t>(i));
+                put<std::uint32_t>(b, 0);
+                put<std::uint32_t>(b, 0);
+                std::uint32_t frames = 0, credits = 0;
+                const Traits& tr = c.l->traits();
+                const bool moved = c.l->take_outbox(
+                    [&](const Item& it, std::int64_t depart, std::int64_t arrive, std::uint32_t len) {
+                        put<std::int64_t>(b, depart);
+                        put<std::int64_t>(b, arrive);
+                        put<std::uint32_t>(b, len);
+                        const std::size_t nat = b.size();
+                        put<std::uint32_t>(b, 0);
+                        tr.serialize(it, b);
+                        const auto n = static_cast<std::uint32_t>(b.size() - nat - sizeof(std::uint32_t));
+                        std::memcpy(b.data() + nat, &n, sizeof n);
+                        ++frames;
+                    },
+                    [&](const credit_update& u) {
+                        put<std::int64_t>(b, u.arrive);
+                        put<std::uint64_t>(b, u.fccl);
+                        put<std::uint8_t>(b, u.vl);
+                        ++credits;
+                    });
+                if (!moved) {
+                    b.resize(head);
+                    continue;
+                }
+                // The counts, now known (take_outbox gave the credits first, then the frames).
+                std::memcpy(b.data() + head + 4, &frames, sizeof frames);
+                std::memcpy(b.data() + head + 8, &credits, sizeof credits);
+            }
+            // 2. the exchange
+            _tr->exchange(_send, _recv);
+            // 3. every cross link into a local partition, in index order
+            for (auto& k : _cursor) { k = 0; }
+            for (std::size_t i = 0; i < _cross.size(); ++i) {
+                cross& c = _cross[i];
+                if (_part_rank[c.to_part] != me) { continue; }
+                const unsigned from = _part_rank[c.from_part];
+                bool moved = false;
+                if (from == me) {
+                    moved = c.l->transfer();
+                } else {
+                    const std::vector<std::byte>& b = _recv[from];
+                    std::size_t& at = _cursor[from];
+                    if (at < b.size()) {
+                        std::size_t peek = at;
+                        if (get<std::uint32_t>(b, peek) == i) {
+                            at = peek;
+                            unpack(c, b, at);
+                            moved = true;
+                        }
+                    }
+                }
+                if (moved) { arrived(c, w); }
+            }
+            for (unsigned r = 0; r < _recv.size(); ++r) {
+                if (_cursor[r] != _recv[r].size()) {
+                    throw std::runtime_error("parallel engine over ranks: rank " + std::to_string(r) +
+                                             " sent a record for a cross link not into this rank, or out of order");
+                }
+            }
+        } else {
+            (void)w;
+        }
+    }
+    void unpack(cross& c, const std::vector<std::byte>& b, std::size_t& at) {
+        const auto frames = get<std::uint32_t>(b, at);
+        const auto credits = get<std::uint32_t>(b, at);
+        for (std::uint32_t k = 0; k < credits; ++k) {
+            credit_update u;
+            u.arrive = get<std::int64_t>(b, at);
+            u.fccl = get<std::uint64_t>(b, at);
+            u.vl = get<std::uint8_t>(b, at);
+            if (!c.l->push_credit(u)) { throw std::runtime_error("parallel engine over ranks: credit channel full"); }
+        }
+        const Traits& tr = c.l->traits();
+        for (std::uint32_t k = 0; k < frames; ++k) {
+            const auto depart = get<std::int64_t>(b, at);
+            const auto arrive = get<std::int64_t>(b, at);
+            const auto len = get<std::uint32_t>(b, at);
+            const auto n = get<std::uint32_t>(b, at);
+            if (b.size() - at < n) { throw std::runtime_error("parallel engine over ranks: truncated message"); }
+            if (!c.l->push_wire(tr.deserialize(b.data() + at, n), depart, arrive, len)) {
+                throw std::runtime_error("parallel engine over ranks: a link's wire storage is full");
+            }
+            at += n;
+        }
+    }
 
     // Every partition runs up to w; thread k takes partitions k, k + n, ...
     void run_window(nanos w) {
         const unsigned n = _nthreads;
         if (n <= 1) {
-            for (auto& p : _parts) { p->run_until(w); }
+            for (engine_type* p : _run) { p->run_until(w); }
             return;
         }
         _window_end.store(w.v, std::memory_order_relaxed);
@@ -167,7 +391,7 @@ private:
         }
     }
     void run_share(unsigned k, nanos w) {
-        for (std::size_t p = k; p < _parts.size(); p += _nthreads) { _parts[p]->run_until(w); }
+        for (std::size_t p = k; p < _run.size(); p += _nthreads) { _run[p]->run_until(w); }
     }
     static void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -212,7 +436,14 @@ private:
     }
 
     std::vector<std::unique_ptr<engine_type>> _parts;
+    std::vector<engine_type*> _run;  // the partitions this process runs (one process: all)
     std::vector<cross> _cross;
+    nanos _now{0};
+    // over ranks
+    sync_transport* _tr = nullptr;
+    std::vector<unsigned> _part_rank;
+    std::vector<std::vector<std::byte>> _send, _recv;  // per rank, reused across windows
+    std::vector<std::size_t> _cursor;                  // per sender rank: read position in _recv
     nanos _lookahead{1};
     parallel_counters _c;
     std::function<void(unsigned)> _thread_init;

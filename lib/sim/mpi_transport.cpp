@@ -1,0 +1,68 @@
+// mpi_transport.cpp - sim/mpi_transport.hpp.
+#include "sim/mpi_transport.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+namespace rocelab::sim {
+
+mpi_transport::mpi_transport(MPI_Comm comm) : _comm(comm) {
+    int r = 0, n = 1;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    _rank = static_cast<unsigned>(r);
+    _ranks = static_cast<unsigned>(n);
+    _scount.resize(_ranks);
+    _sdispl.resize(_ranks);
+    _rcount.resize(_ranks);
+    _rdispl.resize(_ranks);
+}
+
+nanos mpi_transport::min_next(nanos local) {
+    std::int64_t in = local.v, out = 0;
+    MPI_Allreduce(&in, &out, 1, MPI_INT64_T, MPI_MIN, _comm);
+    return nanos{out};
+}
+
+void mpi_transport::exchange(const std::vector<std::vector<std::byte>>& send,
+                             std::vector<std::vector<std::byte>>& recv) {
+    if (send.size() != _ranks || recv.size() != _ranks) {
+        throw std::invalid_argument("mpi_transport: exchange needs one buffer per rank");
+    }
+    // Sizes first: each rank learns how much every other sends it.
+    std::size_t total = 0;
+    for (unsigned r = 0; r < _ranks; ++r) {
+        const std::size_t n = r == _rank ? 0 : send[r].size();
+        if (n > static_cast<std::size_t>(INT_MAX) || total + n > static_cast<std::size_t>(INT_MAX)) {
+            throw std::length_error("mpi_transport: more than INT_MAX bytes in one window's exchange");
+        }
+        _scount[r] = static_cast<int>(n);
+        _sdispl[r] = static_cast<int>(total);
+        total += n;
+    }
+    MPI_Alltoall(_scount.data(), 1, MPI_INT, _rcount.data(), 1, MPI_INT, _comm);
+    std::size_t rtotal = 0;
+    for (unsigned r = 0; r < _ranks; ++r) {
+        if (rtotal + static_cast<std::size_t>(_rcount[r]) > static_cast<std::size_t>(INT_MAX)) {
+            throw std::length_error("mpi_transport: more than INT_MAX bytes in one window's exchange");
+        }
+        _rdispl[r] = static_cast<int>(rtotal);
+        rtotal += static_cast<std::size_t>(_rcount[r]);
+    }
+    _sbuf.resize(total);
+    for (unsigned r = 0; r < _ranks; ++r) {
+        if (_scount[r] != 0) { std::memcpy(_sbuf.data() + _sdispl[r], send[r].data(), send[r].size()); }
+    }
+    _rbuf.resize(rtotal);
+    // Collective: every rank calls it, even with nothing to send or receive.
+    MPI_Alltoallv(_sbuf.data(), _scount.data(), _sdispl.data(), MPI_BYTE, _rbuf.data(), _rcount.data(),
+                  _rdispl.data(), MPI_BYTE, _comm);
+    for (unsigned r = 0; r < _ranks; ++r) {
+        recv[r].resize(static_cast<std::size_t>(_rcount[r]));
+        if (_rcount[r] != 0) { std::memcpy(recv[r].data(), _rbuf.data() + _rdispl[r], recv[r].size()); }
+    }
+}
+
+}  // namespace rocelab::sim
