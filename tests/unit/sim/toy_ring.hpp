@@ -268,7 +268,7 @@ inline result run_rank(sync_transport& t, std::uint32_t n, nanos end, const std:
     for (std::uint32_t i = 0; i < n; ++i) {
         if (pe.is_local(part_of[i])) { mine.push_back({i, m.nodes[i]->h, m.nodes[i]->events, m.nodes[i]->credits}); }
     }
-    if (t.rank() != 0) {
+    if (t.rank() != 0 && !mine.empty()) {  // a rank may hold no nodes: no memcpy from a null pointer
         send[0].resize(mine.size() * sizeof(mine[0]));
         std::memcpy(send[0].data(), mine.data(), send[0].size());
     }
@@ -277,6 +277,7 @@ inline result run_rank(sync_transport& t, std::uint32_t n, nanos end, const std:
     if (t.rank() != 0) { return r; }
     for (std::uint32_t q = 1; q < t.ranks(); ++q) {
         const std::size_t k = recv[q].size() / sizeof(mine[0]);
+        if (k == 0) { continue; }
         const std::size_t at = mine.size();
         mine.resize(at + k);
         std::memcpy(mine.data() + at, recv[q].data(), k * sizeof(mine[0]));
