@@ -12,18 +12,27 @@
 # fails it when more than N cases skipped (.ci/run sets 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
-bash tools/build.sh
+# Each part's wall time is printed as it ends ("test.sh: <part>: 212 s"), so
+# the CI budget (under 30 minutes on the 2-core machine) can be followed.
+timed() {
+  local what="$1" t0=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  echo "test.sh: $what: $((SECONDS - t0)) s"
+  return "$rc"
+}
+timed "set-up" bash tools/setup.sh
+timed "build" bash tools/build.sh
 failed=()
 # Hostile input (docs/testing.md): the libFuzzer targets for a bounded time
 # (ROCELAB_FUZZ_SECONDS per target, default 20: ~3 min with the build), then
 # the unit suite and one short DPDK test under ASan+UBSan.
-bash tools/fuzz.sh "${ROCELAB_FUZZ_SECONDS:-20}" || failed+=("fuzzing (tools/fuzz.sh: exit $?)")
-bash tools/sanitize.sh || failed+=("sanitizers (tools/sanitize.sh: exit $?)")
+timed "fuzzing" bash tools/fuzz.sh "${ROCELAB_FUZZ_SECONDS:-20}" || failed+=("fuzzing (tools/fuzz.sh: exit $?)")
+timed "sanitizers" bash tools/sanitize.sh || failed+=("sanitizers (tools/sanitize.sh: exit $?)")
 # ThreadSanitizer over the multi-worker tests (the CI set; tools/tsan.sh --full for all).
-bash tools/tsan.sh || failed+=("thread sanitizer (tools/tsan.sh: exit $?)")
+timed "thread sanitizer" bash tools/tsan.sh || failed+=("thread sanitizer (tools/tsan.sh: exit $?)")
 started=$(date +%s)
-meson test -C build --print-errorlogs "$@" || failed+=("meson tests (exit $?; see the summary above)")
+timed "meson tests" meson test -C build --print-errorlogs "$@" || failed+=("meson tests (exit $?; see the summary above)")
 skip_args=(build/meson-logs/testlog.json --newer-than "$started")
 if [[ -n "${ROCELAB_MAX_SKIPS:-}" ]]; then skip_args+=(--max "$ROCELAB_MAX_SKIPS"); fi
 /usr/bin/python3 tests/dpdk/skip_report.py "${skip_args[@]}" ||
