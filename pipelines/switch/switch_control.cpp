@@ -201,12 +201,9 @@ std::vector<stage_figures> switch_pipeline::stage_cycles([[maybe_unused]] std::s
 worker_stats switch_pipeline::worker_figures(std::size_t k) const noexcept {
     const worker_stats& s = _p->workers[k]->st;
     worker_stats o;
-    o.handed_out = read_counter(s.handed_out);
-    o.handed_in = read_counter(s.handed_in);
-    o.stashed = read_counter(s.stashed);
-    o.credits_out = read_counter(s.credits_out);
-    o.learns_out = read_counter(s.learns_out);
-    o.learns_lost = read_counter(s.learns_lost);
+#define ROCELAB_WORKER_READ(name) o.name = read_counter(s.name);
+    ROCELAB_WORKER_STATS(ROCELAB_WORKER_READ)
+#undef ROCELAB_WORKER_READ
     return o;
 }
 fwd_mode switch_pipeline::mode() const noexcept { return _p->mode; }
