@@ -360,18 +360,9 @@ neigh_stats switch_pipeline::neigh_totals() const noexcept {
     for (const auto& w : _p->workers) {
         if (!w->neigh) { continue; }
         const neigh_stats s = w->neigh->stats();
-        t.created += s.created;
-        t.learned += s.learned;
-        t.updated_mac += s.updated_mac;
-        t.resolved += s.resolved;
-        t.failed += s.failed;
-        t.aged += s.aged;
-        t.requests += s.requests;
-        t.held += s.held;
-        t.released += s.released;
-        t.dropped_queue_full += s.dropped_queue_full;
-        t.dropped_table_full += s.dropped_table_full;
-        t.dropped_unresolved += s.dropped_unresolved;
+#define ROCELAB_NEIGH_ADD(name) t.name += s.name;
+        ROCELAB_NEIGH_STATS(ROCELAB_NEIGH_ADD)
+#undef ROCELAB_NEIGH_ADD
     }
     return t;
 }
