@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/counter.hpp"
 #include "core/units.hpp"
 
 namespace rocelab {
@@ -35,19 +36,18 @@ struct worker_view {
 template <typename Pipeline>
 worker_view<Pipeline> poll_totals_of(const Pipeline& p,
                                      const std::vector<std::unique_ptr<worker_view<Pipeline>>>& views) noexcept {
-    const auto rd = [](const auto& x) noexcept { return __atomic_load_n(&x, __ATOMIC_RELAXED); };
     worker_view<Pipeline> t;
-    t.busy_cycles = rd(p.busy_cycles);
-    t.loops = rd(p.loops);
-    t.max_poll_gap_ns = rd(p.max_poll_gap_ns);
-    t.stalls = rd(p.stalls);
-    t.stalled_ns = rd(p.stalled_ns);
+    t.busy_cycles = read_counter(p.busy_cycles);
+    t.loops = read_counter(p.loops);
+    t.max_poll_gap_ns = read_counter(p.max_poll_gap_ns);
+    t.stalls = read_counter(p.stalls);
+    t.stalled_ns = read_counter(p.stalled_ns);
     for (const auto& v : views) {
-        t.busy_cycles += rd(v->busy_cycles);
-        t.loops += rd(v->loops);
-        t.max_poll_gap_ns = std::max(t.max_poll_gap_ns, rd(v->max_poll_gap_ns));
-        t.stalls += rd(v->stalls);
-        t.stalled_ns += rd(v->stalled_ns);
+        t.busy_cycles += read_counter(v->busy_cycles);
+        t.loops += read_counter(v->loops);
+        t.max_poll_gap_ns = std::max(t.max_poll_gap_ns, read_counter(v->max_poll_gap_ns));
+        t.stalls += read_counter(v->stalls);
+        t.stalled_ns += read_counter(v->stalled_ns);
     }
     return t;
 }

@@ -131,7 +131,7 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&
         const auto& v = p.worker(k);
         // One worker driven by poll() directly (virtual time, in-process tests): the pipeline's own figures.
         const bool one = p.worker_count() == 1;
-        const std::uint64_t busy = one ? tot.busy_cycles : __atomic_load_n(&v.busy_cycles, __ATOMIC_RELAXED);
+        const std::uint64_t busy = one ? tot.busy_cycles : read_counter(v.busy_cycles);
         j.begin_object();
         j.kv("worker", static_cast<std::uint64_t>(k));
         j.key("ports");
@@ -142,9 +142,9 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&
         j.end_array();
         j.kv("busy_cycles", busy);
         j.kv("busy_share", r.elapsed_s > 0 && r.tsc_hz > 0 ? double(busy) / (double(r.tsc_hz) * r.elapsed_s) : 0.0);
-        j.kv("loops", one ? tot.loops : __atomic_load_n(&v.loops, __ATOMIC_RELAXED));
-        j.kv("max_poll_gap_ns", one ? tot.max_poll_gap_ns : __atomic_load_n(&v.max_poll_gap_ns, __ATOMIC_RELAXED));
-        j.kv("stalls", one ? tot.stalls : __atomic_load_n(&v.stalls, __ATOMIC_RELAXED));
+        j.kv("loops", one ? tot.loops : read_counter(v.loops));
+        j.kv("max_poll_gap_ns", one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns));
+        j.kv("stalls", one ? tot.stalls : read_counter(v.stalls));
         extra(j, k);
         j.end_object();
     }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/counter.hpp"
+
 namespace rocelab::runtime {
 
 struct port_traffic {
@@ -58,7 +60,7 @@ void append_worker_busy(status_line& line, const Pipeline& p, std::uint64_t tsc_
     prev.resize(p.worker_count(), 0);
     line.append(" | workers busy");
     for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const std::uint64_t b = __atomic_load_n(&p.worker(k).busy_cycles, __ATOMIC_RELAXED);
+        const std::uint64_t b = read_counter(p.worker(k).busy_cycles);
         line.append(" %.0f%%", 100.0 * double(b - prev[k]) / (double(tsc_hz) * dt));
         prev[k] = b;
     }

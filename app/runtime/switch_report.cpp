@@ -64,13 +64,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     // One entry per worker lcore: its ports, its share of the run spent
     // busy, and what it handed to / took from the others.
     json_workers(j, p, r, [&](json_writer& jw, std::size_t k) {
-        const sw::worker_stats ws = p.worker_figures(k);
-        jw.kv("handed_out", ws.handed_out);
-        jw.kv("handed_in", ws.handed_in);
-        jw.kv("stashed", ws.stashed);
-        jw.kv("credits_out", ws.credits_out);
-        jw.kv("learns_out", ws.learns_out);
-        jw.kv("learns_lost", ws.learns_lost);
+        put_worker_stats(p.worker_figures(k), json_put(jw));
         if constexpr (sw::switch_pipeline::stage_cycles_built) {  // bench builds (-Dstage_cycles=true)
             jw.key("stages");
             jw.begin_array();

@@ -63,6 +63,15 @@ void put_port_counters(const sw::port_counters& c, Put&& put) {
     put("wred_lossless_kept", read_counter(c.wred_lossless_kept));
 }
 
+// A worker's figures (handed between workers), as the JSON report's workers
+// and /rocelab/workers give them.
+template <typename Put>
+void put_worker_stats(const sw::worker_stats& s, Put&& put) {
+#define ROCELAB_PUT_WORKER(name) put(#name, s.name);
+    ROCELAB_WORKER_STATS(ROCELAB_PUT_WORKER)
+#undef ROCELAB_PUT_WORKER
+}
+
 // A priority group's peaks and counters, as the JSON report's
 // priority_groups and /rocelab/buffer give them.
 template <typename Put>

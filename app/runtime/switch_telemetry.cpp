@@ -190,13 +190,7 @@ int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*,
 // from the others.
 int cmd_workers(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
     return runtime::tel_workers(p, rte_get_tsc_hz(), d, [&](rte_tel_data* x, std::size_t k) {
-        const worker_stats ws = p.worker_figures(k);
-        rte_tel_data_add_dict_u64(x, "handed_out", ws.handed_out);
-        rte_tel_data_add_dict_u64(x, "handed_in", ws.handed_in);
-        rte_tel_data_add_dict_u64(x, "stashed", ws.stashed);
-        rte_tel_data_add_dict_u64(x, "credits_out", ws.credits_out);
-        rte_tel_data_add_dict_u64(x, "learns_out", ws.learns_out);
-        rte_tel_data_add_dict_u64(x, "learns_lost", ws.learns_lost);
+        runtime::put_worker_stats(p.worker_figures(k), runtime::dict_put(x));
     });
 }
 

@@ -27,6 +27,8 @@
 #include <span>
 #include <string>
 
+#include "core/counter.hpp"
+
 namespace rocelab::runtime {
 
 struct tel_command {
@@ -99,7 +101,7 @@ rte_tel_data* u64_array(const Values& values) {
     if (a == nullptr) { return nullptr; }
     rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
     for (const auto& v : values) {
-        rte_tel_data_add_array_u64(a, static_cast<std::uint64_t>(__atomic_load_n(&v, __ATOMIC_RELAXED)));
+        rte_tel_data_add_array_u64(a, static_cast<std::uint64_t>(read_counter(v)));
     }
     return a;
 }
@@ -128,10 +130,10 @@ int tel_workers(const Pipeline& p, std::uint64_t tsc_hz, rte_tel_data* d, Extra&
             ports += p.binding(i).name;
         }
         rte_tel_data_add_dict_string(x, "ports", ports.c_str());
-        rte_tel_data_add_dict_u64(x, "busy_cycles", one ? tot.busy_cycles : __atomic_load_n(&v.busy_cycles, __ATOMIC_RELAXED));
-        rte_tel_data_add_dict_u64(x, "loops", one ? tot.loops : __atomic_load_n(&v.loops, __ATOMIC_RELAXED));
+        rte_tel_data_add_dict_u64(x, "busy_cycles", one ? tot.busy_cycles : read_counter(v.busy_cycles));
+        rte_tel_data_add_dict_u64(x, "loops", one ? tot.loops : read_counter(v.loops));
         rte_tel_data_add_dict_u64(x, "max_poll_gap_ns", static_cast<std::uint64_t>(
-            one ? tot.max_poll_gap_ns : __atomic_load_n(&v.max_poll_gap_ns, __ATOMIC_RELAXED)));
+            one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns)));
         extra(x, k);
         std::string key = "w";
         key += std::to_string(k);

@@ -43,6 +43,13 @@ constexpr std::array<unit_def, 8> size_units{{
     {"GB", 1'000'000'000},
     {"GiB", 1ULL << 30},
 }};
+// The binary size units, largest first: what format_bytes and
+// format_bytes_approx write.
+constexpr std::array<unit_def, 3> binary_units_desc{{
+    {"GiB", 1ULL << 30},
+    {"MiB", 1ULL << 20},
+    {"KiB", 1ULL << 10},
+}};
 
 struct kind {
     std::string_view noun;       // "rate"
@@ -296,12 +303,7 @@ std::string format_time(nanos time) {
 }
 
 std::string format_bytes(bytes size) {
-    static constexpr std::array<unit_def, 3> units{{
-        {"GiB", 1ULL << 30},
-        {"MiB", 1ULL << 20},
-        {"KiB", 1ULL << 10},
-    }};
-    for (const auto& u : units) {
+    for (const auto& u : binary_units_desc) {
         if (size.v != 0 && size.v % u.scale == 0) {
             return std::to_string(size.v / u.scale) + std::string(u.name);
         }
@@ -310,12 +312,7 @@ std::string format_bytes(bytes size) {
 }
 
 std::string format_bytes_approx(bytes size) {
-    static constexpr std::array<unit_def, 3> units{{
-        {"GiB", 1ULL << 30},
-        {"MiB", 1ULL << 20},
-        {"KiB", 1ULL << 10},
-    }};
-    for (const auto& u : units) {
+    for (const auto& u : binary_units_desc) {
         if (size.v >= u.scale) {
             char buf[48];
             std::snprintf(buf, sizeof buf, "%.1f%s", double(size.v) / double(u.scale), std::string(u.name).c_str());

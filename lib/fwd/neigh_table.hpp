@@ -51,6 +51,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/counter.hpp"
 #include "core/endian.hpp"
 #include "core/units.hpp"
 #include "fwd/wire.hpp"
@@ -110,10 +111,16 @@ enum class neigh_verdict : std::uint8_t {
     table_full,  // no room for a new entry: the caller drops the frame
 };
 
+// The table's counters, one list for the struct and the totals over several
+// tables (core/counter.hpp).
+// clang-format off
+#define ROCELAB_NEIGH_STATS(X) \
+    X(created) X(learned) X(updated_mac) X(resolved) \
+    X(failed) X(aged) X(requests) X(held) X(released) \
+    X(dropped_queue_full) X(dropped_table_full) X(dropped_unresolved)
+// clang-format on
 struct neigh_stats {
-    std::uint64_t created = 0, learned = 0, updated_mac = 0, resolved = 0;
-    std::uint64_t failed = 0, aged = 0, requests = 0, held = 0, released = 0;
-    std::uint64_t dropped_queue_full = 0, dropped_table_full = 0, dropped_unresolved = 0;
+    ROCELAB_NEIGH_STATS(ROCELAB_U64_COUNTER)
 };
 
 template <typename Held>

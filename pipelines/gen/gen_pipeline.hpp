@@ -103,6 +103,7 @@
 #include <vector>
 
 #include "config/gen_config.hpp"
+#include "core/counter.hpp"
 #include "core/fixed_ring.hpp"
 #include "core/rng.hpp"
 #include "core/timer_heap.hpp"
@@ -130,10 +131,7 @@ namespace rocelab::gen {
 
 inline constexpr std::uint16_t max_burst = 32;
 
-template <typename T>
-inline T read_counter(const T& c) noexcept {
-    return __atomic_load_n(&c, __ATOMIC_RELAXED);
-}
+using rocelab::read_counter;  // core/counter.hpp
 
 enum class tx_payload : std::uint8_t { build, copy, prefilled, no_icrc };
 const char* tx_payload_name(tx_payload m) noexcept;

@@ -120,10 +120,6 @@ struct alignas(64) port_counters {
     void drop(drop_reason r) noexcept { ++drops[static_cast<std::size_t>(r)]; }
 };
 
-template <typename T>
-inline T read_counter(const T& c) noexcept {
-    return __atomic_load_n(&c, __ATOMIC_RELAXED);
-}
-inline std::uint64_t read_counter(const counter64& c) noexcept { return c.load(); }
+using rocelab::read_counter;  // core/counter.hpp
 
 }  // namespace rocelab::sw

@@ -57,6 +57,49 @@ namespace {
     return true;
 }
 
+// Traffic class of what the switch sends itself: ARP/ND requests, and
+// ARP/ND replies, ICMP echo replies and errors made in place of a frame.
+constexpr std::uint8_t tc_own = 7;
+
+// The verdict for a frame answered in place: back out of its ingress port,
+// at tc_own.
+inline std::uint16_t back_out(const port_rt& in, std::uint8_t& tc) noexcept {
+    tc = tc_own;
+    return in.idx;
+}
+
+// The verdict for a datagram the router dropped (the caller counted why):
+// an ICMP error back out of its ingress port (icmp_error), else out_drop.
+inline std::uint16_t icmp_error_or_drop(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_frame& f,
+                                        icmp_error_kind k, std::uint8_t& tc, nanos now) noexcept {
+    return icmp_error(env, in, m, f, k, now) ? back_out(in, tc) : out_drop;
+}
+
+// The verdict for a datagram whose TTL / hop limit runs out here: dropped
+// as ttl_expired, answered with ICMP time exceeded.
+inline std::uint16_t expire_ttl(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_frame& f, std::uint8_t& tc,
+                                nanos now) noexcept {
+    env.w.c[in.idx].drop(drop_reason::ttl_expired);
+    return icmp_error_or_drop(env, in, m, f, icmp_error_kind::time_exceeded, tc, now);
+}
+
+// One hop less for a datagram the router forwards, in place: the IPv4 TTL
+// (checksum patched) or the IPv6 hop limit.
+inline void dec_ttl(std::byte* d, const parsed_frame& f) noexcept {
+    if (f.kind == frame_kind::ipv4) {
+        ipv4_dec_ttl(d + f.l3_off);
+    } else {
+        d[f.l3_off + 7] = std::byte(f.ttl - 1);
+    }
+}
+
+// The verdict for a frame addressed to the switch that nothing answers
+// (there is no IP stack): dropped as to_switch.
+inline std::uint16_t drop_to_switch(worker_rt& w, const port_rt& in) noexcept {
+    w.c[in.idx].drop(drop_reason::to_switch);
+    return out_drop;
+}
+
 using neigh_entry = neigh_table<held_frame>::entry;
 constexpr nanos neigh_poll_interval{1'000'000};
 
@@ -130,8 +173,8 @@ bool neigh_source(const switch_pipeline::impl& p, std::uint16_t port, const neig
         arp_make_request(d, eg.b.mac, load_be32(reinterpret_cast<const std::byte*>(src)), e.key.v4_host(), to);
         ++w.c[eg.idx].arp_requests;
     }
-    // Traffic class 7, through the same admission as forwarded frames.
-    (void)eg.admit(env, m, 7, vlan_in::untagged, p.buf ? tag_made : 0u);
+    // Traffic class tc_own, through the same admission as forwarded frames.
+    (void)eg.admit(env, m, tc_own, vlan_in::untagged, p.buf ? tag_made : 0u);
 }
 
 // A routed frame whose next hop (the destination host on a connected
@@ -203,15 +246,13 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
     }
     if (for_us && a.oper == wire::arp_op_request && arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
         ++w.c[in.idx].arp_replies;
-        tc = 7;
-        return in.idx;
+        return back_out(in, tc);
     }
     if (learned) {  // a reply (or announcement) that told us a neighbour's MAC
         ++w.c[in.idx].neigh_consumed;
         return out_consumed;
     }
-    w.c[in.idx].drop(drop_reason::to_switch);
-    return out_drop;
+    return drop_to_switch(w, in);
 }
 
 // IPv6 neighbour discovery received in L3 mode: learn from NS (source
@@ -230,8 +271,7 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
             ++w.c[in.idx].neigh_consumed;
             return out_consumed;
         }
-        w.c[in.idx].drop(drop_reason::to_switch);
-        return out_drop;
+        return drop_to_switch(w, in);
     }
     const std::uint8_t* target = nd_target(d, f.l3_off);
     const bool for_us = p.routes->is_local_v6(target);
@@ -244,11 +284,9 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
         m->data_len = na_len;
         m->pkt_len = na_len;
         ++w.c[in.idx].nd_replies;
-        tc = 7;
-        return in.idx;
+        return back_out(in, tc);
     }
-    w.c[in.idx].drop(drop_reason::to_switch);
-    return out_drop;
+    return drop_to_switch(w, in);
 }
 
 // An IP datagram addressed to one of our addresses: ICMP / ICMPv6 echo
@@ -272,12 +310,10 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
             m->data_len = static_cast<std::uint16_t>(r.len);
             m->pkt_len = static_cast<std::uint32_t>(r.len);
             ++w.c[in.idx].icmp_echo_replies;
-            tc = 7;
-            return in.idx;
+            return back_out(in, tc);
         }
     }
-    w.c[in.idx].drop(drop_reason::to_switch);
-    return out_drop;
+    return drop_to_switch(w, in);
 }
 
 // No LPM value looked up ahead for this frame (see lookup_burst).
@@ -363,15 +399,8 @@ std::uint16_t l3_decide(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_
     const bool dyn = (rc == dpdk::route_table::no_neighbor && nh != nullptr && w.neigh) ||
                      (rc == 0 && nh != nullptr && nh->dynamic());
     if (dyn) [[unlikely]] {
-        if (f.ttl <= 1) {
-            w.c[in.idx].drop(drop_reason::ttl_expired);
-            return icmp_error(env, in, m, f, icmp_error_kind::time_exceeded, now) ? (tc = 7, in.idx) : out_drop;
-        }
-        if (f.kind == frame_kind::ipv4) {
-            ipv4_dec_ttl(d + f.l3_off);
-        } else {
-            d[f.l3_off + 7] = std::byte(f.ttl - 1);
-        }
+        if (f.ttl <= 1) { return expire_ttl(env, in, m, f, tc, now); }
+        dec_ttl(d, f);
         port_rt& eg = *p.ports[nh->port];
         if (eg.owner != w.id) {
             // The neighbours behind eg live on its owner: hand it over with
@@ -400,25 +429,10 @@ std::uint16_t l3_decide(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_
     if (rc != 0 || nh == nullptr) {
         const bool no_nb = rc == dpdk::route_table::no_neighbor;
         w.c[in.idx].drop(no_nb ? drop_reason::no_neighbor : drop_reason::no_route);
-        if (!no_nb && icmp_error(env, in, m, f, icmp_error_kind::unreachable, now)) {
-            tc = 7;
-            return in.idx;
-        }
-        return out_drop;
+        return no_nb ? out_drop : icmp_error_or_drop(env, in, m, f, icmp_error_kind::unreachable, tc, now);
     }
-    if (f.ttl <= 1) {
-        w.c[in.idx].drop(drop_reason::ttl_expired);
-        if (icmp_error(env, in, m, f, icmp_error_kind::time_exceeded, now)) {
-            tc = 7;
-            return in.idx;
-        }
-        return out_drop;
-    }
-    if (f.kind == frame_kind::ipv4) {
-        ipv4_dec_ttl(d + f.l3_off);
-    } else {
-        d[f.l3_off + 7] = std::byte(f.ttl - 1);
-    }
+    if (f.ttl <= 1) { return expire_ttl(env, in, m, f, tc, now); }
+    dec_ttl(d, f);
     std::memcpy(d, nh->dst_mac.data(), 6);
     std::memcpy(d + 6, nh->src_mac.data(), 6);
     return nh->port;
@@ -473,14 +487,14 @@ void unresolved_held(switch_env& env, const held_frame& h, nanos now) noexcept {
     if (f.status == parse_status::ok && (f.kind == frame_kind::ipv4 || f.kind == frame_kind::ipv6) &&
         icmp_error(env, in, h.m, f, icmp_error_kind::host_unreachable, now)) {
         if (in.owner == w.id) {
-            (void)forward_to(env, in, in, h.m, 7, h.tagged);
+            (void)forward_to(env, in, in, h.m, tc_own, h.tagged);
         } else {  // back to the ingress port's worker, which charges and sends it
             handoff e;
             e.m = h.m;
             e.tag = tag_none;
             e.port = in.idx;
             e.in = in.idx;
-            e.tc = 7;
+            e.tc = tc_own;
             e.kind = handoff_kind::ingress;
             e.flags = h.tagged ? hf_tagged : 0;
             stage(p, w, in.owner, e);

@@ -201,12 +201,9 @@ std::vector<stage_figures> switch_pipeline::stage_cycles([[maybe_unused]] std::s
 worker_stats switch_pipeline::worker_figures(std::size_t k) const noexcept {
     const worker_stats& s = _p->workers[k]->st;
     worker_stats o;
-    o.handed_out = read_counter(s.handed_out);
-    o.handed_in = read_counter(s.handed_in);
-    o.stashed = read_counter(s.stashed);
-    o.credits_out = read_counter(s.credits_out);
-    o.learns_out = read_counter(s.learns_out);
-    o.learns_lost = read_counter(s.learns_lost);
+#define ROCELAB_WORKER_READ(name) o.name = read_counter(s.name);
+    ROCELAB_WORKER_STATS(ROCELAB_WORKER_READ)
+#undef ROCELAB_WORKER_READ
     return o;
 }
 fwd_mode switch_pipeline::mode() const noexcept { return _p->mode; }
@@ -363,18 +360,9 @@ neigh_stats switch_pipeline::neigh_totals() const noexcept {
     for (const auto& w : _p->workers) {
         if (!w->neigh) { continue; }
         const neigh_stats s = w->neigh->stats();
-        t.created += s.created;
-        t.learned += s.learned;
-        t.updated_mac += s.updated_mac;
-        t.resolved += s.resolved;
-        t.failed += s.failed;
-        t.aged += s.aged;
-        t.requests += s.requests;
-        t.held += s.held;
-        t.released += s.released;
-        t.dropped_queue_full += s.dropped_queue_full;
-        t.dropped_table_full += s.dropped_table_full;
-        t.dropped_unresolved += s.dropped_unresolved;
+#define ROCELAB_NEIGH_ADD(name) t.name += s.name;
+        ROCELAB_NEIGH_STATS(ROCELAB_NEIGH_ADD)
+#undef ROCELAB_NEIGH_ADD
     }
     return t;
 }

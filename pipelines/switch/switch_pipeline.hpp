@@ -109,14 +109,21 @@ struct neigh_row {
     std::uint8_t waiting = 0;            // frames parked for it now
 };
 
-// One worker's own figures (the report, telemetry, the status line).
+// One worker's own figures (the report, telemetry, the status line), one
+// list for the struct, its snapshot (worker_figures()) and the reports that
+// list them all (core/counter.hpp):
+//   handed_out   frames handed to other workers
+//   handed_in    frames taken from other workers
+//   stashed      lossless frames that found the handoff queue full and waited
+//   credits_out  buffer releases sent back to other workers
+//   learns_out   FDB writes sent to the other workers' tables
+//   learns_lost  ... that found the queue full (the station is flooded to until refreshed)
+// clang-format off
+#define ROCELAB_WORKER_STATS(X) \
+    X(handed_out) X(handed_in) X(stashed) X(credits_out) X(learns_out) X(learns_lost)
+// clang-format on
 struct worker_stats {
-    std::uint64_t handed_out = 0;     // frames handed to other workers
-    std::uint64_t handed_in = 0;      // frames taken from other workers
-    std::uint64_t stashed = 0;        // lossless frames that found the handoff queue full and waited
-    std::uint64_t credits_out = 0;    // buffer releases sent back to other workers
-    std::uint64_t learns_out = 0;     // FDB writes sent to the other workers' tables
-    std::uint64_t learns_lost = 0;    // ... that found the queue full (the station is flooded to until refreshed)
+    ROCELAB_WORKER_STATS(ROCELAB_U64_COUNTER)
 };
 
 // One stage's figures in a bench build (meson -Dstage_cycles=true): how

@@ -57,42 +57,43 @@ public:
     virtual void visit(node_visitor& v) = 0;
 };
 
-// A switch: one unit (in a fabric the switch runs one worker).
-class switch_node final : public node {
+// What both kinds share: the pipeline, owned, and the configuration it was
+// built from; its ports and mbufs, which every pipeline exposes alike.
+template <typename Pipeline, typename Cfg>
+class pipeline_node : public node {
 public:
-    switch_node(std::unique_ptr<sw::switch_pipeline> p, const switch_cfg& cfg) : _p(std::move(p)), _cfg(cfg) {}
+    pipeline_node(std::unique_ptr<Pipeline> p, const Cfg& cfg) : _p(std::move(p)), _cfg(cfg) {}
+    std::size_t ports() const noexcept final { return _p->port_count(); }
+    const dpdk::port_binding& port(std::size_t i) const noexcept final { return _p->binding(i); }
+    void release() noexcept final { _p->release_all(); }
+    Pipeline& pipe() noexcept { return *_p; }
+
+protected:
+    std::unique_ptr<Pipeline> _p;
+    const Cfg& _cfg;  // the fabric's description of the node (outlives it)
+};
+
+// A switch: one unit (in a fabric the switch runs one worker).
+class switch_node final : public pipeline_node<sw::switch_pipeline, switch_cfg> {
+public:
+    using pipeline_node::pipeline_node;
     node_kind kind() const noexcept override { return node_kind::switch_node; }
     std::size_t units() const noexcept override { return 1; }
     std::uint32_t poll(std::size_t, nanos now) noexcept override { return _p->poll(now); }
     nanos next_deadline(std::size_t, nanos now) noexcept override { return _p->next_deadline(now); }
-    std::size_t ports() const noexcept override { return _p->port_count(); }
-    const dpdk::port_binding& port(std::size_t i) const noexcept override { return _p->binding(i); }
-    void release() noexcept override { _p->release_all(); }
     void visit(node_visitor& v) override { v.on_switch(*_p, _cfg); }
-    sw::switch_pipeline& pipe() noexcept { return *_p; }
-
-private:
-    std::unique_ptr<sw::switch_pipeline> _p;
-    const switch_cfg& _cfg;  // the fabric's description of the node (outlives it)
 };
 
-// A generator: one unit per worker (per host, or per server over planes).
-class gen_node final : public node {
+// A generator: one unit per worker (per host, or per server over planes);
+// its configuration as expanded (hosts and flows).
+class gen_node final : public pipeline_node<gen::gen_pipeline, gen_cfg> {
 public:
-    gen_node(std::unique_ptr<gen::gen_pipeline> p, const gen_cfg& cfg) : _p(std::move(p)), _cfg(cfg) {}
+    using pipeline_node::pipeline_node;
     node_kind kind() const noexcept override { return node_kind::gen_node; }
     std::size_t units() const noexcept override { return _p->worker_count(); }
     std::uint32_t poll(std::size_t unit, nanos now) noexcept override { return _p->poll_worker(unit, now); }
     nanos next_deadline(std::size_t unit, nanos now) noexcept override { return _p->next_deadline_worker(unit, now); }
-    std::size_t ports() const noexcept override { return _p->port_count(); }
-    const dpdk::port_binding& port(std::size_t i) const noexcept override { return _p->binding(i); }
-    void release() noexcept override { _p->release_all(); }
     void visit(node_visitor& v) override { v.on_gen(*_p, _cfg); }
-    gen::gen_pipeline& pipe() noexcept { return *_p; }
-
-private:
-    std::unique_ptr<gen::gen_pipeline> _p;
-    const gen_cfg& _cfg;  // as expanded (hosts and flows)
 };
 
 }  // namespace rocelab::vt
