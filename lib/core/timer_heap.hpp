@@ -29,14 +29,16 @@ public:
     void reserve(std::size_t ids) {
         _heap.reserve(ids);
         _pos.assign(ids, npos);
-        _time.assign(ids, nanos::max());
     }
     bool empty() const noexcept { return _heap.empty(); }
     std::size_t size() const noexcept { return _heap.size(); }
-    nanos top_time() const noexcept { return _heap.empty() ? nanos::max() : _time[_heap.front()]; }
+    nanos top_time() const noexcept { return _heap.empty() ? nanos::max() : _heap.front().time(); }
     // The id with the earliest deadline (ties: the smaller id); call only when !empty().
-    std::uint32_t top_id() const noexcept { return _heap.front(); }
-    nanos time_of(std::uint32_t id) const noexcept { return _time[id]; }
+    std::uint32_t top_id() const noexcept { return _heap.front().id; }
+    nanos time_of(std::uint32_t id) const noexcept {
+        const std::uint32_t i = _pos[id];
+        return i == npos ? nanos::max() : _heap[i].time();
+    }
 
     // Insert or move id's deadline; nanos::max() removes it.
     void set(std::uint32_t id, nanos t) noexcept {
@@ -44,40 +46,43 @@ public:
             clear(id);
             return;
         }
-        if (_pos[id] == npos) {
-            _time[id] = t;
-            _pos[id] = static_cast<std::uint32_t>(_heap.size());
-            _heap.push_back(id);
-            up(_pos[id]);
+        const std::uint32_t i = _pos[id];
+        if (i == npos) {
+            const auto at = static_cast<std::uint32_t>(_heap.size());
+            _heap.push_back(entry{flip(t), id});  // capacity reserved: no allocation
+            up(at, _heap[at]);
             return;
         }
-        const nanos old = _time[id];
-        if (t == old) { return; }
-        _time[id] = t;
-        if (t < old) {
-            up(_pos[id]);
+        const std::uint64_t old = _heap[i].t;
+        const std::uint64_t now = flip(t);
+        if (now == old) { return; }
+        const entry e{now, id};
+        if (now < old) {
+            up(i, e);
         } else {
-            down(_pos[id]);
+            down(i, e);
         }
     }
     void clear(std::uint32_t id) noexcept {
         const std::uint32_t i = _pos[id];
         if (i == npos) { return; }
-        _time[id] = nanos::max();
         _pos[id] = npos;
-        const std::uint32_t last = _heap.back();
+        const entry last = _heap.back();
         _heap.pop_back();
-        if (last == id) { return; }
-        _heap[i] = last;
-        _pos[last] = i;
-        up(i);
-        down(_pos[last]);
+        if (last.id == id) { return; }
+        // The last entry fills the hole: it moves up or down, not both.
+        if (i > 0 && less(last, _heap[(i - 1) / 2])) {
+            up(i, last);
+        } else {
+            down(i, last);
+        }
     }
     // f(id) for every deadline <= now, earliest first; each is removed first.
     template <typename F>
     void pop_due(nanos now, F&& f) noexcept(noexcept(f(std::uint32_t{}))) {
-        while (!_heap.empty() && _time[_heap.front()] <= now) {
-            const std::uint32_t id = _heap.front();
+        const std::uint64_t until = flip(now);
+        while (!_heap.empty() && _heap.front().t <= until) {
+            const std::uint32_t id = _heap.front().id;
             clear(id);
             f(id);
         }
@@ -85,40 +90,50 @@ public:
 
 private:
     static constexpr std::uint32_t npos = UINT32_MAX;
-    bool less(std::uint32_t a, std::uint32_t b) const noexcept {
-        return _time[a] < _time[b] || (_time[a] == _time[b] && a < b);
+    // A deadline and its id side by side, so a sift reads one array: the
+    // time with its sign bit flipped (signed order becomes unsigned order)
+    // and (time, id) compared as one 96-bit key in a 128-bit integer, with
+    // no data-dependent branch. Ties go to the smaller id, as before.
+    struct entry {
+        std::uint64_t t;
+        std::uint32_t id;
+        nanos time() const noexcept { return nanos{static_cast<std::int64_t>(t ^ sign)}; }
+    };
+    static constexpr std::uint64_t sign = std::uint64_t{1} << 63;
+    static std::uint64_t flip(nanos t) noexcept { return static_cast<std::uint64_t>(t.v) ^ sign; }
+    static bool less(const entry& a, const entry& b) noexcept {
+        return ((static_cast<unsigned __int128>(a.t) << 32) | a.id) < ((static_cast<unsigned __int128>(b.t) << 32) | b.id);
     }
-    void up(std::uint32_t i) noexcept {
-        const std::uint32_t id = _heap[i];
+    // Puts e at i, or above it while it is earlier than its parent.
+    void up(std::uint32_t i, const entry e) noexcept {
         while (i > 0) {
             const std::uint32_t p = (i - 1) / 2;
-            if (!less(id, _heap[p])) { break; }
+            if (!less(e, _heap[p])) { break; }
             _heap[i] = _heap[p];
-            _pos[_heap[i]] = i;
+            _pos[_heap[i].id] = i;
             i = p;
         }
-        _heap[i] = id;
-        _pos[id] = i;
+        _heap[i] = e;
+        _pos[e.id] = i;
     }
-    void down(std::uint32_t i) noexcept {
+    // Puts e at i, or below it while a child is earlier.
+    void down(std::uint32_t i, const entry e) noexcept {
         const auto n = static_cast<std::uint32_t>(_heap.size());
-        const std::uint32_t id = _heap[i];
         for (;;) {
             std::uint32_t c = 2 * i + 1;
             if (c >= n) { break; }
             if (c + 1 < n && less(_heap[c + 1], _heap[c])) { ++c; }
-            if (!less(_heap[c], id)) { break; }
+            if (!less(_heap[c], e)) { break; }
             _heap[i] = _heap[c];
-            _pos[_heap[i]] = i;
+            _pos[_heap[i].id] = i;
             i = c;
         }
-        _heap[i] = id;
-        _pos[id] = i;
+        _heap[i] = e;
+        _pos[e.id] = i;
     }
 
-    std::vector<std::uint32_t> _heap;  // ids
-    std::vector<std::uint32_t> _pos;   // id -> heap index, npos when absent
-    std::vector<nanos> _time;          // id -> deadline
+    std::vector<entry> _heap;         // (deadline, id), a min-heap on (deadline, id)
+    std::vector<std::uint32_t> _pos;  // id -> heap index, npos when absent
 };
 
 }  // namespace rocelab
