@@ -12,10 +12,100 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <memory>
+#include <new>
 #include <mutex>
 #include <cstring>
 
 namespace rocelab::dpdk {
+
+namespace {
+// "rocelab_lifo": the free mbufs as a stack (last freed, first handed out)
+// behind a spin lock. DPDK's ring handlers are FIFO: past the lcore cache
+// an allocation takes the mbuf freed longest ago, so a fabric cycles
+// through every mbuf its pool ever populated (tens of MB at 64 hosts) and
+// each frame built or read misses the cache. With a stack the mbufs in use
+// are the few recently freed ones. Which mbuf a frame gets changes no
+// output: nothing depends on mbuf addresses. The lock is taken once per
+// cache refill or flush (a burst), not per mbuf.
+struct lifo_stack {
+    std::atomic<bool> busy{false};
+    std::atomic<std::uint32_t> n{0};  // written under the lock; read alone by get_count
+    std::uint32_t cap = 0;
+    std::unique_ptr<void*[]> objs;    // cap entries
+    void lock() noexcept {
+        while (busy.exchange(true, std::memory_order_acquire)) {
+            while (busy.load(std::memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            }
+        }
+    }
+    void unlock() noexcept { busy.store(false, std::memory_order_release); }
+};
+int lifo_alloc(rte_mempool* mp) {  // control path (rte_mempool_set_ops_byname / first populate)
+    auto* st = new (std::nothrow) lifo_stack();
+    if (st == nullptr) { return -ENOMEM; }
+    st->objs.reset(new (std::nothrow) void*[std::max<std::uint32_t>(mp->size, 1)]);
+    if (!st->objs) {
+        delete st;
+        return -ENOMEM;
+    }
+    st->cap = mp->size;
+    mp->pool_data = st;
+    return 0;
+}
+void lifo_free(rte_mempool* mp) {
+    delete static_cast<lifo_stack*>(mp->pool_data);
+    mp->pool_data = nullptr;
+}
+int lifo_enqueue(rte_mempool* mp, void* const* objs, unsigned k) {
+    auto* st = static_cast<lifo_stack*>(mp->pool_data);
+    st->lock();
+    const std::uint32_t n = st->n.load(std::memory_order_relaxed);
+    if (k > st->cap - n) {
+        st->unlock();
+        return -ENOBUFS;
+    }
+    for (unsigned i = 0; i < k; ++i) { st->objs[n + i] = objs[i]; }
+    st->n.store(n + k, std::memory_order_relaxed);
+    st->unlock();
+    return 0;
+}
+int lifo_dequeue(rte_mempool* mp, void** objs, unsigned k) {
+    auto* st = static_cast<lifo_stack*>(mp->pool_data);
+    st->lock();
+    const std::uint32_t n = st->n.load(std::memory_order_relaxed);
+    if (k > n) {
+        st->unlock();
+        return -ENOENT;
+    }
+    for (unsigned i = 0; i < k; ++i) { objs[i] = st->objs[n - 1 - i]; }  // the newest first
+    st->n.store(n - k, std::memory_order_relaxed);
+    st->unlock();
+    return 0;
+}
+unsigned lifo_count(const rte_mempool* mp) {
+    return static_cast<const lifo_stack*>(mp->pool_data)->n.load(std::memory_order_relaxed);
+}
+rte_mempool_ops lifo_ops = {
+    .name = "rocelab_lifo",
+    .alloc = lifo_alloc,
+    .free = lifo_free,
+    .enqueue = lifo_enqueue,
+    .dequeue = lifo_dequeue,
+    .get_count = lifo_count,
+    .calc_mem_size = nullptr,
+    .populate = nullptr,
+    .get_info = nullptr,
+    .dequeue_contig_blocks = nullptr,
+};
+RTE_MEMPOOL_REGISTER_OPS(lifo_ops);
+}  // namespace
+
 
 std::variant<std::unique_ptr<growing_pool>, std::string> growing_pool::create(const params& p) {
     if (p.capacity == 0) { return "mbuf pool " + p.name + ": capacity 0"; }
@@ -28,14 +118,19 @@ std::variant<std::unique_ptr<growing_pool>, std::string> growing_pool::create(co
     if (g->_mp == nullptr) {
         return "mbuf pool " + p.name + " (" + std::to_string(p.capacity) + " mbufs): " + rte_strerror(rte_errno);
     }
-    if (rte_mempool_set_ops_byname(g->_mp, mbuf_pool_ops(), nullptr) != 0) {
-        return "mbuf pool " + p.name + ": no mempool handler " + mbuf_pool_ops();
+    // A stack (lifo_ops above), except in a TSan build, whose handler
+    // annotates each hand-over (tsan.hpp).
+    const char* const ops = tsan_build ? mbuf_pool_ops() : "rocelab_lifo";
+    if (rte_mempool_set_ops_byname(g->_mp, ops, nullptr) != 0) {
+        return "mbuf pool " + p.name + ": no mempool handler " + ops;
     }
     rte_pktmbuf_pool_private mbp{};
     mbp.mbuf_data_room_size = p.data_room;
     mbp.mbuf_priv_size = static_cast<std::uint16_t>(priv);
     rte_pktmbuf_pool_init(g->_mp, &mbp);
-    g->_ring_ops = std::strncmp(rte_mempool_get_ops(g->_mp->ops_index)->name, "ring_", 5) == 0;
+    const char* const got = rte_mempool_get_ops(g->_mp->ops_index)->name;
+    g->_ring_ops = std::strncmp(got, "ring_", 5) == 0;
+    g->_lifo = std::strcmp(got, "rocelab_lifo") == 0;
     g->_elt = g->_mp->header_size + g->_mp->elt_size + g->_mp->trailer_size;
     g->_capacity = p.capacity;
     g->_chunk = std::max<std::uint32_t>(p.chunk, 64);
@@ -70,10 +165,11 @@ growing_pool::~growing_pool() {
 std::uint32_t growing_pool::populated() const noexcept { return _mp->populated_size; }
 
 std::uint32_t growing_pool::free_count() const noexcept {
-    if (!_ring_ops) { return rte_mempool_avail_count(_mp); }
-    // The ring handlers keep their rte_ring in pool_data: its count plus
-    // this lcore's cache, without avail_count's walk over every lcore.
-    std::uint32_t n = rte_ring_count(static_cast<const rte_ring*>(_mp->pool_data));
+    if (!_ring_ops && !_lifo) { return rte_mempool_avail_count(_mp); }
+    // The ring handlers keep their rte_ring in pool_data, the stack its
+    // count: that plus this lcore's cache, without avail_count's walk over
+    // every lcore.
+    std::uint32_t n = _lifo ? lifo_count(_mp) : rte_ring_count(static_cast<const rte_ring*>(_mp->pool_data));
     const unsigned l = rte_lcore_id();
     if (_mp->cache_size != 0 && l < RTE_MAX_LCORE) { n += _mp->local_cache[l].len; }
     return n;

@@ -25,6 +25,12 @@
 // optional per-mbuf init run once when its chunk is added (after
 // rte_pktmbuf_init; e.g. the generator's prefilled payload).
 //
+// Order: the free mbufs are a stack ("rocelab_lifo", growing_pool.cpp): the
+// mbuf freed last is handed out first, so the memory in use stays the few
+// recently freed mbufs, warm in the cache, rather than every mbuf ever
+// populated in turn as with DPDK's FIFO rings. (TSan builds keep the
+// annotated ring handler.)
+//
 // Counters: populated(), peak free-count checks are the caller's.
 #pragma once
 
@@ -87,6 +93,7 @@ private:
     init_fn _init = nullptr;
     void* _arg = nullptr;
     bool _ring_ops = false;  // a ring_* mempool handler (free_count reads its ring)
+    bool _lifo = false;      // the stack handler (growing_pool.cpp): free_count reads its count
     bool _layout_ok = true;
     std::mutex _grow;
 };
