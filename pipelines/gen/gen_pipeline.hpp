@@ -146,6 +146,13 @@ struct gen_tx_opts {
     // pmtu, and its data room is at least prefilled_data_room(that pmtu).
     // Null: the pipeline creates its own (mbufs of them).
     rte_mempool* prefilled_pool = nullptr;
+    // mbufs taken per refill of a port's stock (1..max_burst). A real-time
+    // burst sends up to max_burst frames, so it takes that many at once; in
+    // virtual time a poll sends about one frame, and 64 ports' stocks of
+    // max_burst would hold thousands of mbufs that go cold before their
+    // turn, so rocelab-fabric takes a few at a time. Which mbuf a frame
+    // gets changes nothing in it.
+    std::uint16_t stock_bulk = max_burst;
 };
 
 // A port as the pipeline sees it (dpdk/port_io.hpp); the generator uses

@@ -184,8 +184,9 @@ bool gen_pipeline::refill(stock& s, rte_mempool* mp) noexcept {
     if (s.n != 0) {
         return true;
     }
-    if (rte_pktmbuf_alloc_bulk(mp, s.m.data(), max_burst) == 0) {
-        s.n = max_burst;
+    const unsigned bulk = std::clamp<unsigned>(_opts.stock_bulk, 1, max_burst);
+    if (rte_pktmbuf_alloc_bulk(mp, s.m.data(), bulk) == 0) {
+        s.n = static_cast<std::uint16_t>(bulk);
         return true;
     }
     rte_mbuf* m = rte_pktmbuf_alloc(mp);  // nearly empty pool: one at a time
