@@ -120,9 +120,14 @@ std::variant<std::unique_ptr<growing_pool>, std::string> growing_pool::create(co
     }
     // A stack (lifo_ops above), except in a TSan build, whose handler
     // annotates each hand-over (tsan.hpp).
-    const char* const ops = tsan_build ? mbuf_pool_ops() : "rocelab_lifo";
+    // (Should DPDK's table of handlers be full, RTE_MEMPOOL_MAX_OPS_IDX,
+    // the stack was not registered: DPDK's handler then, in FIFO order.)
+    const char* ops = tsan_build ? mbuf_pool_ops() : "rocelab_lifo";
     if (rte_mempool_set_ops_byname(g->_mp, ops, nullptr) != 0) {
-        return "mbuf pool " + p.name + ": no mempool handler " + ops;
+        ops = mbuf_pool_ops();
+        if (rte_mempool_set_ops_byname(g->_mp, ops, nullptr) != 0) {
+            return "mbuf pool " + p.name + ": no mempool handler " + ops;
+        }
     }
     rte_pktmbuf_pool_private mbp{};
     mbp.mbuf_data_room_size = p.data_room;
