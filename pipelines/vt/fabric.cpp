@@ -7,6 +7,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "config/gen_config.hpp"
@@ -45,6 +48,32 @@ struct wire_tap {
 
 std::uint32_t mbuf_traits::length(rte_mbuf* const& m) const noexcept { return rte_pktmbuf_pkt_len(m); }
 void mbuf_traits::drop(rte_mbuf*& m) const noexcept { rte_pktmbuf_free(m); }
+
+void mbuf_traits::serialize(rte_mbuf* const& m, std::vector<std::byte>& out) const {
+    const std::uint32_t len = rte_pktmbuf_pkt_len(m);
+    const std::size_t at = out.size();
+    out.resize(at + len);
+    // rte_pktmbuf_read copies only a segmented frame; a contiguous one it points to.
+    const void* d = rte_pktmbuf_read(m, 0, len, out.data() + at);
+    if (d != nullptr && d != out.data() + at) { std::memcpy(out.data() + at, d, len); }
+    rte_pktmbuf_free(m);
+}
+
+rte_mbuf* mbuf_traits::deserialize(const std::byte* p, std::size_t n) const {
+    if (pool == nullptr) { throw std::runtime_error("a frame from another rank, and no mbuf pool to take it"); }
+    rte_mbuf* m = rte_pktmbuf_alloc(pool);
+    if (m == nullptr) {
+        throw std::runtime_error("mbuf pool " + std::string(pool->name) + " exhausted taking a frame from another rank");
+    }
+    char* d = n <= 0xFFFF ? rte_pktmbuf_append(m, static_cast<std::uint16_t>(n)) : nullptr;
+    if (d == nullptr) {
+        rte_pktmbuf_free(m);
+        throw std::runtime_error("a frame of " + std::to_string(n) + " bytes from another rank exceeds mbuf pool " +
+                                 std::string(pool->name) + "'s data room");
+    }
+    if (n != 0) { std::memcpy(d, p, n); }
+    return m;
+}
 
 namespace {
 void dump(pcap_dumper_t* d, wire_tap& t, const rte_mbuf* m, std::int64_t ns) noexcept {

@@ -86,12 +86,23 @@ struct wire_tap;  // per link: the pcap writers (fabric.cpp)
 
 // How a link sees an mbuf: pkt_len, rte_pktmbuf_free on a drop, and the
 // capture hook.
+//
+// Over ranks (sim/parallel.hpp, "Over ranks"), a frame crosses as its
+// bytes: serialize() appends the frame's pkt_len bytes and frees the mbuf
+// (the link's outbox forgets it); deserialize() takes an mbuf from `pool`,
+// the receiving rank's, and copies them in. Nothing else of an mbuf travels
+// between nodes (the pipelines read frames, not mbuf fields). deserialize
+// throws std::runtime_error, between windows, when there is no pool, the
+// pool is exhausted or the frame exceeds its data room.
 struct mbuf_traits {
     wire_tap* tap = nullptr;
+    rte_mempool* pool = nullptr;
     std::uint32_t length(rte_mbuf* const& m) const noexcept;
     void drop(rte_mbuf*& m) const noexcept;
     void on_wire(rte_mbuf* const& m, std::int64_t depart, std::int64_t arrive, sim::wire_fate f) const noexcept;
     void on_credit() const noexcept;
+    void serialize(rte_mbuf* const& m, std::vector<std::byte>& out) const;
+    rte_mbuf* deserialize(const std::byte* p, std::size_t n) const;
 };
 
 using mbuf_engine = sim::engine<rte_mbuf*, mbuf_traits>;
