@@ -100,6 +100,10 @@ Options:
                     Thread k (k >= 1) runs on the k-th EAL worker lcore's CPU
                     if -l/--lcores names one, else on a CPU of the process's
                     other than the main lcore's (docs/fabric.md "Threads")
+  --partition FILE  virtual time: the partitions given, not computed: one
+                    "SWITCH: PARTITION" line per switch (0..P-1; hosts go
+                    with the switch they are cabled to), run on --threads N
+                    threads (default P); the reports stay the same
   --real-time       run in real time (above) instead of virtual time
   --rt-rate RATE    real time: the fastest cable's rate after scaling
                     (default 1Gbps, what one core here sustains)
@@ -130,9 +134,44 @@ struct opts {
     bool realtime = false;
     bits_per_sec rt_rate{1'000'000'000};
     unsigned threads = 1;
+    bool threads_given = false;
+    std::string partition;  // --partition FILE
+    std::vector<vt::fabric::partition_entry> parts;  // its lines, read before EAL starts
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-fabric", code, msg); }
+
+// --partition FILE: one "SWITCH: PARTITION" per line ('#' starts a comment;
+// blank lines are skipped), PARTITION a whole number 0..255. A line that is
+// not of that form is one error line naming file:line.
+std::vector<vt::fabric::partition_entry> read_partition(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) { die(2, "--partition " + path + ": cannot read it"); }
+    std::vector<vt::fabric::partition_entry> out;
+    std::string line;
+    for (int no = 1; std::getline(in, line); ++no) {
+        const std::string where = path + ":" + std::to_string(no);
+        if (const auto h = line.find('#'); h != std::string::npos) { line.resize(h); }
+        const auto trim = [](std::string x) {
+            const auto b = x.find_first_not_of(" \t\r");
+            if (b == std::string::npos) { return std::string(); }
+            return x.substr(b, x.find_last_not_of(" \t\r") - b + 1);
+        };
+        line = trim(line);
+        if (line.empty()) { continue; }
+        const auto colon = line.rfind(':');
+        if (colon == std::string::npos) { die(2, where + ": '" + line + "': expected 'SWITCH: PARTITION'"); }
+        const std::string name = trim(line.substr(0, colon)), num = trim(line.substr(colon + 1));
+        unsigned part = 0;
+        const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), part);
+        if (name.empty() || num.empty() || ec != std::errc{} || end != num.data() + num.size() || part > 255) {
+            die(2, where + ": '" + line + "': expected 'SWITCH: PARTITION', PARTITION a whole number 0..255");
+        }
+        out.push_back({name, part, where});
+    }
+    if (out.empty()) { die(2, "--partition " + path + ": no 'SWITCH: PARTITION' line"); }
+    return out;
+}
 
 opts parse(int argc, char** argv) {
     opts o;
@@ -188,6 +227,9 @@ opts parse(int argc, char** argv) {
             const unsigned long n = std::strtoul(v.c_str(), &end, 10);
             if (end == v.c_str() || *end != '\0' || n < 1 || n > 256) { die(2, "--threads '" + v + "': 1..256"); }
             o.threads = static_cast<unsigned>(n);
+            o.threads_given = true;
+        } else if (a == "--partition") {
+            o.partition = need("a file of 'switch: partition' lines");
         } else if (!a.empty() && a[0] == '-') {
             die(2, "unknown option " + a + " (see --help)");
         } else if (o.cmd.empty()) {
@@ -201,6 +243,19 @@ opts parse(int argc, char** argv) {
     }
     if (o.cmd.empty() || o.topology.empty()) { die(2, "usage: rocelab-fabric run TOPOLOGY.yaml [options] (see --help)"); }
     if (o.threads > 1 && o.realtime) { die(2, "--threads: virtual time only (--real-time runs on one thread)"); }
+    if (!o.partition.empty() && o.realtime) { die(2, "--partition: virtual time only (--real-time runs on one thread)"); }
+    if (!o.partition.empty()) {
+        o.parts = read_partition(o.partition);
+        unsigned np = 0;
+        for (const auto& e : o.parts) { np = std::max(np, e.part + 1); }
+        if (!o.threads_given) {
+            o.threads = np;  // one thread per partition
+        } else if (o.threads > np) {
+            die(2, "--threads " + std::to_string(o.threads) + ": --partition " + o.partition + " has " +
+                       std::to_string(np) + " partition" + (np == 1 ? "" : "s") + ": at most " + std::to_string(np) +
+                       " thread" + (np == 1 ? "" : "s"));
+        }
+    }
     return o;
 }
 
@@ -1279,7 +1334,8 @@ int main(int argc, char** argv) {
     bool wrote_summary = false;
     {
         if (o.realtime) { f.use_ethdevs("rtf"); }  // every cabled port a net_ring ethdev
-        f.set_threads(o.threads);
+        f.set_threads(o.threads);  // with --partition: its partitions on this many threads (parse())
+        if (!o.partition.empty()) { f.set_partition(o.parts, "--partition " + o.partition); }
         if (const std::string e = f.build(mbufs); !e.empty()) {
             std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
             rc = 2;

@@ -290,6 +290,9 @@ struct fabric::impl {
     std::vector<mbuf_engine::link_type*> links;     // by cable direction: 2c a->b, 2c+1 b->a
     std::vector<unsigned> en_part;                  // engine node -> partition
     unsigned threads = 1;
+    std::vector<fabric::partition_entry> given_parts;  // --partition (empty: computed)
+    std::string given_parts_src;
+    unsigned given_nparts = 0;
     std::size_t cut_cables = 0;
     std::vector<std::unique_ptr<wire_tap>> taps;  // per engine link
     bool built = false;
@@ -903,8 +906,10 @@ std::string fabric::build(rte_mempool* pool) {
     // each switch, each generator's hosts.
     std::vector<sim::sim_node*> en;
     std::vector<std::size_t> en_ports;  // ports each engine node polls (its weight)
+    std::vector<std::uint32_t> node_first;  // by node: its first engine node
     for (auto& n : p.nodes) {
         const auto first = static_cast<std::uint32_t>(en.size());
+        node_first.push_back(first);
         for (auto& u : n.units) {
             en.push_back(u.get());
             en_ports.push_back(u->ports.size());
@@ -944,8 +949,68 @@ std::string fabric::build(rte_mempool* pool) {
         unit_of[i] = u;
         unit_weight[u] += en_ports[i];
     }
-    const unsigned parts = p.threads;
-    if (parts > unit_root.size()) {
+    std::vector<unsigned> unit_part(unit_root.size(), 0);
+    if (!p.given_parts.empty()) {
+        // --partition: each unit takes its switches' partition.
+        const std::string& src = p.given_parts_src;
+        std::vector<int> node_part(p.nodes.size(), -1);
+        std::vector<std::string> node_where(p.nodes.size());
+        unsigned nparts = 0;
+        for (const auto& e : p.given_parts) {
+            std::size_t k = 0;
+            while (k < p.nodes.size() && p.nodes[k].name != e.node) { ++k; }
+            if (k == p.nodes.size()) {
+                std::string names;
+                for (const auto& n : p.nodes) {
+                    if (n.kind == node_kind::switch_node) { names += (names.empty() ? "" : ", ") + n.name; }
+                }
+                return e.where + ": no switch '" + e.node + "' in the fabric (its switches: " + names + ")";
+            }
+            if (p.nodes[k].kind != node_kind::switch_node) {
+                return e.where + ": '" + e.node +
+                       "' is a generator: its hosts go with the switch they are cabled to (a host's cable is never "
+                       "cut); name switches only";
+            }
+            if (node_part[k] >= 0) { return e.where + ": '" + e.node + "' again (first at " + node_where[k] + ")"; }
+            node_part[k] = static_cast<int>(e.part);
+            node_where[k] = e.where;
+            nparts = std::max(nparts, e.part + 1);
+        }
+        std::vector<int> up_part(unit_root.size(), -1);
+        std::vector<std::size_t> up_node(unit_root.size(), 0);
+        std::vector<bool> used(nparts, false);
+        for (std::size_t k = 0; k < p.nodes.size(); ++k) {
+            if (p.nodes[k].kind != node_kind::switch_node) { continue; }
+            if (node_part[k] < 0) {
+                return src + ": switch '" + p.nodes[k].name + "' has no partition (name every switch)";
+            }
+            const std::uint32_t u = unit_of[node_first[k]];
+            if (up_part[u] >= 0 && up_part[u] != node_part[k]) {
+                return src + ": '" + p.nodes[up_node[u]].name + "' (partition " + std::to_string(up_part[u]) +
+                       ") and '" + p.nodes[k].name + "' (partition " + std::to_string(node_part[k]) +
+                       ") share hosts' cables, which are never cut: give them one partition";
+            }
+            up_part[u] = node_part[k];
+            up_node[u] = k;
+            used[static_cast<unsigned>(node_part[k])] = true;
+        }
+        for (unsigned q = 0; q < nparts; ++q) {
+            if (!used[q]) {
+                return src + ": partition " + std::to_string(q) + " has no switch (partitions are 0.." +
+                       std::to_string(nparts - 1) + ", each with a switch)";
+            }
+        }
+        for (std::uint32_t u = 0; u < unit_root.size(); ++u) {
+            if (up_part[u] < 0) {  // a unit without a switch (hosts cabled to hosts): with partition 0
+                up_part[u] = 0;
+            }
+            unit_part[u] = static_cast<unsigned>(up_part[u]);
+        }
+        p.threads = std::min(p.threads, nparts);
+        p.given_nparts = nparts;
+    }
+    const unsigned parts = p.given_parts.empty() ? p.threads : p.given_nparts;
+    if (p.given_parts.empty() && parts > unit_root.size()) {
         return "--threads " + std::to_string(parts) + ": the fabric has " + std::to_string(unit_root.size()) +
                " part" + (unit_root.size() == 1 ? "" : "s") +
                " that can run apart (each switch with the hosts cabled to it): at most " +
@@ -956,8 +1021,8 @@ std::string fabric::build(rte_mempool* pool) {
     std::stable_sort(order.begin(), order.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return unit_weight[a] > unit_weight[b]; });
     std::vector<std::uint64_t> load(parts, 0);
-    std::vector<unsigned> unit_part(unit_root.size(), 0);
     for (const std::uint32_t u : order) {
+        if (!p.given_parts.empty()) { break; }  // given, above
         unsigned best = 0;
         for (unsigned q = 1; q < parts; ++q) {
             if (load[q] < load[best]) { best = q; }
@@ -1125,6 +1190,10 @@ void fabric::poll_realtime(nanos now) noexcept {
 nanos fabric::now() const noexcept { return _p->peng ? _p->peng->now() : nanos{0}; }
 
 void fabric::set_threads(unsigned threads) noexcept { _p->threads = threads == 0 ? 1 : threads; }
+void fabric::set_partition(std::vector<partition_entry> entries, std::string source) {
+    _p->given_parts = std::move(entries);
+    _p->given_parts_src = std::move(source);
+}
 
 fabric::partition_figures fabric::partitions() const {
     partition_figures f;

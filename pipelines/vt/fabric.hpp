@@ -164,6 +164,19 @@ public:
     // the cables cut. build() refuses more threads than units. Reports and
     // captures are the same, byte for byte, for every thread count.
     void set_threads(unsigned threads) noexcept;
+    // The partitions given instead of computed (rocelab-fabric --partition):
+    // each switch's partition, 0..P-1 (`where` names the entry for errors,
+    // "file:line"). Hosts go with the switch they are cabled to. build()
+    // refuses, in one line, a name that is not a switch of the fabric, a
+    // switch left out, two switches joined by hosts' cables in different
+    // partitions, and a partition with no switch. The run then has P
+    // partitions on min(P, threads) threads.
+    struct partition_entry {
+        std::string node;
+        unsigned part = 0;
+        std::string where;
+    };
+    void set_partition(std::vector<partition_entry> entries, std::string source);
     // After build: the partitions, the lookahead, the cables cut, and the
     // synchronisation windows run so far.
     struct partition_figures {
