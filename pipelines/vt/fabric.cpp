@@ -1000,11 +1000,8 @@ std::string fabric::build(rte_mempool* pool) {
                        std::to_string(nparts - 1) + ", each with a switch)";
             }
         }
-        for (std::uint32_t u = 0; u < unit_root.size(); ++u) {
-            if (up_part[u] < 0) {  // a unit without a switch (hosts cabled to hosts): with partition 0
-                up_part[u] = 0;
-            }
-            unit_part[u] = static_cast<unsigned>(up_part[u]);
+        for (std::uint32_t u = 0; u < unit_root.size(); ++u) {  // a unit without a switch (hosts to hosts): 0
+            unit_part[u] = up_part[u] < 0 ? 0u : static_cast<unsigned>(up_part[u]);
         }
         p.threads = std::min(p.threads, nparts);
         p.given_nparts = nparts;
@@ -1016,19 +1013,20 @@ std::string fabric::build(rte_mempool* pool) {
                " that can run apart (each switch with the hosts cabled to it): at most " +
                std::to_string(unit_root.size()) + " threads";
     }
-    std::vector<std::uint32_t> order(unit_root.size());
-    for (std::uint32_t u = 0; u < order.size(); ++u) { order[u] = u; }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return unit_weight[a] > unit_weight[b]; });
-    std::vector<std::uint64_t> load(parts, 0);
-    for (const std::uint32_t u : order) {
-        if (!p.given_parts.empty()) { break; }  // given, above
-        unsigned best = 0;
-        for (unsigned q = 1; q < parts; ++q) {
-            if (load[q] < load[best]) { best = q; }
+    if (p.given_parts.empty()) {  // computed: heaviest unit first, onto the least loaded partition
+        std::vector<std::uint32_t> order(unit_root.size());
+        for (std::uint32_t u = 0; u < order.size(); ++u) { order[u] = u; }
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return unit_weight[a] > unit_weight[b]; });
+        std::vector<std::uint64_t> load(parts, 0);
+        for (const std::uint32_t u : order) {
+            unsigned best = 0;
+            for (unsigned q = 1; q < parts; ++q) {
+                if (load[q] < load[best]) { best = q; }
+            }
+            unit_part[u] = best;
+            load[best] += unit_weight[u];
         }
-        unit_part[u] = best;
-        load[best] += unit_weight[u];
     }
     p.en_part.resize(en.size());
     for (std::uint32_t i = 0; i < en.size(); ++i) { p.en_part[i] = unit_part[unit_of[i]]; }
