@@ -331,6 +331,9 @@ public:
         return true;
     }
     std::size_t completions_pending() const noexcept { return _done_tail - _done_head; }
+    // The message table's slots (a power of two) and the completion ring's.
+    std::size_t message_capacity() const noexcept { return _msgs.size(); }
+    std::size_t completion_capacity() const noexcept { return _done.size(); }
 
     // True when next() would return a packet at `now`.
     bool can_send(nanos now) const noexcept {

@@ -197,6 +197,24 @@ struct frame_tpl {
                                  // without the PSN word pair and the ICRC (added per frame)
 };
 
+// The slots of a flow's requester message table and completion ring
+// (both sized alike, written at construction, so they cost set-up time and
+// resident memory): what can be outstanding at once, at most 1024. A flow
+// with a message count never has more than that; a closed loop outside a
+// collective never more than its `outstanding`, since a message is released
+// only when fewer are in flight and a table slot is freed when its message
+// completes, before the loop counts it done. A collective posts messages
+// itself, so its flows keep 1024. Nothing else depends on the size while no
+// post is refused (post_rejected), which these bounds keep at 0.
+inline std::uint32_t message_slots(const gen_cfg& cfg, const gen_flow& f) noexcept {
+    std::uint64_t n = 1024;
+    if (f.arrivals.count != 0) { n = std::min<std::uint64_t>(n, f.arrivals.count); }
+    if (f.arrivals.kind == arrival_kind::closed_loop && !is_collective(cfg.pattern)) {
+        n = std::min<std::uint64_t>(n, std::max<std::uint32_t>(f.arrivals.outstanding, 1));
+    }
+    return static_cast<std::uint32_t>(n);
+}
+
 struct flow_state {
     flow_state(const gen_flow& f, const qp_cfg& rq_cfg, const qp_cfg& rs_cfg, size_dist sizes,
                std::size_t fct_capacity, const dcqcn_cfg& rp_cfg, const dcqcn_np_cfg& np_cfg,

@@ -640,7 +640,7 @@ std::variant<memory_plan, std::string> fabric::plan_memory() {
         }
         hosts += n.gcfg.hosts.size();
         for (const auto& f : n.gcfg.flows) {
-            const std::uint64_t slots = f.arrivals.count != 0 ? std::min<std::uint64_t>(f.arrivals.count, 1024) : 1024;
+            const std::uint64_t slots = gen::message_slots(n.gcfg, f);
             ++flows;
             flow_bytes += sizeof(gen::flow_state) + slots * requester::bytes_per_message_slot;
         }

@@ -196,6 +196,59 @@ TEST(vt_fabric, pipelines_are_nodes_a_generator_one_unit_per_host) {
     EXPECT_EQ(pool.in_use(), 0u);
 }
 
+// A flow's message table and completion ring hold what can be outstanding
+// (gen::message_slots): a closed loop's `outstanding`, a message count,
+// else 1024. Sized so, a closed loop of 2 messages in flight runs hundreds
+// of messages through 2 slots with no post refused, and the fabric's
+// resident floor counts 2 slots per flow, not 1024.
+TEST(vt_fabric, a_flows_message_table_holds_what_can_be_outstanding) {
+    init_eal();
+    pool_guard pool(65536, "vt_slots");
+    ASSERT_NE(pool.mp, nullptr);
+    const std::string gen_yaml = "seed: 1\npattern: incast\nsenders: 3\nmsg_size: 4KiB\npmtu: 1024\n"
+                                 "arrivals: closed-loop\noutstanding: 2\n";
+    {
+        vt::fabric f;
+        const auto leaf = f.add_switch("leaf", sw_cfg(ports_yaml(4, "100Gbps")));
+        const auto hosts = f.add_gen("hosts", g_cfg(gen_yaml));
+        for (int i = 0; i < 4; ++i) { f.connect(hosts, i, leaf, i, cable100); }
+        ASSERT_EQ(f.build(pool.mp), "");
+        gen::gen_pipeline& g = f.gen_at(hosts);
+        ASSERT_EQ(g.flow_count(), 3u);
+        f.run_until(200_us);
+        for (std::size_t i = 0; i < g.flow_count(); ++i) {
+            const requester& rq = g.flow(i).rq;
+            EXPECT_EQ(rq.message_capacity(), 2u) << "flow " << i;
+            EXPECT_EQ(rq.completion_capacity(), 2u) << "flow " << i;
+            // 200 us at ~33 Gbps each: ~200 messages of 4 KiB each.
+            EXPECT_GT(rq.counters().messages_completed, 100u) << "flow " << i;
+            EXPECT_EQ(rq.counters().post_rejected, 0u) << "flow " << i;
+            EXPECT_EQ(rq.counters().completions_dropped, 0u) << "flow " << i;
+        }
+        f.release_all();
+    }
+    EXPECT_EQ(pool.in_use(), 0u);
+    // The policy itself: counts, closed loops, open loops, collectives.
+    gen_cfg c = g_cfg(gen_yaml);
+    gen_flow fl;
+    fl.arrivals.kind = arrival_kind::closed_loop;
+    fl.arrivals.outstanding = 4;
+    EXPECT_EQ(gen::message_slots(c, fl), 4u);
+    fl.arrivals.count = 3;
+    EXPECT_EQ(gen::message_slots(c, fl), 3u);
+    fl.arrivals.count = 0;
+    fl.arrivals.outstanding = 512;
+    EXPECT_EQ(gen::message_slots(c, fl), 512u);
+    fl.arrivals.kind = arrival_kind::poisson;
+    EXPECT_EQ(gen::message_slots(c, fl), 1024u) << "an open loop can pile messages up";
+    fl.arrivals.count = 100000;
+    EXPECT_EQ(gen::message_slots(c, fl), 1024u);
+    fl.arrivals = {};
+    fl.arrivals.kind = arrival_kind::closed_loop;
+    c.pattern = gen_pattern::ring_allreduce;
+    EXPECT_EQ(gen::message_slots(c, fl), 1024u) << "a collective posts its own messages";
+}
+
 TEST(vt_fabric, shaped_port_departures_are_spaced_exactly_at_the_configured_rate) {
     init_eal();
     pool_guard pool(65536, "vt_shape");
