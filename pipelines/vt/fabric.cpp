@@ -1201,6 +1201,7 @@ fabric::partition_figures fabric::partitions() const {
     f.cut_cables = _p->cut_cables;
     f.windows = _p->peng->counters().windows;
     f.late = _p->peng->counters().late;
+    f.thread_times = _p->peng->thread_times();
     for (const auto& n : _p->nodes) { f.node_partition.push_back(_p->en_part[n.port_node.empty() ? 0 : n.port_node[0]]); }
     return f;
 }
