@@ -15,6 +15,8 @@ Oracles that do not come from the script's own arithmetic:
   - the 256 servers x 8 planes fabric (2048 hosts, 96 L3 switches) is
     accepted by `rocelab-fabric check`, well within a minute (it was refused:
     a generator's hosts stopped at 1024; and parsing its hosts was quadratic);
+  - a generator of 512 hosts populates mbufs for what its polls take, not
+    for all its ports at once;
   - sizes the addressing cannot take are refused in one line.
 """
 import filecmp
@@ -110,6 +112,15 @@ class LeafSpinePlanes(unittest.TestCase):
         rc, so, se = fabrictest.run(["check", path], timeout=60)
         self.assertEqual(rc, 0, so + se)
         self.assertIn("valid (97 nodes, 2304 cables", so)
+
+    def test_many_hosts_populate_what_their_polls_take(self):
+        # 512 hosts in one generator: its workers are polled one host at a
+        # time, so the mbufs kept ahead are a switch's poll's, not 512 ports'
+        # (that mark populated 2 x 133120 mbufs before the first event).
+        path = self.gen("--servers", "64", "--planes", "8", "--rate", "25Gbps", "--traffic", "permutation",
+                        "--msg-size", "16KiB", "--duration", "1us")
+        sp = load(self.run_fabric(path, "many"), "speed.json")
+        self.assertLess(sp["mbufs_populated"], 65536)
 
     def test_sizes_the_script_cannot_address_are_refused(self):
         for args, want in ((["--servers", "8", "--leaves", "3"], "multiple of the leaves"),
