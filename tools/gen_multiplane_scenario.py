@@ -30,8 +30,10 @@ takes only its router MAC). PFC on priority 3 with lossless profiles and a
 the host of the same plane --shift servers on (default servers / L: the same
 port of the next leaf, so every flow crosses a spine), closed loop, messages
 of --msg-size, as listed flows (one per host, named s<i>p<k>->s<j>p<k>). The
-planes then share nothing (no server gate), so --threads can split them (a
-striped collective joins every server's ports into one unit: one part).
+planes then share nothing (no server gate), so --threads can split them plane
+by plane, cutting no cable (a striped collective makes each server's ports
+one unit, which joins its leaf in every plane into one part: a split cuts
+uplinks).
 
   tools/gen_multiplane_scenario.py --name multiplane-8x4 --header FILE \\
       --expect "lossless_drops == 0" ... > conf/scenarios/multiplane-8x4.yaml
