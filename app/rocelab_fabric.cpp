@@ -925,6 +925,32 @@ std::string speed_json(vt::fabric& f, nanos ran, double wall, double setup_s, un
     j.kv("lookahead_ns", pf2.lookahead.v);
     j.kv("cut_cables", static_cast<std::uint64_t>(pf2.cut_cables));
     j.kv("windows", pf2.windows);
+    // Where each thread's wall time went (sim/parallel.hpp): running its
+    // partitions, and waiting at the window barrier (a steady clock read
+    // at the barrier's edges); the waits' share of the run's wall time,
+    // per thread and over all threads.
+    double wait_sum = 0;
+    j.key("thread_busy_s");
+    j.begin_array();
+    for (const auto& t : pf2.thread_times) {
+        j.value(double(t.busy_ns) / 1e9);
+    }
+    j.end_array();
+    j.key("thread_wait_s");
+    j.begin_array();
+    for (const auto& t : pf2.thread_times) {
+        j.value(double(t.wait_ns) / 1e9);
+        wait_sum += double(t.wait_ns) / 1e9;
+    }
+    j.end_array();
+    j.key("thread_wait_share");
+    j.begin_array();
+    for (const auto& t : pf2.thread_times) {
+        j.value(wall > 0 ? double(t.wait_ns) / 1e9 / wall : 0.0);
+    }
+    j.end_array();
+    const std::size_t nt = pf2.thread_times.size();
+    j.kv("sync_wait_share", wall > 0 && nt != 0 ? wait_sum / (wall * double(nt)) : 0.0);
     j.end_object();
     s += "\n";
     return s;
@@ -1205,10 +1231,18 @@ int print_ran(const opts& o, vt::fabric& f, const topology_cfg& topo, double k, 
             for (unsigned k = 1; k < std::min(o.threads, pf2.partitions); ++k) {
                 cpus += ", CPU " + dpdk::extra_thread_cpus(k);
             }
-            std::printf("rocelab-fabric: %u threads (%s): %u partitions, %zu cables cut, lookahead %s, %" PRIu64
-                        " windows\n",
-                        o.threads, cpus.c_str(), pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(),
-                        pf2.windows);
+            std::string waits;  // each thread's wait at the window barrier, as a share of the wall time
+            for (const auto& t : pf2.thread_times) {
+                char b[32];
+                std::snprintf(b, sizeof b, "%s%.0f %%", waits.empty() ? "" : ", ",
+                              wall > 0 ? double(t.wait_ns) / 1e9 / wall * 100 : 0.0);
+                waits += b;
+            }
+            std::printf(
+                "rocelab-fabric: %u threads (%s): %u partitions, %zu cables cut, lookahead %s, %" PRIu64
+                " windows; waiting at the barrier: %s of the wall time\n",
+                o.threads, cpus.c_str(), pf2.partitions, pf2.cut_cables, format_time(pf2.lookahead).c_str(),
+                pf2.windows, waits.c_str());
         }
         if (pf2.late != 0) {
             std::fprintf(stderr, "rocelab-fabric: internal error: %" PRIu64

@@ -874,13 +874,20 @@ result<gen_cfg> detail::gen_cfg_from_yaml(const YAML::Node& root, const std::str
                         return config_error{where(h.Mark()) + "hosts[]: name and port are required"};
                     }
                     g.name = h["name"].as<std::string>();
-                    auto p = detail::parse_uint(h["port"].as<std::string>(), 0, 1023, true);
+                    // Up to 65535: a scenario's hosts are one generator's
+                    // ports (2048 in a 256 x 8 multi-plane fabric).
+                    auto p = detail::parse_uint(h["port"].as<std::string>(), 0, 65535, true);
                     if (!p) {
-                        return config_error{where(h["port"].Mark()) + "hosts." + g.name + ".port: expected 0..1023"};
+                        return config_error{where(h["port"].Mark()) + "hosts." + g.name +
+                                            ".port: expected 0..65535"};
                     }
                     g.port = static_cast<int>(*p);
                     const int idx = static_cast<int>(c.hosts.size());
-                    g.mac = {0x02, 0x00, 0x00, 0x00, static_cast<std::uint8_t>(g.port),
+                    g.mac = {0x02,
+                             0x00,
+                             0x00,
+                             static_cast<std::uint8_t>(g.port >> 8),
+                             static_cast<std::uint8_t>(g.port),
                              static_cast<std::uint8_t>(idx + 1)};
                     g.ip = (10u << 24) | (static_cast<std::uint32_t>(g.port & 0xFF) << 16) |
                            static_cast<std::uint32_t>(idx + 1);

@@ -59,6 +59,18 @@
 // than the link takes); it must stay 0, and the fabric fails a run where it
 // does not.
 //
+// Where the threads' wall time goes (thread_times(), one entry per thread,
+// thread 0 the caller's), from a steady clock read at the barrier's edges
+// only (two or three reads per window per thread, nothing per event):
+//   busy_ns: running its partitions' events (run_share);
+//   wait_ns: waiting at the barrier. Thread 0: from the end of its share
+//     to the last worker's done. A worker: from its done to the next
+//     window's go, so it also holds thread 0's serial work (the window's
+//     transfers, the next window's start, and the caller's own work between
+//     two run_until calls); the wait after the last window is not counted.
+// With one thread nobody waits: wait_ns stays 0, busy_ns is still taken.
+// The figures change nothing the partitions do.
+//
 // Example:
 //   parallel_engine<frame> pe(2);
 //   auto a = pe.part(0).add_node(src); auto b = pe.part(1).add_node(sink);
@@ -68,6 +80,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <functional>
 #include <memory>
@@ -90,6 +103,11 @@ concept rank_serialisable = requires(const Traits& t, const Item& it, std::vecto
                                      const std::byte* p, std::size_t n) {
     t.serialize(it, out);
     { t.deserialize(p, n) } -> std::convertible_to<Item>;
+};
+
+struct thread_time {
+    std::int64_t busy_ns = 0;  // running its partitions
+    std::int64_t wait_ns = 0;  // waiting at the window barrier (above)
 };
 
 struct parallel_counters {
@@ -191,6 +209,16 @@ public:
     }
 
     const parallel_counters& counters() const noexcept { return _c; }
+    // Per thread of the last run_until's thread count (see the header).
+    // Read it between runs (the workers write theirs before they report a
+    // window done, so what the caller reads is complete to the last window).
+    std::vector<thread_time> thread_times() const {
+        std::vector<thread_time> v;
+        for (const auto& t : _times) {
+            v.push_back(t.t);
+        }
+        return v;
+    }
     nanos now() const noexcept { return _tr == nullptr ? _parts.front()->now() : _now; }
 
     // Over ranks: this process's rank, and the rank of partition p (one
@@ -373,13 +401,18 @@ private:
     void run_window(nanos w) {
         const unsigned n = _nthreads;
         if (n <= 1) {
+            const std::int64_t t0 = clock_ns();
             for (engine_type* p : _run) { p->run_until(w); }
+            _times[0].t.busy_ns += clock_ns() - t0;
             return;
         }
         _window_end.store(w.v, std::memory_order_relaxed);
         _done.store(0, std::memory_order_relaxed);
         _generation.fetch_add(1, std::memory_order_release);  // go
+        const std::int64_t t0 = clock_ns();
         run_share(0, w);
+        const std::int64_t t1 = clock_ns();
+        _times[0].t.busy_ns += t1 - t0;
         unsigned spins = 0;
         while (_done.load(std::memory_order_acquire) != n - 1) {
             if (++spins > 4096) {
@@ -389,9 +422,15 @@ private:
                 spin_pause();
             }
         }
+        _times[0].t.wait_ns += clock_ns() - t1;
     }
     void run_share(unsigned k, nanos w) {
         for (std::size_t p = k; p < _run.size(); p += _nthreads) { _run[p]->run_until(w); }
+    }
+    static std::int64_t clock_ns() noexcept {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     }
     static void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -400,15 +439,20 @@ private:
     }
 
     void start_threads(unsigned n) {
-        if (n == _nthreads) { return; }
+        if (n == _nthreads && _times.size() == n) {
+            return;
+        }
         stop_threads();
         _nthreads = n;
+        _times = std::vector<thread_slot>(n);
         _quit.store(false);
         const std::uint64_t gen0 = _generation.load();
         for (unsigned k = 1; k < n; ++k) {
             _threads.emplace_back([this, k, gen0] {
                 if (_thread_init) { _thread_init(k); }
                 std::uint64_t seen = gen0;
+                thread_time& tt = _times[k].t;  // this thread's own slot
+                std::int64_t idle_from = clock_ns();
                 for (;;) {
                     std::uint64_t g;
                     unsigned spins = 0;
@@ -422,8 +466,12 @@ private:
                         }
                     }
                     seen = g;
+                    const std::int64_t go = clock_ns();
+                    tt.wait_ns += go - idle_from;
                     run_share(k, nanos{_window_end.load(std::memory_order_relaxed)});
-                    _done.fetch_add(1, std::memory_order_acq_rel);
+                    idle_from = clock_ns();
+                    tt.busy_ns += idle_from - go;
+                    _done.fetch_add(1, std::memory_order_acq_rel);  // publishes tt too
                 }
             });
         }
@@ -450,6 +498,10 @@ private:
     // threads
     unsigned _nthreads = 1;
     std::vector<std::thread> _threads;
+    struct alignas(64) thread_slot {  // one per thread, written by it alone
+        thread_time t;
+    };
+    std::vector<thread_slot> _times = std::vector<thread_slot>(1);
     alignas(64) std::atomic<std::uint64_t> _generation{0};
     alignas(64) std::atomic<std::int64_t> _window_end{0};
     alignas(64) std::atomic<unsigned> _done{0};

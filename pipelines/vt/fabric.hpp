@@ -186,6 +186,10 @@ public:
         std::uint64_t windows = 0;
         std::uint64_t late = 0;  // frames that crossed too late (must be 0)
         std::vector<unsigned> node_partition;  // per node (a generator: its first host's)
+        // Per thread (0: the caller's), over the run so far: wall time
+        // running its partitions and waiting at the window barrier
+        // (sim/parallel.hpp, "Where the threads' wall time goes").
+        std::vector<sim::thread_time> thread_times;
     };
     partition_figures partitions() const;
 

@@ -7,6 +7,7 @@
 // sim_mpi_np2 / sim_mpi_np3).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,6 +75,37 @@ TEST(sim_toy, threads_give_the_one_engine_trace) {
             EXPECT_EQ(r.events, one.events);
             EXPECT_EQ(r.late, 0u);
         }
+    }
+}
+
+// Where the threads' time goes (parallel_engine::thread_times): one entry
+// per thread; with one thread nobody waits; every thread's busy and wait
+// time lie inside the span of the run_until calls (they are taken at the
+// barrier's edges, so they cannot add up to more than its wall time);
+// and measuring them leaves the trace as it was.
+TEST(sim_toy, thread_times_lie_within_the_run_and_change_nothing) {
+    const result& one = one_engine();
+    for (unsigned threads : {1u, 2u}) {
+        toy::model m(toy_nodes);
+        const std::vector<unsigned> part_of{0, 1, 0, 1, 0, 1, 0};
+        toy::tparallel pe(2);
+        pe.set_lookahead(toy::build(m, pe, part_of));
+        // Several runs, as the fabric's control loop does; a worker's wait
+        // runs on between them, so the span is from the first to the last.
+        const auto a = std::chrono::steady_clock::now();
+        for (nanos t{100'000}; t <= toy_end; t.v += 100'000) { pe.run_until(t, threads); }
+        const std::int64_t wall =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - a).count();
+        EXPECT_EQ(m.hash(), one.hash) << threads << " threads";
+        const std::vector<thread_time> tt = pe.thread_times();
+        ASSERT_EQ(tt.size(), threads);
+        EXPECT_GT(pe.counters().windows, 100u);
+        for (unsigned k = 0; k < threads; ++k) {
+            EXPECT_GT(tt[k].busy_ns, 0) << "thread " << k;
+            EXPECT_GE(tt[k].wait_ns, 0) << "thread " << k;
+            EXPECT_LE(tt[k].busy_ns + tt[k].wait_ns, wall) << "thread " << k << " of " << threads;
+        }
+        if (threads == 1) { EXPECT_EQ(tt[0].wait_ns, 0); }
     }
 }
 
