@@ -12,10 +12,13 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -31,7 +34,14 @@
 #include <optional>
 #include <fstream>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#ifdef ROCELAB_WITH_MPI
+#include <mpi.h>
+
+#include "sim/mpi_transport.hpp"
+#endif
 
 #include "runtime/app_common.hpp"
 #include "runtime/control_loop.hpp"
@@ -139,7 +149,46 @@ struct opts {
     std::vector<vt::fabric::partition_entry> parts;  // its lines, read before EAL starts
 };
 
-[[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-fabric", code, msg); }
+// Over MPI ranks (mpirun -np R rocelab-fabric run ...; docs/fabric.md
+// "Over MPI ranks"): this process's rank, and whether the ranks are still
+// setting up (every rank takes the same steps on the same input until the
+// run starts, so a set-up error is met by all of them at once).
+struct rank_ctx {
+    unsigned rank = 0;
+    unsigned ranks = 1;
+    bool setting_up = true;
+#ifdef ROCELAB_WITH_MPI
+    std::unique_ptr<sim::mpi_transport> tr;
+#endif
+    bool on() const noexcept { return ranks > 1; }
+};
+rank_ctx g_rk;
+
+// The rank count a launcher gave this process (Open MPI's mpirun, or a
+// PMI launcher as MPICH's), 0 when it was not started by one.
+unsigned launched_ranks() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+        if (const char* e = std::getenv(v); e != nullptr) { return static_cast<unsigned>(std::strtoul(e, nullptr, 10)); }
+    }
+    return 0;
+}
+
+// One line on stderr, then exit. Over ranks, while setting up every rank
+// meets the same error: rank 0 says it and exits with the code, the others
+// leave quietly with 0 (mpirun ends the job at the first non-zero exit, and
+// its exit status is that one).
+[[noreturn]] void die(int code, const std::string& msg) {
+    if (!g_rk.on()) { runtime::die("rocelab-fabric", code, msg); }
+    if (g_rk.rank == 0) { std::fprintf(stderr, "rocelab-fabric: %s\n", msg.c_str()); }
+#ifdef ROCELAB_WITH_MPI
+    if (g_rk.setting_up) {
+        g_rk.tr.reset();
+        MPI_Finalize();
+        std::exit(g_rk.rank == 0 ? code : 0);
+    }
+#endif
+    std::exit(code);
+}
 
 // --partition FILE: one "SWITCH: PARTITION" per line ('#' starts a comment;
 // blank lines are skipped), PARTITION a whole number 0..255. A line that is
@@ -285,9 +334,207 @@ link_totals totals(vt::fabric& f) {
     return t;
 }
 
+// What fabric.json reads that the run changes, as plain numbers. One
+// process: read from the fabric (collect_figs). Over ranks, every rank
+// collects what it runs (its switches, its ports' credits; its halves of
+// the links and its units' polls, the rest staying 0), and rank 0 combines
+// the gathered figures (rank_gather): counters of links, units and engines
+// summed (each is counted on one rank only: a link's TX side on its
+// sender's, its arrivals on its receiver's), a switch's and a port's own
+// figures taken from the rank that runs it. The same writer then makes the
+// same bytes (docs/fabric.md "Over MPI ranks").
+struct switch_figs {
+    sw::switch_pipeline::pool_figures bp{};
+    std::uint64_t drops = 0;
+    std::uint64_t pg_use_end = 0;
+    std::vector<sw::port_counters> ports;    // per port
+    std::vector<sw::queue_snapshot> queues;  // per port x 8
+    std::vector<sw::pg_status> pgs;          // per port x 8
+};
+struct fabric_figs {
+    sim::engine_counters eng{};
+    std::uint64_t hops = 0;
+    std::vector<vt::node_stats> nodes;
+    std::vector<std::vector<sim::link_counters>> tx;  // per node, per port: its TX link's (zero: no cable)
+    std::vector<switch_figs> sw;                      // per node (empty for a generator)
+    std::vector<std::vector<credit_rx>> crx;          // per node, per port (credit mode)
+    std::vector<std::vector<credit_tx>> ctx;
+};
+static_assert(std::is_trivially_copyable_v<sw::port_counters> && std::is_trivially_copyable_v<sw::queue_snapshot> &&
+              std::is_trivially_copyable_v<sw::pg_status> && std::is_trivially_copyable_v<sim::link_counters> &&
+              std::is_trivially_copyable_v<credit_rx> && std::is_trivially_copyable_v<credit_tx> &&
+              std::is_trivially_copyable_v<vt::node_stats> && std::is_trivially_copyable_v<sim::engine_counters>,
+              "fabric figures travel between ranks as bytes");
+
+// A switch's figures (`s` runs here).
+switch_figs collect_switch(sw::switch_pipeline& s) {
+    switch_figs x;
+    x.drops = switch_drops(s);
+    x.bp = s.buffer_pool();
+    for (std::size_t p = 0; p < s.port_count(); ++p) {
+        x.ports.push_back(s.counters(p));
+        for (int i = 0; i < 8; ++i) {
+            x.queues.push_back(s.queue(p, i));
+            x.pgs.push_back(s.pg(p, i));
+            x.pg_use_end += x.pgs.back().use;
+        }
+    }
+    return x;
+}
+
+// The figures of what runs on this process (one process: everything).
+fabric_figs collect_figs(vt::fabric& f) {
+    fabric_figs x;
+    x.eng = f.engine_counters();
+    x.hops = f.packet_hops();
+    const bool credit = f.has_credit_links();
+    for (std::size_t n = 0; n < f.node_count(); ++n) {
+        x.nodes.push_back(f.stats(n));
+        auto& tx = x.tx.emplace_back();
+        auto& crx = x.crx.emplace_back();
+        auto& ctx = x.ctx.emplace_back();
+        for (std::size_t p = 0; p < f.port_count(n); ++p) {
+            const auto* l = f.tx_link(n, static_cast<int>(p));
+            tx.push_back(l != nullptr ? l->counters() : sim::link_counters{});
+            if (credit) {
+                const credit_rx* r = f.credit_receiver(n, static_cast<int>(p));
+                const credit_tx* t = f.credit_sender(n, static_cast<int>(p));
+                crx.push_back(r != nullptr ? *r : credit_rx{});
+                ctx.push_back(t != nullptr ? *t : credit_tx{});
+            }
+        }
+        const bool mine = f.ranks() <= 1 || f.port_count(n) == 0 || f.port_rank(n, 0) == f.rank();
+        x.sw.push_back(f.kind(n) == vt::node_kind::switch_node && mine ? collect_switch(f.switch_at(n)) : switch_figs{});
+    }
+    return x;
+}
+
+// Over ranks: a rank's figures as bytes (host order: the ranks share one
+// architecture), and rank 0's combination of every rank's.
+template <typename T>
+void put_pod(std::vector<std::byte>& b, const T& v) {
+    const std::size_t at = b.size();
+    b.resize(at + sizeof v);
+    std::memcpy(b.data() + at, &v, sizeof v);
+}
+template <typename T>
+void put_pods(std::vector<std::byte>& b, const std::vector<T>& v) {
+    put_pod(b, static_cast<std::uint64_t>(v.size()));
+    for (const T& e : v) { put_pod(b, e); }
+}
+struct byte_reader {
+    const std::vector<std::byte>& b;
+    std::size_t at = 0;
+    template <typename T>
+    T pod() {
+        if (b.size() - at < sizeof(T)) { throw std::runtime_error("a rank's figures are truncated"); }
+        T v;
+        std::memcpy(&v, b.data() + at, sizeof v);
+        at += sizeof v;
+        return v;
+    }
+    template <typename T>
+    std::vector<T> pods() {
+        const auto n = pod<std::uint64_t>();
+        if (n > (b.size() - at) / sizeof(T)) { throw std::runtime_error("a rank's figures are truncated"); }
+        std::vector<T> v;
+        for (std::uint64_t i = 0; i < n; ++i) { v.push_back(pod<T>()); }
+        return v;
+    }
+};
+
+std::vector<std::byte> figs_bytes(const fabric_figs& x) {
+    std::vector<std::byte> b;
+    put_pod(b, x.eng);
+    put_pod(b, x.hops);
+    put_pods(b, x.nodes);
+    for (std::size_t n = 0; n < x.nodes.size(); ++n) {
+        put_pods(b, x.tx[n]);
+        put_pods(b, x.crx[n]);
+        put_pods(b, x.ctx[n]);
+        const switch_figs& w = x.sw[n];
+        put_pod(b, w.bp);
+        put_pod(b, w.drops);
+        put_pod(b, w.pg_use_end);
+        put_pods(b, w.ports);
+        put_pods(b, w.queues);
+        put_pods(b, w.pgs);
+    }
+    return b;
+}
+
+void add_counters(sim::link_counters& a, const sim::link_counters& b) {
+    a.tx_accepted += b.tx_accepted;
+    a.tx_bytes += b.tx_bytes;
+    a.tx_refused += b.tx_refused;
+    a.tx_refused_wire_full += b.tx_refused_wire_full;
+    a.lost += b.lost;
+    a.rx_ring_full += b.rx_ring_full;
+    a.delivered += b.delivered;
+    a.arrived += b.arrived;
+    a.arrived_bytes += b.arrived_bytes;
+    a.rx_taken += b.rx_taken;
+    a.credit_updates += b.credit_updates;
+}
+
+// Rank 0: every rank's figures (by rank) combined (see fabric_figs).
+fabric_figs combine_figs(vt::fabric& f, const std::vector<std::vector<std::byte>>& by_rank) {
+    fabric_figs x;
+    for (unsigned r = 0; r < by_rank.size(); ++r) {
+        byte_reader in{by_rank[r]};
+        const auto eng = in.pod<sim::engine_counters>();
+        const auto hops = in.pod<std::uint64_t>();
+        const auto nodes = in.pods<vt::node_stats>();
+        if (nodes.size() != f.node_count()) { throw std::runtime_error("rank " + std::to_string(r) + " has another fabric"); }
+        if (r == 0) {
+            x.nodes.assign(nodes.size(), vt::node_stats{});
+            x.tx.resize(nodes.size());
+            x.crx.resize(nodes.size());
+            x.ctx.resize(nodes.size());
+            x.sw.resize(nodes.size());
+        }
+        x.eng.events += eng.events;
+        x.eng.link_events += eng.link_events;
+        x.eng.node_polls += eng.node_polls;
+        x.eng.instants += eng.instants;
+        x.hops += hops;
+        for (std::size_t n = 0; n < nodes.size(); ++n) {
+            x.nodes[n].polls += nodes[n].polls;
+            x.nodes[n].spins += nodes[n].spins;
+            const auto tx = in.pods<sim::link_counters>();
+            const auto crx = in.pods<credit_rx>();
+            const auto ctx = in.pods<credit_tx>();
+            switch_figs w;
+            w.bp = in.pod<sw::switch_pipeline::pool_figures>();
+            w.drops = in.pod<std::uint64_t>();
+            w.pg_use_end = in.pod<std::uint64_t>();
+            w.ports = in.pods<sw::port_counters>();
+            w.queues = in.pods<sw::queue_snapshot>();
+            w.pgs = in.pods<sw::pg_status>();
+            if (x.tx[n].size() < tx.size()) { x.tx[n].resize(tx.size()); }
+            for (std::size_t p = 0; p < tx.size(); ++p) { add_counters(x.tx[n][p], tx[p]); }
+            if (x.crx[n].size() < crx.size()) { x.crx[n].resize(crx.size()); }
+            if (x.ctx[n].size() < ctx.size()) { x.ctx[n].resize(ctx.size()); }
+            for (std::size_t p = 0; p < crx.size() && p < ctx.size(); ++p) {
+                if (f.port_rank(n, static_cast<int>(p)) == r) {  // a port's credits: its own rank's
+                    x.crx[n][p] = crx[p];
+                    x.ctx[n][p] = ctx[p];
+                }
+            }
+            if (f.kind(n) == vt::node_kind::switch_node && (f.port_count(n) == 0 ? r == 0 : f.port_rank(n, 0) == r)) {
+                x.sw[n] = std::move(w);  // a switch's figures: the rank that runs it
+            }
+        }
+        if (in.at != in.b.size()) { throw std::runtime_error("rank " + std::to_string(r) + " sent more figures than its fabric has"); }
+    }
+    return x;
+}
+
 // fabric.json: the topology as run, every link's counters and busy share,
 // every node's poll counts, the engine's counters. No wall-clock figure.
-std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
+// `f` gives only what the description fixes (names, ports, cables'
+// parameters, which ports give or take credits); `x` the run's figures.
+std::string fabric_json(vt::fabric& f, const fabric_figs& x, const topology_cfg& t, nanos ran) {
     std::string s;
     json_writer j(s);
     j.begin_object();
@@ -295,12 +542,12 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
     j.kv("version", ROCELAB_VERSION);
     j.kv("topology", t.source);
     j.kv("fabric_time_ns", ran.v);
-    j.kv("packet_hops", f.packet_hops());
+    j.kv("packet_hops", x.hops);
     j.key("engine");
     j.begin_object();
-    j.kv("events", f.engine_counters().events);
-    j.kv("link_events", f.engine_counters().link_events);
-    j.kv("node_polls", f.engine_counters().node_polls);
+    j.kv("events", x.eng.events);
+    j.kv("link_events", x.eng.link_events);
+    j.kv("node_polls", x.eng.node_polls);
     j.end_object();
     j.key("nodes");
     j.begin_array();
@@ -310,31 +557,26 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
         j.kv("kind", f.kind(i) == vt::node_kind::switch_node ? "switch" : "gen");
         j.kv("config", t.nodes[i].config_source);
         j.kv("ports", static_cast<std::uint64_t>(f.port_count(i)));
-        j.kv("polls", f.stats(i).polls);
-        j.kv("spins", f.stats(i).spins);
+        j.kv("polls", x.nodes[i].polls);
+        j.kv("spins", x.nodes[i].spins);
         if (f.kind(i) == vt::node_kind::switch_node) {
-            auto& sw = f.switch_at(i);
-            j.kv("drops", switch_drops(sw));
+            const switch_figs& sw = x.sw[i];
+            j.kv("drops", sw.drops);
             // The ingress buffer pool: its peak, and what is still in use at the
             // end of the run (0 once every frame has left).
-            const auto bp = sw.buffer_pool();
             j.key("buffer_pool");
             j.begin_object();
-            j.kv("size_bytes", bp.size);
-            j.kv("shared_bytes", bp.shared_size);
-            j.kv("peak_shared_used_bytes", bp.peak_shared_used);
-            j.kv("shared_used_end_bytes", bp.shared_used);
-            std::uint64_t pg_use_end = 0;
-            for (std::size_t p = 0; p < sw.port_count(); ++p) {
-                for (int g = 0; g < 8; ++g) { pg_use_end += sw.pg(p, g).use; }
-            }
-            j.kv("pg_use_end_bytes", pg_use_end);
+            j.kv("size_bytes", sw.bp.size);
+            j.kv("shared_bytes", sw.bp.shared_size);
+            j.kv("peak_shared_used_bytes", sw.bp.peak_shared_used);
+            j.kv("shared_used_end_bytes", sw.bp.shared_used);
+            j.kv("pg_use_end_bytes", sw.pg_use_end);
             j.end_object();
             // PFC/PAUSE frames each port sent and received.
             j.key("pfc");
             j.begin_array();
-            for (std::size_t p = 0; p < sw.port_count(); ++p) {
-                const auto c = sw.counters(p);
+            for (std::size_t p = 0; p < sw.ports.size(); ++p) {
+                const auto& c = sw.ports[p];
                 j.begin_object();
                 j.kv("port", f.port_name(i, static_cast<int>(p)));
                 j.kv("tx_frames", c.tx_pfc_frames);
@@ -352,7 +594,7 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
         for (std::size_t p = 0; p < f.port_count(i); ++p) {
             const auto* l = f.tx_link(i, static_cast<int>(p));
             if (l == nullptr) { continue; }
-            const auto& c = l->counters();
+            const sim::link_counters& c = x.tx[i][p];
             j.begin_object();
             j.kv("from", f.node_name(i) + ":" + f.port_name(i, static_cast<int>(p)));
             j.kv("rate_bps", l->cfg().rate.v);
@@ -381,8 +623,8 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
     const auto per_switch_port = [&](const char* index_key, auto keep, auto write) {
         for (std::size_t n = 0; n < f.node_count(); ++n) {
             if (f.kind(n) != vt::node_kind::switch_node) { continue; }
-            auto& s = f.switch_at(n);
-            for (std::size_t p = 0; p < s.port_count(); ++p) {
+            const switch_figs& s = x.sw[n];
+            for (std::size_t p = 0; p < s.ports.size(); ++p) {
                 for (int i = 0; i < 8; ++i) {
                     if (!keep(s, p, i)) { continue; }
                     j.begin_object();
@@ -395,12 +637,13 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
             }
         }
     };
+    const auto at = [](std::size_t p, int i) { return p * 8 + static_cast<std::size_t>(i); };
     j.key("queues");
     j.begin_array();
     per_switch_port(
-        "queue", [](auto& s, std::size_t p, int q) { return s.queue(p, q).enq_packets != 0; },
-        [&](auto& s, std::size_t p, int q) {
-            const auto qs = s.queue(p, q);
+        "queue", [&](const switch_figs& s, std::size_t p, int q) { return s.queues[at(p, q)].enq_packets != 0; },
+        [&](const switch_figs& s, std::size_t p, int q) {
+            const auto& qs = s.queues[at(p, q)];
             j.kv("enq_packets", qs.enq_packets);
             j.kv("max_depth_bytes", qs.max_depth_bytes);
             j.kv("drop_packets", qs.drop_packets);
@@ -417,12 +660,12 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
     j.begin_array();
     per_switch_port(
         "pg",
-        [](auto& s, std::size_t p, int g) {
-            const auto pg = s.pg(p, g);
+        [&](const switch_figs& s, std::size_t p, int g) {
+            const auto& pg = s.pgs[at(p, g)];
             return pg.lossless && pg.peak_use != 0;
         },
-        [&](auto& s, std::size_t p, int g) {
-            const auto pg = s.pg(p, g);
+        [&](const switch_figs& s, std::size_t p, int g) {
+            const auto& pg = s.pgs[at(p, g)];
             j.kv("peak_use_bytes", pg.peak_use);
             j.kv("use_end_bytes", pg.use);
             j.kv("peak_headroom_bytes", pg.peak_headroom);
@@ -437,8 +680,10 @@ std::string fabric_json(vt::fabric& f, const topology_cfg& t, nanos ran) {
         j.begin_array();
         for (std::size_t n = 0; n < f.node_count(); ++n) {
             for (std::size_t p = 0; p < f.port_count(n); ++p) {
-                const credit_rx* r = f.credit_receiver(n, static_cast<int>(p));
-                const credit_tx* t = f.credit_sender(n, static_cast<int>(p));
+                const bool has_r = f.credit_receiver(n, static_cast<int>(p)) != nullptr;
+                const bool has_t = f.credit_sender(n, static_cast<int>(p)) != nullptr;
+                const credit_rx* r = has_r ? &x.crx[n][p] : nullptr;
+                const credit_tx* t = has_t ? &x.ctx[n][p] : nullptr;
                 for (int c = 0; c < 8; ++c) {
                     const bool gives = r != nullptr && (r->credited >> c & 1u) != 0;
                     const bool sends = t != nullptr && t->vl_of[static_cast<std::size_t>(c)] != no_vl;
@@ -772,41 +1017,76 @@ nanos rt_stall_of(const topology_cfg& topo) {
 // The run's per-step work and status line: the time series and the
 // deadlock watch at each sample step; each wall second, fabric time reached,
 // packet-hops per wall second, frames on the wire, drops.
+//
+// Over ranks (`ranked`): no time series and no deadlock watch (they read
+// every switch at each step: not gathered yet, docs/fabric.md). At each
+// step the ranks agree, in one all-reduce, on whether to stop (a SIGUSR1
+// on any rank: mpirun passes it on to all) and sum the status figures;
+// rank 0 prints the status line from the last step's sums. So every rank
+// runs the same steps and stops at the same one.
+std::atomic<bool> g_rank_stop{false};
 struct fabric_hooks {
     vt::fabric& f;
-    series& ts;
-    deadlock_watch& dl;
+    series* ts;
+    deadlock_watch* dl;
     bool realtime;
     bool quiet;
     nanos duration;
     nanos step;
     nanos next_sample = step;
     std::uint64_t last_hops = 0;
+    bool ranked = false;
+    bool stop_agreed = false;
+    std::array<std::uint64_t, 5> sums{};  // over ranks: stop, hops, switch drops, on the wire, link drops
+    struct live {
+        std::uint64_t hops = 0, switch_drops = 0, on_wire = 0, link_drops = 0;
+    };
+    live local() {
+        live v;
+        v.hops = f.packet_hops();
+        for (std::size_t i = 0; i < f.node_count(); ++i) {
+            if (f.kind(i) == vt::node_kind::switch_node) { v.switch_drops += switch_drops(f.switch_at(i)); }
+        }
+        const link_totals lt = totals(f);
+        v.on_wire = lt.on_wire;
+        v.link_drops = lt.lost + lt.rx_full;
+        return v;
+    }
     void tick(nanos t) {
+        if (ranked) {
+#ifdef ROCELAB_WITH_MPI
+            const live v = local();
+            sums = {g_rank_stop.load() ? 1u : 0u, v.hops, v.switch_drops, v.on_wire, v.link_drops};
+            g_rk.tr->sum(sums.data(), static_cast<int>(sums.size()));
+            stop_agreed = sums[0] != 0;
+#endif
+            return;
+        }
         if (realtime) {  // sampled when a step has passed (the last round at the end is not)
             if (t >= duration || t < next_sample) { return; }
             next_sample = t + step;
         }
-        ts.sample(t);
-        dl.observe(t, true);
+        ts->sample(t);
+        dl->observe(t, true);
     }
     void status(double dt, nanos t, double wall) {
-        if (quiet) { return; }
-        const std::uint64_t hops = f.packet_hops();
-        std::uint64_t drops = 0;
-        for (std::size_t i = 0; i < f.node_count(); ++i) {
-            if (f.kind(i) == vt::node_kind::switch_node) { drops += switch_drops(f.switch_at(i)); }
+        if (quiet || g_rk.rank != 0) { return; }
+        live v;
+        if (ranked) {
+            v = live{sums[1], sums[2], sums[3], sums[4]};
+        } else {
+            v = local();
         }
-        const link_totals lt = totals(f);
         runtime::status_line line(wall);
         line.append(" | %s %s of %s | %.2f M packet-hops/s | on the wire %" PRIu64 " | drops: switches %" PRIu64
                     ", links %" PRIu64,
                     realtime ? "real time" : "fabric", format_time(t).c_str(), format_time(duration).c_str(),
-                    double(hops - last_hops) / dt / 1e6, lt.on_wire, drops, lt.lost + lt.rx_full);
+                    double(v.hops - last_hops) / dt / 1e6, v.on_wire, v.switch_drops, v.link_drops);
+        if (ranked) { line.append(" | %u ranks", g_rk.ranks); }
         line.print();
-        last_hops = hops;
+        last_hops = v.hops;
     }
-    bool finished() const { return false; }
+    bool finished() const { return stop_agreed; }
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -1157,6 +1437,9 @@ int release_and_report(vt::fabric& f, const opts& o, std::uint64_t mbufs, bool w
     // ipackets what arrived into its RX ring, imissed RX-ring overflows.
     if (write) {
         for (std::size_t n = 0; n < f.node_count(); ++n) {
+            // Over ranks: the rank that runs all of a node writes its report
+            // (a generator whose hosts run on several ranks: none yet).
+            if (f.ranks() > 1 && !f.node_local(n)) { continue; }
             runtime::run_report r;
             r.elapsed_s = double(f.now().v) / 1e9;
             r.end = f.now();
@@ -1261,8 +1544,196 @@ int print_ran(const opts& o, vt::fabric& f, const topology_cfg& topo, double k, 
 }
 }  // namespace
 
+// Over ranks, after the run (collective: every rank calls it): rank 0
+// writes fabric.json from every rank's figures (byte for byte the one
+// process's), speed.json with each rank's share, and the closing lines;
+// what is not gathered yet is said, not written. Returns the exit status.
+int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos ran, double wall, double setup_s,
+                   std::uint64_t memory_floor, bool stopped) {
+#ifdef ROCELAB_WITH_MPI
+    int rc = 0;
+    std::vector<std::vector<std::byte>> figs;
+    try {
+        figs = g_rk.tr->gather(figs_bytes(collect_figs(f)));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rocelab-fabric: rank %u: gathering the figures: %s\n", g_rk.rank, e.what());
+        return 1;
+    }
+    // Each rank's speed: packet-hops, partitions, windows, its threads'
+    // busy time, and the rest of its wall time: the window's collectives
+    // and exchange, waiting for the other ranks.
+    const auto pf = f.partitions();
+    std::vector<std::byte> mine;
+    std::uint64_t local_parts = 0, busy = 0, thread_wait = 0;
+    for (unsigned q = 0; q < pf.partitions; ++q) { local_parts += (q % g_rk.ranks) == g_rk.rank ? 1 : 0; }
+    for (const auto& t : pf.thread_times) {
+        busy += static_cast<std::uint64_t>(t.busy_ns);
+        thread_wait += static_cast<std::uint64_t>(t.wait_ns);
+    }
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    const std::uint64_t busy0 = pf.thread_times.empty() ? 0 : static_cast<std::uint64_t>(pf.thread_times[0].busy_ns);
+    const std::uint64_t wait0 = pf.thread_times.empty() ? 0 : static_cast<std::uint64_t>(pf.thread_times[0].wait_ns);
+    const auto wall_ns = static_cast<std::uint64_t>(wall * 1e9);
+    const std::uint64_t rank_wait = wall_ns > busy0 + wait0 ? wall_ns - busy0 - wait0 : 0;
+    for (const std::uint64_t v : {f.packet_hops(), local_parts, pf.windows, busy, thread_wait, rank_wait,
+                                  static_cast<std::uint64_t>(ru.ru_maxrss) * 1024, pf.late, wall_ns}) {
+        put_pod(mine, v);
+    }
+    const auto speeds = g_rk.tr->gather(mine);
+    if (g_rk.rank != 0) { return 0; }
+    fabric_figs x;
+    try {
+        x = combine_figs(f, figs);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rocelab-fabric: combining the ranks' figures: %s\n", e.what());
+        return 1;
+    }
+    write_file(o.out + "/fabric.json", fabric_json(f, x, topo, ran));
+    std::string s;
+    json_writer j(s);
+    j.begin_object();
+    j.kv("fabric_time_ns", ran.v);
+    j.kv("wall_s", wall);
+    j.kv("packet_hops", x.hops);
+    j.kv("packet_hops_per_wall_s", wall > 0 ? double(x.hops) / wall : 0.0);
+    j.kv("node_polls", x.eng.node_polls);
+    j.kv("slowdown", double(ran.v) > 0 ? wall / (double(ran.v) / 1e9) : 0.0);
+    j.kv("setup_s", setup_s);
+    j.kv("memory_floor_bytes", memory_floor);
+    j.kv("ranks", g_rk.ranks);
+    j.kv("threads_per_rank", o.threads);
+    j.kv("partitions", pf.partitions);
+    j.kv("lookahead_ns", pf.lookahead.v);
+    j.kv("cut_cables", static_cast<std::uint64_t>(pf.cut_cables));
+    j.kv("windows", pf.windows);
+    std::string lines;
+    std::uint64_t late = 0, peak = 0;
+    j.key("per_rank");
+    j.begin_array();
+    for (unsigned r = 0; r < speeds.size(); ++r) {
+        byte_reader in{speeds[r]};
+        std::uint64_t v[9];  // as sent above: ..., v[8] the rank's own wall time of the run
+        for (auto& e : v) { e = in.pod<std::uint64_t>(); }
+        const double rw = double(v[8]) / 1e9;
+        late += v[7];
+        peak = std::max(peak, v[6]);
+        j.begin_object();
+        j.kv("rank", r);
+        j.kv("packet_hops", v[0]);
+        j.kv("packet_hops_per_wall_s", wall > 0 ? double(v[0]) / wall : 0.0);
+        j.kv("partitions", v[1]);
+        j.kv("busy_s", double(v[3]) / 1e9);
+        j.kv("thread_wait_s", double(v[4]) / 1e9);
+        j.kv("rank_wait_s", double(v[5]) / 1e9);
+        j.kv("wall_s", rw);
+        j.kv("rank_wait_share", rw > 0 ? double(v[5]) / 1e9 / rw : 0.0);
+        j.kv("peak_rss_bytes", v[6]);
+        j.end_object();
+        char b[200];
+        std::snprintf(b, sizeof b, "%srank %u: %" PRIu64 " partition%s, %.2f M packet-hops/s, waiting for ranks %.0f %%",
+                      lines.empty() ? "" : "; ", r, v[1], v[1] == 1 ? "" : "s", wall > 0 ? double(v[0]) / wall / 1e6 : 0.0,
+                      rw > 0 ? double(v[5]) / 1e9 / rw * 100 : 0.0);
+        lines += b;
+    }
+    j.end_array();
+    j.end_object();
+    s += "\n";
+    write_file(o.out + "/speed.json", s);
+    std::printf("rocelab-fabric: ran %s of fabric time in %.3f s wall over %u ranks: %" PRIu64
+                " packet-hops, %.2f M packet-hops per wall second, peak RSS %.0f MB per rank at most\n",
+                format_time(ran).c_str(), wall, g_rk.ranks, x.hops, wall > 0 ? double(x.hops) / wall / 1e6 : 0.0,
+                double(peak) / 1e6);
+    std::printf("rocelab-fabric: %u partition%s, %zu cables cut, lookahead %s, %" PRIu64 " windows; %s\n",
+                pf.partitions, pf.partitions == 1 ? "" : "s", pf.cut_cables,
+                pf.cut_cables != 0 ? format_time(pf.lookahead).c_str() : "none (no cable cut)", pf.windows, lines.c_str());
+    if (late != 0) {
+        std::fprintf(stderr, "rocelab-fabric: internal error: %" PRIu64
+                             " frames crossed partitions after their arrival time (lookahead too long)\n", late);
+        rc = 1;
+    }
+    std::string split;
+    for (std::size_t n = 0; n < f.node_count(); ++n) {
+        bool one = true;
+        for (std::size_t p = 1; p < f.port_count(n); ++p) { one = one && f.port_rank(n, static_cast<int>(p)) == f.port_rank(n, 0); }
+        if (!one) { split += (split.empty() ? "" : ", ") + f.node_name(n); }
+    }
+    std::printf("rocelab-fabric: over ranks, written: fabric.json, speed.json, the captures, and the report of each node "
+                "that runs on one rank%s%s; not gathered yet: summary.json%s, flows.csv, queues.csv, pfc.csv, "
+                "fct.csv, the plots (docs/fabric.md \"Over MPI ranks\")\n",
+                split.empty() ? "" : "; not written: ", split.empty() ? "" : (split + " (hosts on several ranks)").c_str(),
+                topo.expect.empty() ? "" : " (the expectations are not judged)");
+    if (stopped && ran < (o.duration ? *o.duration : topo.duration)) {
+        std::printf("rocelab-fabric: stopped at %s of fabric time (SIGUSR1)\n", format_time(ran).c_str());
+    }
+    std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
+    return rc;
+#else
+    (void)o, (void)f, (void)topo, (void)ran, (void)wall, (void)setup_s, (void)memory_floor, (void)stopped;
+    return 1;
+#endif
+}
+
+// Over ranks: SIGINT and SIGTERM end this rank at once, with one line
+// (mpirun sends SIGTERM to every rank when one of them fails or the job is
+// interrupted; a rank waiting in a window's collective would never see a
+// stop flag). SIGUSR1 (mpirun passes it on to every rank) stops the run at
+// the next sample step, all ranks together, with the reports written.
+char g_rank_line[160];
+std::atomic<bool> g_in_run{false};  // the ranks are in the run's windows
+void rank_signals() {
+    std::snprintf(g_rank_line, sizeof g_rank_line,
+                  "rocelab-fabric: rank %u of %u: ended by a signal (mpirun ends every rank when one fails or the job "
+                  "is stopped); this run wrote no reports\n",
+                  g_rk.rank, g_rk.ranks);
+    auto end = +[](int sig) {
+        if (g_in_run.load()) {  // before and after the run mpirun's own lines say it
+            const ssize_t w = ::write(2, g_rank_line, std::strlen(g_rank_line));
+            (void)w;
+        }
+        ::_exit(128 + sig);
+    };
+    std::signal(SIGINT, end);
+    std::signal(SIGTERM, end);
+    std::signal(SIGUSR1, +[](int) { g_rank_stop.store(true); });
+}
+
+// Over ranks: the CPU for this rank's main lcore. mpirun binds a rank to
+// its own core(s) by default: the first CPU it may use; unbound ranks
+// (--bind-to none) share the CPUs round-robin, rank r x threads on.
+unsigned rank_cpu(unsigned threads) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<unsigned> cpus;
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (unsigned c = 0; c < CPU_SETSIZE; ++c) {
+            if (CPU_ISSET(c, &set)) { cpus.push_back(c); }
+        }
+    }
+    if (cpus.empty()) { return 0; }
+    return cpus[(g_rk.rank * threads) % cpus.size()];
+}
+
 int main(int argc, char** argv) {
     const auto t_start = std::chrono::steady_clock::now();
+    // Started by mpirun with several ranks: every rank runs its share of the
+    // fabric (docs/fabric.md "Over MPI ranks").
+    if (const unsigned lr = launched_ranks(); lr > 1) {
+#ifdef ROCELAB_WITH_MPI
+        MPI_Init(&argc, &argv);
+        g_rk.tr = std::make_unique<sim::mpi_transport>();
+        g_rk.rank = g_rk.tr->rank();
+        g_rk.ranks = g_rk.tr->ranks();
+        if (g_rk.rank != 0) {  // one voice: rank 0 prints; the others' errors still reach stderr
+            if (std::freopen("/dev/null", "w", stdout) == nullptr) { return 1; }
+        }
+#else
+        runtime::die("rocelab-fabric", 2,
+                     "started by mpirun with " + std::to_string(lr) +
+                         " ranks, but this rocelab-fabric was built without MPI: install libopenmpi-dev and rebuild "
+                         "(meson setup -Dmpi=enabled)");
+#endif
+    }
     // EAL options, if any, come before "--"; ours after it (or all of argv).
     int eal_n = 0;
     for (int i = 1; i < argc; ++i) {
@@ -1272,6 +1743,14 @@ int main(int argc, char** argv) {
         }
     }
     opts o = parse(argc - (eal_n ? eal_n + 1 : 1), argv + (eal_n ? eal_n + 1 : 1));
+    if (g_rk.on()) {
+        if (o.realtime) { die(2, "--real-time: one process only (over MPI ranks the fabric runs in virtual time)"); }
+        if (!o.partition.empty() && !o.threads_given) {  // the file's partitions over the ranks, one thread each
+            unsigned np = 0;
+            for (const auto& e : o.parts) { np = std::max(np, e.part + 1); }
+            o.threads = std::max(1u, (np + g_rk.ranks - 1) / g_rk.ranks);
+        }
+    }
 
     auto topo_r = load_topology(o.topology);
     if (!topo_r) { die(2, topo_r.error().message); }
@@ -1357,21 +1836,34 @@ int main(int argc, char** argv) {
         eal_args = {argv[0], "--no-huge", "-m", std::to_string(plan.eal_mb + (o.realtime ? 64 : 0)), "--no-pci", "-l", "0",
                     "--file-prefix=rocelab-fabric-" + std::to_string(::getpid()), "--no-telemetry",
                     "--log-level=lib.eal:error"};
+        if (g_rk.on()) {  // each rank's main lcore on a CPU of its own (rank_cpu)
+            eal_args[5] = "--lcores";
+            eal_args[6] = "0@" + std::to_string(rank_cpu(o.threads));
+        }
     }
     std::vector<char*> eal_argv;
     for (auto& a : eal_args) { eal_argv.push_back(a.data()); }
     auto eal = dpdk::eal_init(static_cast<int>(eal_argv.size()), eal_argv.data());
     if (auto* e = std::get_if<std::string>(&eal)) { die(2, *e); }
-    runtime::install_stop_signals();
+    if (g_rk.on()) {
+        rank_signals();
+    } else {
+        runtime::install_stop_signals();
+    }
 
     int rc = 0;
     bool wrote_summary = false;
+    bool node_reports = false;  // the run happened: each node's own report is written
     {
         if (o.realtime) { f.use_ethdevs("rtf"); }  // every cabled port a net_ring ethdev
         f.set_threads(o.threads);  // with --partition: its partitions on this many threads (parse())
         if (!o.partition.empty()) { f.set_partition(o.parts, "--partition " + o.partition); }
+#ifdef ROCELAB_WITH_MPI
+        if (g_rk.on()) { f.set_ranks(*g_rk.tr); }
+#endif
+        // Over ranks every rank meets the same set-up error: rank 0 says it.
         if (const std::string e = f.build(mbufs); !e.empty()) {
-            std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str());
+            if (g_rk.rank == 0) { std::fprintf(stderr, "rocelab-fabric: %s: %s\n", topo.source.c_str(), e.c_str()); }
             rc = 2;
         }
         // Expectations name flows, hosts and ports: check them before anything runs.
@@ -1379,8 +1871,10 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; rc == 0 && i < topo.expect.size(); ++i) {
             for (const auto& m : metrics_of(topo.expect[i])) {
                 if (const std::string e = mx.validate(m); !e.empty()) {
-                    std::fprintf(stderr, "rocelab-fabric: %s: expect[%zu] '%s': %s\n", topo.source.c_str(), i,
-                                 topo.expect[i].text.c_str(), e.c_str());
+                    if (g_rk.rank == 0) {
+                        std::fprintf(stderr, "rocelab-fabric: %s: expect[%zu] '%s': %s\n", topo.source.c_str(), i,
+                                     topo.expect[i].text.c_str(), e.c_str());
+                    }
                     rc = 2;
                     break;
                 }
@@ -1407,20 +1901,30 @@ int main(int argc, char** argv) {
                         topo.expect.empty() ? "" : (", " + std::to_string(topo.expect.size()) + " expectations").c_str());
             if (!topo.description.empty()) { std::printf("  %s\n", topo.description.c_str()); }
             std::fflush(stdout);
-            series ts(o.out, f);
-            deadlock_watch dl(f, topo);
-            mx.set_deadlocks(&dl.detector());
+            // Over ranks: no time series nor deadlock watch (fabric_hooks).
+            std::optional<series> ts;
+            std::optional<deadlock_watch> dl;
+            if (!g_rk.on()) {
+                ts.emplace(o.out, f);
+                dl.emplace(f, topo);
+                mx.set_deadlocks(&dl->detector());
+            }
             using clk = std::chrono::steady_clock;
             const auto t0 = clk::now();
             const double setup_s = std::chrono::duration<double>(t0 - t_start).count();
             const nanos step = topo.sample_interval.v > 0 ? topo.sample_interval
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
-            ts.sample(nanos{0});
-            dl.observe(nanos{0}, true);
+            if (ts) {
+                ts->sample(nanos{0});
+                dl->observe(nanos{0}, true);
+            }
             // The shared control loop (runtime/control_loop.hpp) with the
             // fabric's clock as its strategy: virtual time runs the engine
             // step by step, real time polls every pipeline in rounds.
-            fabric_hooks hooks{f, ts, dl, o.realtime, o.quiet, duration, step};
+            fabric_hooks hooks{f, ts ? &*ts : nullptr, dl ? &*dl : nullptr, o.realtime, o.quiet, duration, step};
+            hooks.ranked = g_rk.on();
+            g_rk.setting_up = false;
+            g_in_run.store(true);
             std::optional<rt_fabric_clock> rtc;
             nanos rt_frozen{0};
             std::uint64_t rt_stalls = 0;
@@ -1433,24 +1937,31 @@ int main(int argc, char** argv) {
                 vt_fabric_clock vc{f, duration, step, t0};
                 runtime::run_control(vc, hooks, duration, nanos{1'000'000'000});
             }
+            g_in_run.store(false);
             const double wall = std::chrono::duration<double>(clk::now() - t0).count();
             const nanos ran = f.now();
-            write_file(o.out + "/fabric.json", fabric_json(f, topo, ran));
-            write_file(o.out + "/speed.json", speed_json(f, ran, wall, setup_s, o.threads, plan.resident_floor));
-            if (print_ran(o, f, topo, k, ran, wall, rt_stalls, rt_frozen) != 0) { rc = 1; }
-            const std::size_t failed = write_summary(o, f, mx, topo, dl, k, ran, rt_stalls, rt_frozen);
-            wrote_summary = true;
-            if (!topo.expect.empty()) {
-                std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),
-                            topo.expect.size() - failed, topo.expect.size(), failed ? " - FAILED" : "");
-            }
-            std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
-            if (failed != 0) { rc = 3; }
-            if (runtime::stop_requested().load() && ran < duration) {
-                std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
+            node_reports = true;
+            if (g_rk.on()) {
+                // fabric.json and speed.json gathered on rank 0 (ranked_outputs)
+                rc = ranked_outputs(o, f, topo, ran, wall, setup_s, plan.resident_floor, hooks.stop_agreed);
+            } else {
+                write_file(o.out + "/fabric.json", fabric_json(f, collect_figs(f), topo, ran));
+                write_file(o.out + "/speed.json", speed_json(f, ran, wall, setup_s, o.threads, plan.resident_floor));
+                if (print_ran(o, f, topo, k, ran, wall, rt_stalls, rt_frozen) != 0) { rc = 1; }
+                const std::size_t failed = write_summary(o, f, mx, topo, *dl, k, ran, rt_stalls, rt_frozen);
+                wrote_summary = true;
+                if (!topo.expect.empty()) {
+                    std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),
+                                topo.expect.size() - failed, topo.expect.size(), failed ? " - FAILED" : "");
+                }
+                std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
+                if (failed != 0) { rc = 3; }
+                if (runtime::stop_requested().load() && ran < duration) {
+                    std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
+                }
             }
         }
-        if (release_and_report(f, o, mbufs, wrote_summary) != 0) { rc = 1; }
+        if (release_and_report(f, o, mbufs, node_reports) != 0) { rc = 1; }
     }
     const std::uint64_t in_use = f.pools().in_use;
     if (in_use != 0) {
@@ -1461,5 +1972,14 @@ int main(int argc, char** argv) {
     fab.reset();          // pipelines, links, then the pools
     dpdk::eal_cleanup();
     if (wrote_summary && o.plots) { summary_page(o.out); }  // the time series are closed by now
+#ifdef ROCELAB_WITH_MPI
+    if (g_rk.on()) {  // rank 0 exits with the worst status of all (see die())
+        std::uint64_t worst = static_cast<std::uint64_t>(rc);
+        g_rk.tr->max(&worst, 1);
+        g_rk.tr.reset();
+        MPI_Finalize();
+        return g_rk.rank == 0 ? static_cast<int>(worst) : 0;
+    }
+#endif
     return rc;
 }

@@ -65,4 +65,41 @@ void mpi_transport::exchange(const std::vector<std::vector<std::byte>>& send,
     }
 }
 
+std::vector<std::vector<std::byte>> mpi_transport::gather(const std::vector<std::byte>& mine) {
+    if (mine.size() > static_cast<std::size_t>(INT_MAX)) {
+        throw std::length_error("mpi_transport: more than INT_MAX bytes to gather");
+    }
+    const int n = static_cast<int>(mine.size());
+    std::vector<int> counts(_rank == 0 ? _ranks : 0), displs(_rank == 0 ? _ranks : 0);
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, _comm);
+    std::vector<std::vector<std::byte>> out;
+    std::vector<std::byte> all;
+    if (_rank == 0) {
+        std::size_t total = 0;
+        for (unsigned r = 0; r < _ranks; ++r) {
+            if (total + static_cast<std::size_t>(counts[r]) > static_cast<std::size_t>(INT_MAX)) {
+                throw std::length_error("mpi_transport: more than INT_MAX bytes to gather");
+            }
+            displs[r] = static_cast<int>(total);
+            total += static_cast<std::size_t>(counts[r]);
+        }
+        all.resize(total);
+    }
+    MPI_Gatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, _comm);
+    if (_rank == 0) {
+        for (unsigned r = 0; r < _ranks; ++r) {
+            out.emplace_back(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+        }
+    }
+    return out;
+}
+
+void mpi_transport::sum(std::uint64_t* v, int n) {
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, _comm);
+}
+
+void mpi_transport::max(std::uint64_t* v, int n) {
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_MAX, _comm);
+}
+
 }  // namespace rocelab::sim

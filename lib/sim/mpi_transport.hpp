@@ -26,6 +26,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/sync_transport.hpp"
@@ -40,6 +41,17 @@ public:
     unsigned ranks() const noexcept override { return _ranks; }
     nanos min_next(nanos local) override;
     void exchange(const std::vector<std::vector<std::byte>>& send, std::vector<std::vector<std::byte>>& recv) override;
+
+    // What a runner needs around the run (collective, every rank in the
+    // same order; not used by the engine):
+    //   gather(mine): rank 0 gets every rank's buffer, by rank (its own
+    //     included); the other ranks get an empty vector. Limited to INT_MAX
+    //     bytes in all (std::length_error).
+    //   sum(v, n) / max(v, n): v[0..n) summed / maximised over the ranks, on
+    //     every rank.
+    std::vector<std::vector<std::byte>> gather(const std::vector<std::byte>& mine);
+    void sum(std::uint64_t* v, int n);
+    void max(std::uint64_t* v, int n);
 
 private:
     MPI_Comm _comm;

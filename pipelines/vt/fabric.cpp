@@ -290,6 +290,8 @@ struct fabric::impl {
     std::vector<mbuf_engine::link_type*> links;     // by cable direction: 2c a->b, 2c+1 b->a
     std::vector<unsigned> en_part;                  // engine node -> partition
     unsigned threads = 1;
+    sim::sync_transport* tr = nullptr;              // set_ranks(): over ranks
+    std::vector<bool> link_local;                   // by link: delivered (and captured) on this rank
     std::vector<fabric::partition_entry> given_parts;  // --partition (empty: computed)
     std::string given_parts_src;
     unsigned given_nparts = 0;
@@ -1015,7 +1017,12 @@ std::string fabric::build(rte_mempool* pool) {
         p.threads = std::min(p.threads, nparts);
         p.given_nparts = nparts;
     }
-    const unsigned parts = p.given_parts.empty() ? p.threads : p.given_nparts;
+    const unsigned nranks = p.tr != nullptr ? p.tr->ranks() : 1;
+    // Over ranks: threads x ranks partitions, at most one per unit (a rank
+    // may be left without one: it still takes part in every window).
+    const unsigned parts = !p.given_parts.empty() ? p.given_nparts
+                           : nranks > 1 ? std::max(1u, std::min<unsigned>(p.threads * nranks, static_cast<unsigned>(unit_root.size())))
+                                        : p.threads;
     if (p.given_parts.empty() && parts > unit_root.size()) {
         return "--threads " + std::to_string(parts) + ": the fabric has " + std::to_string(unit_root.size()) +
                " part" + (unit_root.size() == 1 ? "" : "s") +
@@ -1039,7 +1046,9 @@ std::string fabric::build(rte_mempool* pool) {
     }
     p.en_part.resize(en.size());
     for (std::uint32_t i = 0; i < en.size(); ++i) { p.en_part[i] = unit_part[unit_of[i]]; }
-    p.peng = std::make_unique<mbuf_parallel>(parts);
+    std::vector<unsigned> part_rank(parts);
+    for (unsigned q = 0; q < parts; ++q) { part_rank[q] = q % nranks; }
+    p.peng = p.tr != nullptr ? std::make_unique<mbuf_parallel>(part_rank, *p.tr) : std::make_unique<mbuf_parallel>(parts);
     std::vector<std::uint32_t> local(en.size());
     for (std::uint32_t i = 0; i < en.size(); ++i) { local[i] = p.peng->part(p.en_part[i]).add_node(*en[i]); }
     // Two links per cable (a->b, b->a): inside a partition an engine's own,
@@ -1047,11 +1056,19 @@ std::string fabric::build(rte_mempool* pool) {
     nanos look = nanos::max();
     p.cut_cables = 0;
     p.links.clear();
+    p.link_local.clear();
     for (const auto& c : p.cables) {
         sim::link_cfg lc = link_of(c.cfg);
         const std::uint32_t ea = p.nodes[c.a].port_node[static_cast<std::size_t>(c.pa)];
         const std::uint32_t eb = p.nodes[c.b].port_node[static_cast<std::size_t>(c.pb)];
         const unsigned pa = p.en_part[ea], pb = p.en_part[eb];
+        if (p.peng->rank_of(pa) != p.peng->rank_of(pb) && c.cfg.prop_delay.v <= 0) {
+            return "cable " + p.nodes[c.a].name + ":" + p.port_label(c.a, c.pa) + " - " + p.nodes[c.b].name + ":" +
+                   p.port_label(c.b, c.pb) + " has no propagation delay, and it joins rank " +
+                   std::to_string(p.peng->rank_of(pa)) + " to rank " + std::to_string(p.peng->rank_of(pb)) +
+                   ": a cable between ranks needs a delay (the ranks' lookahead); give it one, or put both ends "
+                   "on one rank (--partition: partition p runs on rank p mod ranks)";
+        }
         const auto add = [&](std::uint32_t from, unsigned fp, std::uint32_t to, unsigned tp, std::size_t rx_node,
                              int rx_port) {
             p.taps.push_back(std::make_unique<wire_tap>());
@@ -1060,7 +1077,9 @@ std::string fabric::build(rte_mempool* pool) {
                 p.taps.back()->pend_word = &pend[static_cast<std::size_t>(rx_port) >> 6];
                 p.taps.back()->pend_bit = std::uint64_t{1} << (static_cast<unsigned>(rx_port) & 63);
             }
-            const mbuf_traits tr{p.taps.back().get()};
+            // The pool takes the frames that arrive from another rank.
+            const mbuf_traits tr{p.taps.back().get(), pool};
+            p.link_local.push_back(p.peng->is_local(tp));
             if (fp == tp) {
                 auto& e = p.peng->part(fp);
                 p.links.push_back(&e.link(e.add_link(local[from], local[to], lc, tr)));
@@ -1125,6 +1144,7 @@ std::string fabric::capture_to(const std::string& dir, std::uint32_t snaplen) {
             const std::int32_t rx = (tx % 2 == 0) ? tx + 1 : tx - 1;
             const std::string base = dir + "/" + n.name + "-" + p.port_label(ni, static_cast<int>(i));
             for (auto [li, sfx] : {std::pair{tx, "-tx.pcap"}, std::pair{rx, "-rx.pcap"}}) {
+                if (!p.link_local[static_cast<std::size_t>(li)]) { continue; }  // another rank delivers it
                 wire_tap& t = *p.taps[static_cast<std::size_t>(li)];
                 t.snaplen = snaplen;
                 if (t.dead == nullptr) {
@@ -1197,6 +1217,22 @@ void fabric::poll_realtime(nanos now) noexcept {
 nanos fabric::now() const noexcept { return _p->peng ? _p->peng->now() : nanos{0}; }
 
 void fabric::set_threads(unsigned threads) noexcept { _p->threads = threads == 0 ? 1 : threads; }
+void fabric::set_ranks(sim::sync_transport& t) noexcept { _p->tr = &t; }
+unsigned fabric::rank() const noexcept { return _p->tr != nullptr ? _p->tr->rank() : 0; }
+unsigned fabric::ranks() const noexcept { return _p->tr != nullptr ? _p->tr->ranks() : 1; }
+unsigned fabric::port_rank(std::size_t n, int port) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (!_p->peng || port < 0 || static_cast<std::size_t>(port) >= r.port_node.size()) { return 0; }
+    return _p->peng->rank_of(_p->en_part[r.port_node[static_cast<std::size_t>(port)]]);
+}
+bool fabric::node_local(std::size_t n) const noexcept {
+    const auto& r = _p->nodes[n];
+    if (!_p->peng) { return true; }
+    for (const std::uint32_t e : r.port_node) {
+        if (!_p->peng->is_local(_p->en_part[e])) { return false; }
+    }
+    return true;
+}
 void fabric::set_partition(std::vector<partition_entry> entries, std::string source) {
     _p->given_parts = std::move(entries);
     _p->given_parts_src = std::move(source);

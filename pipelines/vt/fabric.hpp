@@ -177,6 +177,25 @@ public:
         std::string where;
     };
     void set_partition(std::vector<partition_entry> entries, std::string source);
+    // Over ranks (rocelab-fabric under mpirun; call before build; virtual
+    // time only): this process is rank t.rank() of t.ranks(), and every
+    // rank describes and builds the same fabric. The partitions (computed:
+    // threads x ranks, at most one per unit; or --partition's) go to the
+    // ranks round-robin: partition p runs on rank p mod R, on that rank's
+    // threads. Every rank builds every node, and runs only its partitions'
+    // units; run_until() is then collective (sim/parallel.hpp, "Over
+    // ranks"). A cable between ranks with no delay is refused by build(),
+    // in one line. Captures: each rank writes the files of the links it
+    // delivers (every file has one writer). `t` must outlive the fabric.
+    void set_ranks(sim::sync_transport& t) noexcept;
+    // After build: this process's rank and the rank count (1, 0 without
+    // ranks), the rank that runs (node n, port p) (a switch: all its ports
+    // on one rank; a generator: each host's), and whether every unit of
+    // node n runs here.
+    unsigned rank() const noexcept;
+    unsigned ranks() const noexcept;
+    unsigned port_rank(std::size_t n, int port) const noexcept;
+    bool node_local(std::size_t n) const noexcept;
     // After build: the partitions, the lookahead, the cables cut, and the
     // synchronisation windows run so far.
     struct partition_figures {

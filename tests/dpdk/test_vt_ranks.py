@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""rocelab-fabric over MPI ranks (issue 21 items 1 and 3): `mpirun -np 2
+rocelab-fabric run SCENARIO` against the same scenario in one process.
+
+Oracles that do not come from the rank mode's own code:
+  - the one-process run (one engine, no MPI, no cross-rank link): over two
+    ranks every capture file (every frame on every cable direction, with its
+    nanosecond time stamp), fabric.json (every link's, node's and switch's
+    counters, the engine's) and every node report the ranks write are
+    byte-identical to it;
+  - the partition really crosses ranks: speed.json's per-rank packet-hops
+    are both non-zero and cables are cut (a run where one rank did all the
+    work would compare equal too);
+  - the files the ranks write are exactly the one process's captures and
+    the reports of nodes that run on one rank, nothing else (what is not
+    gathered yet is not written half-done);
+  - a rank killed mid-run (SIGKILL, by its PID) ends the job non-zero
+    within 30 s with rocelab-fabric's own line from the surviving rank and
+    mpirun's line naming the killed one: no hang;
+  - bad input (a partition file naming an unknown switch; a cable with no
+    delay between ranks) is one line on stderr, from rank 0 only, exit 2,
+    and nothing is written.
+
+Needs MPI (meson registers it only when MPI and mpirun are found); runs 2
+ranks with --oversubscribe on this machine, loopback only.
+"""
+import filecmp
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from switchtest import ROOT  # noqa: E402
+import fabrictest  # noqa: E402
+import testmain  # noqa: E402
+
+MPIRUN = shutil.which("mpirun") or "/usr/bin/mpirun"
+MPI = [MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", "2"]
+
+
+def mpi_run(args, timeout=300):
+    """mpirun -np 2 rocelab-fabric `args`: (exit status, stdout, stderr).
+    mpirun and its ranks are one process group: killed together when it
+    does not finish in `timeout` seconds."""
+    p = subprocess.Popen(MPI + [fabrictest.FABRIC] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise AssertionError(f"mpirun rocelab-fabric did not finish in {timeout}s\n{out}\n{err}")
+    return p.returncode, out, err
+
+
+def scenario(rel):
+    return os.path.join(ROOT, rel)
+
+
+class OverRanks(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def compare(self, rel, duration="1ms", crosses=True):
+        """One process and two ranks on `rel` with captures: the ranks'
+        files are the one process's, byte for byte. Returns the ranks'
+        speed.json."""
+        one = os.path.join(self.tmp.name, "one")
+        two = os.path.join(self.tmp.name, "two")
+        common = ["run", scenario(rel), "--duration", duration, "--pcap", "--no-plots", "--quiet"]
+        rc, so, se = fabrictest.run(common + ["--out", one], timeout=300)
+        self.assertEqual(rc, 0, so + se)
+        rc, so, se = mpi_run(common + ["--out", two], timeout=300)
+        print(so)
+        self.assertEqual(rc, 0, so + se)
+        self.assertIn("over 2 ranks", so)
+        fabric = json.load(open(os.path.join(one, "fabric.json")))
+        split = set()
+        for n in fabric["nodes"]:  # a generator's hosts may run on both ranks: its report is not written yet
+            if n["kind"] == "gen" and re.search(r"not written: .*\b%s\b" % re.escape(n["name"]), so):
+                split.add(n["name"] + ".json")
+        want = {f for f in os.listdir(one) if f.endswith(".pcap")}
+        want |= {"fabric.json", "speed.json"}
+        want |= {n["name"] + ".json" for n in fabric["nodes"]} - split
+        got = set(os.listdir(two))
+        self.assertEqual(got, want, "the files over ranks: the captures, fabric.json, speed.json and the reports "
+                                    "of nodes on one rank")
+        self.assertGreater(len([f for f in got if f.endswith(".pcap")]), 0)
+        same, diff, errs = filecmp.cmpfiles(one, two, sorted(got - {"speed.json"}), shallow=False)
+        self.assertEqual((diff, errs), ([], []), f"files that differ over ranks ({len(same)} equal)")
+        speed = json.load(open(os.path.join(two, "speed.json")))
+        self.assertEqual(speed["ranks"], 2)
+        self.assertEqual(len(speed["per_rank"]), 2)
+        self.assertEqual(sum(r["packet_hops"] for r in speed["per_rank"]), fabric["packet_hops"])
+        if crosses:
+            self.assertGreater(speed["cut_cables"], 0)
+            for r in speed["per_rank"]:
+                self.assertGreater(r["packet_hops"], 0, f"rank {r['rank']} carried nothing: {speed}")
+        return speed
+
+    def test_leaf_spine_over_two_ranks_is_the_one_process_run(self):
+        self.compare("conf/scenarios/leaf-spine-ecmp.yaml")
+
+    def test_seed_cluster_1ms_over_two_ranks_is_the_one_process_run(self):
+        self.compare("conf/scenarios/cluster-8x8-200g.yaml")
+
+    def test_incast_8to1_over_two_ranks_is_the_one_process_run(self):
+        # One switch: one part that can run apart; rank 1 runs nothing and
+        # still takes part in every window.
+        speed = self.compare("conf/fabric/incast-8to1-100g.yaml", crosses=False)
+        self.assertEqual(speed["partitions"], 1)
+        self.assertEqual([r["partitions"] for r in speed["per_rank"]], [1, 0])
+
+    def test_a_killed_rank_ends_the_run_with_one_line_and_no_hang(self):
+        out = os.path.join(self.tmp.name, "killed")
+        t0 = time.monotonic()
+        p = subprocess.Popen(MPI + [fabrictest.FABRIC, "run", scenario("conf/scenarios/cluster-8x8-200g.yaml"),
+                                    "--duration", "100ms", "--out", out, "--no-plots"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            # The run has started when rank 0 prints the fabric's first line.
+            first = p.stdout.readline()
+            self.assertIn("cluster-8x8-200g", first)
+            ranks = {}
+            for _ in range(100):
+                for c in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split():
+                    try:
+                        env = open(f"/proc/{c}/environ", "rb").read().split(b"\0")
+                    except OSError:
+                        continue
+                    for e in env:
+                        if e.startswith(b"OMPI_COMM_WORLD_RANK="):
+                            ranks[int(e.split(b"=")[1])] = int(c)
+                if len(ranks) == 2:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(sorted(ranks), [0, 1], "the two ranks' PIDs")
+            time.sleep(1.0)  # into the run's windows
+            os.kill(ranks[1], signal.SIGKILL)
+            t_kill = time.monotonic()
+            rest, _ = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            rest, _ = p.communicate()
+            self.fail("the job still ran 60 s after rank 1 was killed (a hang):\n" + rest)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        took = time.monotonic() - t_kill
+        text = first + rest
+        print(text)
+        print(f"exit {p.returncode}, {took:.1f} s after the kill, {time.monotonic() - t0:.1f} s in all")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertLess(took, 30.0)
+        lines = [ln for ln in text.splitlines() if ln.startswith("rocelab-fabric: rank 0 of 2: ended by a signal")]
+        self.assertEqual(len(lines), 1, text)
+        self.assertRegex(text, r"process rank 1 .*exited on signal 9")
+        self.assertFalse(os.path.exists(os.path.join(out, "fabric.json")), "no report from a broken run")
+
+    def refused(self, args, *want):
+        """`args` over two ranks: exit 2, one rocelab-fabric line on stderr
+        (rank 0's), holding each of `want`; no report written."""
+        out = os.path.join(self.tmp.name, "bad")
+        rc, so, se = mpi_run(args + ["--out", out, "--quiet", "--no-plots"], timeout=120)
+        self.assertEqual(rc, 2, so + se)
+        lines = [ln for ln in se.splitlines() if ln.startswith("rocelab-fabric:")]
+        self.assertEqual(len(lines), 1, se)
+        for w in want:
+            self.assertIn(w, lines[0])
+        self.assertFalse(os.path.exists(os.path.join(out, "fabric.json")))
+        self.assertFalse(os.path.exists(os.path.join(out, "leaf0.json")))
+
+    def test_a_partition_file_naming_an_unknown_switch_is_one_line(self):
+        part = os.path.join(self.tmp.name, "parts.txt")
+        with open(part, "w") as f:
+            f.write("leaf0: 0\nleaf9: 1\nspine0: 0\nspine1: 1\n")
+        self.refused(["run", scenario("conf/scenarios/leaf-spine-ecmp.yaml"), "--partition", part],
+                     part + ":2", "no switch 'leaf9'")
+
+    def test_a_cable_without_delay_between_ranks_is_one_line(self):
+        with open(scenario("conf/scenarios/leaf-spine-ecmp.yaml")) as f:
+            text = f.read()
+        self.assertIn("link: {rate: 100Gbps, delay: 100ns}", text)
+        path = os.path.join(self.tmp.name, "nodelay.yaml")
+        with open(path, "w") as f:
+            f.write(text.replace("link: {rate: 100Gbps, delay: 100ns}", "link: {rate: 100Gbps, delay: 0ns}"))
+        # One process takes it (threads and one engine need no lookahead).
+        rc, so, se = fabrictest.run(["run", path, "--duration", "20us", "--out", os.path.join(self.tmp.name, "one"),
+                                     "--quiet", "--no-plots"], timeout=120)
+        self.assertIn(rc, (0, 3), so + se)
+        self.refused(["run", path, "--duration", "20us"], "has no propagation delay", "joins rank",
+                     "needs a delay")
+
+
+if __name__ == "__main__":
+    testmain.main()
