@@ -120,6 +120,14 @@ Options:
   --quiet           no status line
   --help, --version
 
+Over MPI ranks (built with MPI, -Dmpi=auto): mpirun -np R rocelab-fabric run ...
+  runs the fabric's partitions on R ranks (partition p on rank p mod R, on
+  --threads threads each), byte for byte the one process's run. Rank 0 writes
+  fabric.json and speed.json; each rank its captures and the reports of the
+  nodes it runs whole; summary.json and the CSVs are not gathered yet.
+  SIGUSR1 to mpirun stops every rank at the next sample step
+  (docs/fabric.md "Over MPI ranks").
+
 EAL: without EAL options rocelab-fabric runs as
   --no-huge -m <sized to its rings and LPM tables> --no-pci -l 0 --file-prefix rocelab-fabric-<pid>
   --no-telemetry --log-level=lib.eal:error
@@ -1609,6 +1617,13 @@ int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos
     j.kv("windows", pf.windows);
     std::string lines;
     std::uint64_t late = 0, peak = 0;
+    std::uint64_t peak_all = 0;  // the largest rank's peak RSS (each rank builds every node)
+    for (const auto& b : speeds) {
+        byte_reader in{b};
+        for (int i = 0; i < 6; ++i) { (void)in.pod<std::uint64_t>(); }
+        peak_all = std::max(peak_all, in.pod<std::uint64_t>());
+    }
+    j.kv("peak_rss_bytes", peak_all);
     j.key("per_rank");
     j.begin_array();
     for (unsigned r = 0; r < speeds.size(); ++r) {

@@ -13,7 +13,13 @@ configurations alternated round by round:
               1; no cable between them is cut);
   2planes-r   the same halves the other way round (planes 0..P/2-1 on
               partition 1, run by the second thread): an imbalance that
-              follows the thread rather than the planes is the CPU's.
+              follows the thread rather than the planes is the CPU's;
+  2ranks      two MPI ranks of one thread each (mpirun -np 2), the
+              automatic rule (docs/fabric.md "Over MPI ranks");
+  2ranks-planes  two ranks, the half-planes partition file (partition p on
+              rank p mod 2).
+The rank runs write fewer files (what is gathered over ranks); those they
+write are compared.
 Each run goes through `flock LOCK` (the CPUs are shared: one heavy run at a
 time). Prints one row per run from its speed.json: set-up, wall, peak RSS,
 packet-hops, M packet-hops per wall second, partitions, cables cut,
@@ -60,7 +66,8 @@ def main():
     ap.add_argument("--msg-size", default="64KiB")
     ap.add_argument("--duration", default="100us", help="fabric time per run")
     ap.add_argument("--rounds", type=int, default=2, help="each configuration this many times, alternated")
-    ap.add_argument("--configs", default="1,2auto,2planes", help="of 1, 2auto, 2planes, 2planes-r")
+    ap.add_argument("--configs", default="1,2auto,2planes",
+                    help="of 1, 2auto, 2planes, 2planes-r, 2ranks, 2ranks-planes")
     ap.add_argument("--build", default=os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build")))
     ap.add_argument("--lock", default="/tmp/rocelab-cpu.lock", help="flock file around each run ('' for none)")
     ap.add_argument("--keep", help="keep the scenario and the runs' reports in this directory")
@@ -88,7 +95,10 @@ def main():
     print("scenario: " + " ".join(gen[1:]) + f" > {scn}", flush=True)
     configs = {"1": ["--threads", "1"], "2auto": ["--threads", "2"],
                "2planes": ["--threads", "2", "--partition", parts["planes"]],
-               "2planes-r": ["--threads", "2", "--partition", parts["planes-r"]]}
+               "2planes-r": ["--threads", "2", "--partition", parts["planes-r"]],
+               "2ranks": ["--threads", "1"],
+               "2ranks-planes": ["--threads", "1", "--partition", parts["planes"]]}
+    mpirun = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2"]
     rows, first, bad = [], None, False
     head = (f"{'config':>9} {'setup s':>8} {'wall s':>8} {'RSS GB':>7} {'packet-hops':>12} {'M hops/s':>9} "
             f"{'parts':>5} {'cut':>5} {'lookahead':>9} {'windows':>8}  wait share per thread")
@@ -98,6 +108,8 @@ def main():
             out = os.path.join(work, f"run{r}-{c}")
             shutil.rmtree(out, ignore_errors=True)
             cmd = [exe, "run", scn, "--out", out, "--quiet", "--no-plots", *configs[c]]
+            if c.startswith("2ranks"):
+                cmd = mpirun + cmd
             if a.lock:
                 cmd = ["flock", a.lock, *cmd]
             before = set(glob.glob("/var/run/dpdk/rocelab-fabric-*"))
@@ -116,6 +128,8 @@ def main():
             row = {"round": r, "config": c, **sp}
             rows.append(row)
             waits = ", ".join(f"{w * 100:.1f} %" for w in sp.get("thread_wait_share", []))
+            if "per_rank" in sp:  # over ranks: each rank's wait for the others
+                waits = "ranks: " + ", ".join(f"{r['rank_wait_share'] * 100:.1f} %" for r in sp["per_rank"])
             print(f"{c:>9} {sp['setup_s']:8.2f} {sp['wall_s']:8.2f} {sp['peak_rss_bytes'] / 1e9:7.2f} "
                   f"{sp['packet_hops']:12d} {sp['packet_hops_per_wall_s'] / 1e6:9.3f} {sp['partitions']:5d} "
                   f"{sp['cut_cables']:5d} {sp['lookahead_ns']:7d}ns {sp['windows']:8d}  {waits}", flush=True)

@@ -17,6 +17,9 @@ Oracles that do not come from the rank mode's own code:
   - a rank killed mid-run (SIGKILL, by its PID) ends the job non-zero
     within 30 s with rocelab-fabric's own line from the surviving rank and
     mpirun's line naming the killed one: no hang;
+  - SIGUSR1 to mpirun stops both ranks after the same sample step, with
+    fabric.json gathered (its links' deliveries add up to the packet-hops
+    both ranks counted);
   - bad input (a partition file naming an unknown switch; a cable with no
     delay between ranks) is one line on stderr, from rank 0 only, exit 2,
     and nothing is written.
@@ -60,6 +63,11 @@ def mpi_run(args, timeout=300):
     return p.returncode, out, err
 
 
+def load(d, name):
+    with open(os.path.join(d, name)) as f:
+        return json.load(f)
+
+
 def scenario(rel):
     return os.path.join(ROOT, rel)
 
@@ -82,7 +90,7 @@ class OverRanks(unittest.TestCase):
         print(so)
         self.assertEqual(rc, 0, so + se)
         self.assertIn("over 2 ranks", so)
-        fabric = json.load(open(os.path.join(one, "fabric.json")))
+        fabric = load(one, "fabric.json")
         split = set()
         for n in fabric["nodes"]:  # a generator's hosts may run on both ranks: its report is not written yet
             if n["kind"] == "gen" and re.search(r"not written: .*\b%s\b" % re.escape(n["name"]), so):
@@ -96,7 +104,7 @@ class OverRanks(unittest.TestCase):
         self.assertGreater(len([f for f in got if f.endswith(".pcap")]), 0)
         same, diff, errs = filecmp.cmpfiles(one, two, sorted(got - {"speed.json"}), shallow=False)
         self.assertEqual((diff, errs), ([], []), f"files that differ over ranks ({len(same)} equal)")
-        speed = json.load(open(os.path.join(two, "speed.json")))
+        speed = load(two, "speed.json")
         self.assertEqual(speed["ranks"], 2)
         self.assertEqual(len(speed["per_rank"]), 2)
         self.assertEqual(sum(r["packet_hops"] for r in speed["per_rank"]), fabric["packet_hops"])
@@ -133,7 +141,8 @@ class OverRanks(unittest.TestCase):
             for _ in range(100):
                 for c in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split():
                     try:
-                        env = open(f"/proc/{c}/environ", "rb").read().split(b"\0")
+                        with open(f"/proc/{c}/environ", "rb") as f:
+                            env = f.read().split(b"\0")
                     except OSError:
                         continue
                     for e in env:
@@ -156,6 +165,12 @@ class OverRanks(unittest.TestCase):
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
         took = time.monotonic() - t_kill
+        for pid in ranks.values():  # each rank stopped; EAL's runtime directories they could not clean up
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            shutil.rmtree(f"/var/run/dpdk/rocelab-fabric-{pid}", ignore_errors=True)
         text = first + rest
         print(text)
         print(f"exit {p.returncode}, {took:.1f} s after the kill, {time.monotonic() - t0:.1f} s in all")
@@ -165,6 +180,40 @@ class OverRanks(unittest.TestCase):
         self.assertEqual(len(lines), 1, text)
         self.assertRegex(text, r"process rank 1 .*exited on signal 9")
         self.assertFalse(os.path.exists(os.path.join(out, "fabric.json")), "no report from a broken run")
+
+    def test_sigusr1_to_mpirun_stops_every_rank_at_one_step_with_the_reports(self):
+        out = os.path.join(self.tmp.name, "stopped")
+        p = subprocess.Popen(MPI + [fabrictest.FABRIC, "run", scenario("conf/scenarios/cluster-8x8-200g.yaml"),
+                                    "--duration", "100ms", "--out", out, "--no-plots"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            first = p.stdout.readline()
+            self.assertIn("cluster-8x8-200g", first)
+            time.sleep(1.5)
+            os.kill(p.pid, signal.SIGUSR1)  # mpirun passes it on to every rank
+            rest, _ = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            rest, _ = p.communicate()
+            self.fail("still running 60 s after SIGUSR1:\n" + rest)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        print(first + rest)
+        self.assertEqual(p.returncode, 0, rest)
+        self.assertRegex(rest, r"stopped at \S+ of fabric time \(SIGUSR1\)")
+        fabric = load(out, "fabric.json")
+        speed = load(out, "speed.json")
+        ran = fabric["fabric_time_ns"]
+        # Both ranks stopped after the same sample step (100 ms / 200 = 500 us):
+        # the figures gathered from both add up, and the time is a step's end.
+        self.assertGreater(ran, 0)
+        self.assertLess(ran, 100_000_000)
+        self.assertEqual(ran % 500_000, 0, ran)
+        self.assertEqual(sum(r["packet_hops"] for r in speed["per_rank"]), fabric["packet_hops"])
+        delivered = sum(link["delivered"] for link in fabric["links"])
+        self.assertEqual(delivered, fabric["packet_hops"], "every hop delivered by a link, counted once")
 
     def refused(self, args, *want):
         """`args` over two ranks: exit 2, one rocelab-fabric line on stderr
