@@ -38,10 +38,7 @@ std::uint64_t total_ecn_marked(const sw::port_counters& c);
 template <typename Put>
 void put_port_counters(const sw::port_counters& c, Put&& put) {
     using sw::read_counter;
-    put("rx_packets", read_counter(c.rx_packets));
-    put("rx_bytes", read_counter(c.rx_bytes));
-    put("tx_packets", read_counter(c.tx_packets));
-    put("tx_bytes", read_counter(c.tx_bytes));
+    put_traffic(traffic_of(c), put);
     put("rx_mac_control", read_counter(c.rx_mac_control));
     put("rx_pfc", read_counter(c.rx_pfc));
     put("rx_pause", read_counter(c.rx_pause));
