@@ -29,16 +29,6 @@ port_traffic traffic_of(const Counters& c) {
             read_counter(c.tx_bytes)};
 }
 
-// The four totals by the names both apps' reports and telemetry give them,
-// in their order (the head of each put_port_counters()): put(name, value).
-template <typename Put>
-void put_traffic(const port_traffic& t, Put&& put) {
-    put("rx_packets", t.rx_packets);
-    put("rx_bytes", t.rx_bytes);
-    put("tx_packets", t.tx_packets);
-    put("tx_bytes", t.tx_bytes);
-}
-
 struct traffic_rates {
     double rx_mpps = 0, tx_mpps = 0, rx_bps = 0, tx_bps = 0;
 };
