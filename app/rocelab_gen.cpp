@@ -251,12 +251,7 @@ public:
     // Configuration first (file, then command-line keys), validated before EAL.
     std::optional<int> configure(const runtime::cmdline& cl) {
         _opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
-        const std::string& file = _opt.common.config;
-        auto cfg_r = file.empty() ? result<gen_cfg>(gen_cfg{}) : load_gen_cfg(file);
-        if (!cfg_r) {
-            die(2, cfg_r.error().message);
-        }
-        _cfg = std::move(*cfg_r);
+        _cfg = _opt.common.load_config(name, [] { return gen_cfg{}; }, load_gen_cfg);
         for (const auto& [k, v] : _opt.sets) {
             if (auto e = gen_cfg_set(_cfg, k, v); !e.empty()) {
                 die(2, "--" + e);

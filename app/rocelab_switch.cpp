@@ -161,9 +161,8 @@ public:
     std::optional<int> configure(const runtime::cmdline& cl) {
         _opt = cl.app_argv == nullptr ? app_opts{} : parse_app_opts(cl.app_argc, cl.app_argv);
         const std::string& file = _opt.common.config;
-        auto cfg_r = file.empty() ? result<switch_cfg>(default_switch_cfg()) : load_switch_cfg(file, _opt.load);
-        if (!cfg_r) { die(2, cfg_r.error().message); }
-        _cfg = std::move(*cfg_r);
+        _cfg = _opt.common.load_config(name, default_switch_cfg,
+                                       [&](const std::string& f) { return load_switch_cfg(f, _opt.load); });
         if (!_cfg.config_db && !_opt.load.ports.empty()) {
             die(2, "--port-map is only used with a config_db.json (" +
                        (file.empty() ? std::string("no --config given") : file + " is YAML: give PORT device or port_id") + ")");

@@ -41,8 +41,7 @@ void gen_status::print(const gen::gen_pipeline& p, double dt, double t) {
     status_line line(t);
     for (std::size_t i = 0; i < p.port_count(); ++i) {
         const auto& c = p.counters(i);
-        const port_traffic now{gen::read_counter(c.rx_packets), gen::read_counter(c.tx_packets),
-                               gen::read_counter(c.rx_bytes), gen::read_counter(c.tx_bytes)};
+        const port_traffic now = traffic_of(c);
         const traffic_rates r = rates(now, _prev[i], dt);
         line.append(" | %s tx %s %.3fMpps rx %s %.3fMpps", p.binding(i).name.c_str(), rate_str(r.tx_bps).c_str(),
                     r.tx_mpps, rate_str(r.rx_bps).c_str(), r.rx_mpps);

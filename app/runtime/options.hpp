@@ -53,6 +53,17 @@ struct common_opts {
 
     // Takes the option at `args` (and its value) when it is one of the above.
     bool parse(option_args& args, const char* usage);
+
+    // The app's configuration: dflt() without -c, else load(config), a
+    // result<Cfg>; a file that does not load is "<prog>: <message>" on stderr
+    // and exit 2.
+    template <typename Default, typename Load>
+    auto load_config(const char* prog, Default&& dflt, Load&& load) const {
+        if (config.empty()) { return dflt(); }
+        auto r = load(config);
+        if (!r) { die(prog, 2, r.error().message); }
+        return std::move(*r);
+    }
 };
 
 }  // namespace rocelab::runtime

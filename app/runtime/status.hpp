@@ -21,6 +21,14 @@ struct port_traffic {
     std::uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
 };
 
+// The four totals of a port's counters (the switch's or the generator's:
+// any struct with rx/tx_packets and rx/tx_bytes), read with relaxed loads.
+template <typename Counters>
+port_traffic traffic_of(const Counters& c) {
+    return {read_counter(c.rx_packets), read_counter(c.tx_packets), read_counter(c.rx_bytes),
+            read_counter(c.tx_bytes)};
+}
+
 struct traffic_rates {
     double rx_mpps = 0, tx_mpps = 0, rx_bps = 0, tx_bps = 0;
 };

@@ -27,10 +27,7 @@ void switch_status::print(const sw::switch_pipeline& p, double dt, double t) {
     status_line line(t);
     for (std::size_t i = 0; i < p.port_count(); ++i) {
         const auto& c = p.counters(i);
-        const prev now{{sw::read_counter(c.rx_packets), sw::read_counter(c.tx_packets), sw::read_counter(c.rx_bytes),
-                        sw::read_counter(c.tx_bytes)},
-                       total_drops(c),
-                       total_ecn_marked(c)};
+        const prev now{traffic_of(c), total_drops(c), total_ecn_marked(c)};
         const traffic_rates r = rates(now.traffic, _prev[i].traffic, dt);
         std::uint64_t qb = 0;
         for (int q = 0; q < 8; ++q) { qb += p.queue(i, q).depth_bytes; }

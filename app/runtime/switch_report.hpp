@@ -37,30 +37,9 @@ std::uint64_t total_ecn_marked(const sw::port_counters& c);
 // /rocelab/port give them, in the report's order: put(name, value).
 template <typename Put>
 void put_port_counters(const sw::port_counters& c, Put&& put) {
-    using sw::read_counter;
-    put("rx_packets", read_counter(c.rx_packets));
-    put("rx_bytes", read_counter(c.rx_bytes));
-    put("tx_packets", read_counter(c.tx_packets));
-    put("tx_bytes", read_counter(c.tx_bytes));
-    put("rx_mac_control", read_counter(c.rx_mac_control));
-    put("rx_pfc", read_counter(c.rx_pfc));
-    put("rx_pause", read_counter(c.rx_pause));
-    put("flood_copies", read_counter(c.flood_copies));
-    put("arp_replies", read_counter(c.arp_replies));
-    put("nd_replies", read_counter(c.nd_replies));
-    put("icmp_errors", read_counter(c.icmp_errors));
-    put("icmp_ratelimited", read_counter(c.icmp_ratelimited));
-    put("icmp_echo_replies", read_counter(c.icmp_echo_replies));
-    put("arp_requests", read_counter(c.arp_requests));
-    put("nd_solicits", read_counter(c.nd_solicits));
-    put("neigh_learned", read_counter(c.neigh_learned));
-    put("neigh_consumed", read_counter(c.neigh_consumed));
-    put("neigh_held", read_counter(c.neigh_held));
-    put("neigh_released", read_counter(c.neigh_released));
-    put("tx_behind", read_counter(c.tx_behind));
-    put("tx_ring_full", read_counter(c.tx_ring_full));
-    put("tx_flushed", read_counter(c.tx_flushed));
-    put("wred_lossless_kept", read_counter(c.wred_lossless_kept));
+#define ROCELAB_PUT_PORT(name) put(#name, sw::read_counter(c.name));
+    ROCELAB_SW_PORT_COUNTERS(ROCELAB_PUT_PORT)
+#undef ROCELAB_PUT_PORT
 }
 
 // A worker's figures (handed between workers), as the JSON report's workers

@@ -66,3 +66,5 @@ inline std::uint64_t read_counter(const counter64& c) noexcept { return c.load()
 // Plain uint64_t members, in list order: the struct is the one a hand-written
 // declaration would give.
 #define ROCELAB_U64_COUNTER(name) std::uint64_t name = 0;
+// The same with counter64 members (a set the data path counts and other threads read).
+#define ROCELAB_COUNTER64(name) ::rocelab::counter64 name = 0;

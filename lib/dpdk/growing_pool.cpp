@@ -91,19 +91,9 @@ int lifo_dequeue(rte_mempool* mp, void** objs, unsigned k) {
 unsigned lifo_count(const rte_mempool* mp) {
     return static_cast<const lifo_stack*>(mp->pool_data)->n.load(std::memory_order_relaxed);
 }
-rte_mempool_ops lifo_ops = {
-    .name = "rocelab_lifo",
-    .alloc = lifo_alloc,
-    .free = lifo_free,
-    .enqueue = lifo_enqueue,
-    .dequeue = lifo_dequeue,
-    .get_count = lifo_count,
-    .calc_mem_size = nullptr,
-    .populate = nullptr,
-    .get_info = nullptr,
-    .dequeue_contig_blocks = nullptr,
-};
-RTE_MEMPOOL_REGISTER_OPS(lifo_ops);
+RTE_INIT(register_lifo_handler) {
+    register_mempool_handler({"rocelab_lifo", lifo_alloc, lifo_free, lifo_enqueue, lifo_dequeue, lifo_count});
+}
 }  // namespace
 
 

@@ -40,19 +40,9 @@ ROCELAB_NO_TSAN int tsan_dequeue(rte_mempool* mp, void** objs, unsigned n) {
     return 0;
 }
 ROCELAB_NO_TSAN unsigned tsan_count(const rte_mempool* mp) { return rte_ring_count(static_cast<const rte_ring*>(mp->pool_data)); }
-rte_mempool_ops tsan_ops = {
-    .name = "rocelab_tsan",
-    .alloc = tsan_alloc,
-    .free = tsan_free,
-    .enqueue = tsan_enqueue,
-    .dequeue = tsan_dequeue,
-    .get_count = tsan_count,
-    .calc_mem_size = nullptr,
-    .populate = nullptr,
-    .get_info = nullptr,
-    .dequeue_contig_blocks = nullptr,
-};
-RTE_MEMPOOL_REGISTER_OPS(tsan_ops);
+RTE_INIT(register_tsan_handler) {
+    register_mempool_handler({"rocelab_tsan", tsan_alloc, tsan_free, tsan_enqueue, tsan_dequeue, tsan_count});
+}
 #endif
 
 void free_zone(rte_mempool_memhdr*, void* zone) { rte_memzone_free(static_cast<const rte_memzone*>(zone)); }
@@ -77,6 +67,17 @@ int populate_packed(rte_mempool* mp, const char* name, std::uint32_t n, int sock
     return static_cast<std::uint32_t>(added) == n ? 0 : -ENOMEM;
 }
 }  // namespace
+
+void register_mempool_handler(const mempool_handler& h) noexcept {
+    rte_mempool_ops ops{};
+    std::snprintf(ops.name, sizeof ops.name, "%s", h.name);
+    ops.alloc = h.alloc;
+    ops.free = h.free;
+    ops.enqueue = h.enqueue;
+    ops.dequeue = h.dequeue;
+    ops.get_count = h.get_count;
+    rte_mempool_register_ops(&ops);  // copies it
+}
 
 void populate_write(void* p, std::size_t len) noexcept {
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));

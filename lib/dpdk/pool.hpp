@@ -22,6 +22,23 @@ namespace rocelab::dpdk {
 // 4 KiB page as the memory is first written.
 void populate_write(void* p, std::size_t len) noexcept;
 
+// A mempool handler rocelab writes ("rocelab_lifo" in growing_pool.cpp,
+// "rocelab_tsan" in pool.cpp): its name and the five callbacks, of DPDK's types
+// (rte_mempool_alloc_t ... rte_mempool_get_count) spelled out.
+struct mempool_handler {
+    const char* name;
+    int (*alloc)(rte_mempool*);
+    void (*free)(rte_mempool*);
+    int (*enqueue)(rte_mempool*, void* const*, unsigned);
+    int (*dequeue)(rte_mempool*, void**, unsigned);
+    unsigned (*get_count)(const rte_mempool*);
+};
+
+// Registers `h` with DPDK (rte_mempool_register_ops()), the optional
+// callbacks left to DPDK's defaults. Call it from an RTE_INIT constructor,
+// as RTE_MEMPOOL_REGISTER_OPS() would.
+void register_mempool_handler(const mempool_handler& h) noexcept;
+
 // nullptr on failure, with rte_errno set.
 rte_mempool* pktmbuf_pool(const char* name, std::uint32_t n, std::uint32_t cache, std::uint16_t data_room,
                           int socket) noexcept;

@@ -84,32 +84,37 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
 }
 inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count);
 
+// A port's counters (each worker counts its own; readers sum the workers).
+// The scalar ones are one list for the struct and for the reports that list
+// them all, in that order (runtime::put_port_counters: the JSON report's
+// ports and /rocelab/port; core/counter.hpp):
+//   rx_mac_control      consumed MAC Control frames (PFC + PAUSE + other)
+//   flood_copies        extra copies made to flood
+//   icmp_errors         L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
+//   icmp_ratelimited    ... not sent: over ROCELAB icmp_rate
+//   icmp_echo_replies   L3: pings to one of our addresses answered
+//   arp_requests        L3: ARP requests sent on this port (neighbour resolution)
+//   nd_solicits         L3: Neighbor Solicitations sent on this port
+//   neigh_learned       L3: ARP/ND received here that set a neighbour's MAC
+//   neigh_consumed      ... of which ARP replies / NAs / announcements taken in (no reply made)
+//   neigh_held          L3: frames received here that waited for a neighbour
+//   neigh_released      ... and were forwarded once it answered
+//   tx_behind           polls where the shaper allowed more than the lcore sent
+//   tx_ring_full        tx_burst accepted fewer than offered (retried)
+//   tx_flushed          taken off a queue for TX, still staged (refused) at shutdown or link down: freed
+//   wred_lossless_kept  WRED drop decisions not carried out: the frame was admitted to a lossless PG
+//                       (a lossless frame leaves only by TX, link down or watchdog)
+// clang-format off
+#define ROCELAB_SW_PORT_COUNTERS(X)                                                           \
+    X(rx_packets) X(rx_bytes) X(tx_packets) X(tx_bytes)                                       \
+    X(rx_mac_control) X(rx_pfc) X(rx_pause) X(flood_copies) X(arp_replies) X(nd_replies)     \
+    X(icmp_errors) X(icmp_ratelimited) X(icmp_echo_replies) X(arp_requests) X(nd_solicits)   \
+    X(neigh_learned) X(neigh_consumed) X(neigh_held) X(neigh_released)                       \
+    X(tx_behind) X(tx_ring_full) X(tx_flushed) X(wred_lossless_kept)
+// clang-format on
 struct alignas(64) port_counters {
-    counter64 rx_packets = 0;
-    counter64 rx_bytes = 0;
-    counter64 tx_packets = 0;
-    counter64 tx_bytes = 0;
-    counter64 rx_mac_control = 0;  // consumed MAC Control frames (PFC + PAUSE + other)
-    counter64 rx_pfc = 0;
-    counter64 rx_pause = 0;
-    counter64 flood_copies = 0;    // extra copies made to flood
-    counter64 arp_replies = 0;
-    counter64 nd_replies = 0;
-    counter64 icmp_errors = 0;       // L3: ICMP/ICMPv6 errors sent (time exceeded, unreachable)
-    counter64 icmp_ratelimited = 0;  // ... not sent: over ROCELAB icmp_rate
-    counter64 icmp_echo_replies = 0; // L3: pings to one of our addresses answered
-    counter64 arp_requests = 0;      // L3: ARP requests sent on this port (neighbour resolution)
-    counter64 nd_solicits = 0;       // L3: Neighbor Solicitations sent on this port
-    counter64 neigh_learned = 0;     // L3: ARP/ND received here that set a neighbour's MAC
-    counter64 neigh_consumed = 0;    // ... of which ARP replies / NAs / announcements taken in (no reply made)
-    counter64 neigh_held = 0;        // L3: frames received here that waited for a neighbour
-    counter64 neigh_released = 0;    // ... and were forwarded once it answered
-    counter64 tx_behind = 0;       // polls where the shaper allowed more than the lcore sent
-    counter64 tx_ring_full = 0;    // tx_burst accepted fewer than offered (retried)
-    counter64 tx_flushed = 0;      // taken off a queue for TX, still staged (refused) at shutdown or link down: freed
-    counter64 tx_pfc_frames = 0;   // PFC/PAUSE frames sent upstream
-    counter64 wred_lossless_kept = 0;  // WRED drop decisions not carried out: the frame was admitted to a
-                                           // lossless PG (a lossless frame leaves only by TX, link down or watchdog)
+    ROCELAB_SW_PORT_COUNTERS(ROCELAB_COUNTER64)
+    counter64 tx_pfc_frames = 0;  // PFC/PAUSE frames sent upstream (reported on its own)
     std::array<counter64, drop_reason_count> drops{};
     std::array<counter64, parse_status_count> malformed{};
     std::array<counter64, 8> rx_pfc_prio{};   // PFC frames received per priority (enable bit set)
