@@ -5,8 +5,26 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace rocelab::sim {
+
+namespace {
+// The displacements of buffers of `counts` bytes packed end to end (an
+// MPI *v call's), and their total; over INT_MAX in all (MPI counts are
+// int) throws std::length_error naming `what`.
+std::size_t pack_displacements(const std::vector<int>& counts, std::vector<int>& displs, const char* what) {
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+        if (total + static_cast<std::size_t>(counts[r]) > static_cast<std::size_t>(INT_MAX)) {
+            throw std::length_error(std::string("mpi_transport: more than INT_MAX bytes ") + what);
+        }
+        displs[r] = static_cast<int>(total);
+        total += static_cast<std::size_t>(counts[r]);
+    }
+    return total;
+}
+}  // namespace
 
 mpi_transport::mpi_transport(MPI_Comm comm) : _comm(comm) {
     int r = 0, n = 1;
@@ -32,25 +50,16 @@ void mpi_transport::exchange(const std::vector<std::vector<std::byte>>& send,
         throw std::invalid_argument("mpi_transport: exchange needs one buffer per rank");
     }
     // Sizes first: each rank learns how much every other sends it.
-    std::size_t total = 0;
     for (unsigned r = 0; r < _ranks; ++r) {
         const std::size_t n = r == _rank ? 0 : send[r].size();
-        if (n > static_cast<std::size_t>(INT_MAX) || total + n > static_cast<std::size_t>(INT_MAX)) {
+        if (n > static_cast<std::size_t>(INT_MAX)) {
             throw std::length_error("mpi_transport: more than INT_MAX bytes in one window's exchange");
         }
         _scount[r] = static_cast<int>(n);
-        _sdispl[r] = static_cast<int>(total);
-        total += n;
     }
+    const std::size_t total = pack_displacements(_scount, _sdispl, "in one window's exchange");
     MPI_Alltoall(_scount.data(), 1, MPI_INT, _rcount.data(), 1, MPI_INT, _comm);
-    std::size_t rtotal = 0;
-    for (unsigned r = 0; r < _ranks; ++r) {
-        if (rtotal + static_cast<std::size_t>(_rcount[r]) > static_cast<std::size_t>(INT_MAX)) {
-            throw std::length_error("mpi_transport: more than INT_MAX bytes in one window's exchange");
-        }
-        _rdispl[r] = static_cast<int>(rtotal);
-        rtotal += static_cast<std::size_t>(_rcount[r]);
-    }
+    const std::size_t rtotal = pack_displacements(_rcount, _rdispl, "in one window's exchange");
     _sbuf.resize(total);
     for (unsigned r = 0; r < _ranks; ++r) {
         if (_scount[r] != 0) { std::memcpy(_sbuf.data() + _sdispl[r], send[r].data(), send[r].size()); }
@@ -74,17 +83,7 @@ std::vector<std::vector<std::byte>> mpi_transport::gather(const std::vector<std:
     MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, _comm);
     std::vector<std::vector<std::byte>> out;
     std::vector<std::byte> all;
-    if (_rank == 0) {
-        std::size_t total = 0;
-        for (unsigned r = 0; r < _ranks; ++r) {
-            if (total + static_cast<std::size_t>(counts[r]) > static_cast<std::size_t>(INT_MAX)) {
-                throw std::length_error("mpi_transport: more than INT_MAX bytes to gather");
-            }
-            displs[r] = static_cast<int>(total);
-            total += static_cast<std::size_t>(counts[r]);
-        }
-        all.resize(total);
-    }
+    if (_rank == 0) { all.resize(pack_displacements(counts, displs, "to gather")); }
     MPI_Gatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, _comm);
     if (_rank == 0) {
         for (unsigned r = 0; r < _ranks; ++r) {
