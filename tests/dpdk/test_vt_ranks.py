@@ -77,7 +77,7 @@ class OverRanks(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def compare(self, rel, duration="1ms", crosses=True):
+    def compare(self, rel, duration="1ms", crosses=True, extra=()):
         """One process and two ranks on `rel` with captures: the ranks'
         files are the one process's, byte for byte. Returns the ranks'
         speed.json."""
@@ -86,7 +86,7 @@ class OverRanks(unittest.TestCase):
         common = ["run", scenario(rel), "--duration", duration, "--pcap", "--no-plots", "--quiet"]
         rc, so, se = fabrictest.run(common + ["--out", one], timeout=300)
         self.assertEqual(rc, 0, so + se)
-        rc, so, se = mpi_run(common + ["--out", two], timeout=300)
+        rc, so, se = mpi_run(common + ["--out", two, *extra], timeout=300)
         print(so)
         self.assertEqual(rc, 0, so + se)
         self.assertIn("over 2 ranks", so)
@@ -116,6 +116,13 @@ class OverRanks(unittest.TestCase):
 
     def test_leaf_spine_over_two_ranks_is_the_one_process_run(self):
         self.compare("conf/scenarios/leaf-spine-ecmp.yaml")
+
+    def test_threads_and_ranks_combine(self):
+        # Two threads per rank: four partitions (leaf-spine's four parts),
+        # two on each rank; the one process ran on one thread.
+        speed = self.compare("conf/scenarios/leaf-spine-ecmp.yaml", extra=("--threads", "2"))
+        self.assertEqual(speed["partitions"], 4)
+        self.assertEqual([r["partitions"] for r in speed["per_rank"]], [2, 2])
 
     def test_seed_cluster_1ms_over_two_ranks_is_the_one_process_run(self):
         self.compare("conf/scenarios/cluster-8x8-200g.yaml")
