@@ -32,9 +32,11 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <fstream>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #ifdef ROCELAB_WITH_MPI
@@ -123,8 +125,9 @@ Options:
 Over MPI ranks (built with MPI, -Dmpi=auto): mpirun -np R rocelab-fabric run ...
   runs the fabric's partitions on R ranks (partition p on rank p mod R, on
   --threads threads each), byte for byte the one process's run. Rank 0 writes
-  fabric.json and speed.json; each rank its captures and the reports of the
-  nodes it runs whole; summary.json and the CSVs are not gathered yet.
+  the reports, the time series and the plots from every rank's figures; each
+  rank its captures and the reports of the nodes it runs whole (a generator
+  whose hosts are on several ranks: no report of its own yet).
   SIGUSR1 to mpirun stops every rank at the next sample step
   (docs/fabric.md "Over MPI ranks").
 
@@ -342,6 +345,12 @@ link_totals totals(vt::fabric& f) {
     return t;
 }
 
+// Over ranks: whether this process runs (node n, port p) (one process runs
+// everything), and the rank that runs a switch (all its ports on one rank;
+// a switch without ports: rank 0).
+bool runs_here(vt::fabric& f, std::size_t n, int p) { return f.ranks() <= 1 || f.port_rank(n, p) == f.rank(); }
+unsigned switch_rank(vt::fabric& f, std::size_t n) { return f.port_count(n) == 0 ? 0 : f.port_rank(n, 0); }
+
 // What fabric.json reads that the run changes, as plain numbers. One
 // process: read from the fabric (collect_figs). Over ranks, every rank
 // collects what it runs (its switches, its ports' credits; its halves of
@@ -411,7 +420,7 @@ fabric_figs collect_figs(vt::fabric& f) {
                 ctx.push_back(t != nullptr ? *t : credit_tx{});
             }
         }
-        const bool mine = f.ranks() <= 1 || f.port_count(n) == 0 || f.port_rank(n, 0) == f.rank();
+        const bool mine = f.ranks() <= 1 || switch_rank(f, n) == f.rank();
         x.sw.push_back(f.kind(n) == vt::node_kind::switch_node && mine ? collect_switch(f.switch_at(n)) : switch_figs{});
     }
     return x;
@@ -529,7 +538,7 @@ fabric_figs combine_figs(vt::fabric& f, const std::vector<std::vector<std::byte>
                     x.ctx[n][p] = ctx[p];
                 }
             }
-            if (f.kind(n) == vt::node_kind::switch_node && (f.port_count(n) == 0 ? r == 0 : f.port_rank(n, 0) == r)) {
+            if (f.kind(n) == vt::node_kind::switch_node && switch_rank(f, n) == r) {
                 x.sw[n] = std::move(w);  // a switch's figures: the rank that runs it
             }
         }
@@ -775,6 +784,123 @@ private:
     bool _first = true;
 };
 
+// What the time series and the deadlock watch read at each sample step, as
+// plain numbers in one array: per flow (generators in node order, flows in
+// order) its requester's and its responder's figures; per port of every
+// node its PFC frames, paused queues and whether a lossless PG holds a
+// pause upstream; per switch port and queue the queue's figures. collect()
+// fills what this process runs (one process: everything) and leaves the
+// rest 0. Over ranks every rank collects its own and an all-reduce sums the
+// arrays (each figure is written on one rank only), so rank 0 reads what one
+// process reads (docs/fabric.md "Over MPI ranks").
+class live_figs {
+public:
+    struct flow_live {  // the requester's side, then the responder's
+        std::uint64_t tx_bytes, messages, retx, naks, rate_bps, cnp_rx;
+        std::uint64_t rx_bytes, cnp_tx;
+    };
+    struct port_live {
+        std::uint64_t pfc_rx, pfc_tx;
+        std::uint64_t paused;  // a switch port's paused egress queues (bits)
+        std::uint64_t holds;   // 1: a lossless PG of the switch port is in XOFF
+    };
+    struct queue_live {
+        std::uint64_t enq_packets, depth_bytes, deq_packets;
+    };
+
+    explicit live_figs(vt::fabric& f) : _f(f) {
+        std::size_t flows = 0, ports = 0, sw_ports = 0;
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            _flow_base.push_back(flows);
+            _port_base.push_back(ports);
+            _queue_base.push_back(sw_ports * 8);
+            if (f.kind(n) == vt::node_kind::gen_node) { flows += f.gen_at(n).flow_count(); }
+            if (f.kind(n) == vt::node_kind::switch_node) { sw_ports += f.port_count(n); }
+            ports += f.port_count(n);
+        }
+        _flows.resize(flows);
+        _ports.resize(ports);
+        _queues.resize(sw_ports * 8);
+    }
+    void collect(nanos now) {
+        std::fill(_flows.begin(), _flows.end(), flow_live{});
+        std::fill(_ports.begin(), _ports.end(), port_live{});
+        std::fill(_queues.begin(), _queues.end(), queue_live{});
+        for (std::size_t n = 0; n < _f.node_count(); ++n) {
+            if (_f.kind(n) == vt::node_kind::gen_node) {
+                const auto& g = _f.gen_at(n);
+                for (std::size_t i = 0; i < g.flow_count(); ++i) {
+                    const auto& fl = g.flow(i);
+                    flow_live& v = _flows[_flow_base[n] + i];
+                    if (mine(n, fl.src_port)) {
+                        const auto& c = fl.rq.counters();
+                        v.tx_bytes = c.tx_bytes;
+                        v.messages = c.messages_completed;
+                        v.retx = c.retx_packets;
+                        v.naks = c.naks_rx;
+                        v.rate_bps = fl.pacer.rate().v;
+                        v.cnp_rx = fl.cnp_rx;
+                    }
+                    if (mine(n, fl.dst_port)) {
+                        v.rx_bytes = fl.rs.counters().rx_bytes;
+                        v.cnp_tx = fl.cnp_tx;
+                    }
+                }
+                for (std::size_t p = 0; p < g.port_count(); ++p) {
+                    if (!mine(n, static_cast<int>(p))) { continue; }
+                    const auto& c = g.counters(p);
+                    _ports[_port_base[n] + p] = {c.rx_pfc + c.rx_pause, c.tx_pfc, 0, 0};
+                }
+                continue;
+            }
+            if (_f.port_count(n) == 0 || !mine(n, 0)) { continue; }  // a switch: all its ports on one rank (switch_rank)
+            auto& s = _f.switch_at(n);
+            for (std::size_t p = 0; p < s.port_count(); ++p) {
+                port_live& v = _ports[_port_base[n] + p];
+                const auto st = s.pfc(p, now);
+                for (int i = 0; i < 8; ++i) { v.pfc_rx += st.rx_frames[i]; }
+                v.pfc_tx = st.frames_sent;
+                v.paused = s.paused_queues(p, now);
+                for (int g = 0; g < 8 && v.holds == 0; ++g) {
+                    const sw::pg_status pg = s.pg(p, g);
+                    v.holds = pg.lossless && pg.xoff ? 1 : 0;
+                }
+                for (int q = 0; q < 8; ++q) {
+                    const auto qs = s.queue(p, q);
+                    _queues[queue_at(n, p, q)] = {qs.enq_packets, qs.depth_bytes, qs.deq_packets};
+                }
+            }
+        }
+    }
+    // Over ranks: every rank's figures summed into every rank's (collective).
+    template <typename Sum>
+    void sum(Sum&& all_reduce) {
+        all_reduce(words(_flows), static_cast<int>(_flows.size() * sizeof(flow_live) / 8));
+        all_reduce(words(_ports), static_cast<int>(_ports.size() * sizeof(port_live) / 8));
+        all_reduce(words(_queues), static_cast<int>(_queues.size() * sizeof(queue_live) / 8));
+    }
+    const flow_live& flow(std::size_t n, std::size_t i) const { return _flows[_flow_base[n] + i]; }
+    const port_live& port(std::size_t n, std::size_t p) const { return _ports[_port_base[n] + p]; }
+    const queue_live& queue(std::size_t n, std::size_t p, int q) const { return _queues[queue_at(n, p, q)]; }
+
+private:
+    bool mine(std::size_t n, int p) const { return runs_here(_f, n, p); }
+    std::size_t queue_at(std::size_t n, std::size_t p, int q) const {
+        return _queue_base[n] + p * 8 + static_cast<std::size_t>(q);
+    }
+    // The records as the 64-bit words they are made of (what the all-reduce adds).
+    template <typename T>
+    static std::uint64_t* words(std::vector<T>& v) {
+        static_assert(std::is_standard_layout_v<T> && sizeof(T) % 8 == 0 && alignof(T) == 8);
+        return reinterpret_cast<std::uint64_t*>(v.data());
+    }
+    vt::fabric& _f;
+    std::vector<std::size_t> _flow_base, _port_base, _queue_base;
+    std::vector<flow_live> _flows;
+    std::vector<port_live> _ports;
+    std::vector<queue_live> _queues;
+};
+
 // Time series in fabric time, sampled by the runner between engine steps
 // (sampling reads counters only: it does not change the run).
 class series {
@@ -797,7 +923,7 @@ public:
     series(const series&) = delete;
     series& operator=(const series&) = delete;
 
-    void sample(nanos now) {
+    void sample(nanos now, const live_figs& lv) {
         const double t = double(now.v) / 1e9;
         const double dt = double((now - _last).v) / 1e9;
         std::size_t k = 0;
@@ -805,47 +931,37 @@ public:
             if (_f.kind(n) == vt::node_kind::gen_node) {
                 auto& g = _f.gen_at(n);
                 for (std::size_t i = 0; i < g.flow_count(); ++i, ++k) {
-                    const auto& fl = g.flow(i);
-                    const std::uint64_t tx = fl.rq.counters().tx_bytes, rx = fl.rs.counters().rx_bytes;
+                    const auto& v = lv.flow(n, i);
+                    const std::uint64_t tx = v.tx_bytes, rx = v.rx_bytes;
                     if (_prev.size() <= k) { _prev.emplace_back(0, 0); }
                     _line.secs(now.v)
-                        .str(fl.cfg.name)
+                        .str(g.flow(i).cfg.name)
                         .round(dt > 0 ? double(tx - _prev[k].first) * 8 / dt : 0.0)
                         .round(dt > 0 ? double(rx - _prev[k].second) * 8 / dt : 0.0)
                         .num(tx)
                         .num(rx)
-                        .num(fl.rq.counters().messages_completed)
-                        .num(fl.rq.counters().retx_packets)
-                        .num(fl.rq.counters().naks_rx)
-                        .num(fl.pacer.rate().v)
-                        .num(fl.cnp_rx)
-                        .num(fl.cnp_tx)
+                        .num(v.messages)
+                        .num(v.retx)
+                        .num(v.naks)
+                        .num(v.rate_bps)
+                        .num(v.cnp_rx)
+                        .num(v.cnp_tx)
                         .write(_flows);
                     _prev[k] = {tx, rx};
                 }
-                for (std::size_t p = 0; p < g.port_count(); ++p) {
-                    const auto& c = g.counters(p);
-                    std::fprintf(_pfc, "%.9f,%s,%s,%llu,%llu\n", t, _f.node_name(n).c_str(),
-                                 _f.port_name(n, static_cast<int>(p)).c_str(),
-                                 (unsigned long long)(c.rx_pfc + c.rx_pause), (unsigned long long)c.tx_pfc);
-                }
-            } else {
-                auto& s = _f.switch_at(n);
-                for (std::size_t p = 0; p < s.port_count(); ++p) {
-                    const auto st = s.pfc(p, now);
-                    std::uint64_t rxp = 0;
-                    for (int i = 0; i < 8; ++i) { rxp += st.rx_frames[i]; }
-                    std::fprintf(_pfc, "%.9f,%s,%s,%llu,%llu\n", t, _f.node_name(n).c_str(),
-                                 _f.port_name(n, static_cast<int>(p)).c_str(), (unsigned long long)rxp,
-                                 (unsigned long long)st.frames_sent);
-                    const std::uint8_t paused = s.paused_queues(p, now);
-                    for (int q = 0; q < 8; ++q) {
-                        const auto qs = s.queue(p, q);
-                        if (qs.enq_packets == 0 && qs.depth_bytes == 0) { continue; }
-                        std::fprintf(_queues, "%.9f,%s,%s,%d,%llu,%d\n", t, _f.node_name(n).c_str(),
-                                     _f.port_name(n, static_cast<int>(p)).c_str(), q,
-                                     (unsigned long long)qs.depth_bytes, (paused >> q) & 1);
-                    }
+            }
+            // Every port's PFC frames; a switch's queues that carried traffic.
+            for (std::size_t p = 0; p < _f.port_count(n); ++p) {
+                const auto& v = lv.port(n, p);
+                std::fprintf(_pfc, "%.9f,%s,%s,%llu,%llu\n", t, _f.node_name(n).c_str(),
+                             _f.port_name(n, static_cast<int>(p)).c_str(), (unsigned long long)v.pfc_rx,
+                             (unsigned long long)v.pfc_tx);
+                for (int q = 0; _f.kind(n) == vt::node_kind::switch_node && q < 8; ++q) {
+                    const auto& qs = lv.queue(n, p, q);
+                    if (qs.enq_packets == 0 && qs.depth_bytes == 0) { continue; }
+                    std::fprintf(_queues, "%.9f,%s,%s,%d,%llu,%d\n", t, _f.node_name(n).c_str(),
+                                 _f.port_name(n, static_cast<int>(p)).c_str(), q, (unsigned long long)qs.depth_bytes,
+                                 static_cast<int>((v.paused >> q) & 1));
                 }
             }
         }
@@ -878,22 +994,17 @@ public:
             _peer[l.b][static_cast<std::size_t>(l.pb)] = {static_cast<std::uint32_t>(l.a), l.pa};
         }
     }
-    void observe(nanos now, bool print) {
+    void observe(nanos now, const live_figs& lv, bool print) {
         _states.clear();
         for (std::size_t n = 0; n < _f.node_count(); ++n) {
             if (_f.kind(n) != vt::node_kind::switch_node) { continue; }
-            auto& s = _f.switch_at(n);
-            for (std::size_t p = 0; p < s.port_count(); ++p) {
-                const std::uint8_t paused = s.paused_queues(p, now);
+            for (std::size_t p = 0; p < _f.port_count(n); ++p) {
+                const std::uint64_t paused = lv.port(n, p).paused;
                 const auto [m, r] = _peer[n][p];
                 const bool peer_switch = m != dl_no_node && _f.kind(m) == vt::node_kind::switch_node;
-                bool holds = false;
-                for (int g = 0; peer_switch && g < 8 && !holds; ++g) {
-                    const sw::pg_status pg = _f.switch_at(m).pg(static_cast<std::size_t>(r), g);
-                    holds = pg.lossless && pg.xoff;
-                }
+                const bool holds = peer_switch && lv.port(m, static_cast<std::size_t>(r)).holds != 0;
                 for (int q = 0; q < 8; ++q) {
-                    const auto qs = s.queue(p, q);
+                    const auto& qs = lv.queue(n, p, q);
                     if (qs.enq_packets == 0) { continue; }
                     dl_queue_state st;
                     st.q = {static_cast<std::uint32_t>(n), static_cast<std::uint16_t>(p), static_cast<std::uint8_t>(q)};
@@ -1026,16 +1137,17 @@ nanos rt_stall_of(const topology_cfg& topo) {
 // deadlock watch at each sample step; each wall second, fabric time reached,
 // packet-hops per wall second, frames on the wire, drops.
 //
-// Over ranks (`ranked`): no time series and no deadlock watch (they read
-// every switch at each step: not gathered yet, docs/fabric.md). At each
-// step the ranks agree, in one all-reduce, on whether to stop (a SIGUSR1
-// on any rank: mpirun passes it on to all) and sum the status figures;
-// rank 0 prints the status line from the last step's sums. So every rank
-// runs the same steps and stops at the same one.
+// Over ranks (`ranked`): at each step the ranks agree, in one all-reduce,
+// on whether to stop (a SIGUSR1 on any rank: mpirun passes it on to all)
+// and sum the status figures; rank 0 prints the status line from the last
+// step's sums. So every rank runs the same steps and stops at the same
+// one. A second all-reduce sums the ranks' live_figs, from which rank 0
+// writes the time series and runs the deadlock watch.
 std::atomic<bool> g_rank_stop{false};
 struct fabric_hooks {
     vt::fabric& f;
-    series* ts;
+    live_figs* lv;
+    series* ts;  // over ranks: rank 0's only, as dl
     deadlock_watch* dl;
     bool realtime;
     bool quiet;
@@ -1067,6 +1179,12 @@ struct fabric_hooks {
             sums = {g_rank_stop.load() ? 1u : 0u, v.hops, v.switch_drops, v.on_wire, v.link_drops};
             g_rk.tr->sum(sums.data(), static_cast<int>(sums.size()));
             stop_agreed = sums[0] != 0;
+            lv->collect(t);  // every rank's figures, summed: what one process reads (live_figs)
+            lv->sum([](std::uint64_t* v, int n) { g_rk.tr->sum(v, n); });
+            if (ts != nullptr) {  // rank 0
+                ts->sample(t, *lv);
+                dl->observe(t, *lv, true);
+            }
 #endif
             return;
         }
@@ -1074,8 +1192,9 @@ struct fabric_hooks {
             if (t >= duration || t < next_sample) { return; }
             next_sample = t + step;
         }
-        ts->sample(t);
-        dl->observe(t, true);
+        lv->collect(t);
+        ts->sample(t, *lv);
+        dl->observe(t, *lv, true);
     }
     void status(double dt, nanos t, double wall) {
         if (quiet || g_rk.rank != 0) { return; }
@@ -1106,14 +1225,12 @@ void write_file(const std::string& path, const std::string& text) {
 // fct.csv: every message's completion time the generators kept (all of
 // them up to each flow's sample cap; summary.json's fct_samples_dropped
 // counts the rest), flow by flow in completion order, on the scenario's
-// scale (x k in real time, like the summary's FCT metrics).
-void write_fct_csv(const std::string& path, vt::fabric& f, double k) {
+// scale (x k in real time, like the summary's FCT metrics): `rows` writes
+// them after the header.
+void write_fct_csv(const std::string& path, const std::function<bool(std::FILE*)>& rows) {
     std::FILE* out = std::fopen(path.c_str(), "w");
     if (out == nullptr) { die(1, path + ": cannot write"); }
-    bool ok = std::fputs("flow,fct_ns\n", out) >= 0;
-    for (std::size_t n = 0; ok && n < f.node_count(); ++n) {
-        if (f.kind(n) == vt::node_kind::gen_node) { ok = runtime::write_fct_rows(out, f.gen_at(n), k); }
-    }
+    const bool ok = std::fputs("flow,fct_ns\n", out) >= 0 && rows(out);
     if (std::fclose(out) != 0 || !ok) { die(1, path + ": cannot write"); }
 }
 
@@ -1244,15 +1361,52 @@ std::string speed_json(vt::fabric& f, nanos ran, double wall, double setup_s, un
     return s;
 }
 
+// The metrics summary.json gives per flow, and in its totals.
+constexpr const char* k_summary_flow_metrics[] = {"goodput",  "messages", "fct_p50",   "fct_p99", "fct_max",
+                                                  "naks",     "retx",     "timeouts",  "cnp_rx",  "rate_min",
+                                                  "rate_mean", "flow_fct", "goodput_fct"};
+constexpr const char* k_summary_totals[] = {"drops", "lossless_drops", "link_drops", "ecn_marked"};
+
+// What summary.json and fct.csv read. One process: the fabric and its
+// metrics (summary_of). Over ranks: rank 0's combination of every rank's
+// answers (ranked_summary), so the same writer makes the same bytes.
+struct summary_source {
+    // a metric's value, unscaled (vt::metrics::value)
+    std::function<std::optional<double>(const expect_metric&, std::string&)> value;
+    std::function<gen::gen_pipeline::collective_figures(std::size_t node)> collectives;
+    // per flow: FCT samples kept and dropped
+    std::function<std::pair<std::uint64_t, std::uint64_t>(std::size_t node, std::size_t flow)> fct_counts;
+    std::function<bool(std::FILE*)> fct_rows;  // fct.csv's rows
+    std::uint64_t packet_hops = 0;
+};
+
+summary_source summary_of(vt::fabric& f, vt::metrics& mx, double k) {
+    summary_source src;
+    src.value = [&mx](const expect_metric& m, std::string& err) { return mx.value(m, err); };
+    src.collectives = [&f](std::size_t n) { return f.gen_at(n).collectives(); };
+    src.fct_counts = [&f](std::size_t n, std::size_t i) {
+        const auto& fl = f.gen_at(n).flow(i);
+        return std::pair<std::uint64_t, std::uint64_t>{fl.fct_ns.size(), fl.fct_dropped};
+    };
+    src.fct_rows = [&f, k](std::FILE* out) {
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            if (f.kind(n) == vt::node_kind::gen_node && !runtime::write_fct_rows(out, f.gen_at(n), k)) { return false; }
+        }
+        return true;
+    };
+    src.packet_hops = f.packet_hops();
+    return src;
+}
+
 // summary.json and fct.csv: the expectations (printed as judged), flows,
 // collectives, deadlocks and totals. Returns the failed expectations.
-std::size_t write_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const topology_cfg& topo, deadlock_watch& dl,
-                          double k, nanos ran, std::uint64_t rt_stalls, nanos rt_frozen) {
+std::size_t write_summary(const opts& o, vt::fabric& f, const summary_source& src, const topology_cfg& topo,
+                          deadlock_watch& dl, double k, nanos ran, std::uint64_t rt_stalls, nanos rt_frozen) {
     // Expectations, then summary.json (deterministic in virtual
     // time, like fabric.json). In real time a metric is put back on
     // the scenario's scale (rt_metric_scale).
     auto scaled_value = [&](const expect_metric& m, std::string& err) -> std::optional<double> {
-        auto v = mx.value(m, err);
+        auto v = src.value(m, err);
         if (v) { *v *= rt_metric_scale(m.name, k); }
         return v;
     };
@@ -1300,15 +1454,14 @@ std::size_t write_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const t
             const std::string fn = f.gen_at(n).flow(i).cfg.name;
             j.begin_object();
             j.kv("flow", fn);
-            for (const char* m : {"goodput", "messages", "fct_p50", "fct_p99", "fct_max", "naks", "retx",
-                                  "timeouts", "cnp_rx", "rate_min", "rate_mean", "flow_fct",
-                                  "goodput_fct"}) {
+            for (const char* m : k_summary_flow_metrics) {
                 std::string err;
                 const auto v = scaled_value(expect_metric{m, {fn}}, err);
                 j.kv(m, v.value_or(0.0));
             }
-            j.kv("fct_samples", static_cast<std::uint64_t>(f.gen_at(n).flow(i).fct_ns.size()));
-            j.kv("fct_samples_dropped", f.gen_at(n).flow(i).fct_dropped);
+            const auto [kept, dropped] = src.fct_counts(n, i);
+            j.kv("fct_samples", kept);
+            j.kv("fct_samples_dropped", dropped);
             j.end_object();
         }
     }
@@ -1320,7 +1473,7 @@ std::size_t write_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const t
     for (std::size_t n = 0; n < f.node_count(); ++n) {
         if (f.kind(n) != vt::node_kind::gen_node || !f.gen_at(n).ring()) { continue; }
         const gen_cfg& g = f.gen_config(n);
-        const auto cf = f.gen_at(n).collectives();
+        const auto cf = src.collectives(n);
         std::uint64_t tmin = UINT64_MAX, tmax = 0;
         double tsum = 0;
         for (const std::uint64_t t : cf.ns) {
@@ -1395,23 +1548,22 @@ std::size_t write_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const t
     j.end_array();
     j.key("totals");
     j.begin_object();
-    for (const char* m : {"drops", "lossless_drops", "link_drops", "pfc_rx", "pfc_tx", "ecn_marked"}) {
-        if ((std::strcmp(m, "pfc_rx") == 0 || std::strcmp(m, "pfc_tx") == 0)) { continue; }
+    for (const char* m : k_summary_totals) {
         std::string err;
-        j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+        j.kv(m, src.value(expect_metric{m, {}}, err).value_or(0.0));
     }
     if (f.has_credit_links()) {
         for (const char* m : {"credit_waits", "credit_overruns"}) {
             std::string err;
-            j.kv(m, mx.value(expect_metric{m, {}}, err).value_or(0.0));
+            j.kv(m, src.value(expect_metric{m, {}}, err).value_or(0.0));
         }
     }
-    j.kv("packet_hops", f.packet_hops());
+    j.kv("packet_hops", src.packet_hops);
     j.end_object();
     j.end_object();
     sum += "\n";
     write_file(o.out + "/summary.json", sum);
-    write_fct_csv(o.out + "/fct.csv", f, k);
+    write_fct_csv(o.out + "/fct.csv", src.fct_rows);
     return failed;
 }
 
@@ -1555,9 +1707,10 @@ int print_ran(const opts& o, vt::fabric& f, const topology_cfg& topo, double k, 
 // Over ranks, after the run (collective: every rank calls it): rank 0
 // writes fabric.json from every rank's figures (byte for byte the one
 // process's), speed.json with each rank's share, and the closing lines;
-// what is not gathered yet is said, not written. Returns the exit status.
+// a node report not gathered yet is said, not written. Returns the exit
+// status.
 int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos ran, double wall, double setup_s,
-                   std::uint64_t memory_floor, bool stopped) {
+                   std::uint64_t memory_floor) {
 #ifdef ROCELAB_WITH_MPI
     int rc = 0;
     std::vector<std::vector<std::byte>> figs;
@@ -1571,24 +1724,33 @@ int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos
     // busy time, and the rest of its wall time: the window's collectives
     // and exchange, waiting for the other ranks.
     const auto pf = f.partitions();
-    std::vector<std::byte> mine;
-    std::uint64_t local_parts = 0, busy = 0, thread_wait = 0;
-    for (unsigned q = 0; q < pf.partitions; ++q) { local_parts += (q % g_rk.ranks) == g_rk.rank ? 1 : 0; }
+    struct rank_speed {
+        std::uint64_t hops = 0, partitions = 0, busy_ns = 0, thread_wait_ns = 0, rank_wait_ns = 0, peak_rss = 0,
+                      late = 0, wall_ns = 0;
+    } me;
+    static_assert(std::is_trivially_copyable_v<rank_speed>);
+    me.hops = f.packet_hops();
+    for (unsigned q = 0; q < pf.partitions; ++q) { me.partitions += (q % g_rk.ranks) == g_rk.rank ? 1 : 0; }
     for (const auto& t : pf.thread_times) {
-        busy += static_cast<std::uint64_t>(t.busy_ns);
-        thread_wait += static_cast<std::uint64_t>(t.wait_ns);
+        me.busy_ns += static_cast<std::uint64_t>(t.busy_ns);
+        me.thread_wait_ns += static_cast<std::uint64_t>(t.wait_ns);
     }
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
+    me.peak_rss = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+    me.late = pf.late;
+    // The rest of the rank's wall time: waiting for the other ranks.
     const std::uint64_t busy0 = pf.thread_times.empty() ? 0 : static_cast<std::uint64_t>(pf.thread_times[0].busy_ns);
     const std::uint64_t wait0 = pf.thread_times.empty() ? 0 : static_cast<std::uint64_t>(pf.thread_times[0].wait_ns);
-    const auto wall_ns = static_cast<std::uint64_t>(wall * 1e9);
-    const std::uint64_t rank_wait = wall_ns > busy0 + wait0 ? wall_ns - busy0 - wait0 : 0;
-    for (const std::uint64_t v : {f.packet_hops(), local_parts, pf.windows, busy, thread_wait, rank_wait,
-                                  static_cast<std::uint64_t>(ru.ru_maxrss) * 1024, pf.late, wall_ns}) {
-        put_pod(mine, v);
+    me.wall_ns = static_cast<std::uint64_t>(wall * 1e9);
+    me.rank_wait_ns = me.wall_ns > busy0 + wait0 ? me.wall_ns - busy0 - wait0 : 0;
+    std::vector<std::byte> mine;
+    put_pod(mine, me);
+    std::vector<rank_speed> speeds;
+    for (const auto& b : g_rk.tr->gather(mine)) {
+        byte_reader in{b};
+        speeds.push_back(in.pod<rank_speed>());
     }
-    const auto speeds = g_rk.tr->gather(mine);
     if (g_rk.rank != 0) { return 0; }
     fabric_figs x;
     try {
@@ -1616,39 +1778,33 @@ int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos
     j.kv("cut_cables", static_cast<std::uint64_t>(pf.cut_cables));
     j.kv("windows", pf.windows);
     std::string lines;
-    std::uint64_t late = 0, peak = 0;
-    std::uint64_t peak_all = 0;  // the largest rank's peak RSS (each rank builds every node)
-    for (const auto& b : speeds) {
-        byte_reader in{b};
-        for (int i = 0; i < 6; ++i) { (void)in.pod<std::uint64_t>(); }
-        peak_all = std::max(peak_all, in.pod<std::uint64_t>());
+    std::uint64_t late = 0, peak = 0;  // the largest rank's peak RSS (each rank builds every node)
+    for (const rank_speed& v : speeds) {
+        late += v.late;
+        peak = std::max(peak, v.peak_rss);
     }
-    j.kv("peak_rss_bytes", peak_all);
+    j.kv("peak_rss_bytes", peak);
     j.key("per_rank");
     j.begin_array();
     for (unsigned r = 0; r < speeds.size(); ++r) {
-        byte_reader in{speeds[r]};
-        std::uint64_t v[9];  // as sent above: ..., v[8] the rank's own wall time of the run
-        for (auto& e : v) { e = in.pod<std::uint64_t>(); }
-        const double rw = double(v[8]) / 1e9;
-        late += v[7];
-        peak = std::max(peak, v[6]);
+        const rank_speed& v = speeds[r];
+        const double rw = double(v.wall_ns) / 1e9;
         j.begin_object();
         j.kv("rank", r);
-        j.kv("packet_hops", v[0]);
-        j.kv("packet_hops_per_wall_s", wall > 0 ? double(v[0]) / wall : 0.0);
-        j.kv("partitions", v[1]);
-        j.kv("busy_s", double(v[3]) / 1e9);
-        j.kv("thread_wait_s", double(v[4]) / 1e9);
-        j.kv("rank_wait_s", double(v[5]) / 1e9);
+        j.kv("packet_hops", v.hops);
+        j.kv("packet_hops_per_wall_s", wall > 0 ? double(v.hops) / wall : 0.0);
+        j.kv("partitions", v.partitions);
+        j.kv("busy_s", double(v.busy_ns) / 1e9);
+        j.kv("thread_wait_s", double(v.thread_wait_ns) / 1e9);
+        j.kv("rank_wait_s", double(v.rank_wait_ns) / 1e9);
         j.kv("wall_s", rw);
-        j.kv("rank_wait_share", rw > 0 ? double(v[5]) / 1e9 / rw : 0.0);
-        j.kv("peak_rss_bytes", v[6]);
+        j.kv("rank_wait_share", rw > 0 ? double(v.rank_wait_ns) / 1e9 / rw : 0.0);
+        j.kv("peak_rss_bytes", v.peak_rss);
         j.end_object();
         char b[200];
         std::snprintf(b, sizeof b, "%srank %u: %" PRIu64 " partition%s, %.2f M packet-hops/s, waiting for ranks %.0f %%",
-                      lines.empty() ? "" : "; ", r, v[1], v[1] == 1 ? "" : "s", wall > 0 ? double(v[0]) / wall / 1e6 : 0.0,
-                      rw > 0 ? double(v[5]) / 1e9 / rw * 100 : 0.0);
+                      lines.empty() ? "" : "; ", r, v.partitions, v.partitions == 1 ? "" : "s",
+                      wall > 0 ? double(v.hops) / wall / 1e6 : 0.0, rw > 0 ? double(v.rank_wait_ns) / 1e9 / rw * 100 : 0.0);
         lines += b;
     }
     j.end_array();
@@ -1673,18 +1829,251 @@ int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos
         for (std::size_t p = 1; p < f.port_count(n); ++p) { one = one && f.port_rank(n, static_cast<int>(p)) == f.port_rank(n, 0); }
         if (!one) { split += (split.empty() ? "" : ", ") + f.node_name(n); }
     }
-    std::printf("rocelab-fabric: over ranks, written: fabric.json, speed.json, the captures, and the report of each node "
-                "that runs on one rank%s%s; not gathered yet: summary.json%s, flows.csv, queues.csv, pfc.csv, "
-                "fct.csv, the plots (docs/fabric.md \"Over MPI ranks\")\n",
-                split.empty() ? "" : "; not written: ", split.empty() ? "" : (split + " (hosts on several ranks)").c_str(),
-                topo.expect.empty() ? "" : " (the expectations are not judged)");
-    if (stopped && ran < (o.duration ? *o.duration : topo.duration)) {
-        std::printf("rocelab-fabric: stopped at %s of fabric time (SIGUSR1)\n", format_time(ran).c_str());
+    if (!split.empty()) {
+        std::printf("rocelab-fabric: over ranks, not written: the reports of %s (hosts on several ranks; docs/fabric.md "
+                    "\"Over MPI ranks\")\n", split.c_str());
     }
-    std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
     return rc;
 #else
-    (void)o, (void)f, (void)topo, (void)ran, (void)wall, (void)setup_s, (void)memory_floor, (void)stopped;
+    (void)o, (void)f, (void)topo, (void)ran, (void)wall, (void)setup_s, (void)memory_floor;
+    return 1;
+#endif
+}
+
+// Over ranks, after the run (collective: every rank calls it): rank 0
+// writes summary.json and fct.csv, byte for byte the one process's, with
+// the same writer (write_summary) fed from every rank's answers:
+// - the collectives: each rank sends the records (posts, completions) of
+//   the flows whose requester it runs; rank 0 derives the figures from all
+//   of them (gen_pipeline::collective_figures_of) and gives them to its
+//   metrics;
+// - every metric the summary and the expectations read: each rank answers
+//   each one from what it runs; rank 0 takes a flow's metric from the rank
+//   of the flow's requester (goodput and cnp_tx: its responder's), the
+//   collectives' and the deadlocks' from its own (the watch ran on rank 0
+//   over every rank's figures, live_figs), and sums the rest: each switch,
+//   port and cable half is counted on one rank only and reads 0 elsewhere,
+//   and the counts are whole numbers, so the sums are exact;
+// - fct.csv: each flow's rows from its requester's rank, in flow order.
+// `failed` is set on rank 0 (the expectations that failed). Returns 1 when
+// the answers could not be gathered or combined.
+int ranked_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const topology_cfg& topo, deadlock_watch* dl,
+                   nanos ran, std::size_t& failed) {
+#ifdef ROCELAB_WITH_MPI
+    auto mine = [&f](std::size_t n, int p) { return runs_here(f, n, p); };
+    auto gens = [&f](auto&& fn) {
+        for (std::size_t n = 0; n < f.node_count(); ++n) {
+            if (f.kind(n) != vt::node_kind::gen_node) { continue; }
+            for (std::size_t i = 0; i < f.gen_at(n).flow_count(); ++i) { fn(n, i, f.gen_at(n).flow(i)); }
+        }
+    };
+    // The collectives' records and fct.csv's rows of the flows whose requester runs here.
+    std::vector<std::byte> recs, rows;
+    std::string text;
+    gens([&](std::size_t n, std::size_t i, const gen::flow_state& fl) {
+        if (!mine(n, fl.src_port)) { return; }
+        put_pod(rows, static_cast<std::uint64_t>(n));
+        put_pod(rows, static_cast<std::uint64_t>(i));
+        text.clear();
+        runtime::append_fct_rows(text, fl);
+        put_pods(rows, std::vector<char>(text.begin(), text.end()));
+        if (!f.gen_at(n).ring()) { return; }
+        const std::size_t k = std::min<std::size_t>({fl.coll_recs, fl.coll_post.size(), fl.coll_done.size()});
+        put_pod(recs, static_cast<std::uint64_t>(n));
+        put_pod(recs, static_cast<std::uint64_t>(i));
+        put_pod(recs, static_cast<std::uint64_t>(fl.coll_recs));
+        put_pod(recs, static_cast<std::uint64_t>(fl.rq.counters().messages_completed));
+        put_pods(recs, std::vector<std::int64_t>(fl.coll_post.begin(), fl.coll_post.begin() + static_cast<std::ptrdiff_t>(k)));
+        put_pods(recs, std::vector<std::int64_t>(fl.coll_done.begin(), fl.coll_done.begin() + static_cast<std::ptrdiff_t>(k)));
+    });
+    const auto recs_by_rank = g_rk.tr->gather(recs);
+    const auto rows_by_rank = g_rk.tr->gather(rows);
+    vt::metrics::collective_figs coll(f.node_count());
+    struct unset {  // mx reads coll only here
+        vt::metrics& m;
+        ~unset() { m.set_collectives(nullptr); }
+    } unset_coll{mx};
+    std::vector<std::vector<std::string>> fct_rows(f.node_count());
+    struct flow_recs {
+        bool got = false;
+        std::uint64_t recs = 0, completed = 0;
+        std::vector<std::int64_t> post, done;
+    };
+    int rc = 0;
+    if (g_rk.rank == 0) {
+        try {
+            std::vector<std::vector<flow_recs>> got(f.node_count());
+            for (std::size_t n = 0; n < f.node_count(); ++n) {
+                if (f.kind(n) == vt::node_kind::gen_node) {
+                    got[n].resize(f.gen_at(n).flow_count());
+                    fct_rows[n].resize(f.gen_at(n).flow_count());
+                }
+            }
+            auto flow_at = [&](std::uint64_t n, std::uint64_t i) {
+                if (n >= got.size() || i >= got[n].size()) { throw std::runtime_error("a rank named a flow this fabric does not have"); }
+                return std::pair<std::size_t, std::size_t>{n, i};
+            };
+            for (const auto& b : rows_by_rank) {
+                for (byte_reader in{b}; in.at < b.size();) {
+                    const auto n0 = in.pod<std::uint64_t>();
+                    const auto [n, i] = flow_at(n0, in.pod<std::uint64_t>());
+                    const auto t = in.pods<char>();
+                    fct_rows[n][i].assign(t.begin(), t.end());
+                }
+            }
+            for (const auto& b : recs_by_rank) {
+                for (byte_reader in{b}; in.at < b.size();) {
+                    const auto n0 = in.pod<std::uint64_t>();
+                    const auto [n, i] = flow_at(n0, in.pod<std::uint64_t>());
+                    flow_recs& r = got[n][i];
+                    r.got = true;
+                    r.recs = in.pod<std::uint64_t>();
+                    r.completed = in.pod<std::uint64_t>();
+                    r.post = in.pods<std::int64_t>();
+                    r.done = in.pods<std::int64_t>();
+                    r.recs = std::min<std::uint64_t>({r.recs, r.post.size(), r.done.size()});
+                }
+            }
+            for (std::size_t n = 0; n < f.node_count(); ++n) {
+                if (f.kind(n) != vt::node_kind::gen_node || !f.gen_at(n).ring()) { continue; }
+                std::vector<gen::gen_pipeline::coll_flow_records> r;
+                for (const flow_recs& x : got[n]) {
+                    if (!x.got) { throw std::runtime_error("no rank sent the collective records of a flow of " + f.node_name(n)); }
+                    r.push_back({x.recs, x.completed, x.post.data(), x.done.data()});
+                }
+                coll[n] = gen::gen_pipeline::collective_figures_of(f.gen_config(n).ring_steps, r);
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "rocelab-fabric: combining the ranks' flows: %s\n", e.what());
+            rc = 1;
+        }
+        mx.set_collectives(&coll);
+    }
+    // Every metric summary.json and the expectations read, the same list on every rank.
+    std::vector<expect_metric> q;
+    for (const auto& e : topo.expect) {
+        for (auto& m : metrics_of(e)) { q.push_back(std::move(m)); }
+    }
+    gens([&](std::size_t, std::size_t, const gen::flow_state& fl) {
+        for (const char* m : k_summary_flow_metrics) { q.push_back({m, {fl.cfg.name}}); }
+        q.push_back({"fct_samples", {fl.cfg.name}});
+        q.push_back({"fct_samples_dropped", {fl.cfg.name}});
+    });
+    for (const char* m : k_summary_totals) { q.push_back({m, {}}); }
+    if (f.has_credit_links()) {
+        q.push_back({"credit_waits", {}});
+        q.push_back({"credit_overruns", {}});
+    }
+    std::vector<std::byte> mine_answers;
+    for (const auto& m : q) {
+        std::string err;
+        std::optional<double> v;
+        if (m.name == "fct_samples" || m.name == "fct_samples_dropped") {
+            const auto [n, i] = mx.flow(m.args[0]);
+            const auto& fl = f.gen_at(n).flow(i);
+            v = double(m.name == "fct_samples" ? fl.fct_ns.size() : fl.fct_dropped);
+        } else {
+            v = mx.value(m, err);
+        }
+        put_pod(mine_answers, static_cast<std::uint8_t>(v ? 1 : 0));
+        put_pod(mine_answers, v.value_or(0.0));
+        put_pods(mine_answers, std::vector<char>(err.begin(), err.end()));
+    }
+    const auto answers = g_rk.tr->gather(mine_answers);
+    std::uint64_t hops = f.packet_hops();
+    g_rk.tr->sum(&hops, 1);
+    if (g_rk.rank != 0 || rc != 0) { return rc; }
+    struct answer {
+        std::optional<double> v;
+        std::string err;
+    };
+    auto key = [](const expect_metric& m) {
+        std::string k = m.name;
+        for (const auto& a : m.args) { (k += '\x1f') += a; }
+        return k;
+    };
+    std::unordered_map<std::string, answer> table;
+    try {
+        std::vector<std::vector<answer>> by_rank;
+        for (const auto& b : answers) {
+            auto& v = by_rank.emplace_back();
+            byte_reader in{b};
+            for (std::size_t i = 0; i < q.size(); ++i) {
+                const auto has = in.pod<std::uint8_t>();
+                const auto x = in.pod<double>();
+                const auto e = in.pods<char>();
+                v.push_back({has ? std::optional<double>(x) : std::nullopt, std::string(e.begin(), e.end())});
+            }
+            if (in.at != b.size()) { throw std::runtime_error("a rank answered more metrics than were asked"); }
+        }
+        static const std::set<std::string> rank0 = {"deadlocks", "deadlocked", "deadlock_max", "collectives",
+                                                     "collective_mean", "algbw", "busbw"};
+        static const std::set<std::string> flow_side = {
+            "goodput", "flow_fct", "goodput_fct", "fct_p50", "fct_p99", "fct_max", "fct_mean", "messages", "naks", "retx",
+            "timeouts", "cnp_rx", "cnp_tx", "rate_min", "rate_mean", "fct_samples", "fct_samples_dropped"};
+        for (std::size_t i = 0; i < q.size(); ++i) {
+            const expect_metric& m = q[i];
+            int owner = -1;  // -1: the sum over the ranks
+            if (rank0.count(m.name) != 0) {
+                owner = 0;
+            } else if (flow_side.count(m.name) != 0 && m.args.size() == 1) {
+                const auto [n, fi] = mx.flow(m.args[0]);
+                if (n != SIZE_MAX) {
+                    const auto& fl = f.gen_at(n).flow(fi);
+                    const bool responder = m.name == "goodput" || m.name == "cnp_tx";
+                    owner = static_cast<int>(f.port_rank(n, responder ? fl.dst_port : fl.src_port));
+                }
+            }
+            answer a;
+            if (owner >= 0) {
+                a = by_rank[static_cast<std::size_t>(owner)][i];
+            } else {
+                a.v = 0.0;
+                for (const auto& r : by_rank) {
+                    if (!r[i].v) {
+                        a = r[i];
+                        break;
+                    }
+                    *a.v += *r[i].v;
+                }
+            }
+            table[key(m)] = std::move(a);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rocelab-fabric: combining the ranks' metrics: %s\n", e.what());
+        return 1;
+    }
+    summary_source src;
+    src.value = [&](const expect_metric& m, std::string& err) -> std::optional<double> {
+        const auto it = table.find(key(m));
+        if (it == table.end()) {
+            err = m.name + ": not gathered from the ranks";
+            return std::nullopt;
+        }
+        err = it->second.err;
+        return it->second.v;
+    };
+    src.collectives = [&](std::size_t n) { return coll[n]; };
+    src.fct_counts = [&](std::size_t n, std::size_t i) {
+        std::string err;
+        const std::string& fn = f.gen_at(n).flow(i).cfg.name;
+        return std::pair<std::uint64_t, std::uint64_t>{
+            static_cast<std::uint64_t>(src.value({"fct_samples", {fn}}, err).value_or(0.0)),
+            static_cast<std::uint64_t>(src.value({"fct_samples_dropped", {fn}}, err).value_or(0.0))};
+    };
+    src.fct_rows = [&](std::FILE* out) {
+        for (const auto& node : fct_rows) {
+            for (const std::string& r : node) {
+                if (std::fwrite(r.data(), 1, r.size(), out) != r.size()) { return false; }
+            }
+        }
+        return true;
+    };
+    src.packet_hops = hops;
+    failed = write_summary(o, f, src, topo, *dl, 1.0, ran, 0, nanos{0});
+    return 0;
+#else
+    (void)o, (void)f, (void)mx, (void)topo, (void)dl, (void)ran, (void)failed;
     return 1;
 #endif
 }
@@ -1916,10 +2305,12 @@ int main(int argc, char** argv) {
                         topo.expect.empty() ? "" : (", " + std::to_string(topo.expect.size()) + " expectations").c_str());
             if (!topo.description.empty()) { std::printf("  %s\n", topo.description.c_str()); }
             std::fflush(stdout);
-            // Over ranks: no time series nor deadlock watch (fabric_hooks).
+            // The time series and the deadlock watch; over ranks rank 0's,
+            // from every rank's figures at each sample step (fabric_hooks).
+            live_figs lv(f);
             std::optional<series> ts;
             std::optional<deadlock_watch> dl;
-            if (!g_rk.on()) {
+            if (g_rk.rank == 0) {
                 ts.emplace(o.out, f);
                 dl.emplace(f, topo);
                 mx.set_deadlocks(&dl->detector());
@@ -1929,14 +2320,19 @@ int main(int argc, char** argv) {
             const double setup_s = std::chrono::duration<double>(t0 - t_start).count();
             const nanos step = topo.sample_interval.v > 0 ? topo.sample_interval
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
+            // The first sample, at 0 (over ranks collective, as every step).
+            lv.collect(nanos{0});
+#ifdef ROCELAB_WITH_MPI
+            if (g_rk.on()) { lv.sum([](std::uint64_t* v, int n) { g_rk.tr->sum(v, n); }); }
+#endif
             if (ts) {
-                ts->sample(nanos{0});
-                dl->observe(nanos{0}, true);
+                ts->sample(nanos{0}, lv);
+                dl->observe(nanos{0}, lv, true);
             }
             // The shared control loop (runtime/control_loop.hpp) with the
             // fabric's clock as its strategy: virtual time runs the engine
             // step by step, real time polls every pipeline in rounds.
-            fabric_hooks hooks{f, ts ? &*ts : nullptr, dl ? &*dl : nullptr, o.realtime, o.quiet, duration, step};
+            fabric_hooks hooks{f, &lv, ts ? &*ts : nullptr, dl ? &*dl : nullptr, o.realtime, o.quiet, duration, step};
             hooks.ranked = g_rk.on();
             g_rk.setting_up = false;
             g_in_run.store(true);
@@ -1956,23 +2352,30 @@ int main(int argc, char** argv) {
             const double wall = std::chrono::duration<double>(clk::now() - t0).count();
             const nanos ran = f.now();
             node_reports = true;
+            std::size_t failed = 0;
             if (g_rk.on()) {
-                // fabric.json and speed.json gathered on rank 0 (ranked_outputs)
-                rc = ranked_outputs(o, f, topo, ran, wall, setup_s, plan.resident_floor, hooks.stop_agreed);
+                // Gathered on rank 0: fabric.json and speed.json (ranked_outputs),
+                // summary.json and fct.csv (ranked_summary).
+                rc = ranked_outputs(o, f, topo, ran, wall, setup_s, plan.resident_floor);
+                if (ranked_summary(o, f, mx, topo, dl ? &*dl : nullptr, ran, failed) != 0) { rc = 1; }
+                wrote_summary = g_rk.rank == 0;
             } else {
                 write_file(o.out + "/fabric.json", fabric_json(f, collect_figs(f), topo, ran));
                 write_file(o.out + "/speed.json", speed_json(f, ran, wall, setup_s, o.threads, plan.resident_floor));
                 if (print_ran(o, f, topo, k, ran, wall, rt_stalls, rt_frozen) != 0) { rc = 1; }
-                const std::size_t failed = write_summary(o, f, mx, topo, *dl, k, ran, rt_stalls, rt_frozen);
+                failed = write_summary(o, f, summary_of(f, mx, k), topo, *dl, k, ran, rt_stalls, rt_frozen);
                 wrote_summary = true;
+            }
+            if (wrote_summary) {
                 if (!topo.expect.empty()) {
                     std::printf("rocelab-fabric: %s: %zu of %zu expectations passed%s\n", topo.name.c_str(),
                                 topo.expect.size() - failed, topo.expect.size(), failed ? " - FAILED" : "");
                 }
                 std::printf("rocelab-fabric: reports in %s/\n", o.out.c_str());
                 if (failed != 0) { rc = 3; }
-                if (runtime::stop_requested().load() && ran < duration) {
-                    std::printf("rocelab-fabric: stopped at %s of fabric time (signal)\n", format_time(ran).c_str());
+                if ((runtime::stop_requested().load() || hooks.stop_agreed) && ran < duration) {
+                    std::printf("rocelab-fabric: stopped at %s of fabric time (%s)\n", format_time(ran).c_str(),
+                                g_rk.on() ? "SIGUSR1" : "signal");
                 }
             }
         }

@@ -2,6 +2,7 @@
 #include "runtime/gen_report.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -61,15 +62,24 @@ void gen_status::print(const gen::gen_pipeline& p, double dt, double t) {
     line.print();
 }
 
+void append_fct_rows(std::string& out, const gen::flow_state& fl, double scale) {
+    for (const std::uint64_t v : fl.fct_ns) {
+        const auto x = scale == 1.0 ? v : static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * scale));
+        char num[24];
+        out += fl.cfg.name;
+        out += ',';
+        out.append(num, std::to_chars(num, num + sizeof num, x).ptr);
+        out += '\n';
+    }
+}
+
 bool write_fct_rows(std::FILE* out, const gen::gen_pipeline& p, double scale) {
+    std::string rows;
     for (std::size_t i = 0; i < p.flow_count(); ++i) {
-        const auto& fl = p.flow(i);
-        for (const std::uint64_t v : fl.fct_ns) {
-            const auto x =
-                scale == 1.0 ? v : static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * scale));
-            if (std::fprintf(out, "%s,%llu\n", fl.cfg.name.c_str(), static_cast<unsigned long long>(x)) < 0) {
-                return false;
-            }
+        rows.clear();
+        append_fct_rows(rows, p.flow(i), scale);
+        if (std::fwrite(rows.data(), 1, rows.size(), out) != rows.size()) {
+            return false;
         }
     }
     return true;

@@ -40,6 +40,8 @@ std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& 
 // write_fct_csv writes a file with the header line: empty string on
 // success, else one line naming the file.
 bool write_fct_rows(std::FILE* out, const gen::gen_pipeline& p, double scale = 1.0);
+// One flow's rows ("flow,fct_ns" lines), appended to `out`.
+void append_fct_rows(std::string& out, const gen::flow_state& fl, double scale = 1.0);
 std::string write_fct_csv(const std::string& path, const gen::gen_pipeline& p);
 
 // A port's scalar counters, by the names the JSON report's ports and

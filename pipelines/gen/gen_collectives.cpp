@@ -163,16 +163,29 @@ void gen_pipeline::coll_arrived(flow_state& f) noexcept {
 }
 
 gen_pipeline::collective_figures gen_pipeline::collectives() const {
-    collective_figures out;
     if (!_ring || _flows.empty() || _ring_steps == 0) {
+        return {};
+    }
+    std::vector<coll_flow_records> r;
+    r.reserve(_flows.size());
+    for (const auto& fp : _flows) {
+        r.push_back({__atomic_load_n(&fp->coll_recs, __ATOMIC_ACQUIRE), read_counter(fp->rq.counters().messages_completed),
+                     fp->coll_post.data(), fp->coll_done.data()});
+    }
+    return collective_figures_of(_ring_steps, r);
+}
+
+gen_pipeline::collective_figures gen_pipeline::collective_figures_of(std::uint64_t steps,
+                                                                     const std::vector<coll_flow_records>& flows) {
+    collective_figures out;
+    if (flows.empty() || steps == 0) {
         return out;
     }
-    const std::uint64_t steps = _ring_steps;
     std::uint64_t recs = UINT64_MAX;  // messages every flow has completed and recorded
     std::uint64_t done_msgs = UINT64_MAX;
-    for (const auto& fp : _flows) {
-        recs = std::min(recs, __atomic_load_n(&fp->coll_recs, __ATOMIC_ACQUIRE));
-        done_msgs = std::min(done_msgs, read_counter(fp->rq.counters().messages_completed));
+    for (const auto& f : flows) {
+        recs = std::min(recs, f.recs);
+        done_msgs = std::min(done_msgs, f.completed);
     }
     out.done = done_msgs / steps;
     const std::uint64_t timed = recs / steps;
@@ -187,11 +200,11 @@ gen_pipeline::collective_figures gen_pipeline::collectives() const {
         const std::uint64_t s = k % steps;
         if (s == 0) {
             start = INT64_MAX;
-            for (const auto& fp : _flows) { start = std::min(start, fp->coll_post[k]); }
+            for (const auto& f : flows) { start = std::min(start, f.post[k]); }
             prev = start;
         }
         std::int64_t end = INT64_MIN;
-        for (const auto& fp : _flows) { end = std::max(end, fp->coll_done[k]); }
+        for (const auto& f : flows) { end = std::max(end, f.done[k]); }
         out.step_sum_ns[s] += static_cast<std::uint64_t>(std::max<std::int64_t>(end - prev, 0));
         ++out.step_n[s];
         prev = end;

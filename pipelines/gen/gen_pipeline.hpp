@@ -416,6 +416,17 @@ public:
     };
     bool ring() const noexcept { return _ring; }
     collective_figures collectives() const;
+    // What collectives() derives the figures from, per flow: the
+    // completions recorded, the messages completed, and each recorded
+    // message's post and completion times ([recs] each). rocelab-fabric
+    // over MPI ranks gathers them from the rank of each flow's requester.
+    struct coll_flow_records {
+        std::uint64_t recs = 0;
+        std::uint64_t completed = 0;
+        const std::int64_t* post = nullptr;
+        const std::int64_t* done = nullptr;
+    };
+    static collective_figures collective_figures_of(std::uint64_t steps, const std::vector<coll_flow_records>& flows);
     // mbufs of the pipeline's own (prefilled) pool still in use; 0 after release_all at exit.
     std::uint64_t own_mbufs_in_use() const noexcept;
     // The prefilled pool's layout, for a pool shared by several generators:

@@ -276,7 +276,7 @@ std::optional<double> metrics::value(const expect_metric& m, std::string& err) c
         double done = 0, sum = 0, samples = 0, algbw_sum = 0, busbw_sum = 0, gens = 0;
         for (std::size_t n = 0; n < _f.node_count(); ++n) {
             if (_f.kind(n) != node_kind::gen_node || !_f.gen_at(n).ring()) { continue; }
-            const auto c = _f.gen_at(n).collectives();
+            const auto c = _coll != nullptr ? (*_coll)[n] : _f.gen_at(n).collectives();
             done += double(c.done);
             double gsum = 0;
             for (const std::uint64_t t : c.ns) { gsum += double(t); }

@@ -51,6 +51,11 @@ public:
     metrics(fabric& f, const topology_cfg& t) noexcept : _f(f), _t(t) {}
     // The runner's deadlock detector (deadlocks, deadlocked); without one both are 0.
     void set_deadlocks(const deadlock_detector* d) noexcept { _dl = d; }
+    // The collectives' figures per node (collectives, collective_mean,
+    // algbw, busbw) given instead of read from each generator: over MPI
+    // ranks rocelab-fabric's rank 0 computes them from every rank's flows.
+    using collective_figs = std::vector<gen::gen_pipeline::collective_figures>;
+    void set_collectives(const collective_figs* c) noexcept { _coll = c; }
 
     // "" when the metric and its arguments name things that exist.
     std::string validate(const expect_metric& m) const;
@@ -70,6 +75,7 @@ private:
     fabric& _f;
     const topology_cfg& _t;
     const deadlock_detector* _dl = nullptr;
+    const collective_figs* _coll = nullptr;
     // Flow name -> (node, index), built at the first lookup (a scenario of
     // thousands of flows asks for each of them in its summary).
     mutable std::unordered_map<std::string, std::pair<std::size_t, std::size_t>> _flow_index;

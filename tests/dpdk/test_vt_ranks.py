@@ -6,14 +6,21 @@ Oracles that do not come from the rank mode's own code:
   - the one-process run (one engine, no MPI, no cross-rank link): over two
     ranks every capture file (every frame on every cable direction, with its
     nanosecond time stamp), fabric.json (every link's, node's and switch's
-    counters, the engine's) and every node report the ranks write are
+    counters, the engine's), summary.json (the expectations as judged, every
+    flow's metrics, the collectives, the deadlocks found, the totals), the
+    time series (flows.csv, queues.csv, pfc.csv: every sample step), fct.csv,
+    every node report the ranks write, and the plots and index.html are
     byte-identical to it;
+  - what is gathered is not trivially equal: a PFC deadlock whose cycle
+    spans switches on both ranks is found (the watch reads both ranks'
+    queues at each step), and the seed cluster's all-reduce completes a
+    collective whose flows run on both ranks;
   - the partition really crosses ranks: speed.json's per-rank packet-hops
     are both non-zero and cables are cut (a run where one rank did all the
     work would compare equal too);
-  - the files the ranks write are exactly the one process's captures and
-    the reports of nodes that run on one rank, nothing else (what is not
-    gathered yet is not written half-done);
+  - the files the ranks write are exactly the one process's, less the
+    report of a generator whose hosts run on both ranks (not gathered yet,
+    and not written half-done);
   - a rank killed mid-run (SIGKILL, by its PID) ends the job non-zero
     within 30 s with rocelab-fabric's own line from the surviving rank and
     mpirun's line naming the killed one: no hang;
@@ -77,13 +84,14 @@ class OverRanks(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def compare(self, rel, duration="1ms", crosses=True, extra=()):
-        """One process and two ranks on `rel` with captures: the ranks'
-        files are the one process's, byte for byte. Returns the ranks'
-        speed.json."""
+    def compare(self, rel, duration="1ms", crosses=True, extra=(), plots=False, pcap=True):
+        """One process and two ranks on `rel` (with captures unless told
+        not): the ranks' files are the one process's, byte for byte.
+        Returns the ranks' speed.json, summary.json and stdout."""
         one = os.path.join(self.tmp.name, "one")
         two = os.path.join(self.tmp.name, "two")
-        common = ["run", scenario(rel), "--duration", duration, "--pcap", "--no-plots", "--quiet"]
+        common = ["run", scenario(rel), "--duration", duration, "--quiet"]
+        common += (["--pcap"] if pcap else []) + ([] if plots else ["--no-plots"])
         rc, so, se = fabrictest.run(common + ["--out", one], timeout=300)
         self.assertEqual(rc, 0, so + se)
         rc, so, se = mpi_run(common + ["--out", two, *extra], timeout=300)
@@ -95,13 +103,16 @@ class OverRanks(unittest.TestCase):
         for n in fabric["nodes"]:  # a generator's hosts may run on both ranks: its report is not written yet
             if n["kind"] == "gen" and re.search(r"not written: .*\b%s\b" % re.escape(n["name"]), so):
                 split.add(n["name"] + ".json")
-        want = {f for f in os.listdir(one) if f.endswith(".pcap")}
-        want |= {"fabric.json", "speed.json"}
-        want |= {n["name"] + ".json" for n in fabric["nodes"]} - split
+        want = set(os.listdir(one)) - split
+        for f in ("fabric.json", "speed.json", "summary.json", "flows.csv", "queues.csv", "pfc.csv", "fct.csv"):
+            self.assertIn(f, want)
+        if plots:
+            self.assertIn("index.html", want)
         got = set(os.listdir(two))
-        self.assertEqual(got, want, "the files over ranks: the captures, fabric.json, speed.json and the reports "
-                                    "of nodes on one rank")
-        self.assertGreater(len([f for f in got if f.endswith(".pcap")]), 0)
+        self.assertEqual(got, want, "the files over ranks: the one process's, less the reports of generators "
+                                    "whose hosts run on both ranks")
+        if pcap:
+            self.assertGreater(len([f for f in got if f.endswith(".pcap")]), 0)
         same, diff, errs = filecmp.cmpfiles(one, two, sorted(got - {"speed.json"}), shallow=False)
         self.assertEqual((diff, errs), ([], []), f"files that differ over ranks ({len(same)} equal)")
         speed = load(two, "speed.json")
@@ -112,7 +123,7 @@ class OverRanks(unittest.TestCase):
             self.assertGreater(speed["cut_cables"], 0)
             for r in speed["per_rank"]:
                 self.assertGreater(r["packet_hops"], 0, f"rank {r['rank']} carried nothing: {speed}")
-        return speed
+        return speed, load(two, "summary.json"), so
 
     def test_leaf_spine_over_two_ranks_is_the_one_process_run(self):
         self.compare("conf/scenarios/leaf-spine-ecmp.yaml")
@@ -120,7 +131,7 @@ class OverRanks(unittest.TestCase):
     def test_threads_and_ranks_combine(self):
         # Two threads per rank: four partitions (leaf-spine's four parts),
         # two on each rank; the one process ran on one thread.
-        speed = self.compare("conf/scenarios/leaf-spine-ecmp.yaml", extra=("--threads", "2"))
+        speed, _, _ = self.compare("conf/scenarios/leaf-spine-ecmp.yaml", extra=("--threads", "2"))
         self.assertEqual(speed["partitions"], 4)
         self.assertEqual([r["partitions"] for r in speed["per_rank"]], [2, 2])
 
@@ -130,47 +141,84 @@ class OverRanks(unittest.TestCase):
     def test_incast_8to1_over_two_ranks_is_the_one_process_run(self):
         # One switch: one part that can run apart; rank 1 runs nothing and
         # still takes part in every window.
-        speed = self.compare("conf/fabric/incast-8to1-100g.yaml", crosses=False)
+        speed, _, _ = self.compare("conf/fabric/incast-8to1-100g.yaml", crosses=False)
         self.assertEqual(speed["partitions"], 1)
         self.assertEqual([r["partitions"] for r in speed["per_rank"]], [1, 0])
 
-    def test_a_killed_rank_ends_the_run_with_one_line_and_no_hang(self):
-        out = os.path.join(self.tmp.name, "killed")
-        t0 = time.monotonic()
+    def test_a_deadlock_across_ranks_is_found_as_in_one_process(self):
+        # Four switches in a ring, two on each rank: the cycle of paused
+        # queues crosses both ranks. With the plots, which are the one
+        # process's too.
+        speed, summary, out = self.compare("conf/scenarios/pfc-deadlock-ring.yaml", duration="3ms", plots=True)
+        self.assertEqual([r["partitions"] for r in speed["per_rank"]], [1, 1])
+        self.assertEqual(len(summary["deadlocks"]), 1, summary["deadlocks"])
+        cycle = summary["deadlocks"][0]["cycle"]
+        self.assertEqual(sorted(q.split(":")[0] for q in cycle), ["s0", "s1", "s2", "s3"])
+        self.assertTrue(summary["passed"])
+        self.assertEqual(len(re.findall(r"^rocelab-fabric: PFC deadlock at ", out, re.M)), 1, out)
+
+    def test_the_seed_all_reduce_over_two_ranks_is_the_one_process_run(self):
+        # 64 hosts on two leaves, one on each rank: every ring step crosses.
+        # (No captures: 8.5 M packet-hops.)
+        _, summary, _ = self.compare("conf/scenarios/cluster-8x8-200g-allreduce.yaml", duration="8ms", pcap=False)
+        self.assertEqual(len(summary["collectives"]), 1)
+        self.assertGreaterEqual(summary["collectives"][0]["completed"], 1, summary["collectives"])
+        self.assertTrue(summary["passed"], summary["expectations"])
+
+    def long_run(self, name):
+        """mpirun -np 2 on the seed cluster for 100 ms of fabric time (far
+        longer than a test waits), into `name`: (the mpirun process, its
+        first line, the out folder). Its process group is killed at the
+        test's end if it still runs."""
+        out = os.path.join(self.tmp.name, name)
         p = subprocess.Popen(MPI + [fabrictest.FABRIC, "run", scenario("conf/scenarios/cluster-8x8-200g.yaml"),
                                     "--duration", "100ms", "--out", out, "--no-plots"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        try:
-            # The run has started when rank 0 prints the fabric's first line.
-            first = p.stdout.readline()
-            self.assertIn("cluster-8x8-200g", first)
-            ranks = {}
-            for _ in range(100):
-                for c in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split():
-                    try:
-                        with open(f"/proc/{c}/environ", "rb") as f:
-                            env = f.read().split(b"\0")
-                    except OSError:
-                        continue
-                    for e in env:
-                        if e.startswith(b"OMPI_COMM_WORLD_RANK="):
-                            ranks[int(e.split(b"=")[1])] = int(c)
-                if len(ranks) == 2:
-                    break
-                time.sleep(0.1)
-            self.assertEqual(sorted(ranks), [0, 1], "the two ranks' PIDs")
-            time.sleep(1.0)  # into the run's windows
-            os.kill(ranks[1], signal.SIGKILL)
-            t_kill = time.monotonic()
-            rest, _ = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            rest, _ = p.communicate()
-            self.fail("the job still ran 60 s after rank 1 was killed (a hang):\n" + rest)
-        finally:
+
+        def stop():
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+            p.stdout.close()
+        self.addCleanup(stop)
+        # The run has started when rank 0 prints the fabric's first line.
+        first = p.stdout.readline()
+        self.assertIn("cluster-8x8-200g", first)
+        return p, first, out
+
+    def finish(self, p, timeout, what):
+        """The rest of `p`'s output once it ends; fails (and kills it) when it
+        still runs after `timeout` seconds, saying `what`."""
+        try:
+            rest, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            rest, _ = p.communicate()
+            self.fail(what + ":\n" + rest)
+        return rest
+
+    def test_a_killed_rank_ends_the_run_with_one_line_and_no_hang(self):
+        t0 = time.monotonic()
+        p, first, out = self.long_run("killed")
+        ranks = {}
+        for _ in range(100):
+            for c in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split():
+                try:
+                    with open(f"/proc/{c}/environ", "rb") as f:
+                        env = f.read().split(b"\0")
+                except OSError:
+                    continue
+                for e in env:
+                    if e.startswith(b"OMPI_COMM_WORLD_RANK="):
+                        ranks[int(e.split(b"=")[1])] = int(c)
+            if len(ranks) == 2:
+                break
+            time.sleep(0.1)
+        self.assertEqual(sorted(ranks), [0, 1], "the two ranks' PIDs")
+        time.sleep(1.0)  # into the run's windows
+        os.kill(ranks[1], signal.SIGKILL)
+        t_kill = time.monotonic()
+        rest = self.finish(p, 60, "the job still ran 60 s after rank 1 was killed (a hang)")
         took = time.monotonic() - t_kill
         for pid in ranks.values():  # each rank stopped; EAL's runtime directories they could not clean up
             try:
@@ -189,24 +237,10 @@ class OverRanks(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(out, "fabric.json")), "no report from a broken run")
 
     def test_sigusr1_to_mpirun_stops_every_rank_at_one_step_with_the_reports(self):
-        out = os.path.join(self.tmp.name, "stopped")
-        p = subprocess.Popen(MPI + [fabrictest.FABRIC, "run", scenario("conf/scenarios/cluster-8x8-200g.yaml"),
-                                    "--duration", "100ms", "--out", out, "--no-plots"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        try:
-            first = p.stdout.readline()
-            self.assertIn("cluster-8x8-200g", first)
-            time.sleep(1.5)
-            os.kill(p.pid, signal.SIGUSR1)  # mpirun passes it on to every rank
-            rest, _ = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            rest, _ = p.communicate()
-            self.fail("still running 60 s after SIGUSR1:\n" + rest)
-        finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        p, first, out = self.long_run("stopped")
+        time.sleep(1.5)
+        os.kill(p.pid, signal.SIGUSR1)  # mpirun passes it on to every rank
+        rest = self.finish(p, 60, "still running 60 s after SIGUSR1")
         print(first + rest)
         self.assertEqual(p.returncode, 0, rest)
         self.assertRegex(rest, r"stopped at \S+ of fabric time \(SIGUSR1\)")
