@@ -259,11 +259,9 @@ pg_status switch_pipeline::pg(std::size_t port, int pgi) const noexcept {
     st.use = s.reserved_use + s.shared_use + s.headroom_use;
     st.headroom = s.headroom_use;
     st.threshold = s.threshold;
-    st.peak_use = s.counters.peak_use;
-    st.peak_headroom = s.counters.peak_headroom;
-    st.drop_lossy = s.counters.drop_lossy;
-    st.drop_headroom_overflow = s.counters.drop_headroom_overflow;
-    st.xoff_transitions = s.counters.xoff_transitions;
+#define ROCELAB_PG_COPY(name) st.name = s.counters.name;
+    ROCELAB_SW_PG_COUNTERS(ROCELAB_PG_COPY)
+#undef ROCELAB_PG_COPY
     return st;
 }
 
