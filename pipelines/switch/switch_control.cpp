@@ -309,7 +309,11 @@ std::uint64_t switch_pipeline::pool_shared_size() const noexcept { return _p->bu
 switch_pipeline::pool_figures switch_pipeline::buffer_pool() const noexcept {
     if (!_p->buf) { return {}; }
     const pool_snapshot ps = _p->buf->pool();
-    return pool_figures{ps.size, ps.shared_size, ps.shared_used, ps.peak_shared_used};
+    pool_figures f;
+#define ROCELAB_POOL_COPY(name) f.name = ps.name;
+    ROCELAB_POOL_FIGURES(ROCELAB_POOL_COPY)
+#undef ROCELAB_POOL_COPY
+    return f;
 }
 bool switch_pipeline::pop_event(switch_event& e) noexcept {
     const std::size_t n = _p->workers.size();

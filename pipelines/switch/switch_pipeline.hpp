@@ -41,6 +41,7 @@
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
 #include "fwd/neigh_table.hpp"
+#include "qos/mmu.hpp"
 #include "dpdk/port_io.hpp"
 #include "switch/counters.hpp"
 #include "worker_view.hpp"
@@ -238,7 +239,7 @@ public:
     // The ingress buffer pool as a whole (zeros without buffer accounting):
     // size, shared part, shared bytes in use now and at most.
     struct pool_figures {
-        std::uint64_t size = 0, shared_size = 0, shared_used = 0, peak_shared_used = 0;
+        ROCELAB_POOL_FIGURES(ROCELAB_U64_COUNTER)
     };
     pool_figures buffer_pool() const noexcept;
     // Control thread: next watchdog or link event, if any.
