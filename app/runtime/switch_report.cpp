@@ -88,18 +88,9 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.key("neighbors");
         j.begin_object();
         j.kv("dynamic", p.neigh_dynamic());
-        j.kv("created", ns.created);
-        j.kv("learned", ns.learned);
-        j.kv("resolved", ns.resolved);
-        j.kv("mac_changes", ns.updated_mac);
-        j.kv("requests", ns.requests);
-        j.kv("failed", ns.failed);
-        j.kv("aged", ns.aged);
-        j.kv("held", ns.held);
-        j.kv("released", ns.released);
-        j.kv("dropped_queue_full", ns.dropped_queue_full);
-        j.kv("dropped_table_full", ns.dropped_table_full);
-        j.kv("dropped_unresolved", ns.dropped_unresolved);
+#define ROCELAB_PUT_NEIGH(name) j.kv(#name, ns.name);
+        ROCELAB_NEIGH_STATS(ROCELAB_PUT_NEIGH)
+#undef ROCELAB_PUT_NEIGH
         j.key("entries");
         j.begin_array();
         for (const sw::neigh_row& n : p.neighbors(r.end)) {

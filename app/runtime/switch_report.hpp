@@ -55,26 +55,18 @@ void put_worker_stats(const sw::worker_stats& s, Put&& put) {
 // priority_groups and /rocelab/buffer give them.
 template <typename Put>
 void put_pg_counters(const sw::pg_status& st, Put&& put) {
-    put("peak_use", st.peak_use);
-    put("peak_headroom", st.peak_headroom);
-    put("xoff_transitions", st.xoff_transitions);
-    put("drop_lossy", st.drop_lossy);
-    put("drop_headroom_overflow", st.drop_headroom_overflow);
+#define ROCELAB_PUT_PG(name) put(#name, st.name);
+    ROCELAB_SW_PG_COUNTERS(ROCELAB_PUT_PG)
+#undef ROCELAB_PUT_PG
 }
 
 // An egress queue's counters (and its WRED thresholds, when it has a
 // profile), as the JSON report's queues and /rocelab/queues give them.
 template <typename Put>
 void put_queue_counters(const sw::queue_snapshot& s, Put&& put) {
-    put("enq_packets", s.enq_packets);
-    put("enq_bytes", s.enq_bytes);
-    put("deq_packets", s.deq_packets);
-    put("deq_bytes", s.deq_bytes);
-    put("drop_packets", s.drop_packets);
-    put("drop_bytes", s.drop_bytes);
-    put("flushed_packets", s.flushed_packets);
-    put("ecn_marked", s.ecn_marked);
-    put("wred_dropped", s.wred_dropped);
+#define ROCELAB_PUT_QUEUE(name) put(#name, s.name);
+    ROCELAB_SW_QUEUE_COUNTERS(ROCELAB_PUT_QUEUE)
+#undef ROCELAB_PUT_QUEUE
     if (s.wred) {
         put("wred_kmin_bytes", s.wred_kmin);
         put("wred_kmax_bytes", s.wred_kmax);

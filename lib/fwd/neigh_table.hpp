@@ -111,12 +111,13 @@ enum class neigh_verdict : std::uint8_t {
     table_full,  // no room for a new entry: the caller drops the frame
 };
 
-// The table's counters, one list for the struct and the totals over several
-// tables (core/counter.hpp).
+// The table's counters, one list for the struct, the totals over several
+// tables and the switch report's "neighbors" object, in the report's order
+// (core/counter.hpp). mac_changes: a resolved entry learned another MAC.
 // clang-format off
 #define ROCELAB_NEIGH_STATS(X) \
-    X(created) X(learned) X(updated_mac) X(resolved) \
-    X(failed) X(aged) X(requests) X(held) X(released) \
+    X(created) X(learned) X(resolved) X(mac_changes) \
+    X(requests) X(failed) X(aged) X(held) X(released) \
     X(dropped_queue_full) X(dropped_table_full) X(dropped_unresolved)
 // clang-format on
 struct neigh_stats {
@@ -231,7 +232,7 @@ public:
             ++_st.created;
         }
         entry& e = _e[i];
-        if (e.state != neigh_state::incomplete && e.mac != mac) { ++_st.updated_mac; }
+        if (e.state != neigh_state::incomplete && e.mac != mac) { ++_st.mac_changes; }
         if (e.state == neigh_state::incomplete && e.n_held + e.probes_sent > 0) { ++_st.resolved; }
         e.mac = mac;
         e.port = port;

@@ -139,11 +139,14 @@ struct port_snapshot {
     pg_counters totals{};  // sums; peak_* are sums of per-PG peaks
 };
 
+// The pool's figures that reports give (size, shared part, shared bytes in
+// use now and at most): one list for the snapshot below and the switch
+// pipeline's pool_figures, and its copy (core/counter.hpp).
+// clang-format off
+#define ROCELAB_POOL_FIGURES(X) X(size) X(shared_size) X(shared_used) X(peak_shared_used)
+// clang-format on
 struct pool_snapshot {
-    std::uint64_t size = 0;
-    std::uint64_t shared_size = 0;
-    std::uint64_t shared_used = 0;
-    std::uint64_t peak_shared_used = 0;
+    ROCELAB_POOL_FIGURES(ROCELAB_U64_COUNTER)
     std::uint64_t reserved_total = 0;
     std::uint64_t headroom_total = 0;
 };

@@ -259,11 +259,9 @@ pg_status switch_pipeline::pg(std::size_t port, int pgi) const noexcept {
     st.use = s.reserved_use + s.shared_use + s.headroom_use;
     st.headroom = s.headroom_use;
     st.threshold = s.threshold;
-    st.peak_use = s.counters.peak_use;
-    st.peak_headroom = s.counters.peak_headroom;
-    st.drop_lossy = s.counters.drop_lossy;
-    st.drop_headroom_overflow = s.counters.drop_headroom_overflow;
-    st.xoff_transitions = s.counters.xoff_transitions;
+#define ROCELAB_PG_COPY(name) st.name = s.counters.name;
+    ROCELAB_SW_PG_COUNTERS(ROCELAB_PG_COPY)
+#undef ROCELAB_PG_COPY
     return st;
 }
 
@@ -311,7 +309,11 @@ std::uint64_t switch_pipeline::pool_shared_size() const noexcept { return _p->bu
 switch_pipeline::pool_figures switch_pipeline::buffer_pool() const noexcept {
     if (!_p->buf) { return {}; }
     const pool_snapshot ps = _p->buf->pool();
-    return pool_figures{ps.size, ps.shared_size, ps.shared_used, ps.peak_shared_used};
+    pool_figures f;
+#define ROCELAB_POOL_COPY(name) f.name = ps.name;
+    ROCELAB_POOL_FIGURES(ROCELAB_POOL_COPY)
+#undef ROCELAB_POOL_COPY
+    return f;
 }
 bool switch_pipeline::pop_event(switch_event& e) noexcept {
     const std::size_t n = _p->workers.size();

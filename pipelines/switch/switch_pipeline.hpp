@@ -41,6 +41,7 @@
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
 #include "fwd/neigh_table.hpp"
+#include "qos/mmu.hpp"
 #include "dpdk/port_io.hpp"
 #include "switch/counters.hpp"
 #include "worker_view.hpp"
@@ -57,17 +58,26 @@ namespace rocelab::sw {
 // A port as the pipeline sees it (id, name, MAC, rate, port I/O): dpdk/port_io.hpp.
 using port_binding = dpdk::port_binding;
 
+// An egress queue's figures. Its counters are one list for the struct and
+// the reports that list them all, in that order (runtime::put_queue_counters:
+// the JSON report's queues and /rocelab/queues; core/counter.hpp):
+//   drop_packets, drop_bytes   tail drops
+//   flushed_packets            discarded from the queue (shutdown, watchdog)
+//   ecn_marked, wred_dropped   WRED_PROFILE: CE marks and WRED drops
+// clang-format off
+#define ROCELAB_SW_QUEUE_COUNTERS(X) \
+    X(enq_packets) X(enq_bytes) X(deq_packets) X(deq_bytes) X(drop_packets) X(drop_bytes) \
+    X(flushed_packets) X(ecn_marked) X(wred_dropped)
+// clang-format on
 struct queue_snapshot {
     std::uint64_t depth_bytes = 0;
     std::uint32_t depth_packets = 0;
     std::uint64_t max_depth_bytes = 0;
     std::uint32_t max_depth_packets = 0;
-    std::uint64_t enq_packets = 0, enq_bytes = 0, deq_packets = 0, deq_bytes = 0;
-    std::uint64_t drop_packets = 0, drop_bytes = 0;        // tail drops
-    std::uint64_t flushed_packets = 0, flushed_bytes = 0;  // discarded from the queue (shutdown, watchdog)
-    std::uint64_t ecn_marked = 0, wred_dropped = 0;        // WRED_PROFILE: CE marks and WRED drops
-    bool wred = false;                                     // a WRED/ECN profile is bound to this queue
-    std::uint64_t wred_kmin = 0, wred_kmax = 0;            // its thresholds (bytes)
+    ROCELAB_SW_QUEUE_COUNTERS(ROCELAB_U64_COUNTER)
+    std::uint64_t flushed_bytes = 0;             // the flushed frames' bytes (not reported)
+    bool wred = false;                           // a WRED/ECN profile is bound to this queue
+    std::uint64_t wred_kmin = 0, wred_kmax = 0;  // its thresholds (bytes)
 };
 
 // Something the control thread should print as one event line.
@@ -78,11 +88,20 @@ struct switch_event {
     std::uint8_t queue = 0;
 };
 
+// A priority group's state and the buffer model's counters for it
+// (qos/mmu.hpp's pg_counters) that the reports list: one list for the
+// struct, switch_pipeline::pg()'s copy and the reports, in their order
+// (runtime::put_pg_counters: the JSON report's priority_groups and
+// /rocelab/buffer; core/counter.hpp).
+// clang-format off
+#define ROCELAB_SW_PG_COUNTERS(X) \
+    X(peak_use) X(peak_headroom) X(xoff_transitions) X(drop_lossy) X(drop_headroom_overflow)
+// clang-format on
 struct pg_status {
     bool lossless = false;
     bool xoff = false;
-    std::uint64_t use = 0, peak_use = 0, headroom = 0, peak_headroom = 0, threshold = 0;
-    std::uint64_t drop_lossy = 0, drop_headroom_overflow = 0, xoff_transitions = 0;
+    std::uint64_t use = 0, headroom = 0, threshold = 0;
+    ROCELAB_SW_PG_COUNTERS(ROCELAB_U64_COUNTER)
 };
 
 struct pfc_status {
@@ -220,7 +239,7 @@ public:
     // The ingress buffer pool as a whole (zeros without buffer accounting):
     // size, shared part, shared bytes in use now and at most.
     struct pool_figures {
-        std::uint64_t size = 0, shared_size = 0, shared_used = 0, peak_shared_used = 0;
+        ROCELAB_POOL_FIGURES(ROCELAB_U64_COUNTER)
     };
     pool_figures buffer_pool() const noexcept;
     // Control thread: next watchdog or link event, if any.

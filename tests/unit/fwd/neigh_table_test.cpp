@@ -162,7 +162,7 @@ TEST(neigh_table, stale_entry_is_used_and_reconfirmed_by_unicast) {
     learn(t, k, mac2, 31 * s_ + 500, false, s, 2);
     EXPECT_EQ(t.lookup(k)->state, neigh_state::reachable);
     EXPECT_EQ(t.lookup(k)->mac, mac2);
-    EXPECT_EQ(t.stats().updated_mac, 1u);
+    EXPECT_EQ(t.stats().mac_changes, 1u);
     // Without an answer, the probe fails and the entry goes.
     poll(t, 62 * s_, s);
     t.resolve(k, 2, nanos{62 * s_}, 5);
