@@ -84,7 +84,7 @@ class OverRanks(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def compare(self, rel, duration="1ms", crosses=True, extra=(), plots=False, pcap=True):
+    def compare(self, rel, duration="1ms", crosses=True, extra=(), plots=False, pcap=True, status=0):
         """One process and two ranks on `rel` (with captures unless told
         not): the ranks' files are the one process's, byte for byte.
         Returns the ranks' speed.json, summary.json and stdout."""
@@ -93,10 +93,10 @@ class OverRanks(unittest.TestCase):
         common = ["run", scenario(rel), "--duration", duration, "--quiet"]
         common += (["--pcap"] if pcap else []) + ([] if plots else ["--no-plots"])
         rc, so, se = fabrictest.run(common + ["--out", one], timeout=300)
-        self.assertEqual(rc, 0, so + se)
+        self.assertEqual(rc, status, so + se)
         rc, so, se = mpi_run(common + ["--out", two, *extra], timeout=300)
         print(so)
-        self.assertEqual(rc, 0, so + se)
+        self.assertEqual(rc, status, so + se)
         self.assertIn("over 2 ranks", so)
         fabric = load(one, "fabric.json")
         split = set()
@@ -196,6 +196,23 @@ class OverRanks(unittest.TestCase):
             rest, _ = p.communicate()
             self.fail(what + ":\n" + rest)
         return rest
+
+    def test_failed_expectations_over_ranks_fail_the_run_as_in_one_process(self):
+        # Two expectations that cannot hold: exit 3 both ways, each FAIL
+        # line printed once (by rank 0), the summaries identical.
+        with open(scenario("conf/scenarios/leaf-spine-ecmp.yaml")) as f:
+            text = f.read()
+        old = "  - busy(leaf0:Ethernet4) > 30%"
+        self.assertIn(old, text)
+        path = os.path.join(self.tmp.name, "failing.yaml")
+        with open(path, "w") as f:
+            f.write(text.replace(old, "  - busy(leaf0:Ethernet4) > 99%\n  - drops > 0", 1))
+        _, summary, out = self.compare(path, pcap=False, status=3)
+        self.assertFalse(summary["passed"])
+        failed = [e["expect"] for e in summary["expectations"] if not e["passed"]]
+        self.assertEqual(failed, ["busy(leaf0:Ethernet4) > 99%", "drops > 0"])
+        self.assertEqual(len(re.findall(r"^  FAIL  ", out, re.M)), 2, out)
+        self.assertIn("expectations passed - FAILED", out)
 
     def test_a_killed_rank_ends_the_run_with_one_line_and_no_hang(self):
         t0 = time.monotonic()
