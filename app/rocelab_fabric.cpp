@@ -2124,6 +2124,13 @@ int main(int argc, char** argv) {
     // fabric (docs/fabric.md "Over MPI ranks").
     if (const unsigned lr = launched_ranks(); lr > 1) {
 #ifdef ROCELAB_WITH_MPI
+        // Open MPI's shared-memory transport copies messages above its eager
+        // limit with one process_vm_readv per message (CMA); the window's
+        // exchange sends one such message per rank per window, and in a VM
+        // the system call cost the seed cluster 10-15 % of its wall time
+        // over 2 ranks (docs/benchmarks.md, sixth session). Copy through the
+        // shared segment instead, unless the user chose (mpirun --mca ...).
+        ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
         MPI_Init(&argc, &argv);
         g_rk.tr = std::make_unique<sim::mpi_transport>();
         g_rk.rank = g_rk.tr->rank();
