@@ -1179,22 +1179,27 @@ struct fabric_hooks {
             sums = {g_rank_stop.load() ? 1u : 0u, v.hops, v.switch_drops, v.on_wire, v.link_drops};
             g_rk.tr->sum(sums.data(), static_cast<int>(sums.size()));
             stop_agreed = sums[0] != 0;
-            lv->collect(t);  // every rank's figures, summed: what one process reads (live_figs)
-            lv->sum([](std::uint64_t* v, int n) { g_rk.tr->sum(v, n); });
-            if (ts != nullptr) {  // rank 0
-                ts->sample(t, *lv);
-                dl->observe(t, *lv, true);
-            }
 #endif
+            sample(t);
             return;
         }
         if (realtime) {  // sampled when a step has passed (the last round at the end is not)
             if (t >= duration || t < next_sample) { return; }
             next_sample = t + step;
         }
+        sample(t);
+    }
+    // The time series and the deadlock watch at `t`: over ranks collective
+    // (every rank's live_figs summed), written by rank 0.
+    void sample(nanos t) {
         lv->collect(t);
-        ts->sample(t, *lv);
-        dl->observe(t, *lv, true);
+#ifdef ROCELAB_WITH_MPI
+        if (ranked) { lv->sum([](std::uint64_t* v, int n) { g_rk.tr->sum(v, n); }); }
+#endif
+        if (ts != nullptr) {
+            ts->sample(t, *lv);
+            dl->observe(t, *lv, true);
+        }
     }
     void status(double dt, nanos t, double wall) {
         if (quiet || g_rk.rank != 0) { return; }
@@ -2008,15 +2013,13 @@ int ranked_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const topology
         }
         static const std::set<std::string> rank0 = {"deadlocks", "deadlocked", "deadlock_max", "collectives",
                                                      "collective_mean", "algbw", "busbw"};
-        static const std::set<std::string> flow_side = {
-            "goodput", "flow_fct", "goodput_fct", "fct_p50", "fct_p99", "fct_max", "fct_mean", "messages", "naks", "retx",
-            "timeouts", "cnp_rx", "cnp_tx", "rate_min", "rate_mean", "fct_samples", "fct_samples_dropped"};
         for (std::size_t i = 0; i < q.size(); ++i) {
             const expect_metric& m = q[i];
             int owner = -1;  // -1: the sum over the ranks
             if (rank0.count(m.name) != 0) {
                 owner = 0;
-            } else if (flow_side.count(m.name) != 0 && m.args.size() == 1) {
+            } else if ((vt::metrics::of_flow(m.name) || m.name == "fct_samples" || m.name == "fct_samples_dropped") &&
+                       m.args.size() == 1) {
                 const auto [n, fi] = mx.flow(m.args[0]);
                 if (n != SIZE_MAX) {
                     const auto& fl = f.gen_at(n).flow(fi);
@@ -2327,20 +2330,12 @@ int main(int argc, char** argv) {
             const double setup_s = std::chrono::duration<double>(t0 - t_start).count();
             const nanos step = topo.sample_interval.v > 0 ? topo.sample_interval
                                                           : nanos{std::max<std::int64_t>(1000, duration.v / 200)};
-            // The first sample, at 0 (over ranks collective, as every step).
-            lv.collect(nanos{0});
-#ifdef ROCELAB_WITH_MPI
-            if (g_rk.on()) { lv.sum([](std::uint64_t* v, int n) { g_rk.tr->sum(v, n); }); }
-#endif
-            if (ts) {
-                ts->sample(nanos{0}, lv);
-                dl->observe(nanos{0}, lv, true);
-            }
             // The shared control loop (runtime/control_loop.hpp) with the
             // fabric's clock as its strategy: virtual time runs the engine
             // step by step, real time polls every pipeline in rounds.
             fabric_hooks hooks{f, &lv, ts ? &*ts : nullptr, dl ? &*dl : nullptr, o.realtime, o.quiet, duration, step};
             hooks.ranked = g_rk.on();
+            hooks.sample(nanos{0});  // the first sample, at 0
             g_rk.setting_up = false;
             g_in_run.store(true);
             std::optional<rt_fabric_clock> rtc;

@@ -87,6 +87,11 @@ expect_unit metrics::unit(const expect_metric& m) noexcept {
     return d != nullptr ? d->unit : expect_unit::number;
 }
 
+bool metrics::of_flow(const std::string& name) noexcept {
+    const metric_def* d = find_def(name);
+    return d != nullptr && d->args == arg_kind::flow;
+}
+
 std::size_t metrics::node(const std::string& name) const {
     for (std::size_t i = 0; i < _f.node_count(); ++i) {
         if (_f.node_name(i) == name) { return i; }

@@ -62,6 +62,8 @@ public:
     std::optional<double> value(const expect_metric& m, std::string& err) const;
     // What the metric measures (an expectation's detail writes it with its unit).
     static expect_unit unit(const expect_metric& m) noexcept;
+    // Whether the metric reads one flow (its argument is a flow name).
+    static bool of_flow(const std::string& name) noexcept;
 
     // Resolution helpers (also used for time series and reports).
     // (generator node, flow index) by flow name; node = SIZE_MAX when unknown.
