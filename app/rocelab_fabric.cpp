@@ -1572,10 +1572,150 @@ std::size_t write_summary(const opts& o, vt::fabric& f, const summary_source& sr
     return failed;
 }
 
+// Whether node n's ports run on several ranks (a generator whose hosts do;
+// a switch never is). The same answer on every rank.
+bool split_over_ranks(vt::fabric& f, std::size_t n) {
+    for (std::size_t p = 1; p < f.port_count(n); ++p) {
+        if (f.port_rank(n, static_cast<int>(p)) != f.port_rank(n, 0)) { return true; }
+    }
+    return false;
+}
+
+// Over ranks, the report of generator n whose hosts run on several ranks
+// (collective: every rank calls it for the same n). Each rank sends the
+// figures of the parts it runs (runtime::gen_figs): each flow's requester
+// side and FCT samples from its source port's rank, its responder side
+// from its destination port's, each port's counters and ethdev figures and
+// each worker's poll figures (and whether it is done) from its ports'
+// rank, and every rank its share of the pipeline's own poll figures. Rank
+// 0 puts them together, with the collectives it derived for the summary
+// (`coll`), and writes the report with the one process's writer, so the
+// bytes are the same. Returns the error (rank 0), else "".
+std::string write_split_gen(vt::fabric& f, std::size_t n, runtime::run_report& r, const std::string& path,
+                            const vt::metrics::collective_figs& coll) {
+#ifdef ROCELAB_WITH_MPI
+    const gen::gen_pipeline& g = f.gen_at(n);
+    const gen_cfg& cfg = f.gen_config(n);
+    auto mine = [&](std::size_t p) { return runs_here(f, n, static_cast<int>(p)); };
+    // A worker's rank is its ports' (a host's ports run on one rank); a worker without ports: rank 0's.
+    std::vector<int> worker_port(g.worker_count(), -1);
+    for (std::size_t i = g.port_count(); i-- > 0;) { worker_port[g.port_worker(i)] = static_cast<int>(i); }
+    enum : std::uint8_t { t_req, t_resp, t_port, t_worker };
+    std::vector<std::byte> b;
+    gen::gen_pipeline::worker_view own;  // the pipeline's own poll figures (poll() driven directly)
+    own.busy_cycles = read_counter(g.busy_cycles);
+    own.loops = read_counter(g.loops);
+    own.max_poll_gap_ns = read_counter(g.max_poll_gap_ns);
+    own.stalls = read_counter(g.stalls);
+    own.stalled_ns = read_counter(g.stalled_ns);
+    put_pod(b, own);
+    for (std::size_t i = 0; i < g.flow_count(); ++i) {
+        const gen::flow_state& fl = g.flow(i);
+        if (mine(fl.src_port)) {
+            put_pod(b, t_req);
+            put_pod(b, static_cast<std::uint64_t>(i));
+            put_pod(b, runtime::gen_req_figs_of(fl, cfg, r.end));
+            put_pods(b, fl.fct_ns);
+        }
+        if (mine(fl.dst_port)) {
+            put_pod(b, t_resp);
+            put_pod(b, static_cast<std::uint64_t>(i));
+            put_pod(b, runtime::gen_resp_figs_of(fl));
+        }
+    }
+    for (std::size_t i = 0; i < g.port_count(); ++i) {
+        if (!mine(i)) { continue; }
+        put_pod(b, t_port);
+        put_pod(b, static_cast<std::uint64_t>(i));
+        put_pod(b, runtime::gen_port_figs_of(g, i));
+        put_pod(b, r.port_ethdev(i));
+    }
+    for (std::size_t k = 0; k < g.worker_count(); ++k) {
+        if (worker_port[k] < 0 ? f.rank() != 0 : !mine(static_cast<std::size_t>(worker_port[k]))) { continue; }
+        put_pod(b, t_worker);
+        put_pod(b, static_cast<std::uint64_t>(k));
+        put_pod(b, runtime::gen_worker_figs_of(g.worker(k)));
+        put_pod(b, static_cast<std::uint8_t>(g.worker_done(k)));
+    }
+    const auto by_rank = g_rk.tr->gather(b);
+    if (f.rank() != 0) { return ""; }
+    runtime::gen_figs x;
+    x.req.resize(g.flow_count());
+    x.resp.resize(g.flow_count());
+    x.fct.resize(g.flow_count());
+    x.ports.resize(g.port_count());
+    x.workers.resize(g.worker_count());
+    // What each rank sent, so that a part no rank sent (or two did) is an error, not a zero.
+    std::vector<std::uint8_t> got_req(g.flow_count()), got_resp(g.flow_count()), got_port(g.port_count()),
+        got_worker(g.worker_count()), done(g.worker_count());
+    auto at = [](std::uint64_t i, std::size_t size, std::vector<std::uint8_t>& got) {
+        if (i >= size || got[i]++ != 0) { throw std::runtime_error("two ranks or none sent one part"); }
+        return static_cast<std::size_t>(i);
+    };
+    try {
+        for (const auto& rb : by_rank) {
+            byte_reader in{rb};
+            const auto o = in.pod<gen::gen_pipeline::worker_view>();
+            x.totals.busy_cycles += o.busy_cycles;
+            x.totals.loops += o.loops;
+            x.totals.max_poll_gap_ns = std::max(x.totals.max_poll_gap_ns, o.max_poll_gap_ns);
+            x.totals.stalls += o.stalls;
+            x.totals.stalled_ns += o.stalled_ns;
+            while (in.at < rb.size()) {
+                const auto tag = in.pod<std::uint8_t>();
+                const auto i = in.pod<std::uint64_t>();
+                if (tag == t_req) {
+                    const std::size_t k = at(i, x.req.size(), got_req);
+                    x.req[k] = in.pod<runtime::gen_req_figs>();
+                    x.fct[k] = in.pods<std::uint64_t>();
+                } else if (tag == t_resp) {
+                    x.resp[at(i, x.resp.size(), got_resp)] = in.pod<runtime::gen_resp_figs>();
+                } else if (tag == t_port) {
+                    const std::size_t k = at(i, x.ports.size(), got_port);
+                    x.ports[k] = in.pod<runtime::gen_port_figs>();
+                    r.ethdev.at(k) = in.pod<runtime::ethdev_stats>();
+                } else if (tag == t_worker) {
+                    const std::size_t k = at(i, x.workers.size(), got_worker);
+                    x.workers[k] = in.pod<gen::gen_pipeline::worker_view>();
+                    done[k] = in.pod<std::uint8_t>();
+                } else {
+                    throw std::runtime_error("an unknown part");
+                }
+            }
+        }
+        for (const auto* v : {&got_req, &got_resp, &got_port, &got_worker}) {
+            if (std::find(v->begin(), v->end(), 0) != v->end()) { throw std::runtime_error("no rank sent one part"); }
+        }
+    } catch (const std::exception& e) {
+        return "combining the ranks' figures of " + f.node_name(n) + ": " + e.what();
+    }
+    // As poll_totals(): the pipeline's own figures plus every worker's.
+    for (const auto& v : x.workers) {
+        x.totals.busy_cycles += v.busy_cycles;
+        x.totals.loops += v.loops;
+        x.totals.max_poll_gap_ns = std::max(x.totals.max_poll_gap_ns, v.max_poll_gap_ns);
+        x.totals.stalls += v.stalls;
+        x.totals.stalled_ns += v.stalled_ns;
+    }
+    // all_finished(): every worker saw its flows finish.
+    x.all_finished = !done.empty() && std::find(done.begin(), done.end(), 0) == done.end();
+    if (g.ring()) {
+        if (n >= coll.size()) { return "the collectives of " + f.node_name(n) + " were not gathered"; }
+        x.coll = coll[n];
+    }
+    return runtime::write_report_file(path, runtime::gen_report_json(g, cfg, r, x));
+#else
+    (void)f, (void)n, (void)r, (void)path, (void)coll;
+    return "built without MPI";
+#endif
+}
+
 // Frees every mbuf (links, pipelines); with `write`, first reads the real-
-// time ports' ethdev counters, then writes each node's own report. Returns
+// time ports' ethdev counters, then writes each node's own report (over
+// ranks, `coll`: the collectives rank 0 gathered for the summary). Returns
 // 1 when a report could not be written.
-int release_and_report(vt::fabric& f, const opts& o, std::uint64_t mbufs, bool write) {
+int release_and_report(vt::fabric& f, const opts& o, std::uint64_t mbufs, bool write,
+                       const vt::metrics::collective_figs& coll) {
     int rc = 0;
     // Real time: the ports' ethdev names and counters, read before the
     // devices close (release_all).
@@ -1602,9 +1742,11 @@ int release_and_report(vt::fabric& f, const opts& o, std::uint64_t mbufs, bool w
     // ipackets what arrived into its RX ring, imissed RX-ring overflows.
     if (write) {
         for (std::size_t n = 0; n < f.node_count(); ++n) {
-            // Over ranks: the rank that runs all of a node writes its report
-            // (a generator whose hosts run on several ranks: none yet).
-            if (f.ranks() > 1 && !f.node_local(n)) { continue; }
+            // Over ranks: the rank that runs all of a node writes its report;
+            // a generator whose hosts run on several ranks, rank 0 from every
+            // rank's figures (write_split_gen).
+            const bool split = f.ranks() > 1 && split_over_ranks(f, n);
+            if (f.ranks() > 1 && !split && !f.node_local(n)) { continue; }
             runtime::run_report r;
             r.elapsed_s = double(f.now().v) / 1e9;
             r.end = f.now();
@@ -1630,7 +1772,11 @@ int release_and_report(vt::fabric& f, const opts& o, std::uint64_t mbufs, bool w
                 r.ethdev.push_back(es);
             }
             node_report rep(o.out + "/" + f.node_name(n) + ".json", r);
-            f.node_at(n).visit(rep);
+            if (split) {
+                rep.error = write_split_gen(f, n, r, rep.path, coll);
+            } else {
+                f.node_at(n).visit(rep);
+            }
             if (const std::string& e = rep.error; !e.empty()) {
                 std::fprintf(stderr, "rocelab-fabric: %s\n", e.c_str());
                 rc = 1;
@@ -1711,9 +1857,8 @@ int print_ran(const opts& o, vt::fabric& f, const topology_cfg& topo, double k, 
 
 // Over ranks, after the run (collective: every rank calls it): rank 0
 // writes fabric.json from every rank's figures (byte for byte the one
-// process's), speed.json with each rank's share, and the closing lines;
-// a node report not gathered yet is said, not written. Returns the exit
-// status.
+// process's), speed.json with each rank's share, and the closing lines.
+// Returns the exit status.
 int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos ran, double wall, double setup_s,
                    std::uint64_t memory_floor) {
 #ifdef ROCELAB_WITH_MPI
@@ -1828,16 +1973,6 @@ int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos
                              " frames crossed partitions after their arrival time (lookahead too long)\n", late);
         rc = 1;
     }
-    std::string split;
-    for (std::size_t n = 0; n < f.node_count(); ++n) {
-        bool one = true;
-        for (std::size_t p = 1; p < f.port_count(n); ++p) { one = one && f.port_rank(n, static_cast<int>(p)) == f.port_rank(n, 0); }
-        if (!one) { split += (split.empty() ? "" : ", ") + f.node_name(n); }
-    }
-    if (!split.empty()) {
-        std::printf("rocelab-fabric: over ranks, not written: the reports of %s (hosts on several ranks; docs/fabric.md "
-                    "\"Over MPI ranks\")\n", split.c_str());
-    }
     return rc;
 #else
     (void)o, (void)f, (void)topo, (void)ran, (void)wall, (void)setup_s, (void)memory_floor;
@@ -1860,10 +1995,11 @@ int ranked_outputs(const opts& o, vt::fabric& f, const topology_cfg& topo, nanos
 //   port and cable half is counted on one rank only and reads 0 elsewhere,
 //   and the counts are whole numbers, so the sums are exact;
 // - fct.csv: each flow's rows from its requester's rank, in flow order.
-// `failed` is set on rank 0 (the expectations that failed). Returns 1 when
+// `failed` is set on rank 0 (the expectations that failed), and `coll` (the
+// collectives, per node; the split generators' reports read them too). Returns 1 when
 // the answers could not be gathered or combined.
 int ranked_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const topology_cfg& topo, deadlock_watch* dl,
-                   nanos ran, std::size_t& failed) {
+                   nanos ran, std::size_t& failed, vt::metrics::collective_figs& coll) {
 #ifdef ROCELAB_WITH_MPI
     auto mine = [&f](std::size_t n, int p) { return runs_here(f, n, p); };
     auto gens = [&f](auto&& fn) {
@@ -1893,7 +2029,7 @@ int ranked_summary(const opts& o, vt::fabric& f, vt::metrics& mx, const topology
     });
     const auto recs_by_rank = g_rk.tr->gather(recs);
     const auto rows_by_rank = g_rk.tr->gather(rows);
-    vt::metrics::collective_figs coll(f.node_count());
+    coll.assign(f.node_count(), {});
     struct unset {  // mx reads coll only here
         vt::metrics& m;
         ~unset() { m.set_collectives(nullptr); }
@@ -2268,6 +2404,7 @@ int main(int argc, char** argv) {
     int rc = 0;
     bool wrote_summary = false;
     bool node_reports = false;  // the run happened: each node's own report is written
+    vt::metrics::collective_figs coll;  // over ranks, rank 0: the collectives gathered (ranked_summary)
     {
         if (o.realtime) { f.use_ethdevs("rtf"); }  // every cabled port a net_ring ethdev
         f.set_threads(o.threads);  // with --partition: its partitions on this many threads (parse())
@@ -2359,7 +2496,7 @@ int main(int argc, char** argv) {
                 // Gathered on rank 0: fabric.json and speed.json (ranked_outputs),
                 // summary.json and fct.csv (ranked_summary).
                 rc = ranked_outputs(o, f, topo, ran, wall, setup_s, plan.resident_floor);
-                if (ranked_summary(o, f, mx, topo, dl ? &*dl : nullptr, ran, failed) != 0) { rc = 1; }
+                if (ranked_summary(o, f, mx, topo, dl ? &*dl : nullptr, ran, failed, coll) != 0) { rc = 1; }
                 wrote_summary = g_rk.rank == 0;
             } else {
                 write_file(o.out + "/fabric.json", fabric_json(f, collect_figs(f), topo, ran));
@@ -2381,7 +2518,7 @@ int main(int argc, char** argv) {
                 }
             }
         }
-        if (release_and_report(f, o, mbufs, node_reports) != 0) { rc = 1; }
+        if (release_and_report(f, o, mbufs, node_reports, coll) != 0) { rc = 1; }
     }
     const std::uint64_t in_use = f.pools().in_use;
     if (in_use != 0) {

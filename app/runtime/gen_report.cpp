@@ -24,14 +24,13 @@ struct dcqcn_totals {
     std::uint64_t cuts = 0;
 };
 
-dcqcn_totals sum_dcqcn(const gen::gen_pipeline& p) {
+dcqcn_totals sum_dcqcn(const gen_figs& x) {
     dcqcn_totals t;
-    for (std::size_t i = 0; i < p.flow_count(); ++i) {
-        const auto& f = p.flow(i);
-        t.cnp_tx += f.cnp_tx;
-        t.cnp_rx += f.cnp_rx;
-        t.ce_rx += f.np.counters().ce_rx;
-        t.cuts += f.rp.counters().cuts;
+    for (std::size_t i = 0; i < x.req.size(); ++i) {
+        t.cnp_tx += x.resp[i].cnp_tx;
+        t.cnp_rx += x.req[i].cnp_rx;
+        t.ce_rx += x.resp[i].ce_rx;
+        t.cuts += x.req[i].rp.cuts;
     }
     return t;
 }
@@ -123,9 +122,65 @@ std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& 
     return "";
 }
 
+gen_req_figs gen_req_figs_of(const gen::flow_state& f, const gen_cfg& cfg, nanos end) {
+    gen_req_figs x;
+    x.rq = f.rq.counters();
+    x.rp = f.rp.counters();
+    x.cnp_rx = f.cnp_rx;
+    x.pacing_bps = f.pacer.rate().v;
+    x.fct_dropped = f.fct_dropped;
+    x.flow_fct_ns = gen::flow_fct(f).v;
+    x.goodput_fct_bps = gen::goodput_over_fct(f);
+    x.rate_mean_bps = gen::mean_pacing_rate(f, cfg, end);
+    x.ready = f.rq.state() == qp_state::ready;
+    if (!f.dcqcn) { x.rp.min_rate_seen_bps = double(f.pacer.rate().v); }  // the report's rate_min without an RP
+    return x;
+}
+
+gen_resp_figs gen_resp_figs_of(const gen::flow_state& f) {
+    return {f.rs.counters(), f.np.counters().ce_rx, f.cnp_tx, f.cnp_tx_fail};
+}
+
+gen_port_figs gen_port_figs_of(const gen::gen_pipeline& p, std::size_t i) {
+    gen_port_figs x;
+    x.c = p.counters(i);
+    x.pause = p.pauses(i).stats();
+    for (int q = 0; q < 8; ++q) { x.paused_ns[static_cast<std::size_t>(q)] = p.pauses(i).paused_time(q, nanos{INT64_MAX / 2}).v; }
+    return x;
+}
+
+gen::gen_pipeline::worker_view gen_worker_figs_of(const gen::gen_pipeline::worker_view& v) {
+    gen::gen_pipeline::worker_view x;
+    x.busy_cycles = read_counter(v.busy_cycles);
+    x.loops = read_counter(v.loops);
+    x.max_poll_gap_ns = read_counter(v.max_poll_gap_ns);
+    x.stalls = read_counter(v.stalls);
+    x.stalled_ns = read_counter(v.stalled_ns);
+    return x;
+}
+
+gen_figs gen_figs_of(const gen::gen_pipeline& p, const gen_cfg& cfg, nanos end) {
+    gen_figs x;
+    for (std::size_t i = 0; i < p.flow_count(); ++i) {
+        const auto& f = p.flow(i);
+        x.req.push_back(gen_req_figs_of(f, cfg, end));
+        x.resp.push_back(gen_resp_figs_of(f));
+        x.fct.push_back(f.fct_ns);
+    }
+    for (std::size_t i = 0; i < p.port_count(); ++i) { x.ports.push_back(gen_port_figs_of(p, i)); }
+    x.totals = gen_worker_figs_of(p.poll_totals());
+    for (std::size_t k = 0; k < p.worker_count(); ++k) { x.workers.push_back(gen_worker_figs_of(p.worker(k))); }
+    x.all_finished = p.all_finished();
+    if (p.ring()) { x.coll = p.collectives(); }
+    return x;
+}
+
 std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, const run_report& r) {
+    return gen_report_json(p, cfg, r, gen_figs_of(p, cfg, r.end));
+}
+
+std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, const run_report& r, const gen_figs& x) {
     const double elapsed = r.elapsed_s;
-    const nanos end_now = r.end;
     std::string out;
     json_writer j(out);
     begin_report(j, "rocelab-gen", cfg.source, [&] {
@@ -171,13 +226,12 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     j.kv("cnp_802p_prio", static_cast<std::uint64_t>(np.cnp_802p_prio));
     j.end_object();
     {
-        const auto [ctx, crx, ce, cuts] = sum_dcqcn(p);
+        const auto [ctx, crx, ce, cuts] = sum_dcqcn(x);
         double rmin = 0, rmean = 0;
         for (std::size_t i = 0; i < p.flow_count(); ++i) {
-            const auto& f = p.flow(i);
-            const double m = f.dcqcn ? f.rp.counters().min_rate_seen_bps : double(f.pacer.rate().v);
+            const double m = x.req[i].rp.min_rate_seen_bps;
             rmin = i == 0 ? m : std::min(rmin, m);
-            rmean += gen::mean_pacing_rate(f, cfg, end_now) / double(p.flow_count());
+            rmean += x.req[i].rate_mean_bps / double(p.flow_count());
         }
         j.key("totals");
         j.begin_object();
@@ -190,16 +244,17 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.end_object();
     }
     j.kv("elapsed_s", elapsed);
-    json_workers(j, p, r, [](json_writer&, std::size_t) {});
+    json_workers(j, p, r, x.totals, [&x](std::size_t k) -> const auto& { return x.workers[k]; },
+                 [](json_writer&, std::size_t) {});
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("mbufs_total", r.mbufs_total);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);
-    j.kv("all_finished", p.all_finished());
+    j.kv("all_finished", x.all_finished);
     write_capture_fields(j, r);
     if (p.ring()) {
         // Collectives: one sample per completed collective; nccl-tests'
         // algbw = S / t and busbw = algbw x collective_bus_factor at the mean.
-        const auto cf = p.collectives();
+        const auto& cf = x.coll;
         std::vector<std::uint64_t> ct = cf.ns;
         std::sort(ct.begin(), ct.end());
         std::uint64_t sum = 0;
@@ -238,9 +293,10 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     }
     json_objects(j, "flows", p.flow_count(), [&](std::size_t i) {
         const auto& f = p.flow(i);
-        const auto& rc = f.rq.counters();
-        const auto& sc = f.rs.counters();
-        std::vector<std::uint64_t> fct = f.fct_ns;
+        const auto& q = x.req[i];
+        const auto& rc = q.rq;
+        const auto& sc = x.resp[i].rs;
+        std::vector<std::uint64_t> fct = x.fct[i];
         std::sort(fct.begin(), fct.end());
         j.kv("name", f.cfg.name);
         j.kv("src", cfg.hosts[f.cfg.src_host].name);
@@ -253,9 +309,9 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("window", f.cfg.qp.window);
         j.kv("ack_timeout_code", static_cast<unsigned>(f.cfg.qp.ack_timeout));
         j.kv("ack_timeout_ns", ack_timeout_of(f.cfg.qp.ack_timeout).v);
-        j.kv("pacing_rate", format_rate(f.pacer.rate()));
-        j.kv("pacing_rate_bps", f.pacer.rate().v);
-        j.kv("state", f.rq.state() == qp_state::ready ? "ready" : "error");
+        j.kv("pacing_rate", format_rate(bits_per_sec{q.pacing_bps}));
+        j.kv("pacing_rate_bps", q.pacing_bps);
+        j.kv("state", q.ready ? "ready" : "error");
         j.kv("tx_packets", rc.tx_packets);
         j.kv("tx_bytes", rc.tx_bytes);
         j.kv("rx_packets", sc.rx_packets);
@@ -266,12 +322,12 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("messages_rx", sc.messages_rx);
         j.kv("bytes_completed", rc.bytes_completed);
         write_sample_stats(
-            j, "fct", fct, f.fct_dropped,
+            j, "fct", fct, q.fct_dropped,
             rc.messages_completed ? double(rc.fct_sum_ns) / double(rc.messages_completed) : 0.0, false);
         // The flow's completion time (its first message's post to its last message's
         // completion) and the goodput over it: completed bits / flow_fct.
-        j.kv("flow_fct_ns", gen::flow_fct(f).v);
-        j.kv("goodput_fct_bps", gen::goodput_over_fct(f));
+        j.kv("flow_fct_ns", q.flow_fct_ns);
+        j.kv("goodput_fct_bps", q.goodput_fct_bps);
         j.kv("acks_rx", rc.acks_rx);
         j.kv("acks_dup", rc.acks_dup);
         j.kv("naks_rx", rc.naks_rx);
@@ -285,22 +341,22 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("duplicates", sc.duplicates);
         j.kv("invalid_requests", sc.invalid_requests);
         // DCQCN (OTG result names: CNPs sent and received).
-        const auto& rk = f.rp.counters();
+        const auto& rk = q.rp;
         j.kv("dcqcn", f.dcqcn ? dcqcn_profile_name(cfg.dcqcn) : "off");
-        j.kv("cnp_tx", f.cnp_tx);
-        j.kv("cnp_tx_failed", f.cnp_tx_fail);
-        j.kv("cnp_rx", f.cnp_rx);
-        j.kv("ce_rx", f.np.counters().ce_rx);
+        j.kv("cnp_tx", x.resp[i].cnp_tx);
+        j.kv("cnp_tx_failed", x.resp[i].cnp_tx_fail);
+        j.kv("cnp_rx", q.cnp_rx);
+        j.kv("ce_rx", x.resp[i].ce_rx);
         j.kv("rate_cuts", rk.cuts);
         j.kv("rate_increases", rk.fast_recovery + rk.additive_increase + rk.hyper_increase);
-        j.kv("rate_min_bps", f.dcqcn ? rk.min_rate_seen_bps : double(f.pacer.rate().v));
-        j.kv("rate_mean_bps", gen::mean_pacing_rate(f, cfg, end_now));
-        j.kv("rate_end_bps", f.pacer.rate().v);
+        j.kv("rate_min_bps", rk.min_rate_seen_bps);
+        j.kv("rate_mean_bps", q.rate_mean_bps);
+        j.kv("rate_end_bps", q.pacing_bps);
     });
     json_objects(j, "ports", p.port_count(), [&](std::size_t i) {
-        const auto& c = p.counters(i);
+        const auto& c = x.ports[i].c;
         const auto& b = p.binding(i);
-        const auto& pt = p.pauses(i);
+        const auto& ps = x.ports[i].pause;
         write_port_head(j, b, r, i);
         j.kv("line_rate", b.line_rate.v ? format_rate(b.line_rate) : std::string("unknown"));
         j.kv("line_rate_bps", b.line_rate.v);
@@ -308,18 +364,18 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         write_malformed(j, c.malformed);
         j.key("pause");
         j.begin_object();
-        j.kv("pfc_frames", pt.stats().pfc_frames);
-        j.kv("pause_frames", pt.stats().pause_frames);
+        j.kv("pfc_frames", ps.pfc_frames);
+        j.kv("pause_frames", ps.pause_frames);
         j.key("xoff_frames");
         j.begin_array();
-        for (auto v : pt.stats().xoff_frames) {
+        for (auto v : ps.xoff_frames) {
             j.value(v);
         }
         j.end_array();
         j.key("paused_ns");
         j.begin_array();
-        for (int q = 0; q < 8; ++q) {
-            j.value(pt.paused_time(q, nanos{INT64_MAX / 2}).v);
+        for (auto v : x.ports[i].paused_ns) {
+            j.value(v);
         }
         j.end_array();
         j.end_object();
@@ -358,7 +414,7 @@ void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elap
                         rate_str(double(fl.pacer.rate().v)).c_str(), (unsigned long long)fl.np.counters().ce_rx,
                         (unsigned long long)fl.cnp_tx);
         }
-        const dcqcn_totals t = sum_dcqcn(p);
+        const dcqcn_totals t = sum_dcqcn(gen_figs_of(p, cfg, end_now));
         std::printf("dcqcn total: ce_rx %llu, cnp_tx %llu, cnp_rx %llu, rate_cuts %llu\n",
                     (unsigned long long)t.ce_rx, (unsigned long long)t.cnp_tx, (unsigned long long)t.cnp_rx,
                     (unsigned long long)t.cuts);

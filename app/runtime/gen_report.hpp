@@ -8,9 +8,11 @@
 // fields are the ones tests/dpdk/gen/*.py and tools/ read; do not rename them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "config/gen_config.hpp"
@@ -20,8 +22,60 @@
 
 namespace rocelab::runtime {
 
-// The report as JSON text (one object, newline-terminated).
+// What the report reads that the run changes (the configuration, names and
+// bindings aside), as plain records grouped by who writes them: a flow's
+// requester side (its source host's worker), its responder side (its
+// destination host's), each port, each worker. gen_report_json(p, cfg, r)
+// reads them from p itself (gen_figs_of); rocelab-fabric over MPI ranks
+// takes each record from the rank that runs its part and writes the same
+// report from them.
+struct gen_req_figs {
+    requester_counters rq{};
+    dcqcn_rp_counters rp{};
+    std::uint64_t cnp_rx = 0;
+    std::uint64_t pacing_bps = 0;
+    std::uint64_t fct_dropped = 0;
+    std::int64_t flow_fct_ns = 0;
+    double goodput_fct_bps = 0;
+    double rate_mean_bps = 0;
+    bool ready = true;  // the QP's state
+};
+struct gen_resp_figs {
+    responder_counters rs{};
+    std::uint64_t ce_rx = 0;
+    std::uint64_t cnp_tx = 0;
+    std::uint64_t cnp_tx_fail = 0;
+};
+struct gen_port_figs {
+    gen::gen_port_counters c{};
+    pause_stats pause{};
+    std::array<std::int64_t, 8> paused_ns{};
+};
+struct gen_figs {
+    std::vector<gen_req_figs> req;                // per flow
+    std::vector<gen_resp_figs> resp;              // per flow
+    std::vector<std::vector<std::uint64_t>> fct;  // per flow: the FCT samples kept, in completion order
+    std::vector<gen_port_figs> ports;
+    gen::gen_pipeline::worker_view totals;        // poll_totals()
+    std::vector<gen::gen_pipeline::worker_view> workers;
+    bool all_finished = false;
+    gen::gen_pipeline::collective_figures coll;   // when p.ring()
+};
+static_assert(std::is_trivially_copyable_v<gen_req_figs> && std::is_trivially_copyable_v<gen_resp_figs> &&
+              std::is_trivially_copyable_v<gen_port_figs> &&
+              std::is_trivially_copyable_v<gen::gen_pipeline::worker_view>);
+// p's figures at the end of a run that stopped at `end` (the run clock).
+gen_figs gen_figs_of(const gen::gen_pipeline& p, const gen_cfg& cfg, nanos end);
+// The parts of it: flow i's two sides, port i, worker k's view.
+gen_req_figs gen_req_figs_of(const gen::flow_state& f, const gen_cfg& cfg, nanos end);
+gen_resp_figs gen_resp_figs_of(const gen::flow_state& f);
+gen_port_figs gen_port_figs_of(const gen::gen_pipeline& p, std::size_t i);
+gen::gen_pipeline::worker_view gen_worker_figs_of(const gen::gen_pipeline::worker_view& v);
+
+// The report as JSON text (one object, newline-terminated): of p's own
+// figures, or of the figures given.
 std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, const run_report& r);
+std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, const run_report& r, const gen_figs& x);
 // Writes it to `path`; empty string on success, else one error line.
 std::string write_gen_report(const std::string& path, const gen::gen_pipeline& p, const gen_cfg& cfg,
                              const run_report& r);

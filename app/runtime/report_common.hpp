@@ -119,7 +119,13 @@ void write_ethdev(json_writer& j, const run_report& r, std::size_t i);
 // adds.
 template <typename Pipeline, typename Extra>
 void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&& extra) {
-    const auto tot = p.poll_totals();
+    json_workers(j, p, r, p.poll_totals(), [&p](std::size_t k) -> const auto& { return p.worker(k); }, extra);
+}
+// The same from given figures: `tot` (the pipeline's poll_totals()) and
+// `view(k)`, worker k's view (a generator's report gathered over ranks).
+template <typename Pipeline, typename View, typename Extra>
+void json_workers(json_writer& j, const Pipeline& p, const run_report& r, const typename Pipeline::worker_view& tot,
+                  View&& view, Extra&& extra) {
     j.kv("busy_cycles", tot.busy_cycles);
     j.kv("loops", tot.loops);
     j.kv("max_poll_gap_ns", tot.max_poll_gap_ns);
@@ -128,7 +134,7 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&
     j.key("workers");
     j.begin_array();
     for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const auto& v = p.worker(k);
+        const auto& v = view(k);
         // One worker driven by poll() directly (virtual time, in-process tests): the pipeline's own figures.
         const bool one = p.worker_count() == 1;
         const std::uint64_t busy = one ? tot.busy_cycles : read_counter(v.busy_cycles);

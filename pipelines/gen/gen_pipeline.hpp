@@ -397,6 +397,9 @@ public:
     const flow_state& flow(std::size_t i) const noexcept { return *_flows[i]; }
     // True when every flow has a message limit and has completed it.
     bool all_finished() const noexcept { return __atomic_load_n(&_all_finished, __ATOMIC_RELAXED); }
+    // Worker k has seen every flow it sends finish (all_finished(): every
+    // worker's, as its last poll found them).
+    bool worker_done(std::size_t k) const noexcept { return __atomic_load_n(&_workers[k]->done, __ATOMIC_RELAXED); }
     const gen_cfg& cfg() const noexcept { return _cfg; }
     const gen_tx_opts& tx_opts() const noexcept { return _opts; }
     // Collectives (pattern ring-allreduce, all-gather, reduce-scatter,

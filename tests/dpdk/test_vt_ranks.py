@@ -18,9 +18,10 @@ Oracles that do not come from the rank mode's own code:
   - the partition really crosses ranks: speed.json's per-rank packet-hops
     are both non-zero and cables are cut (a run where one rank did all the
     work would compare equal too);
-  - the files the ranks write are exactly the one process's, less the
-    report of a generator whose hosts run on both ranks (not gathered yet,
-    and not written half-done);
+  - the files the ranks write are exactly the one process's, the report of
+    a generator whose hosts run on both ranks included (the seed cluster's
+    hosts.json: each flow's two ends, each port and each worker come from
+    the rank that ran them);
   - a rank killed mid-run (SIGKILL, by its PID) ends the job non-zero
     within 30 s with rocelab-fabric's own line from the surviving rank and
     mpirun's line naming the killed one: no hang;
@@ -99,18 +100,16 @@ class OverRanks(unittest.TestCase):
         self.assertEqual(rc, status, so + se)
         self.assertIn("over 2 ranks", so)
         fabric = load(one, "fabric.json")
-        split = set()
-        for n in fabric["nodes"]:  # a generator's hosts may run on both ranks: its report is not written yet
-            if n["kind"] == "gen" and re.search(r"not written: .*\b%s\b" % re.escape(n["name"]), so):
-                split.add(n["name"] + ".json")
-        want = set(os.listdir(one)) - split
+        want = set(os.listdir(one))
         for f in ("fabric.json", "speed.json", "summary.json", "flows.csv", "queues.csv", "pfc.csv", "fct.csv"):
             self.assertIn(f, want)
+        for n in fabric["nodes"]:  # every node's own report, a generator's whose hosts run on both ranks too
+            self.assertIn(n["name"] + ".json", want)
         if plots:
             self.assertIn("index.html", want)
         got = set(os.listdir(two))
-        self.assertEqual(got, want, "the files over ranks: the one process's, less the reports of generators "
-                                    "whose hosts run on both ranks")
+        self.assertEqual(got, want, "the files over ranks: the one process's")
+        self.assertNotIn("not written", so)
         if pcap:
             self.assertGreater(len([f for f in got if f.endswith(".pcap")]), 0)
         same, diff, errs = filecmp.cmpfiles(one, two, sorted(got - {"speed.json"}), shallow=False)
@@ -136,7 +135,14 @@ class OverRanks(unittest.TestCase):
         self.assertEqual([r["partitions"] for r in speed["per_rank"]], [2, 2])
 
     def test_seed_cluster_1ms_over_two_ranks_is_the_one_process_run(self):
-        self.compare("conf/scenarios/cluster-8x8-200g.yaml")
+        _, _, out = self.compare("conf/scenarios/cluster-8x8-200g.yaml")
+        # The hosts' report is one generator whose 64 hosts ran on both
+        # ranks (one leaf each): flows were sent and received on each side.
+        hosts = load(os.path.join(self.tmp.name, "two"), "hosts.json")
+        leaf0 = {f"h{i}" for i in range(32)}
+        sides = {(f["src"] in leaf0, f["dst"] in leaf0) for f in hosts["flows"] if f["tx_packets"] and f["rx_packets"]}
+        self.assertTrue({(True, False), (False, True)} <= sides, sides)
+        self.assertTrue(all(p["tx_packets"] > 0 and p["rx_packets"] > 0 for p in hosts["ports"]), "a host sent nothing")
 
     def test_incast_8to1_over_two_ranks_is_the_one_process_run(self):
         # One switch: one part that can run apart; rank 1 runs nothing and
