@@ -399,7 +399,6 @@ public:
     bool finished() const { return _pipe->all_finished(); }
 
     void stopped(nanos, double elapsed) {
-        gen::telemetry_detach();
         if (_ts != nullptr) {
             sample_timeseries(elapsed);
             std::fclose(_ts);

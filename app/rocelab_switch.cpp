@@ -354,7 +354,6 @@ public:
     bool finished() const { return false; }
 
     void stopped(nanos start, double) {
-        sw::telemetry_detach();
         print_events(start);
         _csv.close(*_pipe);
     }

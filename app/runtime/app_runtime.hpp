@@ -15,7 +15,7 @@
 //     capture drain, status line      app.status(): the status line (and warnings)
 //     every status interval, stop on  app.finished(): stop early (all messages done)
 //     SIGINT/SIGTERM, duration
-//   stop + join                       app.stopped(): telemetry off, final outputs
+//   stop + join, telemetry withdrawn  app.stopped(): final outputs
 //   release_all, ports stopped        app.ports_stopped(): (loopback rings)
 //   ports closed, capture flushed     app.extra_in_use(): mbufs of the app's own pools
 //   mbufs-in-use check                app.final(): final counters on stdout
@@ -51,6 +51,7 @@
 #include "runtime/app_common.hpp"
 #include "runtime/control_loop.hpp"
 #include "runtime/report_common.hpp"
+#include "runtime/telemetry.hpp"
 #include "runtime/worker.hpp"
 
 struct rte_mempool;
@@ -217,6 +218,7 @@ int run_app(App& app, int argc, char** argv) {
     for (auto& w : ws) { w->join(); }
     const nanos end = clock.now();
     const double elapsed = seconds(end - start);
+    telemetry_detach();  // the pipeline the app's start() served (telemetry.hpp)
     app.stopped(start, elapsed);
 
     // Free what is queued, stop and close the ports (PMDs such as net_pcap

@@ -1,8 +1,8 @@
 // gen_telemetry.cpp - the /rocelab_gen/... telemetry commands (see gen_telemetry.hpp).
 //
 // Every command runs on DPDK's telemetry thread through runtime::served (the
-// slot's mutex held), so telemetry_detach() returns only once no command
-// uses the pipeline. Counters are read with gen::read_counter (relaxed loads
+// slot's mutex held), so runtime::telemetry_detach() returns only once no
+// command uses the pipeline. Counters are read with gen::read_counter (relaxed loads
 // of the words the worker writes); names, hosts and QPNs come from the pipeline's immutable config.
 #include "runtime/gen_telemetry.hpp"
 
@@ -43,17 +43,8 @@ int cmd_info(const gen_pipeline& p, const telemetry_info& info, const char*, rte
     return 0;
 }
 
-int cmd_ports(const gen_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
-    rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-    for (std::size_t i = 0; i < p.port_count(); ++i) {
-        rte_tel_data_add_array_string(d, p.binding(i).name.c_str());
-    }
-    return 0;
-}
-
 int cmd_port(const gen_pipeline& p, const telemetry_info& info, const char* params, rte_tel_data* d) {
-    const long i = runtime::find_index(params, p.port_count(),
-                              [&](std::size_t k) -> const std::string& { return p.binding(k).name; });
+    const long i = runtime::find_port(p, params);
     if (i < 0) { return -EINVAL; }
     const auto pi = static_cast<std::size_t>(i);
     const gen_port_counters& c = p.counters(pi);
@@ -168,7 +159,7 @@ constexpr runtime::tel_command commands[] = {
     {"/rocelab_gen/workers", slot::command<cmd_workers>, "Worker lcores: ports owned, busy cycles, loops"},
     {"/rocelab_gen/info", slot::command<cmd_info>,
      "rocelab-gen version, config, seed, pattern, number of ports and flows"},
-    {"/rocelab_gen/ports", slot::command<cmd_ports>, "List port names"},
+    {"/rocelab_gen/ports", slot::port_names, "List port names"},
     {"/rocelab_gen/port", slot::command<cmd_port>,
      "Port counters, PFC/PAUSE received, paused ns per priority. Parameters: port name or index"},
     {"/rocelab_gen/flows", slot::command<cmd_flows>,
@@ -181,7 +172,5 @@ constexpr runtime::tel_command commands[] = {
 void telemetry_attach(const gen_pipeline* pipe, const telemetry_info& info) {
     slot::attach(pipe, info, commands, "rocelab-gen");
 }
-
-void telemetry_detach() { slot::detach(); }
 
 }  // namespace rocelab::gen

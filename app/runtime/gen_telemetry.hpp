@@ -12,11 +12,12 @@
 //
 // Interface: rte_telemetry callbacks take no user pointer, so the pipeline
 // being served is registered once through telemetry_attach() (call it just
-// before launching the worker) and withdrawn by telemetry_detach() (after the
-// worker stopped, before the pipeline is destroyed). The callbacks only read
-// counters with relaxed loads (gen::read_counter) and immutable config; they
-// never touch the data path's hot state. detach() waits for a callback in
-// progress, so the pipeline may be freed as soon as it returns.
+// before launching the worker) and withdrawn by runtime::telemetry_detach()
+// (run_app, once the worker stopped, before the pipeline is destroyed). The
+// callbacks only read counters with relaxed loads (gen::read_counter) and
+// immutable config; they never touch the data path's hot state. Detaching
+// waits for a callback in progress, so the pipeline may be freed as soon as
+// it returns.
 //
 // Example:
 //   dpdk-telemetry.py -f g1
@@ -39,5 +40,4 @@ struct telemetry_info {
 };
 
 void telemetry_attach(const gen_pipeline* pipe, const telemetry_info& info);
-void telemetry_detach();
 }  // namespace rocelab::gen

@@ -1,8 +1,8 @@
 // switch_telemetry.cpp - the /rocelab/... telemetry commands (see switch_telemetry.hpp).
 //
 // Each command runs on DPDK's telemetry thread through runtime::served (the
-// slot's mutex held, so telemetry_detach() returns only once no command uses
-// the pipeline) and reads counters with relaxed loads.
+// slot's mutex held, so runtime::telemetry_detach() returns only once no
+// command uses the pipeline) and reads counters with relaxed loads.
 #include "runtime/switch_telemetry.hpp"
 
 #include <rte_cycles.h>
@@ -22,10 +22,7 @@ namespace rocelab::sw {
 namespace {
 using slot = runtime::served<switch_pipeline, telemetry_info>;
 
-long find_port(const switch_pipeline& p, const char* params) {
-    return runtime::find_index(params, p.port_count(),
-                               [&](std::size_t k) -> const std::string& { return p.binding(k).name; });
-}
+using runtime::find_port;
 
 int cmd_info(const switch_pipeline& p, const telemetry_info& info, const char*, rte_tel_data* d) {
     rte_tel_data_start_dict(d);
@@ -34,12 +31,6 @@ int cmd_info(const switch_pipeline& p, const telemetry_info& info, const char*, 
     rte_tel_data_add_dict_u64(d, "seed", info.seed);
     rte_tel_data_add_dict_string(d, "mode", p.mode() == fwd_mode::l2 ? "l2" : "l3");
     rte_tel_data_add_dict_u64(d, "ports", p.port_count());
-    return 0;
-}
-
-int cmd_ports(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
-    rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-    for (std::size_t i = 0; i < p.port_count(); ++i) { rte_tel_data_add_array_string(d, p.binding(i).name.c_str()); }
     return 0;
 }
 
@@ -198,7 +189,7 @@ constexpr runtime::tel_command commands[] = {
     {"/rocelab/workers", slot::command<cmd_workers>,
      "Worker lcores: ports owned, busy cycles, loops, frames handed between workers"},
     {"/rocelab/info", slot::command<cmd_info>, "rocelab-switch version, config and seed"},
-    {"/rocelab/ports", slot::command<cmd_ports>, "List port names"},
+    {"/rocelab/ports", slot::port_names, "List port names"},
     {"/rocelab/port", slot::command<cmd_port>, "Port counters. Parameters: port name or index"},
     {"/rocelab/queues", slot::command<cmd_queues>, "Per-queue depth and counters. Parameters: port name or index"},
     {"/rocelab/fdb", slot::command<cmd_fdb>, "L2 forwarding database summary"},
@@ -215,7 +206,5 @@ constexpr runtime::tel_command commands[] = {
 void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info) {
     slot::attach(pipe, info, commands, "rocelab-switch");
 }
-
-void telemetry_detach() { slot::detach(); }
 
 }  // namespace rocelab::sw

@@ -10,9 +10,9 @@
 //
 // rte_telemetry callbacks take no user pointer, so the switch being served
 // is published through telemetry_attach() (runtime::served, telemetry.hpp)
-// and withdrawn by telemetry_detach(), which waits for a command in
-// progress; the commands only read counters (relaxed loads) and never touch
-// the data path's hot state.
+// and withdrawn by runtime::telemetry_detach() (run_app, once the workers
+// stopped), which waits for a command in progress; the commands only read
+// counters (relaxed loads) and never touch the data path's hot state.
 #pragma once
 
 #include <array>
@@ -36,5 +36,4 @@ struct telemetry_info {
 };
 
 void telemetry_attach(const switch_pipeline* pipe, const telemetry_info& info);
-void telemetry_detach();
 }  // namespace rocelab::sw

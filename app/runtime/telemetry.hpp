@@ -3,12 +3,13 @@
 //
 // rte_telemetry callbacks take no user pointer, so each pipeline type has one
 // slot per process, served<Pipeline, Info>: attach() publishes the pipeline
-// (call it just before launching the worker), detach() withdraws it (after
-// the worker stopped, before the pipeline is destroyed). Each command is a
-// plain function
+// (call it just before launching the worker), and telemetry_detach()
+// withdraws it, whichever slot served it: run_app (app_runtime.hpp) calls it
+// as soon as the workers have stopped, before the app's stopped(), so before
+// the pipeline is destroyed. Each command is a plain function
 //   int cmd(const Pipeline&, const Info&, const char* params, rte_tel_data*)
 // wrapped by served::command<cmd>, which holds the slot's mutex while it
-// runs and answers -1 when no pipeline is attached; so detach() returns only
+// runs and answers -1 when no pipeline is attached; so detaching returns only
 // once no callback uses the pipeline. Commands only read counters (relaxed
 // loads) and immutable config, never the data path's hot state.
 //
@@ -16,6 +17,8 @@
 //   static constexpr runtime::tel_command cmds[] = {
 //       {"/rocelab_gen/info", slot::command<cmd_info>, "version, config, ..."}};
 //   slot::attach(pipe, info, cmds, "rocelab-gen");
+// served::port_names is the "/.../ports" command both apps have, and
+// find_port() the port a command's parameter names.
 #pragma once
 
 #include <rte_telemetry.h>
@@ -40,6 +43,12 @@ struct tel_command {
 // Registers the commands (a refused one is one warning line on stderr).
 void register_commands(std::span<const tel_command> cmds, const char* prog);
 
+// Withdraws the pipeline served::attach() last published, if any: returns
+// once no command uses it (commands then answer -1).
+void telemetry_detach();
+// For served::attach(): what telemetry_detach() calls.
+void set_detach(void (*detach)());
+
 template <typename Pipeline, typename Info>
 class served {
 public:
@@ -59,6 +68,7 @@ public:
             _info = info;
             _pipe = pipe;
         }
+        set_detach(&detach);
         if (!_registered) {
             _registered = true;
             register_commands(cmds, prog);
@@ -69,7 +79,20 @@ public:
         _pipe = nullptr;
     }
 
+    // The "/.../ports" command of every pipeline: its port names, in port order.
+    static int port_names(const char* cmd, const char* params, rte_tel_data* d) {
+        return command<list_port_names>(cmd, params, d);
+    }
+
 private:
+    static int list_port_names(const Pipeline& p, const Info&, const char*, rte_tel_data* d) {
+        rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+        for (std::size_t i = 0; i < p.port_count(); ++i) {
+            rte_tel_data_add_array_string(d, p.binding(i).name.c_str());
+        }
+        return 0;
+    }
+
     static inline std::mutex _mu;  // guards the two below; held by every command
     static inline const Pipeline* _pipe = nullptr;
     static inline Info _info{};
@@ -87,6 +110,13 @@ long find_index(const char* params, std::size_t n, Name names) {
     const long v = std::strtol(params, &end, 10);
     if (end != params && *end == '\0' && v >= 0 && static_cast<std::size_t>(v) < n) { return v; }
     return -1;
+}
+
+// The port that `params` names (its index or its name; empty: port 0), or -1.
+template <typename Pipeline>
+long find_port(const Pipeline& p, const char* params) {
+    return find_index(params, p.port_count(),
+                      [&](std::size_t k) -> const std::string& { return p.binding(k).name; });
 }
 
 // put(name, value) into dict `d`, for the report's put_*_counters() visitors.
