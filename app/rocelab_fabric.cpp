@@ -1648,6 +1648,14 @@ std::string write_split_gen(vt::fabric& f, std::size_t n, runtime::run_report& r
     // What each rank sent, so that a part no rank sent (or two did) is an error, not a zero.
     std::vector<std::uint8_t> got_req(g.flow_count()), got_resp(g.flow_count()), got_port(g.port_count()),
         got_worker(g.worker_count()), done(g.worker_count());
+    // As poll_totals() sums: the pipeline's own figures (each rank's share) plus every worker's.
+    auto add = [&x](const gen::gen_pipeline::worker_view& v) {
+        x.totals.busy_cycles += v.busy_cycles;
+        x.totals.loops += v.loops;
+        x.totals.max_poll_gap_ns = std::max(x.totals.max_poll_gap_ns, v.max_poll_gap_ns);
+        x.totals.stalls += v.stalls;
+        x.totals.stalled_ns += v.stalled_ns;
+    };
     auto at = [](std::uint64_t i, std::size_t size, std::vector<std::uint8_t>& got) {
         if (i >= size || got[i]++ != 0) { throw std::runtime_error("two ranks or none sent one part"); }
         return static_cast<std::size_t>(i);
@@ -1655,12 +1663,7 @@ std::string write_split_gen(vt::fabric& f, std::size_t n, runtime::run_report& r
     try {
         for (const auto& rb : by_rank) {
             byte_reader in{rb};
-            const auto o = in.pod<gen::gen_pipeline::worker_view>();
-            x.totals.busy_cycles += o.busy_cycles;
-            x.totals.loops += o.loops;
-            x.totals.max_poll_gap_ns = std::max(x.totals.max_poll_gap_ns, o.max_poll_gap_ns);
-            x.totals.stalls += o.stalls;
-            x.totals.stalled_ns += o.stalled_ns;
+            add(in.pod<gen::gen_pipeline::worker_view>());
             while (in.at < rb.size()) {
                 const auto tag = in.pod<std::uint8_t>();
                 const auto i = in.pod<std::uint64_t>();
@@ -1689,14 +1692,7 @@ std::string write_split_gen(vt::fabric& f, std::size_t n, runtime::run_report& r
     } catch (const std::exception& e) {
         return "combining the ranks' figures of " + f.node_name(n) + ": " + e.what();
     }
-    // As poll_totals(): the pipeline's own figures plus every worker's.
-    for (const auto& v : x.workers) {
-        x.totals.busy_cycles += v.busy_cycles;
-        x.totals.loops += v.loops;
-        x.totals.max_poll_gap_ns = std::max(x.totals.max_poll_gap_ns, v.max_poll_gap_ns);
-        x.totals.stalls += v.stalls;
-        x.totals.stalled_ns += v.stalled_ns;
-    }
+    for (const auto& v : x.workers) { add(v); }
     // all_finished(): every worker saw its flows finish.
     x.all_finished = !done.empty() && std::find(done.begin(), done.end(), 0) == done.end();
     if (g.ring()) {
