@@ -345,6 +345,13 @@ public:
         if (_csink != nullptr) { _cout = fifo<credit_update>(_cred.capacity()); }
     }
     bool split() const noexcept { return _split; }
+    // Arrival time of the first frame or credit update in the outbox (what
+    // transfer() or take_outbox() will move; each queue is in arrival
+    // order); nanos::max() when it is empty.
+    nanos outbox_first_arrival() const noexcept {
+        const nanos w = _out.empty() ? nanos::max() : nanos{_out.front().arrive};
+        return _cout.empty() ? w : std::min(w, nanos{_cout.front().arrive});
+    }
     // Between windows (neither side running): the outbox onto the wire, in
     // order. True when frames moved (the receiver's next arrival may be new).
     bool transfer() noexcept {

@@ -1,6 +1,7 @@
 // mpi_transport.cpp - sim/mpi_transport.hpp.
 #include "sim/mpi_transport.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -36,6 +37,8 @@ mpi_transport::mpi_transport(MPI_Comm comm) : _comm(comm) {
     _sdispl.resize(_ranks);
     _rcount.resize(_ranks);
     _rdispl.resize(_ranks);
+    _msg.resize(_ranks);
+    _req.resize(_ranks, MPI_REQUEST_NULL);
 }
 
 nanos mpi_transport::min_next(nanos local) {
@@ -72,6 +75,48 @@ void mpi_transport::exchange(const std::vector<std::vector<std::byte>>& send,
         recv[r].resize(static_cast<std::size_t>(_rcount[r]));
         if (_rcount[r] != 0) { std::memcpy(recv[r].data(), _rbuf.data() + _rdispl[r], recv[r].size()); }
     }
+}
+
+nanos mpi_transport::exchange_min(const std::vector<std::vector<std::byte>>& send,
+                                  std::vector<std::vector<std::byte>>& recv, nanos local) {
+    if (send.size() != _ranks || recv.size() != _ranks) {
+        throw std::invalid_argument("mpi_transport: exchange needs one buffer per rank");
+    }
+    constexpr int tag = 0x524c;  // the window messages' own tag ("RL")
+    const std::int64_t mine = local.v;
+    for (unsigned r = 0; r < _ranks; ++r) {
+        _req[r] = MPI_REQUEST_NULL;
+        if (r == _rank) { continue; }
+        if (send[r].size() > static_cast<std::size_t>(INT_MAX) - sizeof mine) {
+            throw std::length_error("mpi_transport: more than INT_MAX bytes in one window's exchange");
+        }
+        std::vector<std::byte>& m = _msg[r];
+        m.resize(sizeof mine + send[r].size());
+        std::memcpy(m.data(), &mine, sizeof mine);
+        if (!send[r].empty()) { std::memcpy(m.data() + sizeof mine, send[r].data(), send[r].size()); }
+        MPI_Isend(m.data(), static_cast<int>(m.size()), MPI_BYTE, static_cast<int>(r), tag, _comm, &_req[r]);
+    }
+    std::int64_t least = mine;
+    for (unsigned r = 0; r < _ranks; ++r) {
+        if (r == _rank) {
+            recv[r].clear();
+            continue;
+        }
+        MPI_Status st;
+        MPI_Probe(static_cast<int>(r), tag, _comm, &st);
+        int n = 0;
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        if (n < static_cast<int>(sizeof least)) { throw std::runtime_error("mpi_transport: a window message without its header"); }
+        _in.resize(static_cast<std::size_t>(n));
+        MPI_Recv(_in.data(), n, MPI_BYTE, static_cast<int>(r), tag, _comm, MPI_STATUS_IGNORE);
+        std::int64_t theirs = 0;
+        std::memcpy(&theirs, _in.data(), sizeof theirs);
+        least = std::min(least, theirs);
+        recv[r].resize(_in.size() - sizeof theirs);
+        if (!recv[r].empty()) { std::memcpy(recv[r].data(), _in.data() + sizeof theirs, recv[r].size()); }
+    }
+    MPI_Waitall(static_cast<int>(_ranks), _req.data(), MPI_STATUSES_IGNORE);
+    return nanos{least};
 }
 
 std::vector<std::vector<std::byte>> mpi_transport::gather(const std::vector<std::byte>& mine) {

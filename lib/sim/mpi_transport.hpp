@@ -3,10 +3,14 @@
 //
 // What: min_next is MPI_Allreduce(MPI_MIN) of one int64; exchange is
 // MPI_Alltoall of the buffer sizes (one int per rank) then MPI_Alltoallv
-// of the bytes. The count and displacement arrays are kept between windows;
-// recv's vectors are resized, their storage reused. Buffers are limited to
-// INT_MAX bytes per rank pair per window (MPI counts are int): a larger one
-// throws std::length_error.
+// of the bytes. exchange_min, the engine's step at every window's end, is
+// one message from each rank to each other rank instead of those three
+// collectives: the 8-byte minimum then the buffer (MPI_Isend), received
+// with MPI_Probe for its size (a rank pair's messages arrive in order, so
+// windows never mix). The count and displacement arrays and the message
+// buffers are kept between windows; recv's vectors are resized, their
+// storage reused. Buffers are limited to INT_MAX bytes per rank pair per
+// window (MPI counts are int): a larger one throws std::length_error.
 //
 // Built only when meson finds MPI (-Dmpi=auto|enabled; dependency sim_mpi_dep).
 // The caller initialises and finalises MPI (MPI_Init / MPI_Finalize); the
@@ -41,6 +45,8 @@ public:
     unsigned ranks() const noexcept override { return _ranks; }
     nanos min_next(nanos local) override;
     void exchange(const std::vector<std::vector<std::byte>>& send, std::vector<std::vector<std::byte>>& recv) override;
+    nanos exchange_min(const std::vector<std::vector<std::byte>>& send, std::vector<std::vector<std::byte>>& recv,
+                       nanos local) override;
 
     // What a runner needs around the run (collective, every rank in the
     // same order; not used by the engine):
@@ -59,6 +65,9 @@ private:
     unsigned _ranks = 1;
     std::vector<int> _scount, _sdispl, _rcount, _rdispl;
     std::vector<std::byte> _sbuf, _rbuf;  // the buffers packed end to end (Alltoallv)
+    std::vector<std::vector<std::byte>> _msg;  // exchange_min: each rank's message (kept until sent)
+    std::vector<MPI_Request> _req;
+    std::vector<std::byte> _in;
 };
 
 }  // namespace rocelab::sim

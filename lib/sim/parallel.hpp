@@ -114,7 +114,8 @@ struct parallel_counters {
     std::uint64_t windows = 0;    // synchronisation windows run
     std::uint64_t transfers = 0;  // split links that carried frames at a window's end
     std::uint64_t late = 0;       // frames transferred after their arrival time had passed: a lookahead
-                                  // longer than a cross link takes (must stay 0)
+                                  // longer than a cross link takes; over ranks also a window end after
+                                  // which a rank had an event before the agreed next start (must stay 0)
 };
 
 template <typename Item, typename Traits = item_traits<Item>>
@@ -236,34 +237,39 @@ private:
     };
 
     // The window loop, one for both modes; Sync gives its two steps:
-    // min_next(local earliest event) and end_window(w).
+    // min_next(local earliest event), for the first window, and
+    // end_window(w), which moves the frames and returns the next window's
+    // start (the earliest pending event over every rank).
     template <typename Sync>
     void run_windows(nanos end, unsigned threads, Sync sync) {
         if (threads == 0) { threads = 1; }
         if (threads > _run.size()) { threads = std::max<unsigned>(1, static_cast<unsigned>(_run.size())); }
         start_threads(threads);
-        for (;;) {
-            nanos t = nanos::max();
-            for (engine_type* p : _run) { t = std::min(t, p->next_event_time()); }
-            t = sync.min_next(t);
-            if (t > end) { break; }
+        for (nanos t = sync.min_next(local_next()); t <= end;) {
             const nanos w = end - t < _lookahead ? end : nanos{t.v + _lookahead.v - 1};
             run_window(w);
             ++_c.windows;
-            sync.end_window(w);
+            t = sync.end_window(w);
         }
         for (engine_type* p : _run) { p->run_until(end); }  // nothing left <= end: moves the clocks
         _now = std::max(_now, end);
+    }
+    // The earliest pending event of this rank's partitions.
+    nanos local_next() const noexcept {
+        nanos t = nanos::max();
+        for (const engine_type* p : _run) { t = std::min(t, p->next_event_time()); }
+        return t;
     }
 
     // One process: every cross link's outbox onto its wire.
     struct in_process {
         parallel_engine* e;
         nanos min_next(nanos t) const noexcept { return t; }
-        void end_window(nanos w) const noexcept {
+        nanos end_window(nanos w) const noexcept {
             for (auto& c : e->_cross) {
                 if (c.l->transfer()) { e->arrived(c, w); }
             }
+            return e->local_next();
         }
     };
     // A cross link moved frames into its receiving partition's wire.
@@ -278,7 +284,7 @@ private:
     struct over_ranks {
         parallel_engine* e;
         nanos min_next(nanos t) const { return e->_tr->min_next(t); }
-        void end_window(nanos w) const { e->exchange_window(w); }
+        nanos end_window(nanos w) const { return e->exchange_window(w); }
     };
 
     template <typename T>
@@ -296,15 +302,25 @@ private:
         return v;
     }
 
-    void exchange_window(nanos w) {
+    // Returns the next window's start: the minimum over the ranks of each
+    // one's earliest event once the frames are in. Each rank gives its
+    // partitions' pending events and the arrival of the first frame or
+    // credit in each outbox it sends from (to any partition), since what a
+    // rank receives is what the others send; the minimum travels with the
+    // frames (sync_transport::exchange_min), and each rank checks after the
+    // exchange that it has no event before it (else `late`).
+    nanos exchange_window(nanos w) {
         if constexpr (rank_serialisable<Item, Traits>) {
             const unsigned me = _tr->rank();
             for (auto& b : _send) { b.clear(); }
+            nanos next = local_next();
             // 1. outboxes of the links leaving this rank, in index order
             for (std::size_t i = 0; i < _cross.size(); ++i) {
                 cross& c = _cross[i];
                 const unsigned to = _part_rank[c.to_part];
-                if (_part_rank[c.from_part] != me || to == me) { continue; }
+                if (_part_rank[c.from_part] != me) { continue; }
+                next = std::min(next, c.l->outbox_first_arrival());
+                if (to == me) { continue; }
                 std::vector<std::byte>& b = _send[to];
                 const std::size_t head = b.size();
                 put<std::uint32_t>(b, static_cast<std::uint32_t>(i));
@@ -338,8 +354,8 @@ private:
                 std::memcpy(b.data() + head + 4, &frames, sizeof frames);
                 std::memcpy(b.data() + head + 8, &credits, sizeof credits);
             }
-            // 2. the exchange
-            _tr->exchange(_send, _recv);
+            // 2. the exchange, and the next window's start
+            const nanos t = _tr->exchange_min(_send, _recv, next);
             // 3. every cross link into a local partition, in index order
             for (auto& k : _cursor) { k = 0; }
             for (std::size_t i = 0; i < _cross.size(); ++i) {
@@ -369,8 +385,11 @@ private:
                                              " sent a record for a cross link not into this rank, or out of order");
                 }
             }
+            if (local_next() < t) { ++_c.late; }  // an event before the window every rank agreed on
+            return t;
         } else {
             (void)w;
+            return _tr->min_next(local_next());
         }
     }
     void unpack(cross& c, const std::vector<std::byte>& b, std::size_t& at) {

@@ -14,6 +14,12 @@
 // Every rank calls them in the same order (they are collective). recv's
 // vectors are resized, never shrunk: their storage is reused window after
 // window.
+//   (a+b) exchange_min(send, recv, local): both in one step, (b) then (a):
+//       the engine calls it at each window's end with the earliest event
+//       this rank will have once the exchange is in (its partitions'
+//       events and the arrivals of every frame it sends), so the next
+//       window's start travels with the frames. The default runs the two
+//       steps; mpi_transport sends one message per rank pair instead.
 //
 // Implementations: solo_transport (one rank: both steps are identities),
 // inproc_hub (N ranks as N threads of one process: tests the seam and the
@@ -51,6 +57,12 @@ public:
     // not sent; recv[rank()] is left empty.
     virtual void exchange(const std::vector<std::vector<std::byte>>& send,
                           std::vector<std::vector<std::byte>>& recv) = 0;
+    // exchange(send, recv), then the minimum of `local` over every rank (collective).
+    virtual nanos exchange_min(const std::vector<std::vector<std::byte>>& send,
+                               std::vector<std::vector<std::byte>>& recv, nanos local) {
+        exchange(send, recv);
+        return min_next(local);
+    }
 };
 
 // One rank: nothing to synchronise with.

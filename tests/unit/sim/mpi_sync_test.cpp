@@ -2,7 +2,7 @@
 // mpirun (meson test sim_mpi_np2 / sim_mpi_np3). Every rank runs its share
 // of the toy model (toy_ring.hpp); rank 0 gathers the trace hash and
 // compares it with the one-engine run it computes itself. Also: the
-// transport's two collectives, and the refusal of a zero-delay link
+// transport's two collectives and their fused step, and the refusal of a zero-delay link
 // between ranks. Only rank 0 prints gtest's report.
 #include <mpi.h>
 
@@ -23,7 +23,7 @@ using namespace rocelab::literals;
 constexpr std::uint32_t toy_nodes = 7;
 constexpr nanos toy_end{500'000};
 
-TEST(sim_mpi, min_next_and_exchange) {
+TEST(sim_mpi, min_next_exchange_and_exchange_min) {
     mpi_transport t;
     const unsigned me = t.rank(), n = t.ranks();
     ASSERT_GE(n, 2u) << "run under mpirun -np 2 or more";
@@ -36,13 +36,33 @@ TEST(sim_mpi, min_next_and_exchange) {
             const std::size_t len = r == (me + 1) % n ? 0 : (me + 1) * 10 + r + static_cast<unsigned>(round);
             send[r].assign(len, static_cast<std::byte>(me ^ r));
         }
-        t.exchange(send, recv);
+        // Rounds 0 and 2 through exchange; round 1 through exchange_min
+        // (one message per rank pair, the minimum with it), whose minimum
+        // is a different rank's each time.
+        if (round == 1) {
+            const nanos mine{5000 + static_cast<std::int64_t>((me + 1) % n)};
+            EXPECT_EQ(t.exchange_min(send, recv, mine), nanos{5000});
+        } else {
+            t.exchange(send, recv);
+        }
         for (unsigned s = 0; s < n; ++s) {
             const std::size_t want = s == me || me == (s + 1) % n ? 0 : (s + 1) * 10 + me + static_cast<unsigned>(round);
             EXPECT_EQ(recv[s].size(), want) << "from rank " << s;
             for (const std::byte b : recv[s]) { EXPECT_EQ(b, static_cast<std::byte>(s ^ me)); }
         }
     }
+    // exchange_min back to back: a rank pair's messages are not mixed
+    // across windows, and nothing to send still carries the minimum.
+    for (auto& b : send) { b.clear(); }
+    for (int w = 0; w < 4; ++w) {
+        if (me != 0) { send[0].assign(static_cast<std::size_t>(w + 1), static_cast<std::byte>(w)); }
+        EXPECT_EQ(t.exchange_min(send, recv, me == static_cast<unsigned>(w) % n ? nanos{w} : nanos::max()), nanos{w});
+        for (unsigned s = 1; me == 0 && s < n; ++s) {
+            ASSERT_EQ(recv[s].size(), static_cast<std::size_t>(w + 1));
+            EXPECT_EQ(recv[s][0], static_cast<std::byte>(w));
+        }
+    }
+    EXPECT_EQ(t.exchange_min(send, recv, nanos::max()), nanos::max());
 }
 
 TEST(sim_mpi, ranks_give_the_one_engine_trace) {
