@@ -132,8 +132,8 @@ gen_req_figs gen_req_figs_of(const gen::flow_state& f, const gen_cfg& cfg, nanos
     x.flow_fct_ns = gen::flow_fct(f).v;
     x.goodput_fct_bps = gen::goodput_over_fct(f);
     x.rate_mean_bps = gen::mean_pacing_rate(f, cfg, end);
+    x.rate_min_bps = f.dcqcn ? f.rp.counters().min_rate_seen_bps : double(f.pacer.rate().v);
     x.ready = f.rq.state() == qp_state::ready;
-    if (!f.dcqcn) { x.rp.min_rate_seen_bps = double(f.pacer.rate().v); }  // the report's rate_min without an RP
     return x;
 }
 
@@ -229,7 +229,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         const auto [ctx, crx, ce, cuts] = sum_dcqcn(x);
         double rmin = 0, rmean = 0;
         for (std::size_t i = 0; i < p.flow_count(); ++i) {
-            const double m = x.req[i].rp.min_rate_seen_bps;
+            const double m = x.req[i].rate_min_bps;
             rmin = i == 0 ? m : std::min(rmin, m);
             rmean += x.req[i].rate_mean_bps / double(p.flow_count());
         }
@@ -349,7 +349,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
         j.kv("ce_rx", x.resp[i].ce_rx);
         j.kv("rate_cuts", rk.cuts);
         j.kv("rate_increases", rk.fast_recovery + rk.additive_increase + rk.hyper_increase);
-        j.kv("rate_min_bps", rk.min_rate_seen_bps);
+        j.kv("rate_min_bps", q.rate_min_bps);
         j.kv("rate_mean_bps", q.rate_mean_bps);
         j.kv("rate_end_bps", q.pacing_bps);
     });
@@ -404,17 +404,16 @@ void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elap
                     (unsigned long long)rc.timeouts, (unsigned long long)sc.out_of_sequence);
     }
     if (cfg.dcqcn != dcqcn_profile::off) {
+        const gen_figs x = gen_figs_of(p, cfg, end_now);
         for (std::size_t f = 0; f < p.flow_count(); ++f) {
-            const auto& fl = p.flow(f);
+            const gen_req_figs& q = x.req[f];
             std::printf("%s: dcqcn %s: cnp_rx %llu, rate_cuts %llu, rate min %s mean %s now %s; ce_rx %llu, cnp_tx %llu\n",
-                        fl.cfg.name.c_str(), dcqcn_profile_name(cfg.dcqcn), (unsigned long long)fl.cnp_rx,
-                        (unsigned long long)fl.rp.counters().cuts,
-                        rate_str(fl.dcqcn ? fl.rp.counters().min_rate_seen_bps : double(fl.pacer.rate().v)).c_str(),
-                        rate_str(gen::mean_pacing_rate(fl, cfg, end_now)).c_str(),
-                        rate_str(double(fl.pacer.rate().v)).c_str(), (unsigned long long)fl.np.counters().ce_rx,
-                        (unsigned long long)fl.cnp_tx);
+                        p.flow(f).cfg.name.c_str(), dcqcn_profile_name(cfg.dcqcn), (unsigned long long)q.cnp_rx,
+                        (unsigned long long)q.rp.cuts, rate_str(q.rate_min_bps).c_str(),
+                        rate_str(q.rate_mean_bps).c_str(), rate_str(double(q.pacing_bps)).c_str(),
+                        (unsigned long long)x.resp[f].ce_rx, (unsigned long long)x.resp[f].cnp_tx);
         }
-        const dcqcn_totals t = sum_dcqcn(gen_figs_of(p, cfg, end_now));
+        const dcqcn_totals t = sum_dcqcn(x);
         std::printf("dcqcn total: ce_rx %llu, cnp_tx %llu, cnp_rx %llu, rate_cuts %llu\n",
                     (unsigned long long)t.ce_rx, (unsigned long long)t.cnp_tx, (unsigned long long)t.cnp_rx,
                     (unsigned long long)t.cuts);

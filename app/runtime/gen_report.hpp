@@ -38,7 +38,8 @@ struct gen_req_figs {
     std::int64_t flow_fct_ns = 0;
     double goodput_fct_bps = 0;
     double rate_mean_bps = 0;
-    bool ready = true;  // the QP's state
+    double rate_min_bps = 0;  // the lowest pacing rate (without DCQCN: the pacer's)
+    bool ready = true;        // the QP's state
 };
 struct gen_resp_figs {
     responder_counters rs{};
