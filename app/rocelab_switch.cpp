@@ -85,6 +85,10 @@ Options:
       --port-workers LIST  which worker lcore owns each port, in port order,
                            e.g. 0,0,1,1 (default: round-robin, port i to
                            worker i mod N)
+      --rx-queues N        RX queues per port (default 1): RSS spreads a port's
+                           frames over N workers by their 5-tuple (queue q of a
+                           port to worker (its owner + q) mod workers; N <= the
+                           workers); docs/real-nics.md, "RSS"
   -V, --version            print the version
   -h, --help               this text
 
@@ -92,7 +96,9 @@ Workers: one per EAL worker lcore (every lcore but the main one): -l 0-1 runs
 one worker, -l 0-2 two, --lcores 0@0,1@1,2@1 two workers sharing CPU 1. Each
 worker owns whole ports (their RX, ingress buffer accounting, egress queues,
 scheduler, PFC); frames for another worker's port are handed over lock-free.
-At most one worker per port. The start-up line prints the plan.
+At most one worker per port. With --rx-queues N a port's RX (its RSS queues)
+is spread over N workers, which charge its ingress PGs from credit its owner
+grants (exact accounting, PFC from the owner). The start-up line prints the plan.
 
 Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
@@ -117,6 +123,7 @@ struct app_opts {
     std::string queue_csv;
     std::optional<nanos> status_interval;
     load_options load;  // --port-map
+    std::uint16_t rx_queues = 1;  // --rx-queues
 };
 
 [[noreturn]] void die(int code, const std::string& msg) { runtime::die("rocelab-switch", code, msg); }
@@ -137,6 +144,12 @@ app_opts parse_app_opts(int argc, char** argv) {
             auto m = parse_port_map(args.value(a));
             if (!m) { die(2, m.error().message); }
             o.load.ports = std::move(*m);
+        } else if (a == "--rx-queues") {
+            const std::string v = args.value(a);
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || n < 1 || n > 16) { die(2, "--rx-queues " + v + ": expected 1..16 RX queues per port"); }
+            o.rx_queues = static_cast<std::uint16_t>(n);
         } else if (a == "--queue-csv") {
             o.queue_csv = args.value(a);
         } else if (a == "--status-interval") {
@@ -224,6 +237,7 @@ public:
             r.params.rx_ring_size = _cfg.rx_ring_size;
             r.params.tx_ring_size = _cfg.tx_ring_size;
             r.params.max_frame = _cfg.max_frame;
+            r.params.rx_queues = _opt.rx_queues;
             r.label = pc.name;
             req.push_back(r);
         }
@@ -237,7 +251,8 @@ public:
             // Worst case: the whole pool in minimum-size frames (or cells).
             const std::uint64_t min_charge = std::max<std::uint64_t>(_cfg.pool.cell.v, 60);
             std::uint64_t needed = _cfg.pool.size.v / min_charge;
-            needed += _cfg.ports.size() * (_cfg.rx_ring_size + _cfg.tx_ring_size + 2u * _cfg.burst);
+            needed += _cfg.ports.size() *
+                      (std::uint64_t{_cfg.rx_ring_size} * _opt.rx_queues + _cfg.tx_ring_size + 2u * _cfg.burst);
             if (_cfg.mbufs < needed) {
                 s.fail(2, _cfg.source + ": ROCELAB|mbufs: " + std::to_string(_cfg.mbufs) +
                               " mbufs cannot back BUFFER_POOL size " + std::to_string(_cfg.pool.size.v) +
@@ -262,6 +277,7 @@ public:
             b.mac = pc.mac ? *pc.mac : (_cfg.switch_mac && _cfg.mode == fwd_mode::l3 ? *_cfg.switch_mac : infos[i].mac);
             b.shaped = pc.speed.has_value();
             b.line_rate = pc.speed ? *pc.speed : infos[i].driver_speed;
+            b.rx_queues = infos[i].rx_queues;
             _bindings.push_back(b);
         }
         // Speeds the config left to the driver complete the buffer model:
@@ -298,6 +314,7 @@ public:
                         infos[i].device.c_str(), infos[i].driver.c_str(), runtime::mac_str(b.mac).c_str(),
                         b.line_rate.v ? format_rate(b.line_rate).c_str() : "unknown",
                         b.shaped ? " (shaped)" : " (driver, not shaped)", infos[i].flow_ctrl_note.c_str());
+            if (!infos[i].rss_note.empty()) { std::printf("    %s\n", infos[i].rss_note.c_str()); }
         }
         // The worker plan: which lcore runs which ports (their RX queue,
         // ingress accounting and egress).
@@ -308,7 +325,12 @@ public:
             plan += "worker " + std::to_string(k) +
                     (lc < RTE_MAX_LCORE ? " (lcore " + std::to_string(lc) + ")" : " (thread)") + ":";
             for (std::size_t i = 0; i < _bindings.size(); ++i) {
-                if (_pipe->port_worker(i) == k) { plan += " " + _bindings[i].name + " rxq 0 txq 0"; }
+                const bool owns = _pipe->port_worker(i) == k;
+                std::string qs;
+                for (std::uint16_t q = 0; q < _bindings[i].rx_queues; ++q) {
+                    if (_pipe->rx_queue_worker(i, q) == k) { qs += (qs.empty() ? " rxq " : ",") + std::to_string(q); }
+                }
+                if (owns || !qs.empty()) { plan += " " + _bindings[i].name + qs + (owns ? " txq 0" : ""); }
             }
             if (lc < RTE_MAX_LCORE) { lc = rte_get_next_lcore(lc, 1, 0); }
         }

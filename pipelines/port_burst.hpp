@@ -23,6 +23,15 @@ inline std::uint16_t port_rx(const port_binding& b, nanos now, rte_mbuf** pkts, 
     return b.io.ops->rx(b.io.ctx, now, pkts, n);
 }
 
+// RX queue q of an ethdev port (several queues: RSS; port_io ops have queue 0 only).
+inline std::uint16_t port_rx_queue(const port_binding& b, std::uint16_t q, nanos now, rte_mbuf** pkts,
+                                   std::uint16_t n) noexcept {
+    if (q == 0) { return port_rx(b, now, pkts, n); }
+    const std::uint16_t got = rte_eth_rx_burst(b.port_id, q, pkts, n);
+    tsan_acquire_n(reinterpret_cast<void* const*>(pkts), got);
+    return got;
+}
+
 // False when the port I/O knows that no frame waits on RX (rx would return 0).
 inline bool port_rx_maybe(const port_binding& b) noexcept {
     return b.io.rx_waiting == nullptr || *b.io.rx_waiting != 0;

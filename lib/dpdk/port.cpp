@@ -3,6 +3,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -47,7 +48,31 @@ std::string port_open(const port_params& p, port_info& out) {
     if (mtu >= info.min_mtu) { conf.rxmode.mtu = mtu; }
     out.mtu = conf.rxmode.mtu;
 
-    rc = rte_eth_dev_configure(p.port_id, 1, 1, &conf);
+    // Several RX queues: RSS over the 5-tuple where the PMD hashes (the NIC's
+    // default key and an even redirection table), so a flow's frames always
+    // reach one queue, the worker that polls it (docs/real-nics.md, "RSS").
+    const std::uint16_t nq = std::max<std::uint16_t>(1, p.rx_queues);
+    if (nq > 1) {
+        if (info.max_rx_queues < nq) {
+            return "port " + std::to_string(p.port_id) + " (" + out.device + "): " + std::to_string(nq) +
+                   " RX queues asked, the driver " + out.driver + " has at most " + std::to_string(info.max_rx_queues);
+        }
+        const std::uint64_t want = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP;
+        const std::uint64_t hf = want & info.flow_type_rss_offloads;
+        if (hf != 0) {
+            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_key = nullptr;  // the PMD's default key
+            conf.rx_adv_conf.rss_conf.rss_hf = hf;
+            out.rss = true;
+            out.rss_note = std::to_string(nq) + " RX queues, RSS" + ((hf & RTE_ETH_RSS_UDP) != 0 ? " over IP + UDP/TCP ports"
+                                                                                                 : " over IP addresses only");
+        } else {
+            out.rss_note = std::to_string(nq) + " RX queues; the driver " + out.driver +
+                           " does not hash (its peer chooses the queue)";
+        }
+    }
+    out.rx_queues = nq;
+    rc = rte_eth_dev_configure(p.port_id, nq, 1, &conf);
     if (rc != 0) { return err(p.port_id, "rte_eth_dev_configure", rc); }
     std::uint16_t nrx = p.rx_ring_size;
     std::uint16_t ntx = p.tx_ring_size;
@@ -58,8 +83,10 @@ std::string port_open(const port_params& p, port_info& out) {
     const int socket = rte_eth_dev_socket_id(p.port_id);
     rte_eth_rxconf rxc = info.default_rxconf;
     rxc.offloads = conf.rxmode.offloads;
-    rc = rte_eth_rx_queue_setup(p.port_id, 0, nrx, socket < 0 ? 0 : socket, &rxc, p.pool);
-    if (rc != 0) { return err(p.port_id, "rte_eth_rx_queue_setup", rc); }
+    for (std::uint16_t q = 0; q < nq; ++q) {
+        rc = rte_eth_rx_queue_setup(p.port_id, q, nrx, socket < 0 ? 0 : socket, &rxc, p.pool);
+        if (rc != 0) { return err(p.port_id, "rte_eth_rx_queue_setup", rc); }
+    }
     rte_eth_txconf txc = info.default_txconf;
     txc.offloads = conf.txmode.offloads;
     rc = rte_eth_tx_queue_setup(p.port_id, 0, ntx, socket < 0 ? 0 : socket, &txc);

@@ -1,6 +1,11 @@
 // port.hpp - ethdev set-up for rocelab (switch and generator).
 //
-// port_open() configures one RX and one TX queue on a DPDK port, with:
+// port_open() configures rx_queues RX queues (default 1) and one TX queue on
+// a DPDK port, with:
+//  - with several RX queues: RSS over the IP addresses and the TCP/UDP ports
+//    (the PMD's default key and redirection table), where the PMD hashes
+//    (port_info::rss says whether it does; net_ring and memif do not: their
+//    peers choose the queue);
 //  - NIC flow control OFF (software does PFC) and, where the PMD allows,
 //    mac_ctrl_frame_fwd=1 so MAC Control (0x8808) frames reach software;
 //  - a shallow TX descriptor ring (tx_ring_size) so strict priority and the
@@ -28,6 +33,7 @@ struct port_params {
     std::uint32_t max_frame = 9216;  // largest L2 frame without FCS we accept
     rte_mempool* pool = nullptr;
     bool promiscuous = true;
+    std::uint16_t rx_queues = 1;  // RX queues (several: RSS where the PMD hashes)
 };
 
 struct port_info {
@@ -44,6 +50,9 @@ struct port_info {
     std::uint32_t mtu = 0;           // configured MTU (may be below max_frame on small-frame devices)
     std::uint16_t rx_ring_size = 0;  // as adjusted by the driver
     std::uint16_t tx_ring_size = 0;
+    std::uint16_t rx_queues = 1;
+    bool rss = false;           // the PMD spreads frames over the RX queues by hash
+    std::string rss_note;       // what was asked and granted (several queues only)
 };
 
 // Returns an empty string on success, else one error line naming the port.

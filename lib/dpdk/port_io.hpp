@@ -59,6 +59,9 @@ struct port_binding {
     bits_per_sec line_rate{};           // configured speed, else the driver's (0 = unknown)
     bool shaped = false;                // the speed came from config (the switch shapes to it)
     port_io io{};
+    // Ethdev RX queues (RSS): queue 0 is polled by the port's own worker, the
+    // others by the workers the switch assigns (port_io ops: queue 0 only).
+    std::uint16_t rx_queues = 1;
     // Credit mode (qos/credit.hpp; the fabric sets these on a cable run with
     // credits instead of PFC). credit_port: this port gives credits instead
     // of sending PFC (no PFC frame leaves it). credit: the credits this port

@@ -346,6 +346,29 @@ public:
         return r;
     }
 
+    // Credit for another worker that receives this port's frames (RSS,
+    // pipelines/switch): `bytes` charged to (port, pg) now, from its reserved
+    // and shared regions only, for frames that arrive later and draw on it
+    // (their release returns it, as any frame's). Succeeds only when the PG
+    // is not in XOFF and the bytes fit under its shared threshold and the
+    // pool, so credit never takes headroom nor moves the PG into XOFF by
+    // itself; otherwise nothing changes and it returns false. Counted in the
+    // PG's use (and peak) like frames, but not as admitted frames.
+    bool admit_credit(int port, int pg, std::uint32_t bytes) noexcept {
+        const std::size_t i = index(port, pg);
+        pg_state& s = _pgs[i];
+        const std::uint8_t bit = static_cast<std::uint8_t>(1u << pg);
+        if ((_xoff[static_cast<std::size_t>(port)] & bit) != 0) { return false; }
+        const std::uint64_t c = charge_for(bytes);
+        const std::uint64_t room = s.reserved_limit - s.reserved_use;
+        const std::uint64_t to_res = room < c ? room : c;
+        if (c - to_res != 0 && !take_shared(s, port, c - to_res)) { return false; }
+        s.reserved_use += to_res;
+        pg_counters& k = _counters[i];
+        k.peak_use = std::max(k.peak_use, s.reserved_use + s.shared_use + s.headroom_use);
+        return true;
+    }
+
     // Return a token from admit(). Drains headroom, then shared, then
     // reserved. Returns true when this PG just left XOFF (send XON).
     bool release(int port, int pg, charge token) noexcept {

@@ -47,6 +47,8 @@ enum class drop_reason : std::uint8_t {
     neigh_table_full,   // L3: frame for a new neighbour and the neighbour table is full
     handoff_full,       // several workers: the queue to the egress port's worker was full (lossy frames
                         // only: lossless ones wait, charged, in a stash linked through the frames)
+    rss_no_credit,      // RSS: a frame the switch made from one received on another worker's port
+                        // (an ICMP error) found too little credit for that port's PG
     count
 };
 
@@ -78,6 +80,7 @@ constexpr const char* drop_reason_name(drop_reason r) noexcept {
         case drop_reason::neigh_unresolved: return "drop_neigh_unresolved";
         case drop_reason::neigh_table_full: return "drop_neigh_table_full";
         case drop_reason::handoff_full: return "drop_handoff_full";
+        case drop_reason::rss_no_credit: return "drop_rss_no_credit";
         case drop_reason::count: break;
     }
     return "?";

@@ -440,13 +440,15 @@ std::uint16_t l3_decide(switch_env& env, port_rt& in, rte_mbuf* m, const parsed_
 
 // A frame whose neighbour is known now (its MACs rewritten) is admitted:
 // charged to its ingress PG and queued. One handed over by the ingress
-// port's worker (tag_handed) goes back there to be charged, since only the
-// port's owner writes its PG; that worker hands it to eg's owner charged.
+// port's worker (tag_handed), or received here on an RSS queue of another
+// worker's port (whose credit may be gone by now), goes back to the ingress
+// port's owner to be charged, since only it writes the port's PGs; that
+// worker hands it to eg's owner charged.
 void admit_resolved(switch_env& env, const held_frame& h, port_rt& eg) noexcept {
     switch_pipeline::impl& p = env.p;
     worker_rt& w = env.w;
     port_rt& in = *p.ports[h.in];
-    if (h.tag != tag_handed) {  // parked here by in's owner (this worker), which owns eg too
+    if (h.tag != tag_handed && in.owner == w.id) {  // parked here by in's owner (this worker), which owns eg too
         (void)forward_to(env, in, eg, h.m, h.tc, h.tagged);
         return;
     }

@@ -63,6 +63,17 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         p->ports.back()->owner = static_cast<std::uint16_t>(ow);
     }
     p->multi = workers > 1;
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        const unsigned nq = std::max<unsigned>(1, ports[i].rx_queues);
+        if (nq > workers) {
+            return "port " + ports[i].name + ": " + std::to_string(nq) + " RX queues for " + std::to_string(workers) +
+                   " worker(s); each RX queue of a port is polled by its own worker (give at most " +
+                   std::to_string(workers) + " RX queues, or more worker lcores)";
+        }
+        if (nq > 1 && ports[i].io.ops != nullptr) {
+            return "port " + ports[i].name + ": several RX queues need an ethdev port";
+        }
+    }
     p->track = !p->multi && std::all_of(ports.begin(), ports.end(),
                                         [](const dpdk::port_binding& b) { return b.io.rx_pending != nullptr; });
     p->eg_active.assign((ports.size() + 63) / 64, 0);
@@ -75,6 +86,20 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
             if (p->ports[i]->owner == k) { w->ports.push_back(static_cast<std::uint16_t>(i)); }
         }
         if (w->ports.empty()) { return "port-worker map: worker " + std::to_string(k) + " owns no port"; }
+        w->rss_of_port.assign(ports.size(), -1);
+        for (std::size_t i = 0; i < ports.size(); ++i) {  // RSS: queue q of port i on worker (owner + q) % workers
+            for (std::uint16_t q = 1; q < std::max<std::uint16_t>(1, ports[i].rx_queues); ++q) {
+                if ((p->ports[i]->owner + q) % workers != k) { continue; }
+                if (p->ports[i]->owner == k) {
+                    w->extra_rx.emplace_back(static_cast<std::uint16_t>(i), q);
+                } else {
+                    w->rss_of_port[i] = static_cast<std::int16_t>(w->rss.size());
+                    w->rss.emplace_back();
+                    w->rss.back().port = static_cast<std::uint16_t>(i);
+                    w->rss.back().queue = q;
+                }
+            }
+        }
         w->c.resize(ports.size());
         w->table = std::make_unique<fdb>(64 * 1024, cfg.fdb_aging);
         if (workers > 1) {
@@ -85,6 +110,8 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
                 pr.frames = std::make_unique<spsc_queue<handoff, worker_rt::handoff_slots>>();
                 pr.credits = std::make_unique<spsc_queue<credit, worker_rt::credit_slots>>();
                 pr.learns = std::make_unique<spsc_queue<learn_msg, worker_rt::learn_slots>>();
+                pr.rss_req = std::make_unique<spsc_queue<credit, worker_rt::rss_slots>>();
+                pr.rss_grant = std::make_unique<spsc_queue<credit, worker_rt::rss_slots>>();
             }
             w->owed.assign(ports.size() * 8, 0);
             w->owed_list.reserve(ports.size() * 8);
@@ -184,6 +211,9 @@ std::size_t switch_pipeline::worker_count() const noexcept { return _p->workers.
 switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) noexcept { return *_p->views[k]; }
 const switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) const noexcept { return *_p->views[k]; }
 std::uint16_t switch_pipeline::port_worker(std::size_t port) const noexcept { return _p->ports[port]->owner; }
+std::uint16_t switch_pipeline::rx_queue_worker(std::size_t port, std::uint16_t q) const noexcept {
+    return static_cast<std::uint16_t>((_p->ports[port]->owner + q) % _p->workers.size());
+}
 switch_pipeline::worker_view switch_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _p->views); }
 
 std::vector<stage_figures> switch_pipeline::stage_cycles([[maybe_unused]] std::size_t k) const {

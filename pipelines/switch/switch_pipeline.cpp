@@ -179,6 +179,16 @@ struct rx_burst {
         : env(e), in(i), now(t), n(dpdk::port_rx(i.b, t, pkts, e.p.burst)) {
         for (std::uint16_t k = 0; k < n && k < 4; ++k) { rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*)); }
     }
+    // RX queue q of the port (RSS: its other queues).
+    rx_burst(switch_env& e, port_rt& i, nanos t, std::uint16_t q) noexcept
+        : env(e), in(i), now(t), n(dpdk::port_rx_queue(i.b, q, t, pkts, e.p.burst)) {
+        for (std::uint16_t k = 0; k < n && k < 4; ++k) { rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*)); }
+    }
+    // Frames received already (RSS: taken from a queue by the RSS poll, or handed to the port's owner).
+    rx_burst(switch_env& e, port_rt& i, nanos t, rte_mbuf* const* given, std::uint16_t k) noexcept
+        : env(e), in(i), now(t), n(k) {
+        std::memcpy(pkts, given, sizeof(rte_mbuf*) * k);
+    }
     // Frame i, in order: prefetches frame i + 4, counts and taps frame i.
     [[gnu::always_inline]] rte_mbuf* take(std::uint16_t i) noexcept {
         if (i + 4 < n) { rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void*)); }
@@ -199,9 +209,10 @@ struct rx_burst {
 
 // One RX burst of port `in` through the L2 bridge, one pass per frame:
 // ingress checks and classification, the bridge's verdict, its dispatch.
-std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
+[[gnu::always_inline]] inline std::uint32_t rx_l2(switch_env& env, rx_burst& rb) noexcept {
+    port_rt& in = rb.in;
+    const nanos now = rb.now;
     stage_clock sc;
-    rx_burst rb(env, in, now);
     if (rb.n == 0) { return 0; }
     l2_burst l2b;  // the FDB results cached within the burst
     for (std::uint16_t i = 0; i < rb.n; ++i) {
@@ -231,10 +242,11 @@ std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
 // reads (MAC Control frames update the port's pause timers, which only
 // its egress reads), so frames are decided and admitted exactly as one
 // pass per frame would.
-std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now) noexcept {
+[[gnu::always_inline]] inline std::uint32_t rx_l3(switch_env& env, rx_burst& rb) noexcept {
     constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
+    port_rt& in = rb.in;
+    const nanos now = rb.now;
     stage_clock sc;
-    rx_burst rb(env, in, now);
     const std::uint16_t n = rb.n;
     if (n == 0) { return 0; }
     // The burst's parsed frames: storage for a full burst, a frame constructed
@@ -262,6 +274,137 @@ std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now) noexcept {
     rb.finish();
     sc.lap(env.w, stage_id::route_admit, n);
     return n;
+}
+
+std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
+    rx_burst rb(env, in, now);
+    return rx_l2(env, rb);
+}
+std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now) noexcept {
+    rx_burst rb(env, in, now);
+    return rx_l3(env, rb);
+}
+std::uint32_t rx_queue(switch_env& env, port_rt& in, std::uint16_t q, nanos now) noexcept {
+    rx_burst rb(env, in, now, q);
+    return env.p.mode == fwd_mode::l2 ? rx_l2(env, rb) : rx_l3(env, rb);
+}
+
+std::uint32_t rx_given(switch_env& env, port_rt& in, nanos now, rte_mbuf* const* pkts, std::uint16_t n) noexcept {
+    rx_burst rb(env, in, now, pkts, n);
+    return env.p.mode == fwd_mode::l2 ? rx_l2(env, rb) : rx_l3(env, rb);
+}
+
+// ---- RSS: a queue of another worker's port (see rss_rx in switch_rt.hpp) ----
+
+// A frame only the port's owner may act on: MAC Control (the port's pause
+// timers), and in L3 what is not plain forwarding (ARP, ICMP and ICMPv6 with
+// ND, frames to the switch's addresses: its neighbour table and answers).
+inline bool rss_owner_only(const switch_pipeline::impl& p, const parsed_frame& f, const std::byte* d) noexcept {
+    if (f.kind == frame_kind::mac_control) { return true; }
+    if (p.mode == fwd_mode::l2 || f.status != parse_status::ok) { return false; }
+    if (!f.is_ip()) { return true; }
+    if (f.l4_proto == 1 || f.l4_proto == 58) { return true; }
+    return f.kind == frame_kind::ipv4 ? p.routes->is_local_v4(f.ip4_dst)
+                                      : p.routes->is_local_v6(reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off));
+}
+
+// One poll of RSS queue r: first the waiting frames that have their answer
+// (in order, up to a burst; a refused one is dropped as the owner drops
+// its own), then, only when none waits, a burst from the queue. A frame
+// whose PG has credit for it goes on at once; the first without, and every
+// frame after it, waits for the owner's charge. The frames that go on run
+// the ingress stages as one burst and draw their charge from the credit.
+// Then requests for the waiting frames, and credit idle for rss_idle_ns
+// goes back to the owner.
+std::uint32_t rx_rss(switch_env& env, rss_rx& r, nanos now) noexcept {
+    switch_pipeline::impl& p = env.p;
+    worker_rt& w = env.w;
+    port_rt& in = *p.ports[r.port];
+    rte_mbuf* go[switch_pipeline::max_burst];
+    std::uint16_t n = 0;
+    std::array<std::uint64_t, 8> want{};  // credit the frames that go on may draw, per PG
+    std::uint32_t work = 0;
+    while (r.count != 0 && r.resolved != 0 && n < p.burst) {
+        rss_parked& e = r.at(0);
+        r.head = (r.head + 1) % rss_rx::park_slots;
+        --r.count;
+        --r.resolved;
+        --r.requested;
+        ++work;
+        if (e.state == rss_state::granted) {
+            want[e.pg] += e.bytes;
+            go[n++] = e.m;
+            continue;
+        }
+        ++w.c[in.idx].rx_packets;
+        w.c[in.idx].rx_bytes += rte_pktmbuf_pkt_len(e.m);
+        if (env.capture != nullptr) { env.capture->tap(in.idx, false, e.m, now); }
+        w.c[in.idx].drop(e.state == rss_state::refused_lossy ? drop_reason::lossy_pg_limit
+                                                             : drop_reason::headroom_overflow);
+        rte_pktmbuf_free(e.m);
+    }
+    std::uint16_t got = 0;
+    if (r.count == 0 && n < p.burst) {
+        rte_mbuf* fresh[switch_pipeline::max_burst];
+        got = dpdk::port_rx_queue(in.b, r.queue, now, fresh, static_cast<std::uint16_t>(p.burst - n));
+        work += got;
+        if (got != 0) { r.last_rx = now; }
+        for (std::uint16_t i = 0; i < got; ++i) {
+            rte_mbuf* const m = fresh[i];
+            const std::uint32_t len = rte_pktmbuf_pkt_len(m);
+            const parsed_frame f = parse_frame<parse_depth::l3>(data(m), len);
+            if (rss_owner_only(p, f, data(m))) [[unlikely]] {
+                handoff h;
+                h.m = m;
+                h.port = in.idx;
+                h.in = in.idx;
+                h.kind = handoff_kind::rx;
+                stage(p, w, in.owner, h);
+                ++w.st.rss_to_owner;
+                continue;
+            }
+            if (!p.buf) {
+                go[n++] = m;
+                continue;
+            }
+            // The PG as the ingress stage will classify it (a frame it drops draws nothing).
+            const bool tagged = f.vlan_count > 0;
+            const std::uint8_t tc = in.maps.classify(in.trust, f.ok() && f.is_ip() ? f.dscp : -1,
+                                                     f.ok() && tagged ? f.outer_pcp : -1);
+            const std::uint8_t pg = in.maps.tc_to_pg[tc];
+            const std::uint32_t bytes = p.buf->charge_for(len + 4);  // + a VLAN tag the egress may add
+            if (r.count == 0 && r.credit[pg] >= want[pg] + bytes) {
+                want[pg] += bytes;
+                go[n++] = m;
+                continue;
+            }
+            rss_parked& e = r.at(r.count++);
+            e = rss_parked{m, bytes, pg, rss_state::waiting};
+            ++w.st.rss_parked;
+        }
+    }
+    if (n != 0) {
+        rx_burst rb(env, in, now, go, n);
+        (void)(p.mode == fwd_mode::l2 ? rx_l2(env, rb) : rx_l3(env, rb));
+    }
+    if (r.requested < r.count) {  // one request per waiting frame, in order
+        worker_rt::peer& to = w.peers[in.owner];
+        while (r.requested < r.count && to.rss_out < worker_rt::rss_slots) {
+            const rss_parked& e = r.at(r.requested);
+            if (!to.rss_req->push(credit{acct_tag(in.idx, e.pg), e.bytes})) { break; }
+            ++r.requested;
+            ++to.rss_out;
+            ++w.st.rss_requests;
+        }
+    } else if (r.count == 0 && got == 0 && now.v - r.last_rx.v > worker_rt::rss_idle_ns) {
+        for (std::uint8_t g = 0; g < 8; ++g) {  // idle: the credit goes back to the owner
+            if (r.credit[g] != 0) {
+                release_tag(p, w, acct_tag(in.idx, g), r.credit[g]);
+                r.credit[g] = 0;
+            }
+        }
+    }
+    return work;
 }
 
 // ---- per port: link changes, deadlines ----
@@ -349,6 +492,9 @@ std::uint32_t ingress_step(switch_env& env, nanos now) noexcept {
             if (dpdk::port_rx_maybe(in.b)) { rx_step(in); }
         }
     }
+    // RSS: the other queues of its ports it polls, and other workers' port queues.
+    for (const auto& [pi, q] : w.extra_rx) { work += rx_queue(env, *p.ports[pi], q, now); }
+    for (rss_rx& r : w.rss) { work += rx_rss(env, r, now); }
     return work;
 }
 
@@ -481,6 +627,21 @@ void switch_pipeline::release_all() noexcept {
                 if (drain_in(env, w->last_now) != 0) { busy = true; }
             }
             if (!busy) { break; }
+        }
+    }
+    // RSS: frames still waiting for credit are freed (as frames left in an RX
+    // ring), and the credit every worker holds goes back to its owners.
+    for (auto& w : p.workers) {
+        for (rss_rx& r : w->rss) {
+            for (; r.count != 0; --r.count) {
+                rte_pktmbuf_free(r.at(0).m);
+                r.head = (r.head + 1) % rss_rx::park_slots;
+            }
+            r.requested = r.resolved = 0;
+            for (std::uint8_t g = 0; g < 8; ++g) {
+                if (r.credit[g] != 0) { release_tag(p, *w, acct_tag(r.port, g), r.credit[g]); }
+                r.credit[g] = 0;
+            }
         }
     }
     for (auto& w : p.workers) {

@@ -137,9 +137,13 @@ struct neigh_row {
 //   credits_out  buffer releases sent back to other workers
 //   learns_out   FDB writes sent to the other workers' tables
 //   learns_lost  ... that found the queue full (the station is flooded to until refreshed)
+//   rss_parked   RSS: frames from another worker's port that waited for its credit
+//   rss_requests ... credit requests sent for them (one per frame)
+//   rss_to_owner ... frames only the port's owner may act on, handed to it
 // clang-format off
 #define ROCELAB_WORKER_STATS(X) \
-    X(handed_out) X(handed_in) X(stashed) X(credits_out) X(learns_out) X(learns_lost)
+    X(handed_out) X(handed_in) X(stashed) X(credits_out) X(learns_out) X(learns_lost) \
+    X(rss_parked) X(rss_requests) X(rss_to_owner)
 // clang-format on
 struct worker_stats {
     ROCELAB_WORKER_STATS(ROCELAB_U64_COUNTER)
@@ -187,6 +191,8 @@ public:
     worker_view& worker(std::size_t k) noexcept;
     const worker_view& worker(std::size_t k) const noexcept;
     std::uint16_t port_worker(std::size_t port) const noexcept;
+    // RSS: the worker that polls RX queue q of a port (queue 0: its owner).
+    std::uint16_t rx_queue_worker(std::size_t port, std::uint16_t q) const noexcept;
     worker_stats worker_figures(std::size_t k) const noexcept;
     // The poll figures of the whole switch: the workers' views summed (the
     // longest gap: the largest), plus this object's own (when poll() is

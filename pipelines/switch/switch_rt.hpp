@@ -85,6 +85,9 @@ enum class handoff_kind : std::uint8_t {
               // of its ingress port): charge that port's PG here, then queue
     admit,    // resolved on the egress port's worker (MAC and VLAN rewritten): charge its
               // ingress PG here, on the ingress port's owner, then hand it to `port`'s owner
+    rx,       // received on an RSS queue of `port` (this worker's) by another worker, and one
+              // that only the port's owner may act on (MAC Control; L3: ARP, ICMP, ND, to the
+              // switch): taken as if received here
 };
 struct handoff {
     rte_mbuf* m = nullptr;
@@ -147,8 +150,45 @@ struct stage_clock {
 };
 #endif
 
+// ---- RSS: a port's RX over several workers (docs/architecture.md, "RSS") ----
+//
+// Queue 0 of a port is polled by its owner; queue q by worker (owner + q) %
+// workers. Such a worker runs the whole ingress for the frames it receives
+// (parse, classify, bridge or route, admission to the egress port), but
+// only the owner writes the port's PGs. So it charges them from credit: bytes
+// the owner charged to (port, PG) for it. A frame with no credit for its PG
+// waits, in arrival order with every frame after it, while the owner charges
+// it (one request per frame, answered in order: its bytes, plus a chunk of
+// credit when the PG is out of XOFF and has room under its threshold, or a
+// refusal: lossy limit or headroom overflow, as for the owner's own frames).
+// The PG's use is the frames buffered plus the credit held: exact, and never
+// less than what is buffered; credit held idle goes back to the owner.
+enum class rss_state : std::uint8_t { waiting, granted, refused_lossy, refused_headroom };
+struct rss_parked {
+    rte_mbuf* m = nullptr;
+    std::uint32_t bytes = 0;  // the charge asked for (its length + a VLAN tag, in cells)
+    std::uint8_t pg = 0;
+    rss_state state = rss_state::waiting;
+};
+struct rss_rx {
+    static constexpr std::uint32_t park_slots = 256;  // frames waiting for credit; then the queue is not read
+    std::uint16_t port = 0, queue = 0;
+    std::array<std::uint64_t, 8> credit{};  // bytes charged to (port, PG) by its owner, not drawn yet
+    std::array<rss_parked, park_slots> park{};
+    std::uint32_t head = 0, count = 0;      // the waiting frames, in arrival order
+    std::uint32_t requested = 0;            // the first `requested` of them have a request out,
+    std::uint32_t resolved = 0;             // the first `resolved` an answer
+    nanos last_rx{0};
+    rss_parked& at(std::uint32_t k) noexcept { return park[(head + k) % park_slots]; }
+};
+// A grant's refusal flags (credit::tag, above the port and PG).
+constexpr std::uint32_t grant_refused_lossy = 1u << 24, grant_refused_headroom = 1u << 25;
+
 struct worker_rt {
     static constexpr std::size_t handoff_slots = 2048;  // per worker pair
+    static constexpr std::size_t rss_slots = 1024;      // credit requests outstanding per worker pair
+    static constexpr std::uint32_t rss_chunk = 16 * 1024;  // credit granted ahead, per request that found none
+    static constexpr std::int64_t rss_idle_ns = 20'000;    // credit held this long without a frame goes back
     static constexpr std::size_t credit_slots = 4096;
     static constexpr std::size_t learn_slots = 1024;
     static constexpr std::size_t stage_max = 64;        // frames per destination before a push
@@ -166,6 +206,10 @@ struct worker_rt {
         // through the frames (frame_meta): it holds whatever the buffer
         // model admitted, so a full handoff queue never drops a lossless frame.
         frame_fifo stash;
+        // RSS: credit requests for that worker's ports (this worker polls
+        // some of their queues), and its answers to that worker's requests.
+        std::unique_ptr<spsc_queue<credit, rss_slots>> rss_req, rss_grant;
+        std::uint32_t rss_out = 0;  // requests sent to that worker, not answered yet
     };
 
     std::uint16_t id = 0;
@@ -180,6 +224,12 @@ struct worker_rt {
     std::vector<peer> peers;                // [worker]; empty with one worker
     std::vector<std::uint64_t> owed;        // [port * 8 + pg]: bytes released here for other workers' ports
     std::vector<std::uint16_t> owed_list;   // indices of owed[] that are non-zero
+    // RSS: the other queues of its own ports that this worker polls (port,
+    // queue), the queues of other workers' ports (with their credit), and
+    // for each port the index of its entry in rss (-1: none).
+    std::vector<std::pair<std::uint16_t, std::uint16_t>> extra_rx;
+    std::vector<rss_rx> rss;
+    std::vector<std::int16_t> rss_of_port;
     worker_stats st{};
 #ifdef ROCELAB_STAGE_CYCLES
     std::array<stage_count, static_cast<std::size_t>(stage_id::count)> stages{};
@@ -262,8 +312,30 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
 // a call, and an optional<uint32_t> returned through the stack is two
 // stores read back as one 8-byte load, a store-forwarding stall that cost
 // the bridge ~9 % at 74 B (perf annotate).
+//
+// A frame this worker received on an RSS queue of another worker's port is
+// charged from the credit that worker granted (rss_rx): the RSS poll took
+// none of it before it checked that the frame's charge is there, so a
+// received frame always finds it. Only a frame the switch makes from a
+// received one (an ICMP error, which may be longer) can find too little:
+// dropped by name (drop_rss_no_credit).
+[[gnu::noinline]] inline std::uint32_t charge_credit(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* x,
+                                                     std::uint8_t tc, std::uint32_t xlen) noexcept {
+    const std::uint8_t pg = in.maps.tc_to_pg[tc];
+    const std::int16_t ri = w.rss_of_port[in.idx];
+    const std::uint64_t c = p.buf->charge_for(xlen);
+    if (ri >= 0 && w.rss[static_cast<std::size_t>(ri)].credit[pg] >= c) {
+        w.rss[static_cast<std::size_t>(ri)].credit[pg] -= c;
+        return acct_tag(in.idx, pg);
+    }
+    w.c[in.idx].drop(drop_reason::rss_no_credit);
+    rte_pktmbuf_free(x);
+    return tag_refused;
+}
+
 [[gnu::always_inline]] inline std::uint32_t charge_ingress(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
                                                            rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) noexcept {
+    if (in.owner != w.id) [[unlikely]] { return charge_credit(p, w, in, x, tc, xlen); }
     const std::uint8_t pg = in.maps.tc_to_pg[tc];
     const admit_result r = p.buf->admit(in.idx, pg, xlen);
     mark_egress(p, in.idx);  // its PGs may enter XOFF

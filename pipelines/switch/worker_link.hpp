@@ -230,6 +230,9 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
 }
 
 
+// Defined in switch_pipeline.cpp: frames taken as if received on `in` (RSS, handoff_kind::rx).
+std::uint32_t rx_given(switch_env& env, port_rt& in, nanos now, rte_mbuf* const* pkts, std::uint16_t n) noexcept;
+
 // Defined in l3_router.hpp.
 std::uint16_t neigh_forward(switch_env& env, const held_frame& h, const neigh_key& k, std::uint16_t port, nanos now) noexcept;
 void admit_resolved(switch_env& env, const held_frame& h, port_rt& eg) noexcept;
@@ -267,6 +270,9 @@ void take_handoff(switch_env& env, const handoff& h, nanos now) noexcept {
             }
             return;
         }
+        case handoff_kind::rx:  // received on our port's RSS queue by another worker
+            (void)rx_given(env, *p.ports[h.port], now, &h.m, 1);
+            return;
         case handoff_kind::admit: {  // resolved on eg's worker: charge here, then send it there
             port_rt& in = *p.ports[h.in];
             port_rt& eg = *p.ports[h.port];
@@ -274,6 +280,63 @@ void take_handoff(switch_env& env, const handoff& h, nanos now) noexcept {
             return;
         }
     }
+}
+
+// RSS, on a port's owner: the credit requests worker v sent for this
+// worker's ports, each charged here as the frame itself would be, and
+// answered in order (with a chunk ahead when the PG has room for it).
+// v keeps no more requests out than the answer queue holds, so an answer
+// always fits.
+std::uint32_t answer_rss(switch_pipeline::impl& p, worker_rt& w, std::size_t v) noexcept {
+    auto& req = *p.workers[v]->peers[w.id].rss_req;
+    auto& ans = *w.peers[v].rss_grant;
+    credit c[64];
+    std::size_t n;
+    std::uint32_t work = 0;
+    while ((n = req.pop_burst(c, 64)) != 0) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const int port = tag_port(c[i].tag), pg = tag_pg(c[i].tag);
+            const admit_result r = p.buf->admit(port, pg, c[i].bytes);
+            mark_egress(p, static_cast<std::size_t>(port));  // its PGs may enter XOFF
+            credit a{c[i].tag, c[i].bytes};
+            if (!r.ok()) {
+                a.tag |= r.verdict == admit_verdict::drop_lossy ? grant_refused_lossy : grant_refused_headroom;
+            } else {
+                const std::uint32_t chunk = p.buf->charge_for(worker_rt::rss_chunk);
+                if (p.buf->admit_credit(port, pg, chunk)) { a.bytes += chunk; }
+            }
+            const bool pushed = ans.push(a);
+            (void)pushed;  // v keeps at most rss_slots requests out
+        }
+        work += static_cast<std::uint32_t>(n);
+    }
+    return work;
+}
+
+// RSS, on a worker that polls other workers' port queues: worker v's
+// answers, each to the oldest waiting frame of its port without one.
+std::uint32_t take_grants(switch_pipeline::impl& p, worker_rt& w, std::size_t v) noexcept {
+    auto& ans = *p.workers[v]->peers[w.id].rss_grant;
+    credit c[64];
+    std::size_t n;
+    std::uint32_t work = 0;
+    while ((n = ans.pop_burst(c, 64)) != 0) {
+        for (std::size_t i = 0; i < n; ++i) {
+            rss_rx& r = w.rss[static_cast<std::size_t>(w.rss_of_port[static_cast<std::size_t>(tag_port(c[i].tag))])];
+            rss_parked& e = r.at(r.resolved++);
+            if ((c[i].tag & grant_refused_lossy) != 0) {
+                e.state = rss_state::refused_lossy;
+            } else if ((c[i].tag & grant_refused_headroom) != 0) {
+                e.state = rss_state::refused_headroom;
+            } else {
+                e.state = rss_state::granted;
+                r.credit[e.pg] += c[i].bytes;
+            }
+        }
+        w.peers[v].rss_out -= static_cast<std::uint32_t>(n);
+        work += static_cast<std::uint32_t>(n);
+    }
+    return work;
 }
 
 // Start of a worker's poll: buffer released by the others for its ingress
@@ -294,6 +357,10 @@ std::uint32_t drain_in(switch_env& env, nanos now) noexcept {
                     p.buf->release(tag_port(c[i].tag), tag_pg(c[i].tag), charge{c[i].bytes});
                 }
             }
+        }
+        if (p.buf) {  // RSS credit: requests for our ports, answers for theirs
+            work += answer_rss(p, w, v);
+            if (!w.rss.empty()) { work += take_grants(p, w, v); }
         }
         learn_msg l[32];
         std::size_t nl;

@@ -105,6 +105,49 @@ int releases_until_xon(mmu& m, const std::vector<charge>& tokens) {
     return -1;
 }
 
+// Credit for another worker (RSS): reserved + shared only, never headroom,
+// never XOFF by itself; refused with nothing changed otherwise.
+TEST(mmu, admit_credit_takes_shared_room_only_outside_xoff) {
+    mmu m = one_lossless(lossless_pg(20000));
+    // alpha 1: threshold = free shared = 100000 - used. 40000 fits (40000 <= 60000).
+    EXPECT_TRUE(m.admit_credit(0, 3, 40000));
+    EXPECT_EQ(m.use(0, 3), 40000u);
+    EXPECT_EQ(m.snapshot(0, 3).shared_use, 40000u);
+    EXPECT_EQ(m.snapshot(0, 3).counters.admitted, 0u) << "credit is not a frame";
+    // 40000 more would need shared 80000 > threshold 100000 - 80000: refused, nothing changes.
+    EXPECT_FALSE(m.admit_credit(0, 3, 40000));
+    EXPECT_EQ(m.use(0, 3), 40000u);
+    EXPECT_EQ(m.xoff_pgs(0), 0) << "credit never moves a PG into XOFF";
+    EXPECT_EQ(m.snapshot(0, 3).counters.drop_lossy, 0u);
+    // Frames go on until XOFF (41000 + 1000 > 100000 - 42000 ... at 30 frames).
+    int frames = 0;
+    while (m.xoff_pgs(0) == 0 && frames < 100) {
+        ASSERT_TRUE(m.admit(0, 3, 1000).ok());
+        ++frames;
+    }
+    EXPECT_EQ(m.xoff_pgs(0), 0b0000'1000);
+    const std::uint64_t before = m.use(0, 3);
+    EXPECT_FALSE(m.admit_credit(0, 3, 1)) << "no credit while the PG is in XOFF";
+    EXPECT_EQ(m.use(0, 3), before);
+    EXPECT_EQ(m.snapshot(0, 3).headroom_use, 1000u) << "only the frame that triggered XOFF is in headroom";
+    // Returned credit is a release like any other.
+    (void)m.release(0, 3, charge{40000});
+    EXPECT_EQ(m.use(0, 3), before - 40000);
+}
+
+TEST(mmu, admit_credit_lossy_static_limit_refuses_without_a_drop) {
+    pg_table t{};
+    t[0] = lossy_static_pg(10000, 2000);
+    std::vector<pg_table> v{t};
+    mmu m{pool_of(1'000'000), 1, v};
+    EXPECT_TRUE(m.admit_credit(0, 0, 12000));  // 2000 reserved + 10000 shared
+    EXPECT_EQ(m.snapshot(0, 0).reserved_use, 2000u);
+    EXPECT_EQ(m.snapshot(0, 0).shared_use, 10000u);
+    EXPECT_FALSE(m.admit_credit(0, 0, 1));
+    EXPECT_EQ(m.snapshot(0, 0).counters.drop_lossy, 0u);
+    EXPECT_EQ(m.admit(0, 0, 100).verdict, admit_verdict::drop_lossy);
+}
+
 TEST(mmu, pause_trigger_headroom_use_and_overflow_verdict) {
     mmu m = one_lossless(lossless_pg(20000));
     EXPECT_EQ(m.pool().shared_size, 100000u);
