@@ -330,7 +330,8 @@ public:
                 for (std::uint16_t q = 0; q < _bindings[i].rx_queues; ++q) {
                     if (_pipe->rx_queue_worker(i, q) == k) { qs += (qs.empty() ? " rxq " : ",") + std::to_string(q); }
                 }
-                if (owns || !qs.empty()) { plan += " " + _bindings[i].name + qs + (owns ? " txq 0" : ""); }
+                if (!owns && qs.empty()) { continue; }
+                plan += (plan.back() == ':' ? " " : ", ") + _bindings[i].name + qs + (owns ? " txq 0" : "");
             }
             if (lc < RTE_MAX_LCORE) { lc = rte_get_next_lcore(lc, 1, 0); }
         }
