@@ -23,6 +23,15 @@ see docs/benchmarks.md, "Scaling over workers" (one stream per worker).
   tools/bench_scaling.py                  # 74 B and 1082 B frames, 3 runs
   tools/bench_scaling.py --runs 1 --windows 2 --sizes 16
 
+RSS, one stream through one port (conf/bench-rss.yaml, --configs rss-1w,rss-2w):
+  rss-1w    -l 0-1: one worker, the port's one RX queue replays the stream
+  rss-2w    --lcores 0@0,1@0,2@1, --rx-queues 2: the stream split into two
+            RX queues as the NIC's Toeplitz hash with the default key would
+            (net_pcap does not hash: one rx_pcap per queue); queue 0 on the
+            port's owner (worker 0), queue 1 on worker 1, which owns the
+            egress port: queue 0's frames cross to it, queue 1's do not, and
+            worker 1 charges the ingress PGs from worker 0's credit
+
 --app gen: rocelab-gen --tx-only on two net_null sinks (no-rx=1), --pattern
 all-to-all (a QP sending from each port), RC WRITE
 frames of 1082 B with their ICRC per packet (prefilled payload, header CRC
@@ -48,6 +57,8 @@ CONFIGS = {
     "1w": (1, "-l", "0-1", None),
     "2w": (2, "--lcores", "0@0,1@0,2@1", "0,0,1,1"),
     "2w-cross": (2, "--lcores", "0@0,1@0,2@1", "0,1,1,0"),
+    "rss-1w": (1, "-l", "0-1", None),
+    "rss-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
     "gen-1w": (1, "-l", "0-1", None),
     "gen-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
 }
@@ -61,6 +72,33 @@ def make_pcap(path, payload, dst_ip):
                        check=True, stderr=subprocess.DEVNULL)
 
 
+RSS_KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
+
+
+def toeplitz(data, key=RSS_KEY):
+    """The RSS hash (Microsoft's RSS specification) of `data` under `key`."""
+    h, k, klen = 0, int.from_bytes(key, "big"), len(key) * 8
+    for i, byte in enumerate(data):
+        for b in range(8):
+            if byte & (0x80 >> b):
+                h ^= (k >> (klen - 32 - (i * 8 + b))) & 0xFFFFFFFF
+    return h
+
+
+def rss_split(src, outs):
+    """Write src's frames into len(outs) pcaps, each frame where a NIC with
+    RSS over IPv4 + UDP ports (default key, even 128-entry table) puts it."""
+    if all(os.path.exists(o) for o in outs):
+        return
+    from scapy.all import IP, UDP, rdpcap, wrpcap
+    per = [[] for _ in outs]
+    for f in rdpcap(src):
+        d = bytes(f[IP])[12:20] + f[UDP].sport.to_bytes(2, "big") + f[UDP].dport.to_bytes(2, "big")
+        per[(toeplitz(d) & 127) % len(outs)].append(f)
+    for o, fs in zip(outs, per):
+        wrpcap(o, fs)
+
+
 def run_once(name, pcaps, a):
     workers, lopt, lval, pw = CONFIGS[name]
     prefix = f"bsc{os.getpid()}_{name}_{time.monotonic_ns()}"
@@ -69,6 +107,13 @@ def run_once(name, pcaps, a):
         sinks = (0, 1)
         cmd = [a.gen_bin] + eal + ["--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1", "--", "--tx-only",
                                    "--quiet", "--rate", "400Gbps", "--mbufs", "16384", "--pattern", "all-to-all"]
+    elif name.startswith("rss-"):
+        sinks = (1,)
+        rx = f"rx_pcap={pcaps[0]}" if name == "rss-1w" else f"rx_pcap={pcaps[2]},rx_pcap={pcaps[3]}"
+        cmd = [a.switch_bin] + eal + [f"--vdev=net_pcap0,{rx},infinite_rx=1", "--vdev=net_null1,no-rx=1",
+                                      "--", "--quiet", "--config", os.path.join(ROOT, "conf", "bench-rss.yaml")]
+        if name == "rss-2w":
+            cmd += ["--rx-queues", "2"]
     else:
         sinks = (1, 3)
         cmd = [a.switch_bin] + eal + [
@@ -103,6 +148,9 @@ def main():
         pcaps = [os.path.join(a.workdir, f"scale_p{payload}_{i}.pcap") for i in (0, 1)]
         make_pcap(pcaps[0], payload, "10.0.0.2")
         make_pcap(pcaps[1], payload, "10.1.0.2")
+        if any(n.startswith("rss-") for n in names):
+            pcaps += [os.path.join(a.workdir, f"scale_p{payload}_0_rss{q}.pcap") for q in (0, 1)]
+            rss_split(pcaps[0], pcaps[2:])
         res = {n: [] for n in names}
         for r in range(a.runs):
             for n in names:
@@ -117,7 +165,7 @@ def main():
             w = CONFIGS[n][0]
             print(f"  {n:9s} {med[n]:6.2f} Mpps [{min(res[n]):.2f}-{max(res[n]):.2f}]  "
                   f"{hz * w / (med[n] * 1e6):6.0f} TSC cycles/pkt per worker")
-        base = "gen-1w" if a.app == "gen" else "1w"
+        base = "gen-1w" if a.app == "gen" else ("rss-1w" if names[0].startswith("rss-") else "1w")
         for n in names:
             if n != base and base in med:
                 print(f"SUMMARY payload={payload}B {n}/{base}={med[n] / med[base]:.2f}")
