@@ -97,7 +97,7 @@ struct l2_burst {
         copies[n] = x;
         to[n++] = static_cast<std::uint8_t>(t);
     }
-    const bool admitted = forward_to(env, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
+    const bool admitted = forward_to<true>(env, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);  // in: maybe RSS
     for (unsigned k = 0; k < n; ++k) {
         if (!admitted) {
             rte_pktmbuf_free(copies[k]);

@@ -22,6 +22,7 @@
 #include <bit>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "dpdk/capture.hpp"
 #include "port_burst.hpp"
@@ -140,18 +141,20 @@ template <parse_depth D>
 
 // A frame's verdict carried out: admission to its egress port, a flood, or
 // (dropped or consumed, counted already) a place in the burst's free list.
+// AnyPort: `in` may be another worker's port (see forward_to).
+template <bool AnyPort>
 [[gnu::always_inline]] inline void dispatch_frame(switch_env& env, port_rt& in, rte_mbuf* m, std::uint16_t o, std::uint8_t tc,
                                                   bool tagged, rte_mbuf** to_free, std::uint16_t& n_free) noexcept {
     switch_pipeline::impl& p = env.p;
     if (o < out_handled) [[likely]] {
-        (void)forward_to(env, in, *p.ports[o], m, tc, tagged);
+        (void)forward_to<AnyPort>(env, in, *p.ports[o], m, tc, tagged);
     } else if (o == out_held || o == out_handled) {
         // parked in the neighbour table (counted neigh_held), or handed over
     } else if (o == out_flood) {
         // With two ports a flood is one unicast: no copy, no call.
         const std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
         if (targets != 0 && (targets & (targets - 1)) == 0) {
-            (void)forward_to(env, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
+            (void)forward_to<AnyPort>(env, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
         } else {
             flood(env, in, m, tc, tagged);
         }
@@ -175,19 +178,19 @@ struct rx_burst {
     std::uint16_t n_free = 0;
     std::uint64_t rx_bytes = 0;
 
-    [[gnu::always_inline]] rx_burst(switch_env& e, port_rt& i, nanos t) noexcept
-        : env(e), in(i), now(t), n(dpdk::port_rx(i.b, t, pkts, e.p.burst)) {
-        for (std::uint16_t k = 0; k < n && k < 4; ++k) { rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*)); }
+    // Given == false: a burst from the port's I/O (queue 0). Given == true:
+    // the k frames received already (RSS: from another RX queue, taken by
+    // the RSS poll, or handed to the port's owner). Two instances of each
+    // forwarding stage: the production one stays exactly the one-queue path.
+    template <bool Given>
+    [[gnu::always_inline]] rx_burst(switch_env& e, port_rt& i, nanos t, std::bool_constant<Given>,
+                                    rte_mbuf* const* given, std::uint16_t k) noexcept
+        : env(e), in(i), now(t), n(Given ? copy(given, k) : dpdk::port_rx(i.b, t, pkts, e.p.burst)) {
+        for (std::uint16_t j = 0; j < n && j < 4; ++j) { rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void*)); }
     }
-    // RX queue q of the port (RSS: its other queues).
-    rx_burst(switch_env& e, port_rt& i, nanos t, std::uint16_t q) noexcept
-        : env(e), in(i), now(t), n(dpdk::port_rx_queue(i.b, q, t, pkts, e.p.burst)) {
-        for (std::uint16_t k = 0; k < n && k < 4; ++k) { rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*)); }
-    }
-    // Frames received already (RSS: taken from a queue by the RSS poll, or handed to the port's owner).
-    rx_burst(switch_env& e, port_rt& i, nanos t, rte_mbuf* const* given, std::uint16_t k) noexcept
-        : env(e), in(i), now(t), n(k) {
+    std::uint16_t copy(rte_mbuf* const* given, std::uint16_t k) noexcept {
         std::memcpy(pkts, given, sizeof(rte_mbuf*) * k);
+        return k;
     }
     // Frame i, in order: prefetches frame i + 4, counts and taps frame i.
     [[gnu::always_inline]] rte_mbuf* take(std::uint16_t i) noexcept {
@@ -197,8 +200,9 @@ struct rx_burst {
         if (env.capture != nullptr) { env.capture->tap(in.idx, false, m, now); }
         return m;
     }
+    template <bool AnyPort>
     [[gnu::always_inline]] void dispatch(std::uint16_t i, std::uint16_t o, std::uint8_t tc, bool tagged) noexcept {
-        dispatch_frame(env, in, pkts[i], o, tc, tagged, to_free, n_free);
+        dispatch_frame<AnyPort>(env, in, pkts[i], o, tc, tagged, to_free, n_free);
     }
     [[gnu::always_inline]] void finish() noexcept {
         env.w.c[in.idx].rx_packets += n;
@@ -209,10 +213,11 @@ struct rx_burst {
 
 // One RX burst of port `in` through the L2 bridge, one pass per frame:
 // ingress checks and classification, the bridge's verdict, its dispatch.
-[[gnu::always_inline]] inline std::uint32_t rx_l2(switch_env& env, rx_burst& rb) noexcept {
-    port_rt& in = rb.in;
-    const nanos now = rb.now;
+template <bool Given = false>
+[[gnu::noinline]] std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now, rte_mbuf* const* given = nullptr,
+                    std::uint16_t k = 0) noexcept {
     stage_clock sc;
+    rx_burst rb(env, in, now, std::bool_constant<Given>{}, given, k);
     if (rb.n == 0) { return 0; }
     l2_burst l2b;  // the FDB results cached within the burst
     for (std::uint16_t i = 0; i < rb.n; ++i) {
@@ -227,7 +232,7 @@ struct rx_burst {
             tagged = f.vlan_count > 0;
             if (o == out_pass) { o = l2_decide(env, in, data(m), vid, now, l2b); }
         }
-        rb.dispatch(i, o, tc, tagged);
+        rb.template dispatch<Given>(i, o, tc, tagged);
     }
     rb.finish();
     sc.lap(env.w, stage_id::l2_rx, rb.n);
@@ -242,11 +247,12 @@ struct rx_burst {
 // reads (MAC Control frames update the port's pause timers, which only
 // its egress reads), so frames are decided and admitted exactly as one
 // pass per frame would.
-[[gnu::always_inline]] inline std::uint32_t rx_l3(switch_env& env, rx_burst& rb) noexcept {
+template <bool Given = false>
+[[gnu::noinline]] std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now, rte_mbuf* const* given = nullptr,
+                    std::uint16_t k = 0) noexcept {
     constexpr std::uint16_t max_burst = switch_pipeline::max_burst;
-    port_rt& in = rb.in;
-    const nanos now = rb.now;
     stage_clock sc;
+    rx_burst rb(env, in, now, std::bool_constant<Given>{}, given, k);
     const std::uint16_t n = rb.n;
     if (n == 0) { return 0; }
     // The burst's parsed frames: storage for a full burst, a frame constructed
@@ -269,29 +275,22 @@ struct rx_burst {
     for (std::uint16_t i = 0; i < n; ++i) {
         std::uint16_t oi = o[i];
         if (oi == out_pass) { oi = l3_decide(env, in, rb.pkts[i], f[i], tc[i], now, lv[i]); }
-        rb.dispatch(i, oi, tc[i], oi < out_handled || oi == out_flood ? f[i].vlan_count > 0 : false);
+        rb.template dispatch<Given>(i, oi, tc[i], oi < out_handled || oi == out_flood ? f[i].vlan_count > 0 : false);
     }
     rb.finish();
     sc.lap(env.w, stage_id::route_admit, n);
     return n;
 }
 
-std::uint32_t rx_l2(switch_env& env, port_rt& in, nanos now) noexcept {
-    rx_burst rb(env, in, now);
-    return rx_l2(env, rb);
-}
-std::uint32_t rx_l3(switch_env& env, port_rt& in, nanos now) noexcept {
-    rx_burst rb(env, in, now);
-    return rx_l3(env, rb);
-}
-std::uint32_t rx_queue(switch_env& env, port_rt& in, std::uint16_t q, nanos now) noexcept {
-    rx_burst rb(env, in, now, q);
-    return env.p.mode == fwd_mode::l2 ? rx_l2(env, rb) : rx_l3(env, rb);
+std::uint32_t rx_given(switch_env& env, port_rt& in, nanos now, rte_mbuf* const* pkts, std::uint16_t n) noexcept {
+    return env.p.mode == fwd_mode::l2 ? rx_l2<true>(env, in, now, pkts, n) : rx_l3<true>(env, in, now, pkts, n);
 }
 
-std::uint32_t rx_given(switch_env& env, port_rt& in, nanos now, rte_mbuf* const* pkts, std::uint16_t n) noexcept {
-    rx_burst rb(env, in, now, pkts, n);
-    return env.p.mode == fwd_mode::l2 ? rx_l2(env, rb) : rx_l3(env, rb);
+// RSS: another RX queue of one of this worker's own ports.
+std::uint32_t rx_queue(switch_env& env, port_rt& in, std::uint16_t q, nanos now) noexcept {
+    rte_mbuf* pkts[switch_pipeline::max_burst];
+    const std::uint16_t n = dpdk::port_rx_queue(in.b, q, now, pkts, env.p.burst);
+    return n == 0 ? 0 : rx_given(env, in, now, pkts, n);
 }
 
 // ---- RSS: a queue of another worker's port (see rss_rx in switch_rt.hpp) ----
@@ -383,10 +382,7 @@ std::uint32_t rx_rss(switch_env& env, rss_rx& r, nanos now) noexcept {
             ++w.st.rss_parked;
         }
     }
-    if (n != 0) {
-        rx_burst rb(env, in, now, go, n);
-        (void)(p.mode == fwd_mode::l2 ? rx_l2(env, rb) : rx_l3(env, rb));
-    }
+    if (n != 0) { (void)rx_given(env, in, now, go, n); }
     if (r.requested < r.count) {  // one request per waiting frame, in order
         worker_rt::peer& to = w.peers[in.owner];
         while (r.requested < r.count && to.rss_out < worker_rt::rss_slots) {
