@@ -23,14 +23,15 @@ see docs/benchmarks.md, "Scaling over workers" (one stream per worker).
   tools/bench_scaling.py                  # 74 B and 1082 B frames, 3 runs
   tools/bench_scaling.py --runs 1 --windows 2 --sizes 16
 
-RSS, one stream through one port (conf/bench-rss.yaml, --configs rss-1w,rss-2w):
+RSS, one stream into one port, out over two uplinks by ECMP
+(conf/bench-rss.yaml, --configs rss-1w,rss-2w):
   rss-1w    -l 0-1: one worker, the port's one RX queue replays the stream
-  rss-2w    --lcores 0@0,1@0,2@1, --rx-queues 2: the stream split into two
-            RX queues as the NIC's Toeplitz hash with the default key would
-            (net_pcap does not hash: one rx_pcap per queue); queue 0 on the
-            port's owner (worker 0), queue 1 on worker 1, which owns the
-            egress port: queue 0's frames cross to it, queue 1's do not, and
-            worker 1 charges the ingress PGs from worker 0's credit
+  rss-2w    --lcores 0@0,1@0,2@1, --rx-queues 2, --port-workers 0,0,1: the
+            stream split into two RX queues as the NIC's Toeplitz hash with
+            the default key would (net_pcap does not hash: one rx_pcap per
+            queue); queue 0 and uplink 1 on worker 0, queue 1 and uplink 2
+            on worker 1, which charges the ingress PGs from worker 0's
+            credit; about half of each worker's frames cross to the other
 
 --app gen: rocelab-gen --tx-only on two net_null sinks (no-rx=1), --pattern
 all-to-all (a QP sending from each port), RC WRITE
@@ -58,7 +59,7 @@ CONFIGS = {
     "2w": (2, "--lcores", "0@0,1@0,2@1", "0,0,1,1"),
     "2w-cross": (2, "--lcores", "0@0,1@0,2@1", "0,1,1,0"),
     "rss-1w": (1, "-l", "0-1", None),
-    "rss-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
+    "rss-2w": (2, "--lcores", "0@0,1@0,2@1", "0,0,1"),
     "gen-1w": (1, "-l", "0-1", None),
     "gen-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
 }
@@ -108,9 +109,10 @@ def run_once(name, pcaps, a):
         cmd = [a.gen_bin] + eal + ["--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1", "--", "--tx-only",
                                    "--quiet", "--rate", "400Gbps", "--mbufs", "16384", "--pattern", "all-to-all"]
     elif name.startswith("rss-"):
-        sinks = (1,)
+        sinks = (1, 2)
         rx = f"rx_pcap={pcaps[0]}" if name == "rss-1w" else f"rx_pcap={pcaps[2]},rx_pcap={pcaps[3]}"
         cmd = [a.switch_bin] + eal + [f"--vdev=net_pcap0,{rx},infinite_rx=1", "--vdev=net_null1,no-rx=1",
+                                      "--vdev=net_null2,no-rx=1",
                                       "--", "--quiet", "--config", os.path.join(ROOT, "conf", "bench-rss.yaml")]
         if name == "rss-2w":
             cmd += ["--rx-queues", "2"]
