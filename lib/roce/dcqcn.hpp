@@ -155,55 +155,42 @@ struct dcqcn_cfg {
     dcqcn_hai_step hai_step = dcqcn_hai_step::multiplied;
 };
 
-// A profile's parameters at a line rate (doc block; docs/generator.md).
+// A profile's parameters at a line rate (doc block; docs/generator.md): one
+// row per parameter, its dcqcn_paper and hpcc_ns3 values side by side;
+// nvidia_cx (and off, which uses none of them) keeps the struct's defaults.
 inline dcqcn_cfg dcqcn_defaults(dcqcn_profile p, bits_per_sec line_rate) noexcept {
     dcqcn_cfg c{};  // the struct defaults are nvidia_cx
     c.profile = p;
+    c.enabled = p != dcqcn_profile::off;
     c.line_rate = line_rate;
-    switch (p) {
-        case dcqcn_profile::off:
-            c.enabled = false;
-            break;
-        case dcqcn_profile::dcqcn_paper:
-            c.rpg_time_reset = nanos{55'000};
-            c.rpg_byte_reset = bytes{10'000'000};
-            c.rpg_threshold = 5;
-            c.rpg_ai_rate = bits_per_sec{40'000'000};
-            c.rpg_hai_rate = bits_per_sec{200'000'000};
-            c.rpg_min_rate = bits_per_sec{100'000'000};
-            c.rpg_min_dec_fac = 0;
-            c.rate_reduce_monitor_period = nanos{0};
-            c.clamp_tgt_rate = true;
-            c.clamp_tgt_rate_after_time_inc = false;
-            c.dce_tcp_g = 1.0 / 256.0;
-            c.dce_tcp_rtt = nanos{55'000};
-            c.initial_alpha_value = 1.0;
-            c.alpha_mode = dcqcn_alpha_mode::cut_then_update;
-            c.stage_rule = dcqcn_stage_rule::qcn;
-            c.hai_step = dcqcn_hai_step::multiplied;
-            break;
-        case dcqcn_profile::hpcc_ns3:
-            c.rpg_time_reset = nanos{300'000};
-            c.rpg_byte_reset = bytes{0};
-            c.rpg_threshold = 1;
-            c.rpg_ai_rate = bits_per_sec{line_rate.v / 5000};  // 5Mbps x bw/25Gbps
-            c.rpg_hai_rate = bits_per_sec{line_rate.v / 500};  // 50Mbps x bw/25Gbps
-            c.rpg_min_rate = bits_per_sec{1'000'000'000};
-            c.rpg_min_dec_fac = 0;
-            c.rate_reduce_monitor_period = nanos{4000};
-            c.rate_reduce_offset = nanos{1};
-            c.clamp_tgt_rate = false;
-            c.clamp_tgt_rate_after_time_inc = true;
-            c.dce_tcp_g = 1.0 / 256.0;
-            c.dce_tcp_rtt = nanos{1000};
-            c.initial_alpha_value = 1.0;
-            c.alpha_mode = dcqcn_alpha_mode::periodic;
-            c.stage_rule = dcqcn_stage_rule::timer_stage;
-            c.hai_step = dcqcn_hai_step::constant;
-            break;
-        case dcqcn_profile::nvidia_cx:
-            break;
-    }
+    const auto set = [p](auto& field, auto paper, auto ns3) {
+        if (p == dcqcn_profile::dcqcn_paper) {
+            field = paper;
+        } else if (p == dcqcn_profile::hpcc_ns3) {
+            field = ns3;
+        }
+    };
+    // clang-format off
+    // hpcc_ns3: R_AI = 5Mbps x bw/25Gbps, R_HAI = 50Mbps x bw/25Gbps.
+    //  parameter                        dcqcn_paper                        hpcc_ns3
+    set(c.rpg_time_reset,                nanos{55'000},                     nanos{300'000});
+    set(c.rpg_byte_reset,                bytes{10'000'000},                 bytes{0});
+    set(c.rpg_threshold,                 5u,                                1u);
+    set(c.rpg_ai_rate,                   bits_per_sec{40'000'000},          bits_per_sec{line_rate.v / 5000});
+    set(c.rpg_hai_rate,                  bits_per_sec{200'000'000},         bits_per_sec{line_rate.v / 500});
+    set(c.rpg_min_rate,                  bits_per_sec{100'000'000},         bits_per_sec{1'000'000'000});
+    set(c.rpg_min_dec_fac,               0u,                                0u);
+    set(c.rate_reduce_monitor_period,    nanos{0},                          nanos{4000});
+    set(c.rate_reduce_offset,            nanos{0},                          nanos{1});
+    set(c.clamp_tgt_rate,                true,                              false);
+    set(c.clamp_tgt_rate_after_time_inc, false,                             true);
+    set(c.dce_tcp_g,                     1.0 / 256.0,                       1.0 / 256.0);
+    set(c.dce_tcp_rtt,                   nanos{55'000},                     nanos{1000});
+    set(c.initial_alpha_value,           1.0,                               1.0);
+    set(c.alpha_mode,                    dcqcn_alpha_mode::cut_then_update, dcqcn_alpha_mode::periodic);
+    set(c.stage_rule,                    dcqcn_stage_rule::qcn,             dcqcn_stage_rule::timer_stage);
+    set(c.hai_step,                      dcqcn_hai_step::multiplied,        dcqcn_hai_step::constant);
+    // clang-format on
     return c;
 }
 
