@@ -287,6 +287,47 @@ template <bool Roce>
 // Malformed cases beyond the depth are not looked for (status ok).
 enum class parse_depth : std::uint8_t { l3, l4, full };
 
+namespace detail {
+
+// The checks an IP header starts with, the same for both versions (each
+// opens with its version in the high nibble of byte 0): sets r.kind, then
+// requires the fixed header within the frame and the version V. False, with
+// r.status set, when the frame fails one.
+template <unsigned V>
+[[gnu::always_inline]] inline bool ip_header_starts_ok(const std::byte* l3, std::uint32_t rest,
+                                                       parsed_frame& r) noexcept {
+    static_assert(V == 4 || V == 6);
+    constexpr bool v4 = V == 4;
+    r.kind = v4 ? frame_kind::ipv4 : frame_kind::ipv6;
+    if (rest < (v4 ? ipv4_min_hdr_len : ipv6_hdr_len)) {
+        r.status = v4 ? parse_status::truncated_ipv4 : parse_status::truncated_ipv6;
+        return false;
+    }
+    if ((static_cast<unsigned>(load_u8(l3)) >> 4) != V) {
+        r.status = v4 ? parse_status::bad_ipv4_version : parse_status::bad_ipv6_version;
+        return false;
+    }
+    return true;
+}
+
+// After either IP header: l4 is where the datagram's payload starts, ip_end
+// where it ends. UDP is parsed from depth l4 on (RoCE at full); otherwise
+// only the L4 offset is recorded.
+template <parse_depth Depth>
+[[gnu::always_inline]] inline void parse_ip_payload(const std::byte* frame, std::uint8_t proto,
+                                                    std::uint32_t l4, std::uint32_t ip_end,
+                                                    parsed_frame& r) noexcept {
+    if constexpr (Depth != parse_depth::l3) {
+        if (proto == ip_proto_udp) {
+            parse_udp<Depth == parse_depth::full>(frame, l4, ip_end, r);
+            return;
+        }
+    }
+    r.l4_off = static_cast<std::uint16_t>(l4);
+}
+
+}  // namespace detail
+
 // Parses one frame (without FCS) into r, in place, r as constructed
 // (parsed_frame{}: the fields of layers not reached keep their defaults).
 // Never reads beyond p[len - 1]. For a parse stored in memory anyway (an array of a burst's
@@ -333,16 +374,10 @@ template <parse_depth Depth = parse_depth::full>
     const std::byte* l3 = p + off;
 
     if (type == ethertype_ipv4) [[likely]] {
-        r.kind = frame_kind::ipv4;
-        if (rest < ipv4_min_hdr_len) {
-            r.status = parse_status::truncated_ipv4;
+        if (!detail::ip_header_starts_ok<4>(l3, rest, r)) {
             return;
         }
         const std::uint8_t vihl = load_u8(l3);
-        if ((vihl >> 4) != 4) {
-            r.status = parse_status::bad_ipv4_version;
-            return;
-        }
         const std::uint32_t hlen = (vihl & 0x0Fu) * 4u;
         if (hlen < ipv4_min_hdr_len) {
             r.status = parse_status::bad_ipv4_ihl;
@@ -384,26 +419,14 @@ template <parse_depth Depth = parse_depth::full>
             r.ipv4_fragment = true;
             return;
         }
-        if constexpr (Depth == parse_depth::l3) {
-            r.l4_off = static_cast<std::uint16_t>(off + hlen);
-        } else if (proto == ip_proto_udp) {
-            detail::parse_udp<Depth == parse_depth::full>(p, off + hlen, off + tot, r);
-        } else {
-            r.l4_off = static_cast<std::uint16_t>(off + hlen);
-        }
+        detail::parse_ip_payload<Depth>(p, proto, off + hlen, off + tot, r);
         return;
     }
     if (type == ethertype_ipv6) {
-        r.kind = frame_kind::ipv6;
-        if (rest < ipv6_hdr_len) {
-            r.status = parse_status::truncated_ipv6;
+        if (!detail::ip_header_starts_ok<6>(l3, rest, r)) {
             return;
         }
         const std::uint32_t w0 = load_be32(l3);
-        if ((w0 >> 28) != 6) {
-            r.status = parse_status::bad_ipv6_version;
-            return;
-        }
         const std::uint8_t tc = static_cast<std::uint8_t>(w0 >> 20);
         const std::uint16_t plen = load_be16(l3 + 4);
         r.dscp = tc >> 2;
@@ -421,13 +444,7 @@ template <parse_depth Depth = parse_depth::full>
             r.status = parse_status::truncated_ipv6_payload;
             return;
         }
-        if constexpr (Depth == parse_depth::l3) {
-            r.l4_off = static_cast<std::uint16_t>(off + ipv6_hdr_len);
-        } else if (r.l4_proto == ip_proto_udp) {
-            detail::parse_udp<Depth == parse_depth::full>(p, off + ipv6_hdr_len, off + ipv6_hdr_len + plen, r);
-        } else {
-            r.l4_off = static_cast<std::uint16_t>(off + ipv6_hdr_len);
-        }
+        detail::parse_ip_payload<Depth>(p, r.l4_proto, off + ipv6_hdr_len, off + ipv6_hdr_len + plen, r);
         return;
     }
     if (type == ethertype_mac_control) {
