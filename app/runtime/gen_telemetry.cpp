@@ -65,9 +65,9 @@ int cmd_port(const gen_pipeline& p, const telemetry_info& info, const char* para
 
     // The report's "pause" object, flattened (telemetry nests one level only).
     const pause_stats& ps = pt.stats();
-    rte_tel_data_add_dict_u64(d, "pfc_frames", read_counter(ps.pfc_frames));
-    rte_tel_data_add_dict_u64(d, "pause_frames", read_counter(ps.pause_frames));
-    rte_tel_data_add_dict_u64(d, "pfc_ignored", read_counter(ps.pfc_ignored));
+#define ROCELAB_TEL_PAUSE(name) rte_tel_data_add_dict_u64(d, #name, read_counter(ps.name));
+    ROCELAB_PAUSE_FRAME_COUNTERS(ROCELAB_TEL_PAUSE)
+#undef ROCELAB_TEL_PAUSE
     rte_tel_data* xoff = runtime::u64_array(ps.xoff_frames);
     rte_tel_data* xon = runtime::u64_array(ps.xon_frames);
     rte_tel_data* paused = rte_tel_data_alloc();

@@ -39,6 +39,7 @@
 #include <cstdint>
 
 #include "core/bitops.hpp"
+#include "core/counter.hpp"
 #include "core/units.hpp"
 #include "qos/qos_maps.hpp"
 
@@ -65,13 +66,15 @@ constexpr std::uint8_t pfc_paused_queues(std::uint8_t prio_mask, const qos_maps&
     return pfc_paused_queues(prio_mask, m.pfc_prio_to_queue);
 }
 
+// The frame counters of pause_stats: one list for the struct and
+// /rocelab_gen/port, which gives them all in this order (core/counter.hpp).
+#define ROCELAB_PAUSE_FRAME_COUNTERS(X) X(pfc_frames) X(pause_frames) X(pfc_ignored)
+
 struct alignas(64) pause_stats {
     std::array<std::uint64_t, 8> xoff_frames{};
     std::array<std::uint64_t, 8> xon_frames{};
     std::array<std::int64_t, 8> paused_ns{};
-    std::uint64_t pfc_frames = 0;
-    std::uint64_t pause_frames = 0;
-    std::uint64_t pfc_ignored = 0;
+    ROCELAB_PAUSE_FRAME_COUNTERS(ROCELAB_U64_COUNTER)
 };
 
 class pause_timer {
