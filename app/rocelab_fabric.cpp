@@ -1433,23 +1433,19 @@ std::size_t write_summary(const opts& o, vt::fabric& f, const summary_source& sr
         j.kv("fabric_time_ns", ran.v);
     }
     std::size_t failed = 0;
-    j.key("expectations");
-    j.begin_array();
-    for (const auto& e : topo.expect) {
+    runtime::json_objects(j, "expectations", topo.expect.size(), [&](std::size_t i) {
+        const expectation& e = topo.expect[i];
         const expect_result r = evaluate(
             e, [&](const expect_metric& m, std::string& err) { return scaled_value(m, err); },
             vt::metrics::unit);
         failed += r.passed ? 0 : 1;
         std::printf("  %s  %s   (%s)\n", r.passed ? "PASS" : "FAIL", e.text.c_str(), r.detail.c_str());
-        j.begin_object();
         j.kv("expect", e.text);
         j.kv("passed", r.passed);
         j.kv("lhs", r.lhs);
         j.kv("rhs", r.rhs);
         j.kv("detail", r.detail);
-        j.end_object();
-    }
-    j.end_array();
+    });
     j.kv("passed", failed == 0);
     j.key("flows");
     j.begin_array();
