@@ -59,6 +59,13 @@ inline void on_mac_control(worker_rt& w, port_rt& in, const parsed_frame& pf, co
 }
 
 
+// A parsed frame's traffic class on port `in`: trust DSCP / PCP. The RSS
+// poll reserves credit for the PG of this class before the ingress stage
+// charges it, so both take it from here.
+[[gnu::always_inline]] inline std::uint8_t frame_tc(const port_rt& in, const parsed_frame& f) noexcept {
+    return in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, f.vlan_count > 0 ? f.outer_pcp : -1);
+}
+
 // The frame goes on to the forwarding stage (ingress_frame).
 constexpr std::uint16_t out_pass = 0xFFFA;
 
@@ -126,7 +133,7 @@ constexpr std::uint16_t out_pass = 0xFFFA;
             return out_drop;
         }
     }
-    tc = in.maps.classify(in.trust, f.is_ip() ? f.dscp : -1, tagged ? f.outer_pcp : -1);
+    tc = frame_tc(in, f);
     return out_pass;
 }
 
@@ -295,6 +302,14 @@ std::uint32_t rx_queue(switch_env& env, port_rt& in, std::uint16_t q, nanos now)
 
 // ---- RSS: a queue of another worker's port (see rss_rx in switch_rt.hpp) ----
 
+// The credit r holds goes back to its port's owner (a release, owed there).
+void return_credit(switch_pipeline::impl& p, worker_rt& w, rss_rx& r) noexcept {
+    for (std::uint8_t g = 0; g < 8; ++g) {
+        if (r.credit[g] != 0) { release_tag(p, w, acct_tag(r.port, g), r.credit[g]); }
+        r.credit[g] = 0;
+    }
+}
+
 // A frame only the port's owner may act on: MAC Control (the port's pause
 // timers), and in L3 what is not plain forwarding (ARP, ICMP and ICMPv6 with
 // ND, frames to the switch's addresses: its neighbour table and answers).
@@ -367,10 +382,7 @@ std::uint32_t rx_rss(switch_env& env, rss_rx& r, nanos now) noexcept {
                 continue;
             }
             // The PG as the ingress stage will classify it (a frame it drops draws nothing).
-            const bool tagged = f.vlan_count > 0;
-            const std::uint8_t tc = in.maps.classify(in.trust, f.ok() && f.is_ip() ? f.dscp : -1,
-                                                     f.ok() && tagged ? f.outer_pcp : -1);
-            const std::uint8_t pg = in.maps.tc_to_pg[tc];
+            const std::uint8_t pg = in.maps.tc_to_pg[frame_tc(in, f)];
             const std::uint32_t bytes = p.buf->charge_for(len + 4);  // + a VLAN tag the egress may add
             if (r.count == 0 && r.credit[pg] >= want[pg] + bytes) {
                 want[pg] += bytes;
@@ -393,12 +405,7 @@ std::uint32_t rx_rss(switch_env& env, rss_rx& r, nanos now) noexcept {
             ++w.st.rss_requests;
         }
     } else if (r.count == 0 && got == 0 && now.v - r.last_rx.v > worker_rt::rss_idle_ns) {
-        for (std::uint8_t g = 0; g < 8; ++g) {  // idle: the credit goes back to the owner
-            if (r.credit[g] != 0) {
-                release_tag(p, w, acct_tag(in.idx, g), r.credit[g]);
-                r.credit[g] = 0;
-            }
-        }
+        return_credit(p, w, r);  // idle: the credit goes back to the owner
     }
     return work;
 }
@@ -640,10 +647,7 @@ void switch_pipeline::release_all() noexcept {
                 r.head = (r.head + 1) % rss_rx::park_slots;
             }
             r.requested = r.resolved = 0;
-            for (std::uint8_t g = 0; g < 8; ++g) {
-                if (r.credit[g] != 0) { release_tag(p, *w, acct_tag(r.port, g), r.credit[g]); }
-                r.credit[g] = 0;
-            }
+            return_credit(p, *w, r);
         }
     }
     for (auto& w : p.workers) {
