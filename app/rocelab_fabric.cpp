@@ -125,9 +125,10 @@ Options:
 Over MPI ranks (built with MPI, -Dmpi=auto): mpirun -np R rocelab-fabric run ...
   runs the fabric's partitions on R ranks (partition p on rank p mod R, on
   --threads threads each), byte for byte the one process's run. Rank 0 writes
-  the reports, the time series and the plots from every rank's figures; each
-  rank its captures and the reports of the nodes it runs whole (a generator
-  whose hosts are on several ranks: no report of its own yet).
+  every report, the time series and the plots from every rank's figures;
+  each rank its own captures. EAL options given over ranks get a file prefix
+  per rank (--file-prefix P: P-rank<N>). A start-up step that fails on one
+  rank (EAL, the output folder, captures) stops every rank, naming the rank.
   SIGUSR1 to mpirun stops every rank at the next sample step
   (docs/fabric.md "Over MPI ranks").
 
@@ -2249,6 +2250,44 @@ unsigned rank_cpu(unsigned threads) {
     return cpus[(g_rk.rank * threads) % cpus.size()];
 }
 
+// Over ranks with EAL options of the user's, every rank gets a file prefix
+// of its own (DPDK allows one primary process per prefix, and mpirun gives
+// every rank the same options): PREFIX-rankN for --file-prefix PREFIX, else
+// rocelab-fabric-<pid>, as without options.
+void rank_file_prefix(std::vector<std::string>& args) {
+    const std::string suffix = "-rank" + std::to_string(g_rk.rank);
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--file-prefix" && i + 1 < args.size()) {
+            args[i + 1] += suffix;
+            return;
+        }
+        if (args[i].rfind("--file-prefix=", 0) == 0) {
+            args[i] += suffix;
+            return;
+        }
+    }
+    args.push_back("--file-prefix=rocelab-fabric-" + std::to_string(::getpid()));
+}
+
+// Over ranks, a start-up step that can fail on one rank only: every rank
+// learns whether any failed. If one did, the failing ones say why (naming
+// their rank) and every rank leaves; rank 0 with status 2 (mpirun's exit
+// status). One process: nothing to agree on.
+void agree_or_exit(const std::string* err) {
+#ifdef ROCELAB_WITH_MPI
+    if (!g_rk.on()) { return; }
+    std::uint64_t failed = err != nullptr ? 1 : 0;
+    g_rk.tr->max(&failed, 1);
+    if (failed == 0) { return; }
+    if (err != nullptr) { std::fprintf(stderr, "rocelab-fabric: rank %u: %s\n", g_rk.rank, err->c_str()); }
+    g_rk.tr.reset();
+    MPI_Finalize();
+    std::exit(g_rk.rank == 0 ? 2 : 0);
+#else
+    (void)err;
+#endif
+}
+
 int main(int argc, char** argv) {
     const auto t_start = std::chrono::steady_clock::now();
     // Started by mpirun with several ranks: every rank runs its share of the
@@ -2372,6 +2411,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> eal_args;
     if (eal_n > 0) {
         for (int i = 0; i < eal_n; ++i) { eal_args.emplace_back(argv[i]); }
+        if (g_rk.on()) { rank_file_prefix(eal_args); }
     } else {
         // EAL memory holds rings and LPM tables: the mbufs live outside it,
         // in pools that grow with what is in use (plan_memory).
@@ -2386,6 +2426,9 @@ int main(int argc, char** argv) {
     std::vector<char*> eal_argv;
     for (auto& a : eal_args) { eal_argv.push_back(a.data()); }
     auto eal = dpdk::eal_init(static_cast<int>(eal_argv.size()), eal_argv.data());
+    // EAL can fail on one rank only (its file prefix in use, its memory):
+    // the ranks agree first, so that none runs on waiting for a peer that left.
+    agree_or_exit(std::get_if<std::string>(&eal));
     if (auto* e = std::get_if<std::string>(&eal)) { die(2, *e); }
     if (g_rk.on()) {
         rank_signals();
@@ -2437,6 +2480,16 @@ int main(int argc, char** argv) {
                 rc = 1;
             }
         }
+#ifdef ROCELAB_WITH_MPI
+        // The steps above can fail on one rank only (its output folder or
+        // its captures, on another machine): the run starts on every rank
+        // or on none, so that no rank waits for a peer that left.
+        if (g_rk.on()) {
+            std::uint64_t worst = static_cast<std::uint64_t>(rc);
+            g_rk.tr->max(&worst, 1);
+            if (rc == 0 && worst != 0) { rc = static_cast<int>(worst); }
+        }
+#endif
         if (rc == 0) {
             std::printf("rocelab-fabric: %s (%s): %zu nodes, %zu cables, %s of %s%s\n", topo.name.c_str(),
                         topo.source.c_str(), topo.nodes.size(), topo.links.size(), format_time(duration).c_str(),

@@ -85,9 +85,10 @@ class OverRanks(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def compare(self, rel, duration="1ms", crosses=True, extra=(), plots=False, pcap=True, status=0):
+    def compare(self, rel, duration="1ms", crosses=True, extra=(), plots=False, pcap=True, status=0, eal=()):
         """One process and two ranks on `rel` (with captures unless told
-        not): the ranks' files are the one process's, byte for byte.
+        not): the ranks' files are the one process's, byte for byte. `eal`:
+        EAL options (ending in "--") given to the ranks.
         Returns the ranks' speed.json, summary.json and stdout."""
         one = os.path.join(self.tmp.name, "one")
         two = os.path.join(self.tmp.name, "two")
@@ -95,7 +96,7 @@ class OverRanks(unittest.TestCase):
         common += (["--pcap"] if pcap else []) + ([] if plots else ["--no-plots"])
         rc, so, se = fabrictest.run(common + ["--out", one], timeout=300)
         self.assertEqual(rc, status, so + se)
-        rc, so, se = mpi_run(common + ["--out", two, *extra], timeout=300)
+        rc, so, se = mpi_run([*eal] + common + ["--out", two, *extra], timeout=300)
         print(so)
         self.assertEqual(rc, status, so + se)
         self.assertIn("over 2 ranks", so)
@@ -312,6 +313,55 @@ class OverRanks(unittest.TestCase):
         self.assertIn(rc, (0, 3), so + se)
         self.refused(["run", path, "--duration", "20us"], "has no propagation delay", "joins rank",
                      "needs a delay")
+
+    def test_eal_options_over_ranks_get_a_file_prefix_per_rank(self):
+        # mpirun gives every rank the same options, and DPDK allows one
+        # process per file prefix: each rank takes PREFIX-rank<N>. Before
+        # 2026-12-05 rank 1's EAL failed ("Cannot create lock") and rank 0
+        # waited for it for ever.
+        prefix = f"rkt{os.getpid()}"
+        try:
+            self.compare("conf/fabric/incast-8to1-100g.yaml", crosses=False, pcap=False,
+                         eal=["--no-huge", "-m", "1024", "--no-pci", "--log-level", "lib.eal:error",
+                              "--file-prefix", prefix, "--"])
+        finally:
+            for r in (0, 1):
+                shutil.rmtree(os.path.join(dpdk_runtime_dir(), f"{prefix}-rank{r}"), ignore_errors=True)
+
+    def test_eal_failing_on_one_rank_stops_every_rank_with_one_line(self):
+        # Rank 1's file prefix is held, as by a DPDK process already running
+        # under it: only rank 1's EAL fails. Every rank must stop, at once,
+        # with rank 1's line, and nothing runs.
+        import fcntl
+        prefix = f"rkf{os.getpid()}"
+        held_dir = os.path.join(dpdk_runtime_dir(), f"{prefix}-rank1")
+        out = os.path.join(self.tmp.name, "out")
+        os.makedirs(held_dir, exist_ok=True)
+        try:
+            with open(os.path.join(held_dir, "config"), "w") as held:
+                fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # EAL's lock on its config file
+                t0 = time.monotonic()
+                rc, so, se = mpi_run(["--no-huge", "-m", "1024", "--no-pci", "--file-prefix", prefix, "--", "run",
+                                      scenario("conf/fabric/incast-8to1-100g.yaml"), "--duration", "1ms",
+                                      "--quiet", "--no-plots", "--out", out], timeout=120)
+                took = time.monotonic() - t0
+        finally:
+            for r in (0, 1):
+                shutil.rmtree(os.path.join(dpdk_runtime_dir(), f"{prefix}-rank{r}"), ignore_errors=True)
+        self.assertNotEqual(rc, 0, so + se)
+        lines = [ln for ln in se.splitlines() if ln.startswith("rocelab-fabric:")]
+        self.assertEqual(len(lines), 1, se)
+        self.assertTrue(lines[0].startswith("rocelab-fabric: rank 1: EAL initialisation failed"), se)
+        self.assertNotIn("over 2 ranks", so)
+        self.assertFalse(os.path.exists(out), "nothing may run")
+        self.assertLess(took, 60, "every rank stops at once")
+
+
+def dpdk_runtime_dir():
+    """Where EAL keeps its file prefixes' directories (DPDK's eal_create_runtime_dir)."""
+    if os.getuid() == 0:
+        return "/var/run/dpdk"
+    return os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
 
 
 if __name__ == "__main__":
