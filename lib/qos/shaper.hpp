@@ -26,7 +26,15 @@
 // precomputed in _next so the hot check is one compare. A sender that is at
 // most one ns late (because it can only act on integer ns) does not restart
 // TAT, so the fraction is never lost: a saturating sender gets exactly R.
-// tau_ns is floor(burst*8e9/R) (burst tolerance need not be exact).
+// tau_ns is floor(burst*8e9/R) (burst tolerance need not be exact), or the
+// shaper's minimum tolerance when that is longer (min_tolerance: frames may
+// go up to that much time ahead of their paced times, whatever the rate; a
+// poll loop that sends a burst of frames at one `now` needs it to reach a
+// high rate, see rocelab-gen's pacing).
+//
+// The quotient and remainder of the last wire size are kept for the current
+// rate: a stream of equal frames divides once per rate change, not per frame
+// (the same q and r, so the same times).
 //
 // Parameters: rate (0 = unshaped: always conforms), burst (bytes of credit a
 // conforming sender may use at once beyond the current frame; a few frames
@@ -54,8 +62,8 @@ public:
     static constexpr bytes default_overhead{24};  // eth_wire_overhead + eth_fcs
 
     shaper() noexcept = default;
-    shaper(bits_per_sec rate, bytes burst, bytes overhead = default_overhead) noexcept
-        : _burst(burst.v), _overhead(overhead.v) {
+    shaper(bits_per_sec rate, bytes burst, bytes overhead = default_overhead, nanos min_tolerance = nanos{0}) noexcept
+        : _burst(burst.v), _overhead(overhead.v), _min_tau(min_tolerance.v) {
         set_rate(rate);
     }
 
@@ -96,6 +104,7 @@ public:
             _tat_rem = 0;
             _tau_ns = 0;
             _next = INT64_MIN / 4;
+            _memo = {};
             return;
         }
         if (_rate != 0) {
@@ -104,8 +113,9 @@ public:
             _tat_rem = 0;
         }
         _rate = r.v;
-        _tau_ns = static_cast<std::int64_t>(static_cast<unsigned __int128>(_burst) * 8u * ns_per_s / _rate);
+        _tau_ns = tau_of(_rate);
         _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
+        _memo = {};
     }
 
     // Change the rate at `now` (DCQCN's reaction point, per rate change): as
@@ -123,8 +133,9 @@ public:
             _tat_ns = now.v + static_cast<std::int64_t>(x / r.v);
             _tat_rem = static_cast<std::uint64_t>(x % r.v);
             _rate = r.v;
-            _tau_ns = static_cast<std::int64_t>(static_cast<unsigned __int128>(_burst) * 8u * ns_per_s / _rate);
+            _tau_ns = tau_of(_rate);
             _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
+            _memo = {};
             return;
         }
         set_rate(r);
@@ -145,7 +156,26 @@ public:
 private:
     static constexpr std::uint64_t ns_per_s = 1'000'000'000ULL;
 
-    void add_bytes(std::uint64_t wire) noexcept { add_wire_time(_tat_ns, _tat_rem, wire, _rate); }
+    std::int64_t tau_of(std::uint64_t rate) const noexcept {
+        const auto t = static_cast<std::int64_t>(static_cast<unsigned __int128>(_burst) * 8u * ns_per_s / rate);
+        return t > _min_tau ? t : _min_tau;
+    }
+
+    // add_wire_time(), with the division of the last wire size kept.
+    void add_bytes(std::uint64_t wire) noexcept {
+        if (wire != _memo.wire) [[unlikely]] {
+            std::int64_t q = 0;
+            std::uint64_t r = 0;
+            add_wire_time(q, r, wire, _rate);
+            _memo = {wire, q, r};
+        }
+        _tat_ns += _memo.q;
+        _tat_rem += _memo.r;
+        if (_tat_rem >= _rate) {
+            _tat_rem -= _rate;
+            ++_tat_ns;
+        }
+    }
 
     std::int64_t _next = INT64_MIN / 4;  // ceil(TAT - tau): hot, read by conforms()
     std::int64_t _tat_ns = INT64_MIN / 4;
@@ -154,6 +184,12 @@ private:
     std::int64_t _tau_ns = 0;
     std::uint64_t _burst = 0;
     std::uint64_t _overhead = default_overhead.v;
+    std::int64_t _min_tau = 0;
+    struct memo {
+        std::uint64_t wire = 0;  // wire bytes 0 take 0 ns: a valid entry for any rate
+        std::int64_t q = 0;
+        std::uint64_t r = 0;
+    } _memo;
 };
 
 }  // namespace rocelab

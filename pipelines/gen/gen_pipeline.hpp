@@ -153,6 +153,16 @@ struct gen_tx_opts {
     // turn, so rocelab-fabric takes a few at a time. Which mbuf a frame
     // gets changes nothing in it.
     std::uint16_t stock_bulk = max_burst;
+    // How far ahead of its paced time a frame may go: the burst tolerance of
+    // each QP's pacer and of each port's line cap is at least this much time
+    // (besides 2 and 4 frames). A real-time poll sends up to max_burst frames
+    // at one `now`, and polls come a few microseconds apart: with 2 frames
+    // of tolerance a QP paced at 400Gbps sent 3 frames per poll, 0.54x the
+    // unpaced rate (docs/benchmarks.md, 2026-12-05). 1 us lets a poll send a
+    // whole burst at high rates (45 frames of 1 KB at 400Gbps), and below
+    // ~10Gbps changes nothing. Virtual time polls at each frame's own time,
+    // so rocelab-fabric keeps it 0 there: exact pacing, as before.
+    nanos pace_ahead{1000};
 };
 
 // A port as the pipeline sees it (dpdk/port_io.hpp); the generator uses

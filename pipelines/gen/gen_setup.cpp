@@ -145,7 +145,7 @@ void gen_pipeline::setup_ports(const std::vector<port_binding>& ports) {
         if (_np_cfg.mode == dcqcn_np_mode::per_port) {
             ps.cnp_limiter = std::make_unique<dcqcn_cnp_limiter>(_np_cfg.min_time_between_cnps);
         }
-        ps.line = shaper(ps.b.line_rate, bytes{4 * 1100});
+        ps.line = shaper(ps.b.line_rate, bytes{4 * 1100}, shaper::default_overhead, _opts.pace_ahead);
         ps.loss_rng.reseed(_cfg.seed * 1000003u + i);
         ps.data_loss = loss_injector(_cfg.data_loss);
         ps.ack_loss = loss_injector(_cfg.ack_loss);
@@ -226,7 +226,7 @@ std::string gen_pipeline::setup_flows() {
         fs->src_port = static_cast<std::uint16_t>(sh.port);
         fs->dst_port = static_cast<std::uint16_t>(dh.port);
         fs->prio_bit = static_cast<std::uint8_t>(1u << (f.priority & 7u));
-        fs->pacer = shaper(flow_line, bytes{2 * 1100});
+        fs->pacer = shaper(flow_line, bytes{2 * 1100}, shaper::default_overhead, _opts.pace_ahead);
         if (fs->dcqcn && !_cfg.dcqcn_trace.empty()) {
             fs->trace_store.resize(std::size_t{1} << 18);
             fs->trace = std::make_unique<dcqcn_trace_buf>(std::span<dcqcn_trace_rec>(fs->trace_store));

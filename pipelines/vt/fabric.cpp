@@ -893,7 +893,11 @@ std::string fabric::build(rte_mempool* pool) {
             // Virtual time: a poll sends about one frame, so the ports'
             // mbuf stocks take a few at a time (gen_tx_opts::stock_bulk).
             gen::gen_tx_opts o = n.opts;
-            if (p.eth_tag.empty()) { o.stock_bulk = std::min<std::uint16_t>(o.stock_bulk, 4); }
+            // And each frame goes at its own paced time (gen_tx_opts::pace_ahead).
+            if (p.eth_tag.empty()) {
+                o.stock_bulk = std::min<std::uint16_t>(o.stock_bulk, 4);
+                o.pace_ahead = nanos{0};
+            }
             auto r = gen::gen_pipeline::create(n.gcfg, bindings, pool, o, workers, port_worker);
             if (auto* e = std::get_if<std::string>(&r)) { return n.name + ": " + *e; }
             n.pipe = std::make_unique<gen_node>(std::move(std::get<0>(r)), n.gcfg);

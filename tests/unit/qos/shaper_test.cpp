@@ -188,5 +188,52 @@ TEST(shaper, set_rate_at_now_retimes_the_committed_wait) {
     EXPECT_TRUE(i.conforms(nanos{5000}));
 }
 
+// Frames of `len` that conform one after another at a single `now` (a poll
+// that sends a burst), after idle.
+int burst_at_one_now(shaper& s, nanos now, std::uint32_t len) {
+    int n = 0;
+    while (s.conforms(now) && n < 1000) {
+        s.on_send(now, len);
+        ++n;
+    }
+    return n;
+}
+
+TEST(shaper, min_tolerance_lets_a_poll_send_a_burst_at_high_rates_only) {
+    // 1082 B frames, 1106 B on the wire: 22.12 ns at 400 Gb/s, 88.48 ns at
+    // 100 Gb/s, 884.8 ns at 10 Gb/s. Frame k (from 0) conforms at one `now`
+    // while k x wire time <= tau.
+    const nanos t0{1'000'000};
+    shaper plain{400_Gbps, bytes{2200}};  // tau = 2200 B = 44 ns: k <= 1.99
+    EXPECT_EQ(burst_at_one_now(plain, t0, 1082), 2);
+    shaper ahead{400_Gbps, bytes{2200}, shaper::default_overhead, 1_us};  // tau = 1000 ns: k <= 45.2
+    EXPECT_EQ(burst_at_one_now(ahead, t0, 1082), 46);
+    // 100 Gb/s: tau = 1000 ns, k <= 11.3.
+    shaper at100{100_Gbps, bytes{2200}, shaper::default_overhead, 1_us};
+    EXPECT_EQ(burst_at_one_now(at100, t0, 1082), 12);
+    // 10 Gb/s: the 2200 B (1760 ns) are longer than 1 us: as without it.
+    shaper at10{10_Gbps, bytes{2200}, shaper::default_overhead, 1_us};
+    EXPECT_EQ(burst_at_one_now(at10, t0, 1082), 2);
+    // It holds over rate changes (DCQCN), both ways of changing the rate.
+    ahead.set_rate(100_Gbps, t0 + 1_s);
+    EXPECT_EQ(burst_at_one_now(ahead, t0 + 2_s, 1082), 12);
+    ahead.set_rate(400_Gbps);
+    EXPECT_EQ(burst_at_one_now(ahead, t0 + 3_s, 1082), 46);
+    // The long-run rate is still exact with a poller that wakes every 0.9 us
+    // (within the tolerance: a later poll finds the line idle and restarts).
+    shaper sat{100_Gbps, bytes{2200}, shaper::default_overhead, 1_us};
+    std::int64_t now = 0;
+    std::uint64_t frames = 0;
+    for (; frames < 200000;) {
+        while (sat.conforms(nanos{now})) {
+            sat.on_send(nanos{now}, 1082);
+            ++frames;
+        }
+        now = std::max<std::int64_t>(now + 900, sat.next_send_time().v);
+    }
+    const unsigned __int128 bits_ns = static_cast<unsigned __int128>(frames) * 1106 * 8 * 1'000'000'000ULL;
+    EXPECT_EQ(sat.finish_time().v, static_cast<std::int64_t>(bits_ns / 100'000'000'000ULL));
+}
+
 }  // namespace
 }  // namespace rocelab
