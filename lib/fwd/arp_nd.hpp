@@ -42,6 +42,8 @@
 #include "core/endian.hpp"
 #include "fwd/local_addr.hpp"
 #include "fwd/wire.hpp"
+#include "proto/csum.hpp"
+#include "proto/ipv6.hpp"
 
 namespace rocelab {
 
@@ -156,7 +158,7 @@ nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, s
     }
     if (plen < wire::nd_options || in.size() < l3_off + wire::ip6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
         load_u8(ip + wire::ip6_hop_limit) != 255 ||
-        wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+        ipv6_l4_checksum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
         return {nd_status::malformed, 0};
     }
     const std::uint8_t* target = detail::u8p(icmp + wire::nd_target);
@@ -233,7 +235,7 @@ nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, s
     oic[wire::nd_options] = std::byte{wire::nd_opt_tll};
     oic[wire::nd_options + 1] = std::byte{1};
     wire::store_mac(oic + wire::nd_options + 2, our_mac);
-    store_be16(oic + 2, wire::ipv6_l4_csum(oip, oic, na_icmp_len, wire::proto_icmpv6));
+    store_be16(oic + 2, ipv6_l4_checksum(oip, oic, na_icmp_len, wire::proto_icmpv6));
     return {nd_status::reply, len};
 }
 }  // namespace detail
@@ -390,7 +392,7 @@ inline nd_info nd_parse(const std::byte* frame, std::size_t len, std::size_t l3_
     r.type = load_u8(icmp);
     if ((r.type != wire::icmp6_ns && r.type != wire::icmp6_na) || plen < wire::nd_options ||
         len < l3_off + wire::ip6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
-        load_u8(ip + wire::ip6_hop_limit) != 255 || wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+        load_u8(ip + wire::ip6_hop_limit) != 255 || ipv6_l4_checksum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
         return r;
     }
     const std::uint8_t want = r.type == wire::icmp6_ns ? wire::nd_opt_sll : wire::nd_opt_tll;
@@ -446,7 +448,7 @@ inline std::size_t nd_make_solicit(std::byte* out, const mac_addr& our_mac, cons
     ic[wire::nd_options] = std::byte{wire::nd_opt_sll};
     ic[wire::nd_options + 1] = std::byte{1};
     wire::store_mac(ic + wire::nd_options + 2, our_mac);
-    store_be16(ic + 2, wire::ipv6_l4_csum(ip, ic, 32, wire::proto_icmpv6));
+    store_be16(ic + 2, ipv6_l4_checksum(ip, ic, 32, wire::proto_icmpv6));
     return ns_frame_len;
 }
 
@@ -462,7 +464,7 @@ inline nd_result icmp4_echo_reply(std::span<const std::byte> in, std::size_t l3_
     const std::size_t ihl = std::size_t{load_u8(ip) & 0x0fu} * 4;
     const std::size_t tot = load_be16(ip + wire::ip4_total_len);
     if ((load_u8(ip) >> 4) != 4 || ihl < wire::ip4_min_len || tot < ihl + 8 || in.size() < l3_off + tot ||
-        wire::csum_fold(wire::csum_add(0, ip, ihl)) != 0) {
+        inet_checksum(ip, ihl) != 0) {
         return {nd_status::malformed, 0};
     }
     if (load_u8(ip + wire::ip4_proto) != wire::proto_icmp || load_u8(ip + ihl) != 8 ||
@@ -475,7 +477,7 @@ inline nd_result icmp4_echo_reply(std::span<const std::byte> in, std::size_t l3_
     if (ours == nullptr) {
         return {nd_status::not_for_us, 0};
     }
-    if (wire::csum_fold(wire::csum_add(0, ip + ihl, tot - ihl)) != 0) {
+    if (inet_checksum(ip + ihl, tot - ihl) != 0) {
         return {nd_status::malformed, 0};
     }
     const std::size_t len = std::max(l3_off + tot, nd_min_frame);
@@ -494,11 +496,11 @@ inline nd_result icmp4_echo_reply(std::span<const std::byte> in, std::size_t l3_
     store_be32(oip + wire::ip4_dst, src);
     oip[wire::ip4_ttl] = std::byte{64};
     store_be16(oip + wire::ip4_csum, 0);
-    store_be16(oip + wire::ip4_csum, wire::csum_fold(wire::csum_add(0, oip, ihl)));
+    store_be16(oip + wire::ip4_csum, inet_checksum(oip, ihl));
     std::byte* ic = oip + ihl;
     ic[0] = std::byte{0};
     store_be16(ic + 2, 0);
-    store_be16(ic + 2, wire::csum_fold(wire::csum_add(0, ic, tot - ihl)));
+    store_be16(ic + 2, inet_checksum(ic, tot - ihl));
     std::memset(o + l3_off + tot, 0, len - l3_off - tot);
     return {nd_status::reply, len};
 }
@@ -518,7 +520,7 @@ inline nd_result icmp6_echo_reply(std::span<const std::byte> in, std::size_t l3_
         return {nd_status::ignored, 0};
     }
     if (plen < 8 || in.size() < l3_off + wire::ip6_hdr_len + plen ||
-        wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+        ipv6_l4_checksum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
         return {nd_status::malformed, 0};
     }
     const local_v6* ours = me.find_v6(detail::u8p(ip + wire::ip6_dst), rx_port);
@@ -545,7 +547,7 @@ inline nd_result icmp6_echo_reply(std::span<const std::byte> in, std::size_t l3_
     oip[wire::ip6_hop_limit] = std::byte{64};
     oic[0] = std::byte{wire::icmp6_echo_reply};
     store_be16(oic + 2, 0);
-    store_be16(oic + 2, wire::ipv6_l4_csum(oip, oic, plen, wire::proto_icmpv6));
+    store_be16(oic + 2, ipv6_l4_checksum(oip, oic, plen, wire::proto_icmpv6));
     return {nd_status::reply, len};
 }
 

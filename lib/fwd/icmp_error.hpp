@@ -46,6 +46,7 @@
 #include "core/endian.hpp"
 #include "fwd/wire.hpp"
 #include "proto/ipv4.hpp"
+#include "proto/ipv6.hpp"
 
 namespace rocelab {
 
@@ -106,7 +107,7 @@ inline std::uint32_t make_icmp4_error(std::byte* frame, std::uint32_t len, std::
     icmp[1] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::host_unreachable ? 1 : 0)};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
-    store_be16(icmp + 2, wire::csum_fold(wire::csum_add(0, icmp, 8 + quote)));
+    store_be16(icmp + 2, inet_checksum(icmp, 8 + quote));
     return l3_off + total;
 }
 
@@ -148,7 +149,7 @@ inline std::uint32_t make_icmp6_error(std::byte* frame, std::uint32_t len, std::
     icmp[1] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::host_unreachable ? 3 : 0)};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
-    store_be16(icmp + 2, wire::ipv6_l4_csum(ip, icmp, plen, 58));
+    store_be16(icmp + 2, ipv6_l4_checksum(ip, icmp, plen, 58));
     return l3_off + hdr + quote;
 }
 

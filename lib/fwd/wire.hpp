@@ -1,9 +1,9 @@
 // wire.hpp - the few wire-format constants and helpers lib/fwd needs.
 //
 // lib/fwd deliberately does not depend on the contents of lib/proto: it only
-// needs Ethernet/ARP/IPv4/IPv6/ICMPv6 field offsets, the MAC address type and
-// the Internet checksum. Everything here is constexpr or inline, allocation
-// free and safe on the data path.
+// needs Ethernet/ARP/IPv4/IPv6/ICMPv6 field offsets and the MAC address type
+// (the Internet checksum is lib/proto's, proto/csum.hpp). Everything here is
+// constexpr or inline, allocation free and safe on the data path.
 //
 // Offsets are relative to the start of the header they name; a caller that
 // has a VLAN tag passes l3_off = 18 instead of 14 to the handlers.
@@ -86,55 +86,6 @@ inline constexpr std::uint8_t nd_opt_tll = 2;  // target link-layer address
 inline constexpr std::uint8_t na_flag_router = 0x80;
 inline constexpr std::uint8_t na_flag_solicited = 0x40;
 inline constexpr std::uint8_t na_flag_override = 0x20;
-
-// ---- Internet checksum (RFC 1071) ----
-
-// Adds `len` bytes at p (big-endian 16-bit words, odd tail padded with zero)
-// to a 32-bit partial sum. Fold with csum_fold().
-inline std::uint32_t csum_add(std::uint32_t sum, const std::byte* p, std::size_t len) noexcept {
-    std::uint64_t s = sum;
-    while (len >= 4) {
-        s += load_be32(p);
-        p += 4;
-        len -= 4;
-    }
-    if (len >= 2) {
-        s += load_be16(p);
-        p += 2;
-        len -= 2;
-    }
-    if (len == 1) {
-        s += static_cast<std::uint32_t>(load_u8(p)) << 8;
-    }
-    while (s >> 32) {
-        s = (s & 0xffffffffu) + (s >> 32);
-    }
-    return static_cast<std::uint32_t>(s);
-}
-
-// Folds a partial sum to 16 bits and complements it (the value to store).
-constexpr std::uint16_t csum_fold(std::uint32_t sum) noexcept {
-    while (sum >> 16) {
-        sum = (sum & 0xffffu) + (sum >> 16);
-    }
-    return static_cast<std::uint16_t>(~sum & 0xffffu);
-}
-
-// IPv6 upper-layer checksum (RFC 8200 section 8.1): pseudo-header of source,
-// destination, 32-bit upper-layer length and next header, then the payload.
-// The checksum field inside `l4` must be zero when computing, or left in place
-// when verifying (a valid packet then yields 0).
-inline std::uint16_t ipv6_l4_csum(const std::byte* ip6, const std::byte* l4, std::size_t l4_len,
-                                  std::uint8_t next_header) noexcept {
-    std::uint32_t s = csum_add(0, ip6 + ip6_src, 32);
-    std::uint64_t t = s;
-    t += static_cast<std::uint32_t>(l4_len >> 16) + static_cast<std::uint32_t>(l4_len & 0xffff);
-    t += next_header;
-    while (t >> 32) {
-        t = (t & 0xffffffffu) + (t >> 32);
-    }
-    return csum_fold(csum_add(static_cast<std::uint32_t>(t), l4, l4_len));
-}
 
 inline mac_addr load_mac(const std::byte* p) noexcept {
     mac_addr m;

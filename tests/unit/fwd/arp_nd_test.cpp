@@ -1,7 +1,7 @@
 // arp_nd_test.cpp - ARP reply, IPv6 NS -> NA, ICMP echo bytes.
 //
 // Checksums are verified with an independent, straightforward RFC 1071
-// implementation over a byte vector (ref_csum below), not with wire.hpp.
+// implementation over a byte vector (ref_csum below), not with proto/csum.hpp.
 #include "fwd/arp_nd.hpp"
 
 #include <gtest/gtest.h>
@@ -99,7 +99,7 @@ bool range_ok(const bytes_t& f, std::size_t off, std::size_t len) {
 void fix_icmp6_csum(bytes_t& f, std::size_t l3) {
     f[l3 + 42] = f[l3 + 43] = std::byte{0};
     std::span<const std::byte> s(f);
-    const std::uint16_t c = wire::ipv6_l4_csum(s.data() + l3, s.data() + l3 + 40, u16(f, l3 + 4), 58);
+    const std::uint16_t c = ipv6_l4_checksum(s.data() + l3, s.data() + l3 + 40, u16(f, l3 + 4), 58);
     f[l3 + 42] = std::byte(c >> 8);
     f[l3 + 43] = std::byte(c & 0xff);
     ASSERT_TRUE(icmp6_csum_ok(f, l3));
