@@ -48,7 +48,7 @@
 
 #include "core/counter.hpp"
 #include "core/units.hpp"
-#include "fwd/wire.hpp"
+#include "proto/eth.hpp"
 
 namespace rocelab {
 

@@ -116,7 +116,7 @@ void check_reply(const nd_result& r, std::span<const std::byte> out, std::size_t
     FUZZ_CHECK(p.ok() && p.kind == want && p.l3_off == l3_off);
     if (want == frame_kind::ipv6) {
         const std::byte* ip = out.data() + l3_off;
-        FUZZ_CHECK(ipv6_l4_checksum(ip, ip + 40, load_be16(ip + 4), wire::proto_icmpv6) == 0);
+        FUZZ_CHECK(ipv6_l4_checksum(ip, ip + 40, load_be16(ip + 4), ip_proto_icmpv6) == 0);
     } else if (want == frame_kind::ipv4) {
         const std::byte* ip = out.data() + l3_off;
         const std::size_t ihl = std::size_t{load_u8(ip) & 0x0fu} * 4;
@@ -158,7 +158,7 @@ void responders(const std::byte* data, std::uint32_t len, const parsed_frame& pf
             const std::size_t n = nd_na_frame_len(l3);
             FUZZ_CHECK(n <= len);
             const std::byte* ip = copy.data() + l3;
-            FUZZ_CHECK(ipv6_l4_checksum(ip, ip + 40, na_icmp_len, wire::proto_icmpv6) == 0);
+            FUZZ_CHECK(ipv6_l4_checksum(ip, ip + 40, na_icmp_len, ip_proto_icmpv6) == 0);
         }
     }
 }
