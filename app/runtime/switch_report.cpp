@@ -82,14 +82,9 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("pool_shared_size", p.pool_shared_size());
     }
     if (p.mode() == fwd_mode::l2) {
-        // The FDB at the end of the run: stations, and its counters (fwd/fdb.hpp).
-        const fdb_counters fc = p.fdb_totals();
-        j.key("fdb");
+        j.key("fdb");  // the FDB at the end of the run
         j.begin_object();
-        j.kv("entries", p.fdb_size());
-#define ROCELAB_PUT_FDB(name) j.kv(#name, fc.name);
-        ROCELAB_FDB_COUNTERS(ROCELAB_PUT_FDB)
-#undef ROCELAB_PUT_FDB
+        put_fdb(p, put);
         j.end_object();
     }
     if (p.mode() == fwd_mode::l3) {

@@ -134,12 +134,8 @@ int cmd_pfc(const switch_pipeline& p, const telemetry_info& info, const char* pa
 
 // The L2 FDB: stations in the table, then every counter (fwd/fdb.hpp).
 int cmd_fdb(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
-    const fdb_counters c = p.fdb_totals();
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_u64(d, "entries", p.fdb_size());
-#define ROCELAB_TEL_FDB(name) rte_tel_data_add_dict_u64(d, #name, c.name);
-    ROCELAB_FDB_COUNTERS(ROCELAB_TEL_FDB)
-#undef ROCELAB_TEL_FDB
+    runtime::put_fdb(p, runtime::dict_put(d));
     return 0;
 }
 
