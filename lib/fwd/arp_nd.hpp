@@ -42,6 +42,7 @@
 #include "core/endian.hpp"
 #include "fwd/local_addr.hpp"
 #include "fwd/wire.hpp"
+#include "proto/arp.hpp"
 #include "proto/csum.hpp"
 #include "proto/ipv6.hpp"
 
@@ -82,16 +83,16 @@ nd_result arp_reply_impl(std::span<const std::byte> in, std::size_t l3_off, std:
         return {nd_status::malformed, 0};
     }
     const std::byte* a = in.data() + l3_off;
-    if (load_be16(a + wire::arp_htype) != 1 || load_be16(a + wire::arp_ptype) != ethertype_ipv4 ||
-        load_u8(a + wire::arp_hlen) != 6 || load_u8(a + wire::arp_plen) != 4) {
+    if (!arp_is_eth_ipv4(a)) {
         return {nd_status::malformed, 0};
     }
-    if (load_be16(a + wire::arp_oper) != arp_op_request) {
+    const arp_cview v(a);
+    if (v.oper() != arp_op_request) {
         return {nd_status::ignored, 0};
     }
-    const mac_addr sha = load_mac(a + wire::arp_sha);
-    const std::uint32_t spa = load_be32(a + wire::arp_spa);
-    const std::uint32_t tpa = load_be32(a + wire::arp_tpa);
+    const mac_addr sha = v.sha();
+    const std::uint32_t spa = v.spa();
+    const std::uint32_t tpa = v.tpa();
     if ((sha[0] & 1u) != 0) {
         return {nd_status::malformed, 0};
     }
@@ -112,15 +113,7 @@ nd_result arp_reply_impl(std::span<const std::byte> in, std::size_t l3_off, std:
     store_mac(o + wire::eth_dst, sha);
     store_mac(o + wire::eth_src, *ours);
     std::byte* r = o + l3_off;
-    store_be16(r + wire::arp_htype, 1);
-    store_be16(r + wire::arp_ptype, ethertype_ipv4);
-    r[wire::arp_hlen] = std::byte{6};
-    r[wire::arp_plen] = std::byte{4};
-    store_be16(r + wire::arp_oper, arp_op_reply);
-    store_mac(r + wire::arp_sha, *ours);
-    store_be32(r + wire::arp_spa, tpa);
-    store_mac(r + wire::arp_tha, sha);
-    store_be32(r + wire::arp_tpa, spa);
+    write_arp(r, arp_op_reply, *ours, tpa, sha, spa);
     std::memset(r + arp_len, 0, len - l3_off - arp_len);
     return {nd_status::reply, len};
 }
@@ -254,7 +247,7 @@ inline nd_result nd_advertise(std::span<const std::byte> in, std::size_t l3_off,
 
 // ARP target protocol address (host order); arp points at the ARP header.
 inline std::uint32_t arp_target_ip(const std::byte* arp) noexcept {
-    return load_be32(arp + wire::arp_tpa);
+    return arp_cview(arp).tpa();
 }
 
 // Rewrites an ARP request in frame[0, len) into the reply from our_mac, in
@@ -332,14 +325,14 @@ inline arp_info arp_parse(const std::byte* frame, std::size_t len, std::size_t l
         return r;
     }
     const std::byte* a = frame + l3_off;
-    if (load_be16(a + wire::arp_htype) != 1 || load_be16(a + wire::arp_ptype) != ethertype_ipv4 ||
-        load_u8(a + wire::arp_hlen) != 6 || load_u8(a + wire::arp_plen) != 4) {
+    if (!arp_is_eth_ipv4(a)) {
         return r;
     }
-    r.oper = load_be16(a + wire::arp_oper);
-    r.sha = load_mac(a + wire::arp_sha);
-    r.spa = load_be32(a + wire::arp_spa);
-    r.tpa = load_be32(a + wire::arp_tpa);
+    const arp_cview v(a);
+    r.oper = v.oper();
+    r.sha = v.sha();
+    r.spa = v.spa();
+    r.tpa = v.tpa();
     r.ok = (r.oper == arp_op_request || r.oper == arp_op_reply) && (r.sha[0] & 1u) == 0;
     return r;
 }
@@ -349,22 +342,8 @@ inline arp_info arp_parse(const std::byte* frame, std::size_t len, std::size_t l
 // RFC 1122 2.3.2.1). Needs 60 bytes at out; returns the frame length.
 inline std::size_t arp_make_request(std::byte* out, const mac_addr& our_mac, std::uint32_t our_ip,
                                     std::uint32_t target, const mac_addr* to = nullptr) noexcept {
-    static constexpr mac_addr bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    std::memset(out, 0, nd_min_frame);
-    store_mac(out + wire::eth_dst, to != nullptr ? *to : bcast);
-    store_mac(out + wire::eth_src, our_mac);
-    store_be16(out + wire::eth_type, ethertype_arp);
-    std::byte* a = out + eth_hdr_len;
-    store_be16(a + wire::arp_htype, 1);
-    store_be16(a + wire::arp_ptype, ethertype_ipv4);
-    a[wire::arp_hlen] = std::byte{6};
-    a[wire::arp_plen] = std::byte{4};
-    store_be16(a + wire::arp_oper, arp_op_request);
-    store_mac(a + wire::arp_sha, our_mac);
-    store_be32(a + wire::arp_spa, our_ip);
     // THA zero (RFC 826: "don't care" in a request).
-    store_be32(a + wire::arp_tpa, target);
-    return nd_min_frame;
+    return build_arp(out, arp_op_request, to != nullptr ? *to : mac_broadcast, our_mac, our_ip, mac_addr{}, target);
 }
 
 // Neighbor Solicitation / Advertisement, as received (RFC 4861 7.1.1, 7.1.2

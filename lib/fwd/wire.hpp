@@ -3,14 +3,15 @@
 //
 // The facts lib/proto defines are taken from it, not repeated here: the MAC
 // address type, load_mac/store_mac, EtherTypes and header lengths
-// (proto/eth.hpp), ARP's length and opcodes (proto/arp.hpp), IP protocol
-// numbers (proto/ipv4.hpp; ICMPv6's in proto/ipv6.hpp), the IPv6 header
-// length (proto/ipv6.hpp) and the Internet checksum (proto/csum.hpp,
+// (proto/eth.hpp), ARP's layout, length and opcodes (proto/arp.hpp: view,
+// arp_is_eth_ipv4, write_arp, build_arp), IP protocol numbers
+// (proto/ipv4.hpp; ICMPv6's in proto/ipv6.hpp), the IPv6 header length
+// (proto/ipv6.hpp) and the Internet checksum (proto/csum.hpp,
 // ipv6_l4_checksum in proto/ipv6.hpp). What lib/proto lacks stays here, in
-// namespace wire: the offsets of the fields lib/fwd's responders and hashes
-// touch (lib/proto's views spell them as accessors), and ICMPv6 neighbour
-// discovery. Everything here is constexpr, allocation free and safe on the
-// data path.
+// namespace wire: the offsets of the Ethernet, IPv4 and IPv6 fields lib/fwd's
+// responders and hashes read and rewrite in place (lib/proto's views spell
+// them as accessors), and ICMPv6 neighbour discovery. Everything here is
+// constexpr, allocation free and safe on the data path.
 //
 // Offsets are relative to the start of the header they name; a caller that
 // has a VLAN tag passes l3_off = 18 instead of 14 to the handlers.
@@ -30,17 +31,6 @@ namespace rocelab::wire {
 inline constexpr std::size_t eth_dst = 0;
 inline constexpr std::size_t eth_src = 6;
 inline constexpr std::size_t eth_type = 12;
-
-// ARP for IPv4 over Ethernet (RFC 826), arp_len bytes.
-inline constexpr std::size_t arp_htype = 0;
-inline constexpr std::size_t arp_ptype = 2;
-inline constexpr std::size_t arp_hlen = 4;
-inline constexpr std::size_t arp_plen = 5;
-inline constexpr std::size_t arp_oper = 6;
-inline constexpr std::size_t arp_sha = 8;
-inline constexpr std::size_t arp_spa = 14;
-inline constexpr std::size_t arp_tha = 18;
-inline constexpr std::size_t arp_tpa = 24;
 
 // IPv4 (RFC 791)
 inline constexpr std::size_t ip4_ver_ihl = 0;

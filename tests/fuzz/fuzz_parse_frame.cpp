@@ -150,7 +150,7 @@ void responders(const std::byte* data, std::uint32_t len, const parsed_frame& pf
     const std::uint8_t mac[6] = {0x02, 0x00, 0x00, 0x00, 0x01, 0x00};
     if (pf.kind == frame_kind::arp) {
         if (arp_make_reply(copy.data(), copy.size(), l3, mac)) {
-            FUZZ_CHECK(arp_target_ip(data + l3) == load_be32(copy.data() + l3 + wire::arp_spa));
+            FUZZ_CHECK(arp_target_ip(data + l3) == arp_cview(copy.data() + l3).spa());
         }
     }
     if (nd_is_solicitation(copy.data(), l3, copy.size())) {
