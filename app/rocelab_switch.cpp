@@ -104,7 +104,8 @@ Exit codes: 0 clean stop, 2 bad command line or configuration, 1 runtime error.
 Telemetry: dpdk-telemetry.py -f <file-prefix>, then /rocelab/ports,
 /rocelab/port,<name>, /rocelab/queues,<name>, /rocelab/buffer,<name>
 (ingress buffer per priority group, computed xoff/xon), /rocelab/pfc,<name>
-(PFC per priority and the watchdog), /rocelab/info, /rocelab/fdb,
+(PFC per priority and the watchdog), /rocelab/info, /rocelab/fdb (L2 stations
+and the FDB's counters: learned, moved, aged, hits, misses, ...),
 /rocelab/neigh (L3 neighbours: static and resolved by ARP/ND), /rocelab/workers
 (each worker lcore's ports, busy cycles, frames handed between workers).
 

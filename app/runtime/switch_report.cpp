@@ -81,6 +81,12 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.kv("pool_size", cfg.pool.size.v);
         j.kv("pool_shared_size", p.pool_shared_size());
     }
+    if (p.mode() == fwd_mode::l2) {
+        j.key("fdb");  // the FDB at the end of the run
+        j.begin_object();
+        put_fdb(p, put);
+        j.end_object();
+    }
     if (p.mode() == fwd_mode::l3) {
         // The neighbour table at the end of the run: static NEIGH entries and
         // what ARP/ND resolved (fwd/neigh_table.hpp).

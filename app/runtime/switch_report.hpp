@@ -60,6 +60,17 @@ void put_pg_counters(const sw::pg_status& st, Put&& put) {
 #undef ROCELAB_PUT_PG
 }
 
+// The FDB's stations and counters (fwd/fdb.hpp), as the JSON report's fdb
+// and /rocelab/fdb give them.
+template <typename Put>
+void put_fdb(const sw::switch_pipeline& p, Put&& put) {
+    const fdb_counters c = p.fdb_totals();
+    put("entries", p.fdb_size());
+#define ROCELAB_PUT_FDB(name) put(#name, read_counter(c.name));
+    ROCELAB_FDB_COUNTERS(ROCELAB_PUT_FDB)
+#undef ROCELAB_PUT_FDB
+}
+
 // An egress queue's counters (and its WRED thresholds, when it has a
 // profile), as the JSON report's queues and /rocelab/queues give them.
 template <typename Put>

@@ -132,9 +132,10 @@ int cmd_pfc(const switch_pipeline& p, const telemetry_info& info, const char* pa
     return 0;
 }
 
+// The L2 FDB: stations in the table, then every counter (fwd/fdb.hpp).
 int cmd_fdb(const switch_pipeline& p, const telemetry_info&, const char*, rte_tel_data* d) {
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_u64(d, "entries", p.fdb_size());
+    runtime::put_fdb(p, runtime::dict_put(d));
     return 0;
 }
 
@@ -192,7 +193,9 @@ constexpr runtime::tel_command commands[] = {
     {"/rocelab/ports", slot::port_names, "List port names"},
     {"/rocelab/port", slot::command<cmd_port>, "Port counters. Parameters: port name or index"},
     {"/rocelab/queues", slot::command<cmd_queues>, "Per-queue depth and counters. Parameters: port name or index"},
-    {"/rocelab/fdb", slot::command<cmd_fdb>, "L2 forwarding database summary"},
+    {"/rocelab/fdb", slot::command<cmd_fdb>,
+     "L2 forwarding database: entries and counters (learned, moved, aged, table_full, flushed, invalid_src, "
+     "hits, misses)"},
     {"/rocelab/neigh", slot::command<cmd_neigh>,
      "L3 neighbours: static NEIGH entries and those resolved by ARP/ND (state, MAC, port, hits)"},
     {"/rocelab/buffer", slot::command<cmd_buffer>,

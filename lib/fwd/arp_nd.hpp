@@ -42,6 +42,9 @@
 #include "core/endian.hpp"
 #include "fwd/local_addr.hpp"
 #include "fwd/wire.hpp"
+#include "proto/arp.hpp"
+#include "proto/csum.hpp"
+#include "proto/ipv6.hpp"
 
 namespace rocelab {
 
@@ -52,11 +55,11 @@ struct nd_result {
     std::size_t len = 0;
 };
 
-inline constexpr std::size_t nd_min_frame = 60;  // Ethernet minimum without FCS
+inline constexpr std::size_t nd_min_frame = eth_min_frame_len;  // 60: the Ethernet minimum without FCS
 
 namespace detail {
 inline bool ethertype_is(std::span<const std::byte> in, std::size_t l3_off, std::uint16_t t) noexcept {
-    return l3_off >= wire::eth_hdr_len && in.size() >= l3_off && load_be16(in.data() + l3_off - 2) == t;
+    return l3_off >= eth_hdr_len && in.size() >= l3_off && load_be16(in.data() + l3_off - 2) == t;
 }
 inline const std::uint8_t* u8p(const std::byte* p) noexcept {
     return reinterpret_cast<const std::uint8_t*>(p);
@@ -76,20 +79,20 @@ namespace detail {
 template <typename Find>
 nd_result arp_reply_impl(std::span<const std::byte> in, std::size_t l3_off, std::span<std::byte> out,
                          Find&& find) noexcept {
-    if (!detail::ethertype_is(in, l3_off, wire::ethertype_arp) || in.size() < l3_off + wire::arp_len) {
+    if (!detail::ethertype_is(in, l3_off, ethertype_arp) || in.size() < l3_off + arp_len) {
         return {nd_status::malformed, 0};
     }
     const std::byte* a = in.data() + l3_off;
-    if (load_be16(a + wire::arp_htype) != 1 || load_be16(a + wire::arp_ptype) != wire::ethertype_ipv4 ||
-        load_u8(a + wire::arp_hlen) != 6 || load_u8(a + wire::arp_plen) != 4) {
+    if (!arp_is_eth_ipv4(a)) {
         return {nd_status::malformed, 0};
     }
-    if (load_be16(a + wire::arp_oper) != wire::arp_op_request) {
+    const arp_cview v(a);
+    if (v.oper() != arp_op_request) {
         return {nd_status::ignored, 0};
     }
-    const mac_addr sha = wire::load_mac(a + wire::arp_sha);
-    const std::uint32_t spa = load_be32(a + wire::arp_spa);
-    const std::uint32_t tpa = load_be32(a + wire::arp_tpa);
+    const mac_addr sha = v.sha();
+    const std::uint32_t spa = v.spa();
+    const std::uint32_t tpa = v.tpa();
     if ((sha[0] & 1u) != 0) {
         return {nd_status::malformed, 0};
     }
@@ -101,25 +104,17 @@ nd_result arp_reply_impl(std::span<const std::byte> in, std::size_t l3_off, std:
         return {nd_status::not_for_us, 0};
     }
     // Pad to the Ethernet minimum when the buffer allows it.
-    const std::size_t len = std::max(l3_off + wire::arp_len, std::min(nd_min_frame, out.size()));
+    const std::size_t len = std::max(l3_off + arp_len, std::min(nd_min_frame, out.size()));
     if (out.size() < len) {
         return {nd_status::no_room, 0};
     }
     copy_l2(in, l3_off, out);
     std::byte* o = out.data();
-    wire::store_mac(o + wire::eth_dst, sha);
-    wire::store_mac(o + wire::eth_src, *ours);
+    store_mac(o + wire::eth_dst, sha);
+    store_mac(o + wire::eth_src, *ours);
     std::byte* r = o + l3_off;
-    store_be16(r + wire::arp_htype, 1);
-    store_be16(r + wire::arp_ptype, wire::ethertype_ipv4);
-    r[wire::arp_hlen] = std::byte{6};
-    r[wire::arp_plen] = std::byte{4};
-    store_be16(r + wire::arp_oper, wire::arp_op_reply);
-    wire::store_mac(r + wire::arp_sha, *ours);
-    store_be32(r + wire::arp_spa, tpa);
-    wire::store_mac(r + wire::arp_tha, sha);
-    store_be32(r + wire::arp_tpa, spa);
-    std::memset(r + wire::arp_len, 0, len - l3_off - wire::arp_len);
+    write_arp(r, arp_op_reply, *ours, tpa, sha, spa);
+    std::memset(r + arp_len, 0, len - l3_off - arp_len);
     return {nd_status::reply, len};
 }
 }  // namespace detail
@@ -141,22 +136,22 @@ namespace detail {
 template <typename Find>
 nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, std::span<std::byte> out,
                             bool router, Find&& find) noexcept {
-    if (!detail::ethertype_is(in, l3_off, wire::ethertype_ipv6) ||
-        in.size() < l3_off + wire::ip6_hdr_len + wire::nd_options) {
+    if (!detail::ethertype_is(in, l3_off, ethertype_ipv6) ||
+        in.size() < l3_off + ipv6_hdr_len + wire::nd_options) {
         return {nd_status::malformed, 0};
     }
     const std::byte* ip = in.data() + l3_off;
-    const std::byte* icmp = ip + wire::ip6_hdr_len;
+    const std::byte* icmp = ip + ipv6_hdr_len;
     const std::size_t plen = load_be16(ip + wire::ip6_payload_len);
-    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != wire::proto_icmpv6) {
+    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != ip_proto_icmpv6) {
         return {nd_status::ignored, 0};
     }
     if (load_u8(icmp) != wire::icmp6_ns) {
         return {nd_status::ignored, 0};
     }
-    if (plen < wire::nd_options || in.size() < l3_off + wire::ip6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
+    if (plen < wire::nd_options || in.size() < l3_off + ipv6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
         load_u8(ip + wire::ip6_hop_limit) != 255 ||
-        wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+        ipv6_l4_checksum(ip, icmp, plen, ip_proto_icmpv6) != 0) {
         return {nd_status::malformed, 0};
     }
     const std::uint8_t* target = detail::u8p(icmp + wire::nd_target);
@@ -175,7 +170,7 @@ nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, s
         }
         if (load_u8(icmp + off) == wire::nd_opt_sll && olen >= 8) {
             have_sll = true;
-            sll = wire::load_mac(icmp + off + 2);
+            sll = load_mac(icmp + off + 2);
         }
         off += olen;
     }
@@ -186,7 +181,7 @@ nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, s
     if (ours == nullptr) {
         return {nd_status::not_for_us, 0};
     }
-    const std::size_t len = l3_off + wire::ip6_hdr_len + na_icmp_len;
+    const std::size_t len = l3_off + ipv6_hdr_len + na_icmp_len;
     if (out.size() < len) {
         return {nd_status::no_room, 0};
     }
@@ -196,25 +191,25 @@ nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, s
     std::uint8_t our_ip[16];
     std::memcpy(our_ip, target, 16);
     const mac_addr our_mac = *ours;
-    const mac_addr frame_src = wire::load_mac(in.data() + wire::eth_src);
+    const mac_addr frame_src = load_mac(in.data() + wire::eth_src);
 
     copy_l2(in, l3_off, out);
     std::byte* o = out.data();
     std::byte* oip = o + l3_off;
-    std::byte* oic = oip + wire::ip6_hdr_len;
+    std::byte* oic = oip + ipv6_hdr_len;
     if (dad) {
         static constexpr mac_addr all_nodes_mac{0x33, 0x33, 0, 0, 0, 1};
         static constexpr std::uint8_t all_nodes[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-        wire::store_mac(o + wire::eth_dst, all_nodes_mac);
+        store_mac(o + wire::eth_dst, all_nodes_mac);
         std::memcpy(oip + wire::ip6_dst, all_nodes, 16);
     } else {
-        wire::store_mac(o + wire::eth_dst, have_sll ? sll : frame_src);
+        store_mac(o + wire::eth_dst, have_sll ? sll : frame_src);
         std::memcpy(oip + wire::ip6_dst, peer_ip, 16);
     }
-    wire::store_mac(o + wire::eth_src, our_mac);
+    store_mac(o + wire::eth_src, our_mac);
     store_be32(oip, 0x60000000u);
     store_be16(oip + wire::ip6_payload_len, static_cast<std::uint16_t>(na_icmp_len));
-    oip[wire::ip6_next] = std::byte{wire::proto_icmpv6};
+    oip[wire::ip6_next] = std::byte{ip_proto_icmpv6};
     oip[wire::ip6_hop_limit] = std::byte{255};
     std::memcpy(oip + wire::ip6_src, our_ip, 16);
     oic[0] = std::byte{wire::icmp6_na};
@@ -232,8 +227,8 @@ nd_result nd_advertise_impl(std::span<const std::byte> in, std::size_t l3_off, s
     std::memcpy(oic + wire::nd_target, our_ip, 16);
     oic[wire::nd_options] = std::byte{wire::nd_opt_tll};
     oic[wire::nd_options + 1] = std::byte{1};
-    wire::store_mac(oic + wire::nd_options + 2, our_mac);
-    store_be16(oic + 2, wire::ipv6_l4_csum(oip, oic, na_icmp_len, wire::proto_icmpv6));
+    store_mac(oic + wire::nd_options + 2, our_mac);
+    store_be16(oic + 2, ipv6_l4_checksum(oip, oic, na_icmp_len, ip_proto_icmpv6));
     return {nd_status::reply, len};
 }
 }  // namespace detail
@@ -252,7 +247,7 @@ inline nd_result nd_advertise(std::span<const std::byte> in, std::size_t l3_off,
 
 // ARP target protocol address (host order); arp points at the ARP header.
 inline std::uint32_t arp_target_ip(const std::byte* arp) noexcept {
-    return load_be32(arp + wire::arp_tpa);
+    return arp_cview(arp).tpa();
 }
 
 // Rewrites an ARP request in frame[0, len) into the reply from our_mac, in
@@ -270,26 +265,26 @@ inline bool arp_make_reply(std::byte* frame, std::size_t len, std::size_t l3_off
 // Cheap pre-check: IPv6 + ICMPv6 Neighbor Solicitation with room for the
 // fixed part (nd_make_advert validates the rest).
 inline bool nd_is_solicitation(const std::byte* frame, std::size_t l3_off, std::size_t len) noexcept {
-    return len >= l3_off + wire::ip6_hdr_len + wire::nd_options && l3_off >= 2 &&
-           load_be16(frame + l3_off - 2) == wire::ethertype_ipv6 &&
-           load_u8(frame + l3_off + wire::ip6_next) == wire::proto_icmpv6 &&
-           load_u8(frame + l3_off + wire::ip6_hdr_len) == wire::icmp6_ns;
+    return len >= l3_off + ipv6_hdr_len + wire::nd_options && l3_off >= 2 &&
+           load_be16(frame + l3_off - 2) == ethertype_ipv6 &&
+           load_u8(frame + l3_off + wire::ip6_next) == ip_proto_icmpv6 &&
+           load_u8(frame + l3_off + ipv6_hdr_len) == wire::icmp6_ns;
 }
 
 // Same, for a Neighbor Solicitation or Advertisement.
 inline bool nd_is_nd(const std::byte* frame, std::size_t l3_off, std::size_t len) noexcept {
-    if (len < l3_off + wire::ip6_hdr_len + wire::nd_options || l3_off < 2 ||
-        load_be16(frame + l3_off - 2) != wire::ethertype_ipv6 ||
-        load_u8(frame + l3_off + wire::ip6_next) != wire::proto_icmpv6) {
+    if (len < l3_off + ipv6_hdr_len + wire::nd_options || l3_off < 2 ||
+        load_be16(frame + l3_off - 2) != ethertype_ipv6 ||
+        load_u8(frame + l3_off + wire::ip6_next) != ip_proto_icmpv6) {
         return false;
     }
-    const std::uint8_t t = load_u8(frame + l3_off + wire::ip6_hdr_len);
+    const std::uint8_t t = load_u8(frame + l3_off + ipv6_hdr_len);
     return t == wire::icmp6_ns || t == wire::icmp6_na;
 }
 
 // Target address of a Neighbor Solicitation or Advertisement (16 bytes).
 inline const std::uint8_t* nd_target(const std::byte* frame, std::size_t l3_off) noexcept {
-    return reinterpret_cast<const std::uint8_t*>(frame + l3_off + wire::ip6_hdr_len + wire::nd_target);
+    return reinterpret_cast<const std::uint8_t*>(frame + l3_off + ipv6_hdr_len + wire::nd_target);
 }
 
 // Rewrites a Neighbor Solicitation in frame[0, len) into the Neighbor
@@ -307,7 +302,7 @@ inline bool nd_make_advert(std::byte* frame, std::size_t len, std::size_t l3_off
            nd_status::reply;
 }
 inline constexpr std::size_t nd_na_frame_len(std::size_t l3_off) noexcept {
-    return l3_off + wire::ip6_hdr_len + na_icmp_len;
+    return l3_off + ipv6_hdr_len + na_icmp_len;
 }
 
 // ---- neighbour resolution: what the switch asks and what it learns ----
@@ -326,19 +321,19 @@ struct arp_info {
 
 inline arp_info arp_parse(const std::byte* frame, std::size_t len, std::size_t l3_off) noexcept {
     arp_info r;
-    if (len < l3_off + wire::arp_len || l3_off < 2 || load_be16(frame + l3_off - 2) != wire::ethertype_arp) {
+    if (len < l3_off + arp_len || l3_off < 2 || load_be16(frame + l3_off - 2) != ethertype_arp) {
         return r;
     }
     const std::byte* a = frame + l3_off;
-    if (load_be16(a + wire::arp_htype) != 1 || load_be16(a + wire::arp_ptype) != wire::ethertype_ipv4 ||
-        load_u8(a + wire::arp_hlen) != 6 || load_u8(a + wire::arp_plen) != 4) {
+    if (!arp_is_eth_ipv4(a)) {
         return r;
     }
-    r.oper = load_be16(a + wire::arp_oper);
-    r.sha = wire::load_mac(a + wire::arp_sha);
-    r.spa = load_be32(a + wire::arp_spa);
-    r.tpa = load_be32(a + wire::arp_tpa);
-    r.ok = (r.oper == wire::arp_op_request || r.oper == wire::arp_op_reply) && (r.sha[0] & 1u) == 0;
+    const arp_cview v(a);
+    r.oper = v.oper();
+    r.sha = v.sha();
+    r.spa = v.spa();
+    r.tpa = v.tpa();
+    r.ok = (r.oper == arp_op_request || r.oper == arp_op_reply) && (r.sha[0] & 1u) == 0;
     return r;
 }
 
@@ -347,22 +342,8 @@ inline arp_info arp_parse(const std::byte* frame, std::size_t len, std::size_t l
 // RFC 1122 2.3.2.1). Needs 60 bytes at out; returns the frame length.
 inline std::size_t arp_make_request(std::byte* out, const mac_addr& our_mac, std::uint32_t our_ip,
                                     std::uint32_t target, const mac_addr* to = nullptr) noexcept {
-    static constexpr mac_addr bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    std::memset(out, 0, nd_min_frame);
-    wire::store_mac(out + wire::eth_dst, to != nullptr ? *to : bcast);
-    wire::store_mac(out + wire::eth_src, our_mac);
-    store_be16(out + wire::eth_type, wire::ethertype_arp);
-    std::byte* a = out + wire::eth_hdr_len;
-    store_be16(a + wire::arp_htype, 1);
-    store_be16(a + wire::arp_ptype, wire::ethertype_ipv4);
-    a[wire::arp_hlen] = std::byte{6};
-    a[wire::arp_plen] = std::byte{4};
-    store_be16(a + wire::arp_oper, wire::arp_op_request);
-    wire::store_mac(a + wire::arp_sha, our_mac);
-    store_be32(a + wire::arp_spa, our_ip);
     // THA zero (RFC 826: "don't care" in a request).
-    store_be32(a + wire::arp_tpa, target);
-    return nd_min_frame;
+    return build_arp(out, arp_op_request, to != nullptr ? *to : mac_broadcast, our_mac, our_ip, mac_addr{}, target);
 }
 
 // Neighbor Solicitation / Advertisement, as received (RFC 4861 7.1.1, 7.1.2
@@ -379,18 +360,18 @@ struct nd_info {
 
 inline nd_info nd_parse(const std::byte* frame, std::size_t len, std::size_t l3_off) noexcept {
     nd_info r;
-    if (len < l3_off + wire::ip6_hdr_len + wire::nd_options || l3_off < 2 ||
-        load_be16(frame + l3_off - 2) != wire::ethertype_ipv6) {
+    if (len < l3_off + ipv6_hdr_len + wire::nd_options || l3_off < 2 ||
+        load_be16(frame + l3_off - 2) != ethertype_ipv6) {
         return r;
     }
     const std::byte* ip = frame + l3_off;
-    const std::byte* icmp = ip + wire::ip6_hdr_len;
+    const std::byte* icmp = ip + ipv6_hdr_len;
     const std::size_t plen = load_be16(ip + wire::ip6_payload_len);
-    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != wire::proto_icmpv6) { return r; }
+    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != ip_proto_icmpv6) { return r; }
     r.type = load_u8(icmp);
     if ((r.type != wire::icmp6_ns && r.type != wire::icmp6_na) || plen < wire::nd_options ||
-        len < l3_off + wire::ip6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
-        load_u8(ip + wire::ip6_hop_limit) != 255 || wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+        len < l3_off + ipv6_hdr_len + plen || load_u8(icmp + 1) != 0 ||
+        load_u8(ip + wire::ip6_hop_limit) != 255 || ipv6_l4_checksum(ip, icmp, plen, ip_proto_icmpv6) != 0) {
         return r;
     }
     const std::uint8_t want = r.type == wire::icmp6_ns ? wire::nd_opt_sll : wire::nd_opt_tll;
@@ -399,7 +380,7 @@ inline nd_info nd_parse(const std::byte* frame, std::size_t len, std::size_t l3_
         if (olen == 0 || off + olen > plen) { return r; }
         if (load_u8(icmp + off) == want && olen >= 8) {
             r.has_lladdr = true;
-            r.lladdr = wire::load_mac(icmp + off + 2);
+            r.lladdr = load_mac(icmp + off + 2);
         }
         off += olen;
     }
@@ -410,7 +391,7 @@ inline nd_info nd_parse(const std::byte* frame, std::size_t len, std::size_t l3_
     return r;
 }
 
-inline constexpr std::size_t ns_frame_len = wire::eth_hdr_len + wire::ip6_hdr_len + 32;  // 86
+inline constexpr std::size_t ns_frame_len = eth_hdr_len + ipv6_hdr_len + 32;  // 86
 
 // A Neighbor Solicitation for `target` from our_ip / our_mac with a source
 // link-layer option, to the target's solicited-node group (33:33:ff:xx:xx:xx,
@@ -418,8 +399,8 @@ inline constexpr std::size_t ns_frame_len = wire::eth_hdr_len + wire::ip6_hdr_le
 // RFC 4861 7.2.2). Needs ns_frame_len bytes at out; returns that length.
 inline std::size_t nd_make_solicit(std::byte* out, const mac_addr& our_mac, const std::uint8_t* our_ip,
                                    const std::uint8_t* target, const mac_addr* to = nullptr) noexcept {
-    std::byte* ip = out + wire::eth_hdr_len;
-    std::byte* ic = ip + wire::ip6_hdr_len;
+    std::byte* ip = out + eth_hdr_len;
+    std::byte* ic = ip + ipv6_hdr_len;
     std::uint8_t dst[16];
     mac_addr dmac;
     if (to != nullptr) {
@@ -431,12 +412,12 @@ inline std::size_t nd_make_solicit(std::byte* out, const mac_addr& our_mac, cons
         std::memcpy(dst + 13, target + 13, 3);
         dmac = mac_addr{0x33, 0x33, dst[12], dst[13], dst[14], dst[15]};
     }
-    wire::store_mac(out + wire::eth_dst, dmac);
-    wire::store_mac(out + wire::eth_src, our_mac);
-    store_be16(out + wire::eth_type, wire::ethertype_ipv6);
+    store_mac(out + wire::eth_dst, dmac);
+    store_mac(out + wire::eth_src, our_mac);
+    store_be16(out + wire::eth_type, ethertype_ipv6);
     store_be32(ip, 0x60000000u);
     store_be16(ip + wire::ip6_payload_len, 32);
-    ip[wire::ip6_next] = std::byte{wire::proto_icmpv6};
+    ip[wire::ip6_next] = std::byte{ip_proto_icmpv6};
     ip[wire::ip6_hop_limit] = std::byte{255};
     std::memcpy(ip + wire::ip6_src, our_ip, 16);
     std::memcpy(ip + wire::ip6_dst, dst, 16);
@@ -445,8 +426,8 @@ inline std::size_t nd_make_solicit(std::byte* out, const mac_addr& our_mac, cons
     std::memcpy(ic + wire::nd_target, target, 16);
     ic[wire::nd_options] = std::byte{wire::nd_opt_sll};
     ic[wire::nd_options + 1] = std::byte{1};
-    wire::store_mac(ic + wire::nd_options + 2, our_mac);
-    store_be16(ic + 2, wire::ipv6_l4_csum(ip, ic, 32, wire::proto_icmpv6));
+    store_mac(ic + wire::nd_options + 2, our_mac);
+    store_be16(ic + 2, ipv6_l4_checksum(ip, ic, 32, ip_proto_icmpv6));
     return ns_frame_len;
 }
 
@@ -455,17 +436,17 @@ inline std::size_t nd_make_solicit(std::byte* out, const mac_addr& our_mac, cons
 // ICMPv4 echo request to one of our addresses -> echo reply (same length).
 inline nd_result icmp4_echo_reply(std::span<const std::byte> in, std::size_t l3_off, const local_addrs& me,
                                   int rx_port, std::span<std::byte> out) noexcept {
-    if (!detail::ethertype_is(in, l3_off, wire::ethertype_ipv4) || in.size() < l3_off + wire::ip4_min_len) {
+    if (!detail::ethertype_is(in, l3_off, ethertype_ipv4) || in.size() < l3_off + ipv4_min_hdr_len) {
         return {nd_status::malformed, 0};
     }
     const std::byte* ip = in.data() + l3_off;
     const std::size_t ihl = std::size_t{load_u8(ip) & 0x0fu} * 4;
     const std::size_t tot = load_be16(ip + wire::ip4_total_len);
-    if ((load_u8(ip) >> 4) != 4 || ihl < wire::ip4_min_len || tot < ihl + 8 || in.size() < l3_off + tot ||
-        wire::csum_fold(wire::csum_add(0, ip, ihl)) != 0) {
+    if ((load_u8(ip) >> 4) != 4 || ihl < ipv4_min_hdr_len || tot < ihl + 8 || in.size() < l3_off + tot ||
+        inet_checksum(ip, ihl) != 0) {
         return {nd_status::malformed, 0};
     }
-    if (load_u8(ip + wire::ip4_proto) != wire::proto_icmp || load_u8(ip + ihl) != 8 ||
+    if (load_u8(ip + wire::ip4_proto) != ip_proto_icmp || load_u8(ip + ihl) != 8 ||
         (load_be16(ip + wire::ip4_frag) & 0x3fffu) != 0) {
         return {nd_status::ignored, 0};
     }
@@ -475,30 +456,30 @@ inline nd_result icmp4_echo_reply(std::span<const std::byte> in, std::size_t l3_
     if (ours == nullptr) {
         return {nd_status::not_for_us, 0};
     }
-    if (wire::csum_fold(wire::csum_add(0, ip + ihl, tot - ihl)) != 0) {
+    if (inet_checksum(ip + ihl, tot - ihl) != 0) {
         return {nd_status::malformed, 0};
     }
     const std::size_t len = std::max(l3_off + tot, nd_min_frame);
     if (out.size() < len) {
         return {nd_status::no_room, 0};
     }
-    const mac_addr peer = wire::load_mac(in.data() + wire::eth_src);
+    const mac_addr peer = load_mac(in.data() + wire::eth_src);
     if (out.data() != in.data()) {
         std::memmove(out.data(), in.data(), l3_off + tot);
     }
     std::byte* o = out.data();
     std::byte* oip = o + l3_off;
-    wire::store_mac(o + wire::eth_dst, peer);
-    wire::store_mac(o + wire::eth_src, ours->mac);
+    store_mac(o + wire::eth_dst, peer);
+    store_mac(o + wire::eth_src, ours->mac);
     store_be32(oip + wire::ip4_src, dst);
     store_be32(oip + wire::ip4_dst, src);
     oip[wire::ip4_ttl] = std::byte{64};
     store_be16(oip + wire::ip4_csum, 0);
-    store_be16(oip + wire::ip4_csum, wire::csum_fold(wire::csum_add(0, oip, ihl)));
+    store_be16(oip + wire::ip4_csum, inet_checksum(oip, ihl));
     std::byte* ic = oip + ihl;
     ic[0] = std::byte{0};
     store_be16(ic + 2, 0);
-    store_be16(ic + 2, wire::csum_fold(wire::csum_add(0, ic, tot - ihl)));
+    store_be16(ic + 2, inet_checksum(ic, tot - ihl));
     std::memset(o + l3_off + tot, 0, len - l3_off - tot);
     return {nd_status::reply, len};
 }
@@ -506,30 +487,30 @@ inline nd_result icmp4_echo_reply(std::span<const std::byte> in, std::size_t l3_
 // ICMPv6 echo request to one of our unicast addresses -> echo reply.
 inline nd_result icmp6_echo_reply(std::span<const std::byte> in, std::size_t l3_off, const local_addrs& me,
                                   int rx_port, std::span<std::byte> out) noexcept {
-    if (!detail::ethertype_is(in, l3_off, wire::ethertype_ipv6) ||
-        in.size() < l3_off + wire::ip6_hdr_len + 8) {
+    if (!detail::ethertype_is(in, l3_off, ethertype_ipv6) ||
+        in.size() < l3_off + ipv6_hdr_len + 8) {
         return {nd_status::malformed, 0};
     }
     const std::byte* ip = in.data() + l3_off;
-    const std::byte* icmp = ip + wire::ip6_hdr_len;
+    const std::byte* icmp = ip + ipv6_hdr_len;
     const std::size_t plen = load_be16(ip + wire::ip6_payload_len);
-    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != wire::proto_icmpv6 ||
+    if ((load_u8(ip) >> 4) != 6 || load_u8(ip + wire::ip6_next) != ip_proto_icmpv6 ||
         load_u8(icmp) != wire::icmp6_echo_request) {
         return {nd_status::ignored, 0};
     }
-    if (plen < 8 || in.size() < l3_off + wire::ip6_hdr_len + plen ||
-        wire::ipv6_l4_csum(ip, icmp, plen, wire::proto_icmpv6) != 0) {
+    if (plen < 8 || in.size() < l3_off + ipv6_hdr_len + plen ||
+        ipv6_l4_checksum(ip, icmp, plen, ip_proto_icmpv6) != 0) {
         return {nd_status::malformed, 0};
     }
     const local_v6* ours = me.find_v6(detail::u8p(ip + wire::ip6_dst), rx_port);
     if (ours == nullptr) {
         return {nd_status::not_for_us, 0};
     }
-    const std::size_t len = l3_off + wire::ip6_hdr_len + plen;
+    const std::size_t len = l3_off + ipv6_hdr_len + plen;
     if (out.size() < len) {
         return {nd_status::no_room, 0};
     }
-    const mac_addr peer = wire::load_mac(in.data() + wire::eth_src);
+    const mac_addr peer = load_mac(in.data() + wire::eth_src);
     std::uint8_t peer_ip[16];
     std::memcpy(peer_ip, ip + wire::ip6_src, 16);
     if (out.data() != in.data()) {
@@ -537,15 +518,15 @@ inline nd_result icmp6_echo_reply(std::span<const std::byte> in, std::size_t l3_
     }
     std::byte* o = out.data();
     std::byte* oip = o + l3_off;
-    std::byte* oic = oip + wire::ip6_hdr_len;
-    wire::store_mac(o + wire::eth_dst, peer);
-    wire::store_mac(o + wire::eth_src, ours->mac);
+    std::byte* oic = oip + ipv6_hdr_len;
+    store_mac(o + wire::eth_dst, peer);
+    store_mac(o + wire::eth_src, ours->mac);
     std::memcpy(oip + wire::ip6_src, ours->addr.data(), 16);
     std::memcpy(oip + wire::ip6_dst, peer_ip, 16);
     oip[wire::ip6_hop_limit] = std::byte{64};
     oic[0] = std::byte{wire::icmp6_echo_reply};
     store_be16(oic + 2, 0);
-    store_be16(oic + 2, wire::ipv6_l4_csum(oip, oic, plen, wire::proto_icmpv6));
+    store_be16(oic + 2, ipv6_l4_checksum(oip, oic, plen, ip_proto_icmpv6));
     return {nd_status::reply, len};
 }
 

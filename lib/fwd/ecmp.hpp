@@ -109,7 +109,7 @@ inline std::uint32_t flow_hash_ipv4_hdr(const std::byte* ip, std::size_t len, st
     const bool frag = (load_be16(ip + wire::ip4_frag) & 0x3fffu) != 0;  // MF or offset
     std::uint16_t sp = 0;
     std::uint16_t dp = 0;
-    if ((proto == wire::proto_udp || proto == wire::proto_tcp) && !frag && len >= ihl + 4) {
+    if ((proto == ip_proto_udp || proto == ip_proto_tcp) && !frag && len >= ihl + 4) {
         sp = load_be16(ip + ihl);
         dp = load_be16(ip + ihl + 2);
     }
@@ -121,9 +121,9 @@ inline std::uint32_t flow_hash_ipv6_hdr(const std::byte* ip, std::size_t len, st
     const std::uint8_t nh = load_u8(ip + wire::ip6_next);
     std::uint16_t sp = 0;
     std::uint16_t dp = 0;
-    if ((nh == wire::proto_udp || nh == wire::proto_tcp) && len >= wire::ip6_hdr_len + 4) {
-        sp = load_be16(ip + wire::ip6_hdr_len);
-        dp = load_be16(ip + wire::ip6_hdr_len + 2);
+    if ((nh == ip_proto_udp || nh == ip_proto_tcp) && len >= ipv6_hdr_len + 4) {
+        sp = load_be16(ip + ipv6_hdr_len);
+        dp = load_be16(ip + ipv6_hdr_len + 2);
     }
     return flow_hash_v6(reinterpret_cast<const std::uint8_t*>(ip + wire::ip6_src),
                         reinterpret_cast<const std::uint8_t*>(ip + wire::ip6_dst), nh, sp, dp, seed);

@@ -20,7 +20,8 @@
 //
 // Threading
 //   Single owner (one lcore). Telemetry ("show fdb") must reach it through the
-//   owner's control ring, or take a snapshot with for_each() from that lcore.
+//   owner's control ring, or take a snapshot with for_each() from that lcore;
+//   the counters alone may be read from any thread (counter64).
 //
 // Counters (fdb_counters)
 //   learned     new stations inserted
@@ -28,9 +29,9 @@
 //   aged        entries removed because they expired (age() sweep or reuse
 //               of an expired slot by learn())
 //   table_full  learns refused: size() == capacity or no cuckoo path found
+//   flushed     entries removed by flush_port()/flush()/remove()
 //   invalid_src learns refused: multicast/broadcast or all-zero source MAC
 //   hits/misses lookups (a miss includes an expired entry)
-//   flushed     entries removed by flush_port()/flush()/remove()
 //
 // Config example (switch_cfg): `fdb_aging: 300s`; capacity is a build-time
 // choice of the pipeline (e.g. fdb{16384, cfg.fdb_aging, cfg.seed}).
@@ -45,8 +46,9 @@
 #include <memory>
 #include <new>
 
+#include "core/counter.hpp"
 #include "core/units.hpp"
-#include "fwd/wire.hpp"
+#include "proto/eth.hpp"
 
 namespace rocelab {
 
@@ -69,15 +71,19 @@ inline bool is_link_local_reserved(const std::uint8_t* mac) noexcept {
            (mac[5] & 0xF0u) == 0x00;
 }
 
+// The table's counters as two lists (core/counter.hpp's pattern), which give
+// the struct, the switch's totals and every report of them, in this order:
+// the writes to the table (learned, moved, aged, table_full, flushed), which
+// each copy of a replicated table counts for itself, and what the frames
+// looked up (invalid_src, hits, misses), which only the table the frame met
+// counts. counter64: the owner lcore counts, telemetry reads meanwhile.
+// clang-format off
+#define ROCELAB_FDB_TABLE_COUNTERS(X) X(learned) X(moved) X(aged) X(table_full) X(flushed)
+#define ROCELAB_FDB_LOOKUP_COUNTERS(X) X(invalid_src) X(hits) X(misses)
+#define ROCELAB_FDB_COUNTERS(X) ROCELAB_FDB_TABLE_COUNTERS(X) ROCELAB_FDB_LOOKUP_COUNTERS(X)
+// clang-format on
 struct fdb_counters {
-    std::uint64_t learned = 0;
-    std::uint64_t moved = 0;
-    std::uint64_t aged = 0;
-    std::uint64_t table_full = 0;
-    std::uint64_t invalid_src = 0;
-    std::uint64_t hits = 0;
-    std::uint64_t misses = 0;
-    std::uint64_t flushed = 0;
+    ROCELAB_FDB_COUNTERS(ROCELAB_COUNTER64)
 };
 
 // One entry as reported to telemetry.

@@ -44,8 +44,8 @@
 #include <cstring>
 
 #include "core/endian.hpp"
-#include "fwd/wire.hpp"
 #include "proto/ipv4.hpp"
+#include "proto/ipv6.hpp"
 
 namespace rocelab {
 
@@ -106,7 +106,7 @@ inline std::uint32_t make_icmp4_error(std::byte* frame, std::uint32_t len, std::
     icmp[1] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::host_unreachable ? 1 : 0)};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
-    store_be16(icmp + 2, wire::csum_fold(wire::csum_add(0, icmp, 8 + quote)));
+    store_be16(icmp + 2, inet_checksum(icmp, 8 + quote));
     return l3_off + total;
 }
 
@@ -122,7 +122,7 @@ inline std::uint32_t make_icmp6_error(std::byte* frame, std::uint32_t len, std::
     static constexpr std::array<std::uint8_t, 16> unspecified{};
     if (std::memcmp(osrc, unspecified.data(), 16) == 0) { return 0; }
     const std::uint32_t dgram = std::min<std::uint32_t>(40u + load_be16(ip + 4), len - l3_off);
-    if (static_cast<std::uint8_t>(ip[6]) == 58) {  // ICMPv6 right after the header
+    if (static_cast<std::uint8_t>(ip[6]) == ip_proto_icmpv6) {  // ICMPv6 right after the header
         if (dgram < 41) { return 0; }
         if (static_cast<std::uint8_t>(ip[40]) < 128) { return 0; }  // an error message: never answered
     }
@@ -139,7 +139,7 @@ inline std::uint32_t make_icmp6_error(std::byte* frame, std::uint32_t len, std::
     const std::uint32_t plen = 8 + quote;
     store_be32(ip, 0x60000000u | (std::uint32_t{icmp_error_tos} << 20));
     store_be16(ip + 4, static_cast<std::uint16_t>(plen));
-    ip[6] = std::byte{58};
+    ip[6] = std::byte{ip_proto_icmpv6};
     ip[7] = std::byte{icmp_error_ttl};
     std::memcpy(ip + 8, src6, 16);
     std::memcpy(ip + 24, dst.data(), 16);
@@ -148,7 +148,7 @@ inline std::uint32_t make_icmp6_error(std::byte* frame, std::uint32_t len, std::
     icmp[1] = std::byte{static_cast<std::uint8_t>(k == icmp_error_kind::host_unreachable ? 3 : 0)};
     store_be16(icmp + 2, 0);
     store_be32(icmp + 4, 0);
-    store_be16(icmp + 2, wire::ipv6_l4_csum(ip, icmp, plen, 58));
+    store_be16(icmp + 2, ipv6_l4_checksum(ip, icmp, plen, ip_proto_icmpv6));
     return l3_off + hdr + quote;
 }
 

@@ -23,7 +23,7 @@
 #include <cstring>
 #include <span>
 
-#include "fwd/wire.hpp"
+#include "proto/eth.hpp"
 
 namespace rocelab {
 

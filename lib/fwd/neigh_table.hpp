@@ -54,7 +54,7 @@
 #include "core/counter.hpp"
 #include "core/endian.hpp"
 #include "core/units.hpp"
-#include "fwd/wire.hpp"
+#include "proto/eth.hpp"
 
 namespace rocelab {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "fwd/wire.hpp"
+#include "proto/eth.hpp"
 
 namespace rocelab {
 

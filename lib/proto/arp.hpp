@@ -1,4 +1,4 @@
-// arp.hpp - ARP (RFC 826) for Ethernet/IPv4, view and reply builder.
+// arp.hpp - ARP (RFC 826) for Ethernet/IPv4: view, body writer and frame builder.
 //
 // Layout (28 bytes): htype (2) = 1, ptype (2) = 0x0800, hlen (1) = 6,
 // plen (1) = 4, oper (2: 1 request, 2 reply), sha (6), spa (4), tha (6),
@@ -39,12 +39,10 @@ public:
     std::uint32_t tpa() const noexcept { return load_be32(_p + 24); }
 };
 
-// Writes an Ethernet + ARP frame (padded to 60 bytes); returns 60.
-inline std::uint32_t build_arp(std::byte* out, std::uint16_t oper, const mac_addr& eth_dst,
-                               const mac_addr& sha, std::uint32_t spa, const mac_addr& tha,
-                               std::uint32_t tpa) noexcept {
-    std::memset(out, 0, eth_min_frame_len);
-    std::byte* p = out + write_eth(out, eth_dst, sha, ethertype_arp);
+// Writes the arp_len-byte Ethernet/IPv4 ARP body at p (htype 1, ptype
+// 0x0800, hlen 6, plen 4, then the given fields); returns arp_len.
+inline std::uint32_t write_arp(std::byte* p, std::uint16_t oper, const mac_addr& sha, std::uint32_t spa,
+                               const mac_addr& tha, std::uint32_t tpa) noexcept {
     store_be32(p, 0x00010800u);
     store_be16(p + 4, 0x0604u);
     store_be16(p + 6, oper);
@@ -52,6 +50,15 @@ inline std::uint32_t build_arp(std::byte* out, std::uint16_t oper, const mac_add
     store_be32(p + 14, spa);
     store_mac(p + 18, tha);
     store_be32(p + 24, tpa);
+    return arp_len;
+}
+
+// Writes an Ethernet + ARP frame (padded to 60 bytes); returns 60.
+inline std::uint32_t build_arp(std::byte* out, std::uint16_t oper, const mac_addr& eth_dst,
+                               const mac_addr& sha, std::uint32_t spa, const mac_addr& tha,
+                               std::uint32_t tpa) noexcept {
+    std::memset(out, 0, eth_min_frame_len);
+    write_arp(out + write_eth(out, eth_dst, sha, ethertype_arp), oper, sha, spa, tha, tpa);
     return eth_min_frame_len;
 }
 

@@ -173,17 +173,7 @@ std::uint32_t build_roce_v4(std::span<std::byte> out, const roce_v4_params& p) n
 std::uint16_t ipv6_udp_checksum(const std::byte* ip6) noexcept {
     const std::uint32_t plen = load_be16(ip6 + 4);
     const std::byte* udp = ip6 + ipv6_hdr_len;
-    // Pseudo-header: addresses, upper-layer length, next header (RFC 8200 8.1).
-    std::uint64_t s = csum_add_native(ip6 + 8, 32, 0);
-    std::byte tail[8]{};
-    store_be32(tail, plen);
-    tail[7] = std::byte{ip_proto_udp};
-    s = csum_add_native(tail, 8, s);
-    s = csum_add_native(udp, plen & ~1u, s);
-    if ((plen & 1u) != 0) {
-        std::byte last[2] = {udp[plen - 1], std::byte{0}};
-        s = csum_add_native(last, 2, s);
-    }
+    std::uint64_t s = csum_add_bytes(udp, plen, ipv6_pseudo_sum(ip6, plen, ip_proto_udp));
     std::uint16_t stored;
     std::memcpy(&stored, udp + 6, 2);
     s += static_cast<std::uint16_t>(~stored);  // as if the field were 0

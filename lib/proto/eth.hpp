@@ -9,8 +9,8 @@
 //   VLAN tag (4): TPID 0x8100 (C-tag) or 0x88A8 (S-tag), then TCI:
 //     bits 15..13 PCP (802.1p priority), bit 12 DEI, bits 11..0 VID.
 //
-// mac_addr is the same alias as config/switch_cfg.hpp declares; repeating an
-// identical alias declaration in the same namespace is legal C++.
+// mac_addr is the one MAC address type: lib/fwd (through fwd/wire.hpp or
+// this header) and the configuration use it from here.
 // Counters: none (pure wire-format helpers).
 #pragma once
 

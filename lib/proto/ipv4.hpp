@@ -2,24 +2,14 @@
 //
 // What it does:
 //   * basic_ipv4_view: field access over a 20..60 byte IPv4 header.
-//   * ipv4_header_checksum / ipv4_checksum_ok: full RFC 791 header checksum.
-//   * csum_update16: RFC 1624 incremental update for one changed 16-bit word.
+//   * ipv4_header_checksum / ipv4_checksum_ok: full RFC 791 header checksum
+//     (the Internet checksum and its RFC 1624 incremental update, with their
+//     derivations: csum.hpp).
 //   * ipv4_set_tos / ipv4_set_ecn / ipv4_mark_ce / ipv4_dec_ttl: rewrite a
 //     field and patch the checksum incrementally (what a switch does per packet).
 // Counters: none; callers count what the return values tell them.
 //
 // Derivations:
-//   * Byte-order independence (RFC 1071 sec. 2(B)): the ones' complement sum of
-//     16-bit words read little-endian is the byte swap of the sum read
-//     big-endian, so we sum native loads and swap once at the end. Summing
-//     32-bit words into a 64-bit accumulator and folding (hi + lo, twice) is the
-//     same ones' complement sum (RFC 1071 sec. 2(C), "parallel summation").
-//   * RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), with + the ones' complement
-//     addition. A fold of a positive integer never yields 0, so the result is
-//     the unique non-zero representative of the class, exactly as a full
-//     recompute of a header whose word sum is non-zero (every IPv4 header: the
-//     version nibble is 4). Hence incremental == full, including the case
-//     where the checksum becomes 0x0000; 0xFFFF can never be produced.
 //   * The TOS byte shares the 16-bit word at offset 0 with version/IHL and TTL
 //     shares the word at offset 8 with the protocol.
 #pragma once
@@ -30,6 +20,7 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/csum.hpp"
 #include "proto/header_view.hpp"
 
 namespace rocelab {
@@ -49,42 +40,6 @@ inline constexpr std::uint8_t ecn_ce = 3;
 inline constexpr std::uint16_t ipv4_flag_df = 0x4000;
 inline constexpr std::uint16_t ipv4_flag_mf = 0x2000;
 inline constexpr std::uint16_t ipv4_frag_offset_mask = 0x1FFF;
-
-// Ones' complement fold of a wide accumulator to 16 bits (not inverted).
-constexpr std::uint16_t csum_fold(std::uint64_t s) noexcept {
-    s = (s & 0xFFFFFFFFu) + (s >> 32);
-    s = (s & 0xFFFFFFFFu) + (s >> 32);
-    s = (s & 0xFFFFu) + (s >> 16);
-    s = (s & 0xFFFFu) + (s >> 16);
-    s = (s & 0xFFFFu) + (s >> 16);
-    return static_cast<std::uint16_t>(s);
-}
-
-// Adds n bytes (n even) to a native-order partial sum; fold + bswap16 gives
-// the big-endian ones' complement sum.
-inline std::uint64_t csum_add_native(const std::byte* p, std::uint32_t n, std::uint64_t sum) noexcept {
-    while (n >= 4) {
-        std::uint32_t w;
-        std::memcpy(&w, p, 4);
-        sum += w;
-        p += 4;
-        n -= 4;
-    }
-    if (n >= 2) {
-        std::uint16_t w;
-        std::memcpy(&w, p, 2);
-        sum += w;
-    }
-    return sum;
-}
-
-// RFC 1624 eqn. 3, all values in host order.
-constexpr std::uint16_t csum_update16(std::uint16_t old_csum, std::uint16_t old_word,
-                                      std::uint16_t new_word) noexcept {
-    const std::uint32_t s = std::uint32_t(static_cast<std::uint16_t>(~old_csum)) +
-                            std::uint32_t(static_cast<std::uint16_t>(~old_word)) + new_word;
-    return static_cast<std::uint16_t>(~csum_fold(s));
-}
 
 // Checksum to store for a header of hlen bytes (the stored checksum field is
 // ignored). Host order; write it with store_be16(ip + 10, ...).

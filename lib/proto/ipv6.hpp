@@ -5,7 +5,9 @@
 // 1: TC = (w >> 20) & 0xFF, ECN = (w >> 20) & 3 = bits 5..4 of byte 1.
 // Then payload length (16, excludes the 40-byte header), next header (8), hop
 // limit (8), source (16 B, offset 8), destination (16 B, offset 24).
-// IPv6 has no header checksum, so rewrites are plain stores.
+// IPv6 has no header checksum, so rewrites are plain stores; an upper layer's
+// checksum (ICMPv6, UDP) covers a pseudo-header of the addresses, its length
+// and its next header (RFC 8200 8.1): ipv6_pseudo_sum, ipv6_l4_checksum.
 // Extension headers are not walked: RoCEv2 never uses them; a frame whose
 // next header is not UDP is reported with that next header as l4 proto.
 // Counters: none.
@@ -18,12 +20,14 @@
 #include <type_traits>
 
 #include "core/endian.hpp"
+#include "proto/csum.hpp"
 #include "proto/header_view.hpp"
 
 namespace rocelab {
 
 inline constexpr std::uint32_t ipv6_hdr_len = 40;
 inline constexpr std::uint8_t ipv6_next_none = 59;
+inline constexpr std::uint8_t ip_proto_icmpv6 = 58;  // next header (RFC 4443)
 
 using ipv6_addr = std::array<std::uint8_t, 16>;
 
@@ -80,6 +84,23 @@ inline std::uint8_t ipv6_dec_hop_limit(std::byte* ip6) noexcept {
     }
     ip6[7] = std::byte(h - 1u);
     return static_cast<std::uint8_t>(h - 1u);
+}
+
+// The pseudo-header's partial sum (RFC 8200 8.1): source, destination,
+// 32-bit upper-layer length, next header (csum.hpp's native order).
+inline std::uint64_t ipv6_pseudo_sum(const std::byte* ip6, std::uint32_t l4_len, std::uint8_t next_header) noexcept {
+    std::byte tail[8]{};
+    store_be32(tail, l4_len);
+    tail[7] = std::byte{next_header};
+    return csum_add_native(tail, 8, csum_add_native(ip6 + 8, 32, 0));
+}
+
+// Upper-layer checksum of the l4_len bytes at l4 under the IPv6 header ip6:
+// the value to store (host order) when the checksum field inside l4 is zero;
+// 0 when it is in place and right.
+inline std::uint16_t ipv6_l4_checksum(const std::byte* ip6, const std::byte* l4, std::uint32_t l4_len,
+                                      std::uint8_t next_header) noexcept {
+    return inet_checksum(l4, l4_len, ipv6_pseudo_sum(ip6, l4_len, next_header));
 }
 
 struct ipv6_hdr_params {

@@ -240,11 +240,11 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
     const bool for_us = a.ok && p.routes->is_local_v4(a.tpa);
     bool learned = false;
     if (a.ok && a.spa != 0 && a.spa != a.tpa) {  // not a probe (sender 0.0.0.0) nor an announcement
-        learned = neigh_learn(env, in, neigh_key::v4(a.spa), a.sha, for_us && a.oper == wire::arp_op_request, now);
+        learned = neigh_learn(env, in, neigh_key::v4(a.spa), a.sha, for_us && a.oper == arp_op_request, now);
     } else if (a.ok && a.spa == a.tpa && a.spa != 0) {  // gratuitous ARP: update only
         learned = neigh_learn(env, in, neigh_key::v4(a.spa), a.sha, false, now);
     }
-    if (for_us && a.oper == wire::arp_op_request && arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
+    if (for_us && a.oper == arp_op_request && arp_make_reply(d, rte_pktmbuf_data_len(m), f.l3_off, in.b.mac.data())) {
         ++w.c[in.idx].arp_replies;
         return back_out(in, tc);
     }
@@ -266,7 +266,7 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
     const std::uint32_t len = rte_pktmbuf_data_len(m);
     const nd_info nd = nd_parse(d, len, f.l3_off);
     if (nd.ok && nd.type == wire::icmp6_na) {
-        const mac_addr mac = nd.has_lladdr ? nd.lladdr : wire::load_mac(d + wire::eth_src);
+        const mac_addr mac = nd.has_lladdr ? nd.lladdr : load_mac(d + wire::eth_src);
         if (neigh_learn(env, in, neigh_key::v6_from(nd.target), mac, false, now)) {
             ++w.c[in.idx].neigh_consumed;
             return out_consumed;
@@ -298,7 +298,7 @@ bool neigh_learn(switch_env& env, port_rt& in, const neigh_key& k, const mac_add
     switch_pipeline::impl& p = env.p;
     worker_rt& w = env.w;
     const bool v4 = f.kind == frame_kind::ipv4;
-    if (f.l4_proto == (v4 ? wire::proto_icmp : wire::proto_icmpv6) && m->nb_segs == 1) {
+    if (f.l4_proto == (v4 ? ip_proto_icmp : ip_proto_icmpv6) && m->nb_segs == 1) {
         std::byte* d = data(m);
         const std::uint32_t len = rte_pktmbuf_data_len(m);
         const std::span<std::byte> fr(d, len + rte_pktmbuf_tailroom(m));

@@ -207,6 +207,23 @@ port_counters switch_pipeline::counters(std::size_t i) const noexcept {
     return out;
 }
 std::size_t switch_pipeline::fdb_size() const noexcept { return _p->workers[0]->table->size(); }
+fdb_counters switch_pipeline::fdb_totals() const noexcept {
+    // Every worker's copy of the table learns every station (its own learns
+    // and the others' replayed): the writes are one copy's, worker 0's, as
+    // fdb_size(); a frame is looked up by one worker only: those are summed.
+    fdb_counters t;
+    const fdb_counters& first = _p->workers[0]->table->counters();
+#define ROCELAB_FDB_ONE(name) t.name = read_counter(first.name);
+    ROCELAB_FDB_TABLE_COUNTERS(ROCELAB_FDB_ONE)
+#undef ROCELAB_FDB_ONE
+    for (const auto& w : _p->workers) {
+        const fdb_counters& c = w->table->counters();
+#define ROCELAB_FDB_ADD(name) t.name += read_counter(c.name);
+        ROCELAB_FDB_LOOKUP_COUNTERS(ROCELAB_FDB_ADD)
+#undef ROCELAB_FDB_ADD
+    }
+    return t;
+}
 std::size_t switch_pipeline::worker_count() const noexcept { return _p->workers.size(); }
 switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) noexcept { return *_p->views[k]; }
 const switch_pipeline::worker_view& switch_pipeline::worker(std::size_t k) const noexcept { return *_p->views[k]; }

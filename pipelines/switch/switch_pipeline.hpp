@@ -40,6 +40,7 @@
 
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
+#include "fwd/fdb.hpp"
 #include "fwd/neigh_table.hpp"
 #include "qos/mmu.hpp"
 #include "dpdk/port_io.hpp"
@@ -226,7 +227,11 @@ public:
     std::uint8_t paused_queues(std::size_t port, nanos now) const noexcept;
     // Time priority `prio` of `port`'s egress has spent paused by received PFC/PAUSE.
     nanos paused_time(std::size_t port, int prio, nanos now) const noexcept;
+    // The L2 FDB: stations in the table, and its counters (fwd/fdb.hpp):
+    // the table's writes as one worker's copy counts them (every copy learns
+    // every station), the lookups summed over the workers.
     std::size_t fdb_size() const noexcept;
+    fdb_counters fdb_totals() const noexcept;
     bool buffer_accounting() const noexcept;
     pg_status pg(std::size_t port, int pg) const noexcept;
     // Credit mode (qos/credit.hpp): the bytes (port, pg) holds now, the bytes

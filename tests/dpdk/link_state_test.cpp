@@ -75,10 +75,13 @@ TEST(link_state, down_flushes_releases_buffer_and_fdb_then_up_resumes) {
 
     // Learn h1 and h0 (one frame each way), then h0 -> h1 lossy TC (DSCP 0)
     // while h1 does not read: 6000 frames, more than its 4096-frame ring.
-    ASSERT_GE(send_n(tb, 1, 0, 0, 1), 1u);
+    // h1 -> h0 frames miss (h0 unknown), h0 -> h1 frames hit.
+    const std::uint64_t n_learn = send_n(tb, 1, 0, 0, 1);
+    ASSERT_GE(n_learn, 1u);
     ASSERT_TRUE(wait_for([&] { return tb.pipe->fdb_size() >= 1; }));
     tb.drain(tb.hosts[0].port_id);
-    ASSERT_GE(send_n(tb, 0, 1, 0, 6000), 6000u);
+    const std::uint64_t n_known = send_n(tb, 0, 1, 0, 6000);
+    ASSERT_GE(n_known, 6000u);
     ASSERT_TRUE(wait_for([&] { return tb.pipe->fdb_size() == 2; }));
     std::uint32_t queued = 0;
     ASSERT_TRUE(wait_for([&] {
@@ -106,6 +109,7 @@ TEST(link_state, down_flushes_releases_buffer_and_fdb_then_up_resumes) {
         EXPECT_FALSE(st.xoff) << "PG " << pg;
     }
     EXPECT_EQ(tb.pipe->fdb_size(), 1u) << "h1's entry (on the down port) is gone, h0's stays";
+    EXPECT_EQ(tb.pipe->fdb_totals().flushed, 1u) << "h1's entry, flushed with its port";
     EXPECT_EQ(tb.pipe->counters(1).tx_packets, tx_before) << "nothing sent on a down link";
 
     // While down: h0 -> h1 is unknown again and floods; the copy to the
@@ -130,6 +134,26 @@ TEST(link_state, down_flushes_releases_buffer_and_fdb_then_up_resumes) {
     std::size_t h1 = 0;
     ASSERT_TRUE(wait_for([&] { h1 += tb.drain(tb.hosts[1].port_id); return h1 == n_up; })) << h1;
     EXPECT_EQ(link_drops(tb, 1), drops_down + n_down) << "no drop after link up";
+
+    // The FDB's counters, from the frames above: two stations learned (h1,
+    // h0), h1's flushed with its port and never learned again (h1 sent
+    // nothing since). Lookups are cached per RX burst (at most max_burst
+    // frames, switch/l2_bridge.hpp): the n_known frames to a known h1 hit, at
+    // least once per burst; the h1 -> h0 frames (h0 not yet known) and the
+    // frames to h1 after its entry went miss.
+    const fdb_counters f = tb.pipe->fdb_totals();
+    constexpr std::uint64_t burst = sw::switch_pipeline::max_burst;
+    EXPECT_EQ(f.learned, 2u);
+    EXPECT_EQ(f.flushed, 1u);
+    EXPECT_EQ(tb.pipe->fdb_size(), 1u);
+    EXPECT_EQ(f.moved, 0u);
+    EXPECT_EQ(f.aged, 0u) << "aging is 300 s";
+    EXPECT_EQ(f.table_full, 0u);
+    EXPECT_EQ(f.invalid_src, 0u);
+    EXPECT_GE(f.hits, (n_known + burst - 1) / burst);
+    EXPECT_LE(f.hits, n_known);
+    EXPECT_GE(f.misses, 1 + (n_down + burst - 1) / burst + (n_up + burst - 1) / burst);
+    EXPECT_LE(f.misses, n_learn + n_down + n_up);
 
     tb.stop();
     for (const auto& h : tb.hosts) { tb.drain(h.port_id); }

@@ -278,6 +278,17 @@ PORT:
         # One extra copy per flooded frame (two targets), none once B is known.
         self.assertEqual(run.port("Ethernet0")["flood_copies"], 64)
         self.assertEqual(run.port("Ethernet2")["flood_copies"], 0)
+        # The report's FDB: two stations (A, B; C never speaks), learned once
+        # each. Lookups are cached per RX burst (at most 32 frames): the 64
+        # frames to C miss, 2..64 lookups; the 100 to B and the one to A hit,
+        # 1 + 4..101 lookups.
+        fdb = run.report["fdb"]
+        self.assertEqual({k: fdb[k] for k in ("entries", "learned", "moved", "aged", "table_full", "flushed",
+                                              "invalid_src")},
+                         {"entries": 2, "learned": 2, "moved": 0, "aged": 0, "table_full": 0, "flushed": 0,
+                          "invalid_src": 0}, fdb)
+        self.assertTrue(2 <= fdb["misses"] <= 64, fdb)
+        self.assertTrue(5 <= fdb["hits"] <= 101, fdb)
 
     def test_mac_control_to_unicast_or_tagged_is_not_relayed(self):
         """Found by tools/mkhostile.py: IEEE 802.3 clause 31 never passes a MAC
@@ -894,6 +905,14 @@ class CliTests(Base):
             self.assertGreater(q["q6"]["deq_packets"], 0)
             info = t.query("/rocelab/info")["/rocelab/info"]
             self.assertEqual(info["config"], cfg)
+            # One station (the replayed flow's source, on Ethernet0); its
+            # destination never speaks: every lookup misses.
+            fdb = t.query("/rocelab/fdb")["/rocelab/fdb"]
+            self.assertEqual(sorted(fdb), sorted(["entries", "learned", "moved", "aged", "table_full", "flushed",
+                                                  "invalid_src", "hits", "misses"]))
+            self.assertEqual((fdb["entries"], fdb["learned"], fdb["hits"], fdb["moved"], fdb["flushed"]),
+                             (1, 1, 0, 0, 0), fdb)
+            self.assertGreater(fdb["misses"], 0)
             t.close()
             # dpdk-telemetry.py itself reads the same commands.
             r = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input="/rocelab/ports\n", capture_output=True,
@@ -917,6 +936,11 @@ class CliTests(Base):
             self.assertEqual(qq["drop_packets"], 0, qn)
         q3 = next(x for x in p1["queues"] if x["queue"] == 3)
         self.assertGreater(q3["deq_packets"], 1000)
+        # Every frame received is looked up (RX bursts of at most 64, the
+        # result cached within one): rx/64 <= misses <= rx, and no hit.
+        fdb, rx = rep["fdb"], next(x for x in rep["ports"] if x["name"] == "Ethernet0")["rx_packets"]
+        self.assertEqual((fdb["entries"], fdb["learned"], fdb["hits"]), (1, 1, 0), fdb)
+        self.assertTrue(rx <= 64 * fdb["misses"] and fdb["misses"] <= rx, (rx, fdb))
         with open(csv) as f:
             lines = f.read().splitlines()
         self.assertEqual(lines[0], "time_s,port,queue,depth_bytes,paused,pfc_tx")

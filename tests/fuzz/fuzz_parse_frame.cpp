@@ -116,12 +116,12 @@ void check_reply(const nd_result& r, std::span<const std::byte> out, std::size_t
     FUZZ_CHECK(p.ok() && p.kind == want && p.l3_off == l3_off);
     if (want == frame_kind::ipv6) {
         const std::byte* ip = out.data() + l3_off;
-        FUZZ_CHECK(wire::ipv6_l4_csum(ip, ip + 40, load_be16(ip + 4), wire::proto_icmpv6) == 0);
+        FUZZ_CHECK(ipv6_l4_checksum(ip, ip + 40, load_be16(ip + 4), ip_proto_icmpv6) == 0);
     } else if (want == frame_kind::ipv4) {
         const std::byte* ip = out.data() + l3_off;
         const std::size_t ihl = std::size_t{load_u8(ip) & 0x0fu} * 4;
-        FUZZ_CHECK(wire::csum_fold(wire::csum_add(0, ip, ihl)) == 0);
-        FUZZ_CHECK(wire::csum_fold(wire::csum_add(0, ip + ihl, load_be16(ip + 2) - ihl)) == 0);
+        FUZZ_CHECK(inet_checksum(ip, ihl) == 0);
+        FUZZ_CHECK(inet_checksum(ip + ihl, load_be16(ip + 2) - ihl) == 0);
     }
 }
 
@@ -150,7 +150,7 @@ void responders(const std::byte* data, std::uint32_t len, const parsed_frame& pf
     const std::uint8_t mac[6] = {0x02, 0x00, 0x00, 0x00, 0x01, 0x00};
     if (pf.kind == frame_kind::arp) {
         if (arp_make_reply(copy.data(), copy.size(), l3, mac)) {
-            FUZZ_CHECK(arp_target_ip(data + l3) == load_be32(copy.data() + l3 + wire::arp_spa));
+            FUZZ_CHECK(arp_target_ip(data + l3) == arp_cview(copy.data() + l3).spa());
         }
     }
     if (nd_is_solicitation(copy.data(), l3, copy.size())) {
@@ -158,7 +158,7 @@ void responders(const std::byte* data, std::uint32_t len, const parsed_frame& pf
             const std::size_t n = nd_na_frame_len(l3);
             FUZZ_CHECK(n <= len);
             const std::byte* ip = copy.data() + l3;
-            FUZZ_CHECK(wire::ipv6_l4_csum(ip, ip + 40, na_icmp_len, wire::proto_icmpv6) == 0);
+            FUZZ_CHECK(ipv6_l4_checksum(ip, ip + 40, na_icmp_len, ip_proto_icmpv6) == 0);
         }
     }
 }

@@ -1,7 +1,7 @@
 // arp_nd_test.cpp - ARP reply, IPv6 NS -> NA, ICMP echo bytes.
 //
 // Checksums are verified with an independent, straightforward RFC 1071
-// implementation over a byte vector (ref_csum below), not with wire.hpp.
+// implementation over a byte vector (ref_csum below), not with proto/csum.hpp.
 #include "fwd/arp_nd.hpp"
 
 #include <gtest/gtest.h>
@@ -99,7 +99,7 @@ bool range_ok(const bytes_t& f, std::size_t off, std::size_t len) {
 void fix_icmp6_csum(bytes_t& f, std::size_t l3) {
     f[l3 + 42] = f[l3 + 43] = std::byte{0};
     std::span<const std::byte> s(f);
-    const std::uint16_t c = wire::ipv6_l4_csum(s.data() + l3, s.data() + l3 + 40, u16(f, l3 + 4), 58);
+    const std::uint16_t c = ipv6_l4_checksum(s.data() + l3, s.data() + l3 + 40, u16(f, l3 + 4), 58);
     f[l3 + 42] = std::byte(c >> 8);
     f[l3 + 43] = std::byte(c & 0xff);
     ASSERT_TRUE(icmp6_csum_ok(f, l3));
@@ -190,12 +190,12 @@ TEST(arp, reply_in_place_with_vlan_tag) {
     EXPECT_EQ(u16(f, 12), 0x8100);
     EXPECT_EQ(u16(f, 14), 0x6064);
     EXPECT_EQ(u16(f, 16), 0x0806);
-    EXPECT_EQ(wire::load_mac(f.data()), peer_mac);
-    EXPECT_EQ(wire::load_mac(f.data() + 6), our_mac);
+    EXPECT_EQ(load_mac(f.data()), peer_mac);
+    EXPECT_EQ(load_mac(f.data() + 6), our_mac);
     EXPECT_EQ(u16(f, 18 + 6), 2);
-    EXPECT_EQ(wire::load_mac(f.data() + 18 + 8), our_mac);
+    EXPECT_EQ(load_mac(f.data() + 18 + 8), our_mac);
     EXPECT_EQ(load_be32(f.data() + 18 + 14), our_ip);
-    EXPECT_EQ(wire::load_mac(f.data() + 18 + 18), peer_mac);
+    EXPECT_EQ(load_mac(f.data() + 18 + 18), peer_mac);
     EXPECT_EQ(load_be32(f.data() + 18 + 24), peer_ip);
     EXPECT_EQ(u8(f, 59), 0);  // padding zeroed
 }
@@ -248,7 +248,7 @@ TEST(nd, advertisement_without_sll_uses_frame_source) {
     const nd_result r = nd_advertise(ns, 14, me, 0, ns);
     ASSERT_EQ(r.status, nd_status::reply);
     ns.resize(r.len);
-    EXPECT_EQ(wire::load_mac(ns.data()), peer_mac);
+    EXPECT_EQ(load_mac(ns.data()), peer_mac);
     EXPECT_EQ(u8(ns, 14 + 44), 0xE0);
     EXPECT_TRUE(icmp6_csum_ok(ns, 14));
 }
@@ -263,7 +263,7 @@ TEST(nd, dad_probe_answered_to_all_nodes) {
     ASSERT_EQ(r.status, nd_status::reply);
     out.resize(r.len);
     const mac_addr all_nodes_mac{0x33, 0x33, 0, 0, 0, 1};
-    EXPECT_EQ(wire::load_mac(out.data()), all_nodes_mac);
+    EXPECT_EQ(load_mac(out.data()), all_nodes_mac);
     EXPECT_EQ(u8(out, 14 + 24), 0xff);
     EXPECT_EQ(u8(out, 14 + 39), 0x01);
     EXPECT_EQ(u8(out, 14 + 44), 0xA0) << "router + override, not solicited";
@@ -321,8 +321,8 @@ TEST(icmp, echo_v4_in_place) {
     const nd_result r = icmp4_echo_reply(f, 14, me, 0, f);
     ASSERT_EQ(r.status, nd_status::reply);
     EXPECT_EQ(r.len, 60u);
-    EXPECT_EQ(wire::load_mac(f.data()), peer_mac);
-    EXPECT_EQ(wire::load_mac(f.data() + 6), our_mac);
+    EXPECT_EQ(load_mac(f.data()), peer_mac);
+    EXPECT_EQ(load_mac(f.data() + 6), our_mac);
     EXPECT_EQ(load_be32(f.data() + 14 + 12), our_ip);
     EXPECT_EQ(load_be32(f.data() + 14 + 16), peer_ip);
     EXPECT_EQ(u8(f, 34), 0);
@@ -346,7 +346,7 @@ TEST(icmp, echo_v6) {
     ASSERT_EQ(r.status, nd_status::reply);
     out.resize(r.len);
     EXPECT_EQ(u8(out, 54), 129);
-    EXPECT_EQ(wire::load_mac(out.data()), peer_mac);
+    EXPECT_EQ(load_mac(out.data()), peer_mac);
     EXPECT_EQ(u8(out, 14 + 8 + 15), 1) << "src = our address";
     EXPECT_EQ(u8(out, 14 + 24 + 15), 2) << "dst = peer";
     EXPECT_TRUE(icmp6_csum_ok(out, 14));

@@ -294,27 +294,27 @@ TEST(neigh_frames, arp_request_and_ns_round_trip) {
     std::byte f[128] = {};
     const mac_addr our{0x02, 0, 0, 0, 1, 0};
     ASSERT_EQ(arp_make_request(f, our, 0x0a4e0101, 0x0a4e0102), nd_min_frame);
-    const arp_info a = arp_parse(f, nd_min_frame, wire::eth_hdr_len);
+    const arp_info a = arp_parse(f, nd_min_frame, eth_hdr_len);
     EXPECT_TRUE(a.ok);
-    EXPECT_EQ(a.oper, wire::arp_op_request);
+    EXPECT_EQ(a.oper, arp_op_request);
     EXPECT_EQ(a.sha, our);
     EXPECT_EQ(a.spa, 0x0a4e0101u);
     EXPECT_EQ(a.tpa, 0x0a4e0102u);
-    EXPECT_EQ(wire::load_mac(f), (mac_addr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
+    EXPECT_EQ(load_mac(f), (mac_addr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
     arp_make_request(f, our, 0x0a4e0101, 0x0a4e0102, &mac1);
-    EXPECT_EQ(wire::load_mac(f), mac1) << "unicast reconfirmation";
+    EXPECT_EQ(load_mac(f), mac1) << "unicast reconfirmation";
 
     const std::uint8_t src[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     const std::uint8_t tgt[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xab, 0xcd, 0xef};
     ASSERT_EQ(nd_make_solicit(f, our, src, tgt), ns_frame_len);
-    const nd_info n = nd_parse(f, ns_frame_len, wire::eth_hdr_len);
+    const nd_info n = nd_parse(f, ns_frame_len, eth_hdr_len);
     ASSERT_TRUE(n.ok) << "hop limit 255, checksum, options";
     EXPECT_EQ(n.type, wire::icmp6_ns);
     EXPECT_TRUE(n.has_lladdr);
     EXPECT_EQ(n.lladdr, our);
     EXPECT_EQ(std::memcmp(n.target, tgt, 16), 0);
-    EXPECT_EQ(wire::load_mac(f), (mac_addr{0x33, 0x33, 0xff, 0xab, 0xcd, 0xef})) << "solicited-node group";
+    EXPECT_EQ(load_mac(f), (mac_addr{0x33, 0x33, 0xff, 0xab, 0xcd, 0xef})) << "solicited-node group";
     EXPECT_TRUE(is_solicited_node_of(reinterpret_cast<const std::uint8_t*>(f) + 14 + wire::ip6_dst, tgt));
     f[70] = std::byte{0x55};  // corrupt the target address: the checksum fails
-    EXPECT_FALSE(nd_parse(f, ns_frame_len, wire::eth_hdr_len).ok);
+    EXPECT_FALSE(nd_parse(f, ns_frame_len, eth_hdr_len).ok);
 }
