@@ -2269,6 +2269,15 @@ void rank_file_prefix(std::vector<std::string>& args) {
     args.push_back("--file-prefix=rocelab-fabric-" + std::to_string(::getpid()));
 }
 
+#ifdef ROCELAB_WITH_MPI
+// Over ranks: the worst exit status of all ranks (a collective: every rank calls it).
+int worst_over_ranks(int rc) {
+    std::uint64_t worst = static_cast<std::uint64_t>(rc);
+    g_rk.tr->max(&worst, 1);
+    return static_cast<int>(worst);
+}
+#endif
+
 // Over ranks, a start-up step that can fail on one rank only: every rank
 // learns whether any failed. If one did, the failing ones say why (naming
 // their rank) and every rank leaves; rank 0 with status 2 (mpirun's exit
@@ -2484,11 +2493,7 @@ int main(int argc, char** argv) {
         // The steps above can fail on one rank only (its output folder or
         // its captures, on another machine): the run starts on every rank
         // or on none, so that no rank waits for a peer that left.
-        if (g_rk.on()) {
-            std::uint64_t worst = static_cast<std::uint64_t>(rc);
-            g_rk.tr->max(&worst, 1);
-            if (rc == 0 && worst != 0) { rc = static_cast<int>(worst); }
-        }
+        if (g_rk.on()) { rc = worst_over_ranks(rc); }
 #endif
         if (rc == 0) {
             std::printf("rocelab-fabric: %s (%s): %zu nodes, %zu cables, %s of %s%s\n", topo.name.c_str(),
@@ -2576,11 +2581,10 @@ int main(int argc, char** argv) {
     if (wrote_summary && o.plots) { summary_page(o.out); }  // the time series are closed by now
 #ifdef ROCELAB_WITH_MPI
     if (g_rk.on()) {  // rank 0 exits with the worst status of all (see die())
-        std::uint64_t worst = static_cast<std::uint64_t>(rc);
-        g_rk.tr->max(&worst, 1);
+        const int worst = worst_over_ranks(rc);
         g_rk.tr.reset();
         MPI_Finalize();
-        return g_rk.rank == 0 ? static_cast<int>(worst) : 0;
+        return g_rk.rank == 0 ? worst : 0;
     }
 #endif
     return rc;

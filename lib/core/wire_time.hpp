@@ -14,26 +14,36 @@
 
 namespace rocelab {
 
-[[gnu::always_inline]] inline void add_wire_time(std::int64_t& ns, std::uint64_t& rem, std::uint64_t wire_bytes,
-                                                 std::uint64_t rate) noexcept {
+// The wire time of `wire_bytes` at `rate`: (wire_bytes x 8 x 1e9) / rate ns,
+// as its quotient q and remainder r (0 <= r < rate).
+struct wire_cost {
+    std::uint64_t q = 0;
+    std::uint64_t r = 0;
+};
+[[gnu::always_inline]] inline wire_cost wire_cost_of(std::uint64_t wire_bytes, std::uint64_t rate) noexcept {
     constexpr std::uint64_t ns_per_s = 1'000'000'000ULL;
-    std::uint64_t q;
-    std::uint64_t r;
     if (wire_bytes <= UINT64_MAX / (8 * ns_per_s)) {
         const std::uint64_t num = wire_bytes * 8 * ns_per_s;
-        q = num / rate;
-        r = num % rate;
-    } else {
-        const unsigned __int128 num = static_cast<unsigned __int128>(wire_bytes) * 8 * ns_per_s;
-        q = static_cast<std::uint64_t>(num / rate);
-        r = static_cast<std::uint64_t>(num % rate);
+        return {num / rate, num % rate};
     }
-    ns += static_cast<std::int64_t>(q);
-    rem += r;
+    const unsigned __int128 num = static_cast<unsigned __int128>(wire_bytes) * 8 * ns_per_s;
+    return {static_cast<std::uint64_t>(num / rate), static_cast<std::uint64_t>(num % rate)};
+}
+
+// Advance t = ns + rem / rate by a cost computed at the same rate.
+[[gnu::always_inline]] inline void add_wire_cost(std::int64_t& ns, std::uint64_t& rem, wire_cost c,
+                                                 std::uint64_t rate) noexcept {
+    ns += static_cast<std::int64_t>(c.q);
+    rem += c.r;
     if (rem >= rate) {
         rem -= rate;
         ++ns;
     }
+}
+
+[[gnu::always_inline]] inline void add_wire_time(std::int64_t& ns, std::uint64_t& rem, std::uint64_t wire_bytes,
+                                                 std::uint64_t rate) noexcept {
+    add_wire_cost(ns, rem, wire_cost_of(wire_bytes, rate), rate);
 }
 
 }  // namespace rocelab

@@ -104,7 +104,7 @@ public:
             _tat_rem = 0;
             _tau_ns = 0;
             _next = INT64_MIN / 4;
-            _memo = {};
+            forget_memo();
             return;
         }
         if (_rate != 0) {
@@ -115,7 +115,7 @@ public:
         _rate = r.v;
         _tau_ns = tau_of(_rate);
         _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
-        _memo = {};
+        forget_memo();
     }
 
     // Change the rate at `now` (DCQCN's reaction point, per rate change): as
@@ -135,7 +135,7 @@ public:
             _rate = r.v;
             _tau_ns = tau_of(_rate);
             _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
-            _memo = {};
+            forget_memo();
             return;
         }
         set_rate(r);
@@ -156,25 +156,23 @@ public:
 private:
     static constexpr std::uint64_t ns_per_s = 1'000'000'000ULL;
 
+    void forget_memo() noexcept {
+        _memo_wire = 0;
+        _memo = {};
+    }
+
     std::int64_t tau_of(std::uint64_t rate) const noexcept {
         const auto t = static_cast<std::int64_t>(static_cast<unsigned __int128>(_burst) * 8u * ns_per_s / rate);
         return t > _min_tau ? t : _min_tau;
     }
 
-    // add_wire_time(), with the division of the last wire size kept.
+    // add_wire_time(), with the cost of the last wire size kept.
     void add_bytes(std::uint64_t wire) noexcept {
-        if (wire != _memo.wire) [[unlikely]] {
-            std::int64_t q = 0;
-            std::uint64_t r = 0;
-            add_wire_time(q, r, wire, _rate);
-            _memo = {wire, q, r};
+        if (wire != _memo_wire) [[unlikely]] {
+            _memo = wire_cost_of(wire, _rate);
+            _memo_wire = wire;
         }
-        _tat_ns += _memo.q;
-        _tat_rem += _memo.r;
-        if (_tat_rem >= _rate) {
-            _tat_rem -= _rate;
-            ++_tat_ns;
-        }
+        add_wire_cost(_tat_ns, _tat_rem, _memo, _rate);
     }
 
     std::int64_t _next = INT64_MIN / 4;  // ceil(TAT - tau): hot, read by conforms()
@@ -185,11 +183,8 @@ private:
     std::uint64_t _burst = 0;
     std::uint64_t _overhead = default_overhead.v;
     std::int64_t _min_tau = 0;
-    struct memo {
-        std::uint64_t wire = 0;  // wire bytes 0 take 0 ns: a valid entry for any rate
-        std::int64_t q = 0;
-        std::uint64_t r = 0;
-    } _memo;
+    std::uint64_t _memo_wire = 0;  // the wire size _memo is the cost of (0 costs 0 at any rate)
+    wire_cost _memo{};
 };
 
 }  // namespace rocelab
