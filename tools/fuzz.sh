@@ -2,7 +2,7 @@
 # fuzz.sh [SECONDS_PER_TARGET] - build the libFuzzer targets (tests/fuzz) into
 # ./build-fuzz (clang, -Dfuzz=true: ASan + UBSan; configured once by
 # tools/instrumented_tree.sh, shared with tools/sanitize.sh) and run
-# each for a bounded time, one after another, at nice 10.
+# each for a bounded time, two at a time (FUZZ_JOBS), at nice 10.
 #
 # Each target starts from a copy of its seed corpus (tests/fuzz/corpus/<t>)
 # in a temporary directory, so the repository's corpus never grows. Per
@@ -33,10 +33,11 @@ quiet_ninja -C build-fuzz fuzz
 
 work="$(mktemp -d /tmp/rocelab-fuzz.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-summary=()
-for t in "${targets[@]}"; do
+# fuzz_one T: run target T; its report goes to $work/T.out, and $work/T.ok
+# exists when it passed. Targets run FUZZ_JOBS at a time (default 2, one per
+# CPU here: each libFuzzer process is single-threaded).
+fuzz_one() {
+  local t="$1" bin art extra log rc runs eps crash line before after
   bin="build-fuzz/tests/fuzz/$t"
   art="build-fuzz/artifacts/$t"
   mkdir -p "$work/$t" "$art"
@@ -55,7 +56,7 @@ for t in "${targets[@]}"; do
   eps="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
   crash="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)"
   if ((rc == 0)) && [[ -z "$crash" ]]; then
-    passed=$((passed + 1))
+    touch "$work/$t.ok"
     line="$t: ok, ${runs:-?} inputs in ${secs}s (${eps:-?} exec/s)"
     if [[ "${FUZZ_MERGE:-0}" == 1 ]]; then
       # Grow the repository's corpus with what this run found that adds
@@ -67,7 +68,6 @@ for t in "${targets[@]}"; do
       line+="; corpus $before -> $after inputs"
     fi
   else
-    failed=$((failed + 1))
     line="$t: FAILED (exit $rc) after ${runs:-?} inputs; input: ${crash:-none saved}"
     echo "---- $t: last lines of the libFuzzer log ----"
     grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse)' "$log" | tail -40
@@ -75,14 +75,28 @@ for t in "${targets[@]}"; do
     [[ -n "$crash" ]] && echo "once fixed, keep it as a regression seed: cp $crash tests/fuzz/corpus/$t/"
   fi
   echo "$line"
-  summary+=("$line")
-  # A crashed DPDK target cannot run its EAL cleanup: remove the runtime
-  # directories of fuzz processes that are gone (only our own prefixes).
-  for d in /var/run/dpdk/fuzz_sw_* /var/run/dpdk/fuzz_gen_*; do
-    [[ -d "$d" ]] || continue
-    pid="${d##*_}"
-    [[ "$pid" =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null && rm -rf "$d"
-  done
+}
+
+jobs_max="${FUZZ_JOBS:-2}"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+  fuzz_one "$t" >"$work/$t.out" 2>&1 &
+done
+wait
+passed=0
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+  cat "$work/$t.out"
+  summary+=("$(tail -1 "$work/$t.out")")
+  if [[ -f "$work/$t.ok" ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+# A crashed DPDK target cannot run its EAL cleanup: remove the runtime
+# directories of fuzz processes that are gone (only our own prefixes).
+for d in /var/run/dpdk/fuzz_sw_* /var/run/dpdk/fuzz_gen_*; do
+  [[ -d "$d" ]] || continue
+  pid="${d##*_}"
+  [[ "$pid" =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null && rm -rf "$d"
 done
 echo "---- fuzz summary (${secs}s per target) ----"
 printf '%s\n' "${summary[@]}"

@@ -64,9 +64,9 @@ failed=()
 run() {
   local name="$1"
   shift
-  local rc=0
-  echo "tsan: $name"
+  local rc=0 t0=$SECONDS
   env ROCELAB_BUILD="$PWD/build-tsan" "$@" >"$work/$name.log" 2>&1 || rc=$?
+  echo "tsan: $name ($((SECONDS - t0)) s)"
   if grep -q "ThreadSanitizer" "$work/$name.log" || ((rc != 0 && rc != 77)); then
     tail -80 "$work/$name.log"
     failed+=("$name (exit $rc)")

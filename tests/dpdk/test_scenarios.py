@@ -15,12 +15,16 @@
   ns-3"): hpcc-incast-2to1.yaml against the figures HPCC's ns-3 gave for the
   same set-up (issue 20, item 6), from the switch's wire captures: FCTs
   +-5 %, the queue toward the receiver +-30 %, CE marks +-50 %, no PFC;
-  a CNP for every CE-marked packet; the same profile in real time.
-- Real time (--real-time, docs/scenarios.md "Real time"): the 8:1 incast
-  and the PFC storm pass slowed down 100x (100G cables run at 1Gbps), the
-  run takes that long in wall time, the summary says real-time and puts
+  a CNP for every CE-marked packet.
+- Real time (RealTime; --real-time, docs/scenarios.md "Real time"): the 8:1
+  incast and the PFC storm pass slowed down 100x (100G cables run at 1Gbps),
+  the run takes that long in wall time, the summary says real-time and puts
   the figures back on the scenario's scale; the calm storm fails (exit 3)
-  in real time too.
+  in real time too; the hpcc_ns3 profile answers CE with CNPs in real time.
+
+Meson runs the virtual-time classes (Scenarios, HpccNs3Fidelity) as
+vt_scenarios, which may run beside another virtual-time test, and RealTime
+as vt_scenarios_rt, alone (it judges wall time).
 
 Run: ROCELAB_BUILD=build /usr/bin/python3 tests/dpdk/test_scenarios.py -v
 """
@@ -437,32 +441,6 @@ class HpccNs3Fidelity(unittest.TestCase):
             if e["expect"].startswith("pfc_"):
                 self.assertTrue(e["passed"] and e["lhs"] == 0, e)
 
-    def test_the_profile_in_real_time(self):
-        """The same scenario's first 3 ms on the TSC clock (slowed 100x): the
-        generator's NP answers every CE with a CNP there too and the RPs cut."""
-        with open(os.path.join(ROOT, "conf", "scenarios", "hpcc-incast-2to1.yaml")) as f:
-            text = f.read()
-        text = text[:text.index("expect:")] + "expect:\n  - cnp_rx(a) > 0\n  - cnp_rx(b) > 0\n"
-        with tempfile.TemporaryDirectory() as out:
-            p = os.path.join(out, "rt.yaml")
-            with open(p, "w") as f:
-                f.write(text)
-            r = run(p, os.path.join(out, "o"), "--real-time", "--no-plots", "--duration", "3ms")
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("slowed down 100x", r.stdout)
-            with open(os.path.join(out, "o", "summary.json")) as f:
-                s = json.load(f)
-            with open(os.path.join(out, "o", "hosts.json")) as f:
-                h = json.load(f)
-        self.assertEqual(s["backend"], "real-time")
-        port2 = next(q for q in h["ports"] if q["name"] == "port2")
-        self.assertGreater(port2["rx_ce"], 50)
-        self.assertEqual(port2["tx_cnp"], port2["rx_ce"])
-        for f in h["flows"]:
-            self.assertEqual(f["cnp_rx"], f["cnp_tx"], f["name"])
-            self.assertGreater(f["rate_cuts"], 0, f["name"])
-            self.assertLess(f["rate_min_bps"], 60e9, f["name"])
-
 
 class RealTime(unittest.TestCase):
     def run_rt(self, path, out):
@@ -507,6 +485,32 @@ class RealTime(unittest.TestCase):
                 self.assertEqual(max(l["rate_bps"] for l in fab["links"]), 1_000_000_000)
                 if name.startswith("incast"):
                     self.assertEqual({l["delay_ns"] for l in fab["links"]}, {2500})  # 25 ns x 100
+
+    def test_the_hpcc_ns3_profile_in_real_time(self):
+        """conf/scenarios/hpcc-incast-2to1.yaml's first 3 ms on the TSC clock (slowed 100x): the
+        generator's NP answers every CE with a CNP there too and the RPs cut."""
+        with open(os.path.join(ROOT, "conf", "scenarios", "hpcc-incast-2to1.yaml")) as f:
+            text = f.read()
+        text = text[:text.index("expect:")] + "expect:\n  - cnp_rx(a) > 0\n  - cnp_rx(b) > 0\n"
+        with tempfile.TemporaryDirectory() as out:
+            p = os.path.join(out, "rt.yaml")
+            with open(p, "w") as f:
+                f.write(text)
+            r = run(p, os.path.join(out, "o"), "--real-time", "--no-plots", "--duration", "3ms")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("slowed down 100x", r.stdout)
+            with open(os.path.join(out, "o", "summary.json")) as f:
+                s = json.load(f)
+            with open(os.path.join(out, "o", "hosts.json")) as f:
+                h = json.load(f)
+        self.assertEqual(s["backend"], "real-time")
+        port2 = next(q for q in h["ports"] if q["name"] == "port2")
+        self.assertGreater(port2["rx_ce"], 50)
+        self.assertEqual(port2["tx_cnp"], port2["rx_ce"])
+        for f in h["flows"]:
+            self.assertEqual(f["cnp_rx"], f["cnp_tx"], f["name"])
+            self.assertGreater(f["rate_cuts"], 0, f["name"])
+            self.assertLess(f["rate_min_bps"], 60e9, f["name"])
 
     def test_a_calm_storm_fails_in_real_time_too(self):
         with open(os.path.join(ROOT, "conf", "scenarios", "pfc-storm.yaml")) as f:
