@@ -7,6 +7,9 @@
 #
 #   switch  test_switch.py L2Tests, 2 workers on CPUs 1 and 0 (hand-over
 #           between workers, flooding, per-flow order); --full adds L3Tests
+#   cli     test_switch.py CliTests, 2 workers on CPUs 1 and 0: the status
+#           line, telemetry and reports read the workers' counters and queue
+#           depths while they run (relaxed atomics: core/counter.hpp)
 #   rss     test_switch.py RssTests: one port's two RX queues on 2 workers
 #           (CPUs 1 and 0), its PGs charged from credit between them
 #   incast  test_rt_incast.py with 3 switch workers (CPUs 1, 0, 1): 16:1 at
@@ -76,6 +79,7 @@ run() {
   fi
 }
 run switch ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py L2Tests
+run cli ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py CliTests
 run rss ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py RssTests
 run incast ROCELAB_TEST_WORKERS=3 /usr/bin/python3 tests/dpdk/test_rt_incast.py
 run gen ROCELAB_TEST_WORKERS=2 /usr/bin/python3 tests/dpdk/gen/test_gen.py GenBasic

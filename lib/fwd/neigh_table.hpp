@@ -121,7 +121,7 @@ enum class neigh_verdict : std::uint8_t {
     X(dropped_queue_full) X(dropped_table_full) X(dropped_unresolved)
 // clang-format on
 struct neigh_stats {
-    ROCELAB_NEIGH_STATS(ROCELAB_U64_COUNTER)
+    ROCELAB_NEIGH_STATS(ROCELAB_COUNTER64)
 };
 
 template <typename Held>

@@ -46,22 +46,23 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/counter.hpp"
 #include "core/units.hpp"
 #include "qos/scheduler_cfg.hpp"
 
 namespace rocelab {
 
 struct egress_queue_stats {
-    std::uint64_t enq_packets = 0;
-    std::uint64_t enq_bytes = 0;
-    std::uint64_t deq_packets = 0;
-    std::uint64_t deq_bytes = 0;
-    std::uint64_t drop_tail_packets = 0;
-    std::uint64_t drop_tail_bytes = 0;
-    std::uint64_t drop_flush_packets = 0;
-    std::uint64_t drop_flush_bytes = 0;
-    std::uint64_t depth_max_bytes = 0;
-    std::uint64_t depth_max_packets = 0;
+    counter64 enq_packets = 0;
+    counter64 enq_bytes = 0;
+    counter64 deq_packets = 0;
+    counter64 deq_bytes = 0;
+    counter64 drop_tail_packets = 0;
+    counter64 drop_tail_bytes = 0;
+    counter64 drop_flush_packets = 0;
+    counter64 drop_flush_bytes = 0;
+    counter64 depth_max_bytes = 0;
+    counter64 depth_max_packets = 0;
 };
 
 struct alignas(64) egress_port_stats {
@@ -177,8 +178,29 @@ public:
     std::uint32_t head_len(int q) const noexcept { return empty(q) ? 0 : _link.node(_head[q]).len; }
     const T& head(int q) const noexcept { return _head[q]; }
 
+    // The depth, in the owning worker's thread only (plain fields: relaxed
+    // atomic stores of them cost 25 % in bm_egress_burst32).
     bytes depth_bytes(int q) const noexcept { return bytes{_bytes[q]}; }
     std::uint32_t depth_packets(int q) const noexcept { return _packets[q]; }
+
+    // The depth as any thread may read it while the owner runs (status line,
+    // telemetry, queue samples): from the statistics counters, which are
+    // relaxed atomics (counter64) and cost nothing more. Equal to
+    // depth_bytes()/depth_packets() in the owner's thread; from another, the
+    // depth at some moment during the read, or a little more (what left the
+    // queue is read before what entered it, so it is never negative).
+    struct depth_reading {
+        bytes b{};
+        std::uint32_t packets = 0;
+    };
+    depth_reading observed_depth(int q) const noexcept {
+        const auto& st = _stats.q[q];
+        const std::uint64_t out_b = st.deq_bytes.load() + st.drop_flush_bytes.load();
+        const std::uint64_t out_p = st.deq_packets.load() + st.drop_flush_packets.load();
+        const std::uint64_t in_b = st.enq_bytes.load();
+        const std::uint64_t in_p = st.enq_packets.load();
+        return {bytes{in_b - out_b}, static_cast<std::uint32_t>(in_p - out_p)};
+    }
     std::uint8_t nonempty_mask() const noexcept { return _nonempty; }
     bool empty(int q) const noexcept { return (_nonempty >> q & 1u) == 0; }
 
@@ -208,7 +230,16 @@ public:
 
     const egress_port_stats& stats() const noexcept { return _stats; }
     const egress_queue_stats& stats(int q) const noexcept { return _stats.q[q]; }
-    void reset_stats() noexcept { _stats = egress_port_stats{}; }
+    // Counters back to zero; what is queued at the reset counts as enqueued
+    // (and as the high-water mark), so observed_depth() stays exact.
+    void reset_stats() noexcept {
+        _stats = egress_port_stats{};
+        for (int q = 0; q < num_queues; ++q) {
+            auto& st = _stats.q[q];
+            st.enq_bytes = st.depth_max_bytes = _bytes[q];
+            st.enq_packets = st.depth_max_packets = _packets[q];
+        }
+    }
 
 private:
     // hot: the bitmap, list ends, depths and limits

@@ -259,8 +259,9 @@ queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
     const auto& pr = *_p->ports[port];
     const auto& st = pr.eq.stats(q);
     queue_snapshot s;
-    s.depth_bytes = read_counter(pr.eq.depth_bytes(q).v);
-    s.depth_packets = pr.eq.depth_packets(q);
+    const auto depth = pr.eq.observed_depth(q);
+    s.depth_bytes = depth.b.v;
+    s.depth_packets = depth.packets;
     s.max_depth_bytes = read_counter(st.depth_max_bytes);
     s.max_depth_packets = static_cast<std::uint32_t>(read_counter(st.depth_max_packets));
     s.enq_packets = read_counter(st.enq_packets);
@@ -281,7 +282,7 @@ queue_snapshot switch_pipeline::queue(std::size_t port, int q) const noexcept {
 }
 
 std::uint64_t switch_pipeline::queued_bytes(std::size_t port, int q) const noexcept {
-    return _p->ports[port]->eq.depth_bytes(q).v;
+    return _p->ports[port]->eq.observed_depth(q).b.v;
 }
 
 std::uint8_t switch_pipeline::paused_queues(std::size_t port, nanos now) const noexcept {
@@ -408,8 +409,9 @@ neigh_stats switch_pipeline::neigh_totals() const noexcept {
     neigh_stats t;
     for (const auto& w : _p->workers) {
         if (!w->neigh) { continue; }
-        const neigh_stats s = w->neigh->stats();
-#define ROCELAB_NEIGH_ADD(name) t.name += s.name;
+        // The worker's own counters, live: read each, do not copy them.
+        const neigh_stats& s = w->neigh->stats();
+#define ROCELAB_NEIGH_ADD(name) t.name += read_counter(s.name);
         ROCELAB_NEIGH_STATS(ROCELAB_NEIGH_ADD)
 #undef ROCELAB_NEIGH_ADD
     }

@@ -189,5 +189,63 @@ TEST(egress_queues, flush_drops_everything_and_counts) {
     EXPECT_EQ(eq.stats(4).enq_packets, 0u);
 }
 
+// observed_depth(), what other threads read (from the counters), equals the
+// owner's depth after every operation: admits, tail drops, dequeues, a flush
+// and a counter reset with frames still queued; a model deque is the oracle.
+TEST(egress_queues, observed_depth_follows_every_operation) {
+    auto it = items(400);
+    queues eq{limits_all(20000, 40)};
+    std::array<std::deque<std::uint32_t>, 8> model;
+    auto check = [&](const char* what) {
+        for (int q = 0; q < 8; ++q) {
+            std::uint64_t b = 0;
+            for (const std::uint32_t l : model[static_cast<std::size_t>(q)]) { b += l; }
+            const auto d = eq.observed_depth(q);
+            ASSERT_EQ(d.b.v, b) << what << " queue " << q;
+            ASSERT_EQ(d.packets, model[static_cast<std::size_t>(q)].size()) << what << " queue " << q;
+            ASSERT_EQ(eq.depth_bytes(q).v, b) << what << " queue " << q;
+        }
+    };
+    std::uint32_t seed = 12345;
+    auto rnd = [&] { return seed = seed * 1103515245u + 12345u, seed >> 8; };
+    std::deque<item*> free_items;  // items not queued (at most 8 x 40 are)
+    for (auto& x : it) { free_items.push_back(&x); }
+    std::uint64_t tail_drops = 0;
+    for (int step = 0; step < 3000; ++step) {
+        const int q = static_cast<int>(rnd() % 8);
+        auto& m = model[static_cast<std::size_t>(q)];
+        if (rnd() % 3 != 0) {
+            const std::uint32_t len = 64 + rnd() % 1500;
+            item* x = free_items.front();
+            free_items.pop_front();
+            if (eq.enqueue(q, x, len)) {
+                m.push_back(len);
+            } else {
+                ++tail_drops;
+                free_items.push_back(x);
+            }
+        } else if (!m.empty()) {
+            const auto e = eq.dequeue(q);
+            EXPECT_EQ(e.len, m.front());
+            m.pop_front();
+            e.item->link = {};
+            free_items.push_back(e.item);
+        }
+        if (step == 1500) {
+            eq.reset_stats();
+            check("after reset_stats");
+        }
+        if (step % 700 == 699) {
+            eq.flush(q, [&](const auto& e) {
+                e.item->link = {};
+                free_items.push_back(e.item);
+            });
+            m.clear();
+        }
+        check("step");
+    }
+    EXPECT_GT(tail_drops, 0u);  // the limits were reached
+}
+
 }  // namespace
 }  // namespace rocelab
