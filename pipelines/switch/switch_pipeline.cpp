@@ -112,7 +112,13 @@ constexpr std::uint16_t out_pass = 0xFFFA;
     // (IEEE 802.3 clause 31): it acts when addressed to the reserved
     // group or to this port, and is dropped by name otherwise. A
     // tagged frame is not MAC Control, whatever its inner type.
-    const bool mac_ctl = f.kind == frame_kind::mac_control && f.vlan_count == 0;
+    //
+    // kind alone first: `kind == mac_control && vlan_count == 0` let the
+    // compiler test both bytes with one 32-bit load of f, which the parse
+    // had just written byte by byte; the store could not be forwarded to that
+    // load, and its stall was 19 % of rx_l2's cycles at 74 B (perf).
+    bool mac_ctl = false;
+    if (f.kind == frame_kind::mac_control) [[unlikely]] { mac_ctl = f.vlan_count == 0; }
     if (mac_ctl || is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d))) [[unlikely]] {
         if (mac_ctl && (is_link_local_reserved(reinterpret_cast<const std::uint8_t*>(d)) ||
                         std::memcmp(d, in.b.mac.data(), 6) == 0)) {
