@@ -208,6 +208,7 @@ public:
     mmu(const buffer_pool_cfg& pool, int num_ports, std::span<const std::array<pg_buffer_cfg, 8>> pgs)
         : _num_ports(num_ports > 0 ? num_ports : 0),
           _cell(pool.enabled ? static_cast<std::uint32_t>(pool.cell.v) : 0),
+          _cell_magic(_cell >= 2 ? ~std::uint64_t{0} / _cell + 1 : 0),
           _pgs(static_cast<std::size_t>(_num_ports) * num_pgs),
           _counters(static_cast<std::size_t>(_num_ports) * num_pgs),
           _xoff(static_cast<std::size_t>(_num_ports), 0) {
@@ -277,12 +278,18 @@ public:
     bool shared_headroom() const noexcept { return _shp_size != 0; }
 
     // Bytes a packet of `len` bytes is charged (len rounded up to cells).
+    // Per frame, so no division instruction (a 32-bit div was most of
+    // charge's cycles at 74 B, perf): the quotient by the cell is a multiply
+    // by _cell_magic = ceil(2^64 / cell), exact for every 32-bit dividend
+    // and cell >= 2 (Lemire, Kaser and Kurz, "Faster remainder by direct
+    // computation", 2019). Cell <= 64 KiB (validate) and len < 4 GiB - cell.
     std::uint32_t charge_for(std::uint32_t len) const noexcept {
-        if (_cell == 0) {
+        if (_cell <= 1) {
             return len;
         }
-        // 32-bit division: cell <= 64 KiB (validate) and len < 4 GiB.
-        return (len + _cell - 1) / _cell * _cell;
+        const std::uint32_t n = len + _cell - 1;
+        const auto q = static_cast<std::uint32_t>((static_cast<unsigned __int128>(_cell_magic) * n) >> 64);
+        return q * _cell;
     }
 
     admit_result admit(int port, int pg, std::uint32_t len) noexcept {
@@ -585,6 +592,7 @@ private:
 
     int _num_ports = 0;
     std::uint32_t _cell = 0;
+    std::uint64_t _cell_magic = 0;  // ceil(2^64 / _cell), for charge_for
     std::uint64_t _pool_shared_size = 0;
     alignas(64) std::atomic<std::uint64_t> _pool_shared_used{0};  // with workers: taken from the pool, incl. credits
     std::atomic<std::uint64_t> _peak_pool_shared{0};

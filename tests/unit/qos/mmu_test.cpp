@@ -528,5 +528,38 @@ TEST(mmu, concurrent_workers_share_the_pool_exactly) {
     }
 }
 
+// charge_for rounds up to cells by a multiply (no division instruction):
+// the same as the division for every cell from 0 to 64 KiB in the ranges
+// that matter (every length up to 10 KiB for cells to 300; powers of two
+// and their neighbours; the largest lengths), against the formula written
+// with /.
+TEST(mmu, charge_for_equals_rounding_up_by_division) {
+    auto expect = [](std::uint64_t cell, std::uint64_t len) -> std::uint64_t {
+        return cell <= 1 ? len : (len + cell - 1) / cell * cell;
+    };
+    std::vector<std::uint32_t> cells;
+    for (std::uint32_t c = 0; c <= 300; ++c) { cells.push_back(c); }
+    for (std::uint32_t b = 512; b <= 65536; b *= 2) {
+        cells.insert(cells.end(), {b - 1, b, b + 1});
+    }
+    cells.insert(cells.end(), {1000, 4095, 9216, 65535});
+    std::vector<std::uint32_t> lens;
+    for (std::uint32_t l = 0; l <= 10240; ++l) { lens.push_back(l); }
+    for (std::uint32_t l : {65535u, 65536u, 1u << 20, 0x7FFFFFFFu, 0xFFFF0000u - 1}) { lens.push_back(l); }
+    rng r{7};
+    for (int i = 0; i < 20000; ++i) { lens.push_back(static_cast<std::uint32_t>(r.next() % 0xFFFF0000u)); }
+    std::uint64_t checked = 0;
+    for (const std::uint32_t cell : cells) {
+        const pg_table pgs{};
+        std::vector<pg_table> v(1, pgs);
+        const mmu m{pool_of(1 << 20, cell), 1, v};
+        for (const std::uint32_t len : lens) {
+            ASSERT_EQ(m.charge_for(len), expect(cell, len)) << "cell " << cell << " len " << len;
+            ++checked;
+        }
+    }
+    EXPECT_GT(checked, 9'000'000u);
+}
+
 }  // namespace
 }  // namespace rocelab
