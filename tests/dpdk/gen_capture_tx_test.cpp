@@ -19,6 +19,9 @@
 // second pool written once at start-up and never again, as a NIC never
 // writes a TX buffer; the wire poisons only what the generator writes per
 // frame: the headers before the payload and the ICRC after it).
+//
+// gen_pacing: the pipeline wires gen_tx_opts::pace_ahead into each QP's
+// pacer (frames one poll may send at high rates; see below).
 #include <pcap/pcap.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
@@ -239,6 +242,84 @@ TEST(gen_capture, tx_frames_are_captured_before_the_driver_owns_them_copy) {
 
 TEST(gen_capture, tx_frames_are_captured_before_the_driver_owns_them_prefilled) {
     run_case(gen::tx_payload::prefilled, false, "pf");
+}
+
+// ---- pacing tolerance (gen_tx_opts::pace_ahead) ----
+//
+// rocelab-gen lets each QP's frames go up to pace_ahead (1 us) ahead of
+// their paced times, so that one real-time poll can send a burst at high
+// rates; rocelab-fabric sets it to 0 (exact pacing in virtual time). The
+// shaper's rule is unit-tested (qos: shaper.min_tolerance_...); this checks
+// the pipeline wires it: one QP, tx-only, DCQCN off, on an unshaped port
+// whose TX ring nobody drains, polled 8 times at one instant. The frames
+// sent then are what the QP's tolerance allows: with 1 us at 400Gbps,
+// 1 us x 400Gbps / (1082 B + 24 B of wire overhead) = 45.2, so 46 (the
+// unit test's figure); with 2 frames of tolerance (pace_ahead 0, or 1 us at
+// 10Gbps, which is 1.1 frames) 2 or 3.
+std::uint64_t frames_at_one_instant(const char* rate, nanos pace_ahead, const std::string& tag) {
+    rte_mempool* pool = rte_pktmbuf_pool_create(("pa_" + tag).c_str(), 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                                static_cast<int>(rte_socket_id()));
+    EXPECT_NE(pool, nullptr);
+    rte_ring* rx = rte_ring_create(("pa_rx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    rte_ring* tx = rte_ring_create(("pa_tx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    EXPECT_NE(rx, nullptr);
+    EXPECT_NE(tx, nullptr);
+    if (pool == nullptr || rx == nullptr || tx == nullptr) { return 0; }
+    const int port = rte_eth_from_rings(("pa_" + tag).c_str(), &rx, 1, &tx, 1, 0);
+    EXPECT_GE(port, 0);
+    dpdk::port_params pp;
+    pp.port_id = static_cast<std::uint16_t>(port);
+    pp.pool = pool;
+    pp.max_frame = 1518;
+    dpdk::port_info info;
+    EXPECT_EQ(dpdk::port_open(pp, info), "");
+
+    gen_cfg cfg;
+    EXPECT_EQ(gen_cfg_set(cfg, "dcqcn", "off"), "");
+    EXPECT_EQ(gen_cfg_set(cfg, "flow_rate", rate), "");  // the QP's pacing rate
+    EXPECT_EQ(expand_gen_cfg(cfg, 2), "");
+    for (auto& h : cfg.hosts) { h.port = 0; }
+    gen::gen_tx_opts opts;
+    opts.tx_only = true;
+    opts.pace_ahead = pace_ahead;
+    gen::port_binding b;
+    b.port_id = static_cast<std::uint16_t>(port);
+    b.name = "pa0";
+    auto pr = gen::gen_pipeline::create(cfg, {b}, pool, opts);
+    EXPECT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr));
+    if (!std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) { return 0; }
+    auto pipe = std::move(std::get<0>(pr));
+    const nanos t{1'000'000'000};
+    for (int i = 0; i < 8; ++i) { pipe->poll(t); }
+    const std::uint64_t sent = rte_ring_count(tx);
+
+    pipe->release_all();
+    pipe.reset();
+    dpdk::port_close(static_cast<std::uint16_t>(port));
+    void* m = nullptr;
+    while (rte_ring_dequeue(tx, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
+    while (rte_ring_dequeue(rx, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+    rte_ring_free(rx);
+    rte_ring_free(tx);
+    rte_mempool_free(pool);
+    return sent;
+}
+
+TEST(gen_pacing, a_poll_sends_a_burst_at_400gbps_with_the_default_pace_ahead) {
+    EXPECT_EQ(gen::gen_tx_opts{}.pace_ahead, nanos{1000});
+    const std::uint64_t n = frames_at_one_instant("400Gbps", gen::gen_tx_opts{}.pace_ahead, "d400");
+    EXPECT_GE(n, 45u);
+    EXPECT_LE(n, 47u);
+}
+
+TEST(gen_pacing, without_pace_ahead_or_at_10gbps_two_frames_of_tolerance) {
+    const std::uint64_t exact = frames_at_one_instant("400Gbps", nanos{0}, "z400");
+    EXPECT_GE(exact, 2u);
+    EXPECT_LE(exact, 3u);
+    const std::uint64_t slow = frames_at_one_instant("10Gbps", gen::gen_tx_opts{}.pace_ahead, "d10");
+    EXPECT_GE(slow, 2u);
+    EXPECT_LE(slow, 3u);
 }
 
 }  // namespace
