@@ -7,9 +7,11 @@
 #
 #   switch  test_switch.py L2Tests, 2 workers on CPUs 1 and 0 (hand-over
 #           between workers, flooding, per-flow order); --full adds L3Tests
-#   cli     test_switch.py CliTests, 2 workers on CPUs 1 and 0: the status
-#           line, telemetry and reports read the workers' counters and queue
-#           depths while they run (relaxed atomics: core/counter.hpp)
+#   telemetry  telemetry_under_load.py: every /rocelab/* command, 10 times,
+#           while the switch forwards on 2 workers (CPUs 1 and 0) into a 1Gbps
+#           port (queues, PGs, XOFF, headroom all moving): what telemetry, the
+#           status line and reports read while the workers write must be
+#           relaxed atomics (core/counter.hpp). Judges no speed.
 #   rss     test_switch.py RssTests: one port's two RX queues on 2 workers
 #           (CPUs 1 and 0), its PGs charged from credit between them
 #   incast  test_rt_incast.py with 3 switch workers (CPUs 1, 0, 1): 16:1 at
@@ -79,13 +81,17 @@ run() {
   fi
 }
 run switch ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py L2Tests
-run cli ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py CliTests
+run telemetry /usr/bin/python3 tests/dpdk/telemetry_under_load.py 10
 run rss ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py RssTests
 run incast ROCELAB_TEST_WORKERS=3 /usr/bin/python3 tests/dpdk/test_rt_incast.py
 run gen ROCELAB_TEST_WORKERS=2 /usr/bin/python3 tests/dpdk/gen/test_gen.py GenBasic
 if ((full)); then
   run switch-l3 ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py L3Tests
   run fabric /usr/bin/python3 tests/dpdk/test_vt_threads.py
+  # CliTests' cases judge things a TSan build is too slow for (a 1Gbps port
+  # oversubscribed enough to overflow headroom within seconds: 2 runs in 3
+  # did not), so they are here only.
+  run cli ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py CliTests
 fi
 if ((${#failed[@]})); then
   echo "tsan: FAILED: ${failed[*]}"

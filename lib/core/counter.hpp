@@ -34,6 +34,7 @@ struct counter64 {
     counter64& operator+=(std::uint64_t d) noexcept { return store(load() + d); }
     counter64& operator-=(std::uint64_t d) noexcept { return store(load() - d); }
     counter64& operator++() noexcept { return store(load() + 1); }
+    counter64& operator--() noexcept { return store(load() - 1); }
     std::uint64_t operator++(int) noexcept {
         const std::uint64_t old = load();
         store(old + 1);

@@ -116,8 +116,13 @@ struct admit_result {
     X(xoff_transitions) X(xon_transitions) X(peak_use) X(peak_headroom)
 // clang-format on
 
-struct pg_counters {
+struct pg_counters {  // a snapshot (pg_snapshot, port_snapshot)
     ROCELAB_PG_COUNTERS(ROCELAB_U64_COUNTER)
+};
+// The live counters: the worker that owns the port counts, telemetry reads
+// them while it runs (relaxed atomics, core/counter.hpp).
+struct pg_live_counters {
+    ROCELAB_PG_COUNTERS(ROCELAB_COUNTER64)
 };
 
 struct pg_snapshot {
@@ -211,7 +216,7 @@ public:
           _cell_magic(_cell >= 2 ? ~std::uint64_t{0} / _cell + 1 : 0),
           _pgs(static_cast<std::size_t>(_num_ports) * num_pgs),
           _counters(static_cast<std::size_t>(_num_ports) * num_pgs),
-          _xoff(static_cast<std::size_t>(_num_ports), 0) {
+          _xoff(static_cast<std::size_t>(_num_ports), xoff_mask{}) {
         std::uint64_t reserved = 0;
         std::uint64_t headroom = 0;
         for (int p = 0; p < _num_ports; ++p) {
@@ -295,7 +300,7 @@ public:
     admit_result admit(int port, int pg, std::uint32_t len) noexcept {
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
-        pg_counters& k = _counters[i];
+        pg_live_counters& k = _counters[i];
         admit_result r;
         const std::uint64_t c = charge_for(len);
         std::uint64_t rest = c;
@@ -305,7 +310,7 @@ public:
         rest -= to_res;
 
         const std::uint8_t bit = static_cast<std::uint8_t>(1u << pg);
-        std::uint8_t& xmask = _xoff[static_cast<std::size_t>(port)];
+        xoff_mask& xmask = _xoff[static_cast<std::size_t>(port)];
         if (rest != 0) {
             if ((xmask & bit) == 0) {
                 if (take_shared(s, port, rest)) {
@@ -348,7 +353,7 @@ public:
             r.regions |= region_reserved;
         }
         ++k.admitted;
-        k.peak_use = std::max(k.peak_use, s.reserved_use + s.shared_use + s.headroom_use);
+        k.peak_use = std::max<std::uint64_t>(k.peak_use, s.reserved_use + s.shared_use + s.headroom_use);
         r.token.bytes = static_cast<std::uint32_t>(c);
         return r;
     }
@@ -371,8 +376,8 @@ public:
         const std::uint64_t to_res = room < c ? room : c;
         if (c - to_res != 0 && !take_shared(s, port, c - to_res)) { return false; }
         s.reserved_use += to_res;
-        pg_counters& k = _counters[i];
-        k.peak_use = std::max(k.peak_use, s.reserved_use + s.shared_use + s.headroom_use);
+        pg_live_counters& k = _counters[i];
+        k.peak_use = std::max<std::uint64_t>(k.peak_use, s.reserved_use + s.shared_use + s.headroom_use);
         return true;
     }
 
@@ -382,18 +387,18 @@ public:
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
         std::uint64_t rest = token.bytes;
-        const std::uint64_t from_h = s.headroom_use < rest ? s.headroom_use : rest;
+        const std::uint64_t from_h = std::min<std::uint64_t>(s.headroom_use, rest);
         s.headroom_use -= from_h;
         rest -= from_h;
         if (_shp_size != 0 && from_h != 0) {
             _shp_used.fetch_sub(from_h, std::memory_order_relaxed);
         }
-        const std::uint64_t from_s = s.shared_use < rest ? s.shared_use : rest;
+        const std::uint64_t from_s = std::min<std::uint64_t>(s.shared_use, rest);
         s.shared_use -= from_s;
         if (from_s != 0) {
             if (_concurrent) {
                 // Back into the owner's credit; beyond two chunks, the excess to the pool.
-                std::uint64_t& c = _credit[_slot_of_port[static_cast<std::size_t>(port)]].bytes;
+                counter64& c = _credit[_slot_of_port[static_cast<std::size_t>(port)]].bytes;
                 c += from_s;
                 if (c > 2 * _chunk) {
                     const std::uint64_t give = c - _chunk;
@@ -406,10 +411,10 @@ public:
             }
         }
         rest -= from_s;
-        s.reserved_use -= rest < s.reserved_use ? rest : s.reserved_use;
+        s.reserved_use -= std::min<std::uint64_t>(rest, s.reserved_use);
 
         const std::uint8_t bit = static_cast<std::uint8_t>(1u << pg);
-        std::uint8_t& xmask = _xoff[static_cast<std::size_t>(port)];
+        xoff_mask& xmask = _xoff[static_cast<std::size_t>(port)];
         if ((xmask & bit) != 0 && s.headroom_use == 0 && xon_ok(s)) {
             xmask &= static_cast<std::uint8_t>(~bit);
             ++_counters[i].xon_transitions;
@@ -436,7 +441,10 @@ public:
         o.xon_level = xon_level(s);
         o.lossless = s.headroom_limit > 0;
         o.xoff = (_xoff[static_cast<std::size_t>(port)] >> pg) & 1u;
-        o.counters = _counters[i];
+        const pg_live_counters& k = _counters[i];
+#define ROCELAB_PG_READ(name) o.counters.name = k.name.load();
+        ROCELAB_PG_COUNTERS(ROCELAB_PG_READ)
+#undef ROCELAB_PG_READ
         return o;
     }
 
@@ -445,7 +453,7 @@ public:
         o.xoff_pgs = _xoff[static_cast<std::size_t>(port)];
         for (int g = 0; g < num_pgs; ++g) {
             const pg_state& s = _pgs[index(port, g)];
-            const pg_counters& k = _counters[index(port, g)];
+            const pg_live_counters& k = _counters[index(port, g)];
             o.reserved_use += s.reserved_use;
             o.shared_use += s.shared_use;
             o.headroom_use += s.headroom_use;
@@ -458,7 +466,7 @@ public:
 
     pool_snapshot pool() const noexcept {
         std::uint64_t held = 0;  // taken from the pool by workers, not yet used
-        for (const auto& c : _credit) { held += __atomic_load_n(&c.bytes, __ATOMIC_RELAXED); }
+        for (const auto& c : _credit) { held += c.bytes.load(); }
         const std::uint64_t used = _pool_shared_used.load(std::memory_order_relaxed);
         return pool_snapshot{_pool_size,
                              _pool_shared_size,
@@ -498,9 +506,11 @@ private:
 
     // Hot per-PG state and its precomputed config, 64 bytes.
     struct alignas(64) pg_state {
-        std::uint64_t reserved_use = 0;
-        std::uint64_t shared_use = 0;
-        std::uint64_t headroom_use = 0;
+        // Written by the port's worker, read by telemetry (snapshot,
+        // port_totals) while it runs: relaxed atomics.
+        counter64 reserved_use = 0;
+        counter64 shared_use = 0;
+        counter64 headroom_use = 0;
         std::uint64_t reserved_limit = 0;
         std::uint64_t headroom_limit = 0;  // xoff; > 0 = lossless
         std::uint64_t static_th = 0;
@@ -527,7 +537,7 @@ private:
             return true;
         }
         if (s.shared_use + rest > threshold_at(s, cur)) { return false; }
-        std::uint64_t& c = _credit[_slot_of_port[static_cast<std::size_t>(port)]].bytes;
+        counter64& c = _credit[_slot_of_port[static_cast<std::size_t>(port)]].bytes;
         if (c < rest) {  // a chunk from the pool (or what is left of it, if that covers the frame)
             const std::uint64_t need = rest - c;
             for (;;) {
@@ -597,8 +607,23 @@ private:
     alignas(64) std::atomic<std::uint64_t> _pool_shared_used{0};  // with workers: taken from the pool, incl. credits
     std::atomic<std::uint64_t> _peak_pool_shared{0};
     bool _concurrent = false;
+    // A port's XOFF bits: written by the worker that owns the port, read by
+    // telemetry while it runs, so relaxed atomic loads and stores.
+    struct xoff_mask {
+        std::uint8_t v = 0;
+        std::uint8_t load() const noexcept { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
+        operator std::uint8_t() const noexcept { return load(); }  // NOLINT: reads as the byte
+        xoff_mask& operator|=(std::uint8_t b) noexcept {
+            __atomic_store_n(&v, static_cast<std::uint8_t>(load() | b), __ATOMIC_RELAXED);
+            return *this;
+        }
+        xoff_mask& operator&=(std::uint8_t b) noexcept {
+            __atomic_store_n(&v, static_cast<std::uint8_t>(load() & b), __ATOMIC_RELAXED);
+            return *this;
+        }
+    };
     struct alignas(64) credit_slot {
-        std::uint64_t bytes = 0;  // shared-pool bytes a worker holds for its ports (written by that worker)
+        counter64 bytes = 0;  // shared-pool bytes a worker holds for its ports (written by that worker, read by pool())
     };
     std::vector<credit_slot> _credit;
     std::vector<std::uint16_t> _slot_of_port;
@@ -609,8 +634,8 @@ private:
     std::uint64_t _shp_size = 0;                 // shared headroom pool; 0 = headroom per PG
     alignas(64) std::atomic<std::uint64_t> _shp_used{0};
     std::vector<pg_state> _pgs;
-    std::vector<pg_counters> _counters;  // cold
-    std::vector<std::uint8_t> _xoff;     // per port, bit n = PG n in XOFF
+    std::vector<pg_live_counters> _counters;  // cold
+    std::vector<xoff_mask> _xoff;        // per port, bit n = PG n in XOFF
 };
 
 }  // namespace rocelab

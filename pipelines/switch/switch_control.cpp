@@ -246,7 +246,7 @@ std::vector<stage_figures> switch_pipeline::stage_cycles([[maybe_unused]] std::s
 }
 
 worker_stats switch_pipeline::worker_figures(std::size_t k) const noexcept {
-    const worker_stats& s = _p->workers[k]->st;
+    const worker_counters& s = _p->workers[k]->st;
     worker_stats o;
 #define ROCELAB_WORKER_READ(name) o.name = read_counter(s.name);
     ROCELAB_WORKER_STATS(ROCELAB_WORKER_READ)

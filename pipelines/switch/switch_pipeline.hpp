@@ -146,8 +146,13 @@ struct neigh_row {
     X(handed_out) X(handed_in) X(stashed) X(credits_out) X(learns_out) X(learns_lost) \
     X(rss_parked) X(rss_requests) X(rss_to_owner)
 // clang-format on
-struct worker_stats {
+struct worker_stats {  // a snapshot (worker_figures)
     ROCELAB_WORKER_STATS(ROCELAB_U64_COUNTER)
+};
+// The live counters: the worker counts, the control thread reads them while
+// it runs (status line, /rocelab/workers), so relaxed atomics (counter64).
+struct worker_counters {
+    ROCELAB_WORKER_STATS(ROCELAB_COUNTER64)
 };
 
 // One stage's figures in a bench build (meson -Dstage_cycles=true): how

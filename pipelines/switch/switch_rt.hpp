@@ -230,7 +230,7 @@ struct worker_rt {
     std::vector<std::pair<std::uint16_t, std::uint16_t>> extra_rx;
     std::vector<rss_rx> rss;
     std::vector<std::int16_t> rss_of_port;
-    worker_stats st{};
+    worker_counters st{};
 #ifdef ROCELAB_STAGE_CYCLES
     std::array<stage_count, static_cast<std::size_t>(stage_id::count)> stages{};
 #endif
