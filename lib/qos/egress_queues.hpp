@@ -188,7 +188,8 @@ public:
     // relaxed atomics (counter64) and cost nothing more. Equal to
     // depth_bytes()/depth_packets() in the owner's thread; from another, the
     // depth at some moment during the read, or a little more (what left the
-    // queue is read before what entered it, so it is never negative).
+    // queue is read before what entered it; relaxed loads may still be
+    // reordered, so a reading that would be negative is 0).
     struct depth_reading {
         bytes b{};
         std::uint32_t packets = 0;
@@ -199,7 +200,7 @@ public:
         const std::uint64_t out_p = st.deq_packets.load() + st.drop_flush_packets.load();
         const std::uint64_t in_b = st.enq_bytes.load();
         const std::uint64_t in_p = st.enq_packets.load();
-        return {bytes{in_b - out_b}, static_cast<std::uint32_t>(in_p - out_p)};
+        return {bytes{in_b > out_b ? in_b - out_b : 0}, static_cast<std::uint32_t>(in_p > out_p ? in_p - out_p : 0)};
     }
     std::uint8_t nonempty_mask() const noexcept { return _nonempty; }
     bool empty(int q) const noexcept { return (_nonempty >> q & 1u) == 0; }

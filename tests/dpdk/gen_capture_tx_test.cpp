@@ -41,7 +41,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "config/gen_config.hpp"
@@ -131,38 +133,73 @@ capture_check read_back(const std::string& path) {
     return r;
 }
 
+// A net_ring port for one case: its mbuf pool, its RX and TX rings (the TX
+// ring is the wire: whatever the generator sends waits there), opened as
+// rocelab-gen opens a port. close() frees what the rings still hold and
+// checks that no mbuf is left in use.
+struct ring_port {
+    rte_mempool* pool = nullptr;
+    rte_ring* rx = nullptr;
+    rte_ring* tx = nullptr;
+    int port = -1;
+
+    // Empty string: open; otherwise what failed.
+    std::string open(const std::string& tag, unsigned mbufs) {
+        pool = rte_pktmbuf_pool_create(("p_" + tag).c_str(), mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                       static_cast<int>(rte_socket_id()));
+        rx = rte_ring_create(("rx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        tx = rte_ring_create(("tx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        if (pool == nullptr || rx == nullptr || tx == nullptr) { return "pool or rings"; }
+        port = rte_eth_from_rings(("r_" + tag).c_str(), &rx, 1, &tx, 1, 0);
+        if (port < 0) { return "rte_eth_from_rings"; }
+        dpdk::port_params pp;
+        pp.port_id = static_cast<std::uint16_t>(port);
+        pp.pool = pool;
+        pp.max_frame = 1518;
+        dpdk::port_info info;
+        return dpdk::port_open(pp, info);
+    }
+
+    // The default one-to-one QP, both hosts on this port (rocelab-gen
+    // --tx-only --dcqcn off), with `flow_rate` when given.
+    std::variant<std::unique_ptr<gen::gen_pipeline>, std::string> tx_only_pipeline(gen::gen_tx_opts opts,
+                                                                                   const char* flow_rate = nullptr) {
+        gen_cfg cfg;
+        std::string e = gen_cfg_set(cfg, "dcqcn", "off");
+        if (e.empty() && flow_rate != nullptr) { e = gen_cfg_set(cfg, "flow_rate", flow_rate); }
+        if (e.empty()) { e = expand_gen_cfg(cfg, 2); }
+        if (!e.empty()) { return e; }
+        for (auto& h : cfg.hosts) { h.port = 0; }
+        opts.tx_only = true;
+        gen::port_binding b;
+        b.port_id = static_cast<std::uint16_t>(port);
+        b.name = "ctx0";
+        return gen::gen_pipeline::create(cfg, {b}, pool, opts);
+    }
+
+    void close() {
+        if (port >= 0) { dpdk::port_close(static_cast<std::uint16_t>(port)); }
+        void* m = nullptr;
+        for (rte_ring* r : {tx, rx}) {
+            while (r != nullptr && rte_ring_dequeue(r, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
+        }
+        if (pool != nullptr) { EXPECT_EQ(rte_mempool_in_use_count(pool), 0u); }
+        rte_ring_free(rx);
+        rte_ring_free(tx);
+        rte_mempool_free(pool);
+    }
+};
+
 void run_case(gen::tx_payload mode, bool whole_frame, const std::string& tag) {
-    rte_mempool* pool = rte_pktmbuf_pool_create(("ctx_" + tag).c_str(), 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                                static_cast<int>(rte_socket_id()));
-    ASSERT_NE(pool, nullptr);
-    rte_ring* rx = rte_ring_create(("ctx_rx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    rte_ring* tx = rte_ring_create(("ctx_tx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    ASSERT_NE(rx, nullptr);
-    ASSERT_NE(tx, nullptr);
-    const int port = rte_eth_from_rings(("ctx_" + tag).c_str(), &rx, 1, &tx, 1, 0);
-    ASSERT_GE(port, 0);
-    dpdk::port_params pp;
-    pp.port_id = static_cast<std::uint16_t>(port);
-    pp.pool = pool;
-    pp.max_frame = 1518;
-    dpdk::port_info info;
-    ASSERT_EQ(dpdk::port_open(pp, info), "");
+    ring_port rp;
+    ASSERT_EQ(rp.open("ctx_" + tag, 8191), "");
+    rte_ring* const tx = rp.tx;
 
     // As rocelab-gen --tx-only --dcqcn off --tx-payload MODE: the default
     // one-to-one QP, both hosts on the one port, 64KiB RC WRITEs, unshaped.
-    gen_cfg cfg;
-    ASSERT_EQ(gen_cfg_set(cfg, "dcqcn", "off"), "");
-    ASSERT_EQ(expand_gen_cfg(cfg, 2), "");
-    for (auto& h : cfg.hosts) {
-        h.port = 0;
-    }
     gen::gen_tx_opts opts;
-    opts.tx_only = true;
     opts.payload = mode;
-    gen::port_binding b;
-    b.port_id = static_cast<std::uint16_t>(port);
-    b.name = "ctx0";
-    auto pr = gen::gen_pipeline::create(cfg, {b}, pool, opts);
+    auto pr = rp.tx_only_pipeline(opts);
     ASSERT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) << std::get<std::string>(pr);
     auto pipe = std::move(std::get<0>(pr));
 
@@ -221,18 +258,7 @@ void run_case(gen::tx_payload mode, bool whole_frame, const std::string& tag) {
 
     pipe->release_all();
     pipe.reset();
-    dpdk::port_close(static_cast<std::uint16_t>(port));
-    void* m = nullptr;
-    while (rte_ring_dequeue(tx, &m) == 0) {
-        rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
-    }
-    while (rte_ring_dequeue(rx, &m) == 0) {
-        rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
-    }
-    EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
-    rte_ring_free(rx);
-    rte_ring_free(tx);
-    rte_mempool_free(pool);
+    rp.close();
     std::filesystem::remove_all(dir);
 }
 
@@ -257,52 +283,24 @@ TEST(gen_capture, tx_frames_are_captured_before_the_driver_owns_them_prefilled) 
 // unit test's figure); with 2 frames of tolerance (pace_ahead 0, or 1 us at
 // 10Gbps, which is 1.1 frames) 2 or 3.
 std::uint64_t frames_at_one_instant(const char* rate, nanos pace_ahead, const std::string& tag) {
-    rte_mempool* pool = rte_pktmbuf_pool_create(("pa_" + tag).c_str(), 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                                static_cast<int>(rte_socket_id()));
-    EXPECT_NE(pool, nullptr);
-    rte_ring* rx = rte_ring_create(("pa_rx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    rte_ring* tx = rte_ring_create(("pa_tx_" + tag).c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    EXPECT_NE(rx, nullptr);
-    EXPECT_NE(tx, nullptr);
-    if (pool == nullptr || rx == nullptr || tx == nullptr) { return 0; }
-    const int port = rte_eth_from_rings(("pa_" + tag).c_str(), &rx, 1, &tx, 1, 0);
-    EXPECT_GE(port, 0);
-    dpdk::port_params pp;
-    pp.port_id = static_cast<std::uint16_t>(port);
-    pp.pool = pool;
-    pp.max_frame = 1518;
-    dpdk::port_info info;
-    EXPECT_EQ(dpdk::port_open(pp, info), "");
-
-    gen_cfg cfg;
-    EXPECT_EQ(gen_cfg_set(cfg, "dcqcn", "off"), "");
-    EXPECT_EQ(gen_cfg_set(cfg, "flow_rate", rate), "");  // the QP's pacing rate
-    EXPECT_EQ(expand_gen_cfg(cfg, 2), "");
-    for (auto& h : cfg.hosts) { h.port = 0; }
-    gen::gen_tx_opts opts;
-    opts.tx_only = true;
-    opts.pace_ahead = pace_ahead;
-    gen::port_binding b;
-    b.port_id = static_cast<std::uint16_t>(port);
-    b.name = "pa0";
-    auto pr = gen::gen_pipeline::create(cfg, {b}, pool, opts);
-    EXPECT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr));
-    if (!std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) { return 0; }
-    auto pipe = std::move(std::get<0>(pr));
-    const nanos t{1'000'000'000};
-    for (int i = 0; i < 8; ++i) { pipe->poll(t); }
-    const std::uint64_t sent = rte_ring_count(tx);
-
-    pipe->release_all();
-    pipe.reset();
-    dpdk::port_close(static_cast<std::uint16_t>(port));
-    void* m = nullptr;
-    while (rte_ring_dequeue(tx, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
-    while (rte_ring_dequeue(rx, &m) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(m)); }
-    EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
-    rte_ring_free(rx);
-    rte_ring_free(tx);
-    rte_mempool_free(pool);
+    ring_port rp;
+    const std::string e = rp.open("pa_" + tag, 4095);
+    EXPECT_EQ(e, "");
+    std::uint64_t sent = 0;
+    if (e.empty()) {
+        gen::gen_tx_opts opts;
+        opts.pace_ahead = pace_ahead;
+        auto pr = rp.tx_only_pipeline(opts, rate);  // the QP's pacing rate
+        EXPECT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr));
+        if (std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) {
+            auto pipe = std::move(std::get<0>(pr));
+            const nanos t{1'000'000'000};
+            for (int i = 0; i < 8; ++i) { pipe->poll(t); }
+            sent = rte_ring_count(rp.tx);
+            pipe->release_all();
+        }
+    }
+    rp.close();
     return sent;
 }
 

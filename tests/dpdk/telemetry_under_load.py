@@ -27,22 +27,18 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from switchtest import ROOT, SWITCH, mkpcap  # noqa: E402
+
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from telemetry import Telemetry  # noqa: E402
-
-BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build"))
-SWITCH = os.path.join(BUILD, "app", "rocelab-switch")
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     with tempfile.TemporaryDirectory(prefix="rocelab-tel-") as tmp:
         pcap = os.path.join(tmp, "in.pcap")
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "mkpcap.py"), "roce", pcap, "--count", "64",
-                        "--dscp", ",".join(["26"] * 63 + ["48"]), "--payload", "100"], check=True,
-                       stderr=subprocess.DEVNULL)
+        mkpcap("roce", pcap, "--count", "64", "--dscp", ",".join(["26"] * 63 + ["48"]), "--payload", "100")
         cfg = os.path.join(tmp, "c.yaml")
         with open(cfg, "w") as f:
             f.write("PORT:\n  Ethernet0: {device: net_pcap0}\n  Ethernet1: {device: net_null1, speed: 1Gbps}\n"
