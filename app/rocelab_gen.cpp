@@ -347,7 +347,7 @@ public:
 
     runtime::pool_spec pool(runtime::session&) const {
         return {"rocelab_gen", _cfg.mbufs, static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + _max_frame),
-                "(raise -m or lower --mbufs)"};
+                "(lower --mbufs, or with hugepages raise -m)"};
     }
 
     void build(runtime::session& s) {

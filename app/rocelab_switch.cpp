@@ -265,7 +265,7 @@ public:
             }
         }
         // data room includes RTE_PKTMBUF_HEADROOM
-        return {"rocelab_sw", _cfg.mbufs, _cfg.mbuf_data_size, "(raise -m or lower ROCELAB.mbufs)"};
+        return {"rocelab_sw", _cfg.mbufs, _cfg.mbuf_data_size, "(lower ROCELAB.mbufs, or with hugepages raise -m)"};
     }
 
     void build(runtime::session& s) {
