@@ -779,7 +779,7 @@ class GenTxOnly(Base):
         copy; build). Also a message size whose last packet is short."""
         for mode, msg in (("prefilled", "64KiB"), ("copy", "64KiB"), ("build", "64KiB"), ("prefilled", "5000B")):
             cap = self.path(f"cap-{mode}-{msg}")
-            run = run_gen(self.tmp, ["--tx-only", "--tx-payload", mode, "--msg-size", msg, "--rate", "100Mbps",
+            run = run_gen(self.tmp, ["--tx-only", "--tx-payload", mode, "--msg-size", msg, "--rate", "30Mbps",
                                      "--duration", "300ms", "--pcap-out", cap],
                           vdevs=["net_null0,no-rx=1"], loopback=0)
             self.assertClean(run)
