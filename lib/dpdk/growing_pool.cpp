@@ -135,17 +135,17 @@ std::variant<std::unique_ptr<growing_pool>, std::string> growing_pool::create(co
     // slack for alignment); pages are committed only when written.
     const std::size_t chunks = (p.capacity + g->_chunk - 1) / g->_chunk;
     g->_reserved = g->_elt * std::size_t{p.capacity} + (chunks + 1) * 4096;
-    void* a = ::mmap(nullptr, g->_reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (a == MAP_FAILED) {
+    // Transparent huge pages where the kernel gives them (enabled=madvise on
+    // Debian): fewer faults and TLB misses as chunks are added; RSS then
+    // grows in 2 MiB steps.
+    void* a = map_huge_anon(g->_reserved, true);
+    if (a == nullptr) {
         g->_reserved = 0;
         return "mbuf pool " + p.name + ": cannot reserve " + std::to_string(g->_elt * p.capacity >> 20) +
                " MiB of address space";
     }
+    g->_reserved = huge_round(g->_reserved);
     g->_base = static_cast<std::byte*>(a);
-    // Transparent huge pages where the kernel gives them (enabled=madvise on
-    // Debian): fewer faults and TLB misses as chunks are added; RSS then
-    // grows in 2 MiB steps.
-    (void)::madvise(a, g->_reserved, MADV_HUGEPAGE);
     while (g->populated() < std::min(p.initial, p.capacity)) {
         if (!g->add_chunk()) { return "mbuf pool " + p.name + ": cannot add objects: " + rte_strerror(rte_errno); }
     }

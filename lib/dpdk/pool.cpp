@@ -47,8 +47,6 @@ RTE_INIT(register_tsan_handler) {
 
 void unmap_region(rte_mempool_memhdr* hdr, void*) { ::munmap(hdr->addr, hdr->len); }
 
-constexpr std::size_t thp_size = std::size_t{2} << 20;
-
 // Every object of the pool, packed, in one region of private anonymous
 // memory outside EAL's (EAL's own --no-huge memory is a memfd, shared
 // memory in 4 KiB pages, which the kernel backs with huge pages only where
@@ -65,18 +63,9 @@ constexpr std::size_t thp_size = std::size_t{2} << 20;
 // 0 or a negative errno.
 int populate_packed(rte_mempool* mp, std::uint32_t n) {
     const std::size_t need = std::size_t{n} * (mp->header_size + mp->elt_size + mp->trailer_size);
-    const std::size_t len = (need + thp_size - 1) & ~(thp_size - 1);
-    // Reserve 2 MiB more, then trim to a 2 MiB-aligned start.
-    void* const a = ::mmap(nullptr, len + thp_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (a == MAP_FAILED) { return -errno; }
-    const auto lo = reinterpret_cast<std::uintptr_t>(a);
-    const std::uintptr_t start = (lo + thp_size - 1) & ~(thp_size - 1);
-    if (start != lo) { ::munmap(a, start - lo); }
-    if (const std::size_t tail = lo + thp_size - start; tail != 0) {
-        ::munmap(reinterpret_cast<void*>(start + len), tail);
-    }
-    auto* const base = reinterpret_cast<char*>(start);
-    (void)::madvise(base, len, MADV_HUGEPAGE);
+    const std::size_t len = huge_round(need);
+    auto* const base = static_cast<char*>(map_huge_anon(need, false));
+    if (base == nullptr) { return -errno; }
     populate_write(base, len);
     const int added = rte_mempool_populate_iova(mp, base, RTE_BAD_IOVA, len, unmap_region, nullptr);
     if (added < 0) {
@@ -103,6 +92,22 @@ void populate_write(void* p, std::size_t len) noexcept {
     const auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
     const auto hi = reinterpret_cast<std::uintptr_t>(p) + len;
     (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, 23 /* MADV_POPULATE_WRITE */);
+}
+
+void* map_huge_anon(std::size_t len, bool noreserve) noexcept {
+    len = huge_round(len);
+    // Reserve 2 MiB more, then trim to a 2 MiB-aligned start.
+    void* const a = ::mmap(nullptr, len + thp_size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);
+    if (a == MAP_FAILED) { return nullptr; }
+    const auto lo = reinterpret_cast<std::uintptr_t>(a);
+    const std::uintptr_t start = (lo + thp_size - 1) & ~(thp_size - 1);
+    if (start != lo) { ::munmap(a, start - lo); }
+    if (const std::size_t tail = lo + thp_size - start; tail != 0) {
+        ::munmap(reinterpret_cast<void*>(start + len), tail);
+    }
+    (void)::madvise(reinterpret_cast<void*>(start), len, MADV_HUGEPAGE);
+    return reinterpret_cast<void*>(start);
 }
 
 const char* mbuf_pool_ops() noexcept { return tsan_build ? "rocelab_tsan" : rte_mbuf_best_mempool_ops(); }

@@ -25,6 +25,15 @@ namespace rocelab::dpdk {
 // 4 KiB page as the memory is first written.
 void populate_write(void* p, std::size_t len) noexcept;
 
+// `len` bytes (rounded up to 2 MiB) of private anonymous memory, starting on
+// a 2 MiB boundary and advised MADV_HUGEPAGE, so that where transparent huge
+// pages are enabled the kernel maps it in 2 MiB pages. noreserve: address
+// space only (MAP_NORESERVE), committed as it is written. nullptr with errno
+// set on failure; release with munmap(p, huge_round(len)).
+inline constexpr std::size_t thp_size = std::size_t{2} << 20;
+constexpr std::size_t huge_round(std::size_t len) noexcept { return (len + thp_size - 1) & ~(thp_size - 1); }
+void* map_huge_anon(std::size_t len, bool noreserve) noexcept;
+
 // A mempool handler rocelab writes ("rocelab_lifo" in growing_pool.cpp,
 // "rocelab_tsan" in pool.cpp): its name and the five callbacks, of DPDK's types
 // (rte_mempool_alloc_t ... rte_mempool_get_count) spelled out.
