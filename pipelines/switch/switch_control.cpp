@@ -120,6 +120,14 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         auto v = std::make_unique<worker_view>();
         p->views.push_back(std::move(v));
     }
+    if (workers > 1) {
+        for (auto& w : p->workers) {
+            w->inbound.assign(workers, nullptr);
+            for (unsigned j = 0; j < workers; ++j) {
+                if (j != w->id) { w->inbound[j] = &p->workers[j]->peers[w->id]; }
+            }
+        }
+    }
     // A port without an address of a family answers with the switch's first one.
     for (auto& a : p->ports) {
         for (auto& b : p->ports) {

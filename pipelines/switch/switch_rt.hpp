@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/endian.hpp"
+#include "core/line_vector.hpp"
 #include "core/spsc_queue.hpp"
 #include "core/spsc_ring.hpp"
 #include "core/timer_heap.hpp"
@@ -195,20 +196,26 @@ struct worker_rt {
 
     // What this worker produces for one other worker (it is the single
     // producer of these queues; that worker the single consumer).
-    struct peer {
+    struct alignas(64) peer {
+        // The queues, set up once: that worker reads these pointers at
+        // every poll (drain_in), so nothing this worker writes per frame
+        // shares their cache line.
         std::unique_ptr<spsc_queue<handoff, handoff_slots>> frames;
         std::unique_ptr<spsc_queue<credit, credit_slots>> credits;
         std::unique_ptr<spsc_queue<learn_msg, learn_slots>> learns;
-        std::array<handoff, stage_max> stage{};
+        // RSS: credit requests for that worker's ports (this worker polls
+        // some of their queues), and its answers to that worker's requests.
+        std::unique_ptr<spsc_queue<credit, rss_slots>> rss_req, rss_grant;
+        // This worker's alone, from the next cache line on (a stage shared
+        // a line with the pointers above: the two CPUs took the line from
+        // each other per frame handed out).
+        alignas(64) std::array<handoff, stage_max> stage{};
         std::uint16_t n_stage = 0;
         // Lossless frames the full queue did not take: kept in order, still
         // charged to their ingress PG, pushed first at the next flush. Linked
         // through the frames (frame_meta): it holds whatever the buffer
         // model admitted, so a full handoff queue never drops a lossless frame.
         frame_fifo stash;
-        // RSS: credit requests for that worker's ports (this worker polls
-        // some of their queues), and its answers to that worker's requests.
-        std::unique_ptr<spsc_queue<credit, rss_slots>> rss_req, rss_grant;
         std::uint32_t rss_out = 0;  // requests sent to that worker, not answered yet
     };
 
@@ -222,8 +229,13 @@ struct worker_rt {
     std::int64_t icmp_tat = INT64_MIN / 4;  // ICMP error rate (GCRA), per worker
     spsc_ring<switch_event, 1024> events;   // for the control thread
     std::vector<peer> peers;                // [worker]; empty with one worker
-    std::vector<std::uint64_t> owed;        // [port * 8 + pg]: bytes released here for other workers' ports
-    std::vector<std::uint16_t> owed_list;   // indices of owed[] that are non-zero
+    // [worker]: what that worker produces for this one (its peers[id]), set
+    // once at start-up. drain_in reads these instead of the other worker's
+    // worker_rt, whose vectors share lines with fields it writes per poll.
+    std::vector<peer*> inbound;
+    // Written per frame handed in: on cache lines of their own (line_vector.hpp).
+    line_vector<std::uint64_t> owed;        // [port * 8 + pg]: bytes released here for other workers' ports
+    line_vector<std::uint16_t> owed_list;   // indices of owed[] that are non-zero
     // RSS: the other queues of its own ports that this worker polls (port,
     // queue), the queues of other workers' ports (with their credit), and
     // for each port the index of its entry in rss (-1: none).
