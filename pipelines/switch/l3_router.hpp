@@ -459,15 +459,7 @@ void admit_resolved(switch_env& env, const held_frame& h, port_rt& eg) noexcept 
         (void)eg.admit(env, h.m, h.tc, vlan_in::egress, 0);
         return;
     }
-    handoff e;
-    e.m = h.m;
-    e.tag = tag_none;
-    e.port = eg.idx;
-    e.in = in.idx;
-    e.tc = h.tc;
-    e.kind = handoff_kind::admit;
-    e.flags = h.tagged ? hf_tagged : 0;
-    stage(p, w, in.owner, e);
+    stage(p, w, in.owner, h.m, tag_none, 0, eg.idx, in.idx, h.tc, handoff_kind::admit, h.tagged ? hf_tagged : 0);
 }
 
 void release_held(switch_env& env, const held_frame& h, const mac_addr& mac, std::uint16_t port) noexcept {
@@ -494,15 +486,8 @@ void unresolved_held(switch_env& env, const held_frame& h, nanos now) noexcept {
         if (in.owner == w.id) {
             (void)forward_to(env, in, in, h.m, tc_own, h.tagged);
         } else {  // back to the ingress port's worker, which charges and sends it
-            handoff e;
-            e.m = h.m;
-            e.tag = tag_none;
-            e.port = in.idx;
-            e.in = in.idx;
-            e.tc = tc_own;
-            e.kind = handoff_kind::ingress;
-            e.flags = h.tagged ? hf_tagged : 0;
-            stage(p, w, in.owner, e);
+            stage(p, w, in.owner, h.m, tag_none, 0, in.idx, in.idx, tc_own, handoff_kind::ingress,
+                  h.tagged ? hf_tagged : 0);
         }
         return;
     }

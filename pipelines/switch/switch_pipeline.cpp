@@ -374,12 +374,7 @@ std::uint32_t rx_rss(switch_env& env, rss_rx& r, nanos now) noexcept {
             const std::uint32_t len = rte_pktmbuf_pkt_len(m);
             const parsed_frame f = parse_frame<parse_depth::l3>(data(m), len);
             if (rss_owner_only(p, f, data(m))) [[unlikely]] {
-                handoff h;
-                h.m = m;
-                h.port = in.idx;
-                h.in = in.idx;
-                h.kind = handoff_kind::rx;
-                stage(p, w, in.owner, h);
+                stage(p, w, in.owner, m, 0, 0, in.idx, in.idx, 0, handoff_kind::rx, 0);
                 ++w.st.rss_to_owner;
                 continue;
             }

@@ -71,20 +71,28 @@ inline void stash_push(switch_pipeline::impl& p, frame_fifo& stash, const handof
     fm.flags = h.flags;
     stash.push(p.link, h.m);
 }
-// Written into h in place: a record returned by value was assembled on the
-// stack from narrow stores and read back wide, a failed store forward per
-// stashed frame (perf: half of flush_stage's samples).
+// A handoff record written field by field where it will be read (a stage
+// slot, a burst being pushed): a record built on the stack and copied was
+// read back 16 bytes at a time from its narrower stores, a failed store
+// forward per frame (perf: two thirds of handoff_out's samples, half of
+// flush_stage's).
+inline void write_handoff(handoff& h, rte_mbuf* m, std::uint32_t tag, std::uint32_t aux, std::uint16_t port,
+                          std::uint16_t in, std::uint8_t tc, handoff_kind kind, std::uint8_t flags) noexcept {
+    h.m = m;
+    h.tag = tag;
+    h.aux = aux;
+    h.port = port;
+    h.in = in;
+    h.tc = tc;
+    h.kind = kind;
+    h.flags = flags;
+    h.pad = 0;
+}
+
+// A stashed frame's record, read back from the frame.
 inline void stash_peek(const switch_pipeline::impl& p, rte_mbuf* m, handoff& h) noexcept {
     const frame_meta& fm = p.link.meta(m);
-    h.m = m;
-    h.tag = fm.q.tag;
-    h.aux = fm.q.len;
-    h.port = fm.port;
-    h.in = fm.in;
-    h.tc = fm.tc;
-    h.kind = static_cast<handoff_kind>(fm.kind);
-    h.flags = fm.flags;
-    h.pad = 0;
+    write_handoff(h, m, fm.q.tag, fm.q.len, fm.port, fm.in, fm.tc, static_cast<handoff_kind>(fm.kind), fm.flags);
 }
 
 // Push the frames staged for worker `to`. A full queue: lossless frames wait
@@ -148,10 +156,14 @@ inline void flush_stages(switch_env& env) noexcept {
     }
 }
 
-inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, const handoff& h) noexcept {
+// Stage a frame for worker `to`: its record written in place in the next
+// stage slot (write_handoff), the stage pushed when full.
+inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, rte_mbuf* m, std::uint32_t tag,
+                  std::uint32_t aux, std::uint16_t port, std::uint16_t in, std::uint8_t tc, handoff_kind kind,
+                  std::uint8_t flags) noexcept {
     worker_rt::peer& pr = w.peers[to];
-    pr.stage[pr.n_stage++] = h;
-    if (pr.n_stage == worker_rt::stage_max) { flush_stage(p, w, to); }
+    write_handoff(pr.stage[pr.n_stage], m, tag, aux, port, in, tc, kind, flags);
+    if (++pr.n_stage == worker_rt::stage_max) { flush_stage(p, w, to); }
 }
 
 // A frame for a port another worker owns: rewritten for that port (VLAN),
@@ -185,21 +197,7 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, cons
             if (tag == tag_refused) [[unlikely]] { return false; }
         }
     }
-    // Written in place: a record built on the stack and copied was read
-    // back 16 bytes at a time from its narrower stores, a failed store
-    // forward per frame (perf: two thirds of handoff_out's samples).
-    worker_rt::peer& pr = w.peers[eg.owner];
-    handoff& h = pr.stage[pr.n_stage];
-    h.m = x;
-    h.tag = tag;
-    h.aux = aux;
-    h.port = eg.idx;
-    h.in = in.idx;
-    h.tc = tc;
-    h.kind = kind;
-    h.flags = flags;
-    h.pad = 0;
-    if (++pr.n_stage == worker_rt::stage_max) { flush_stage(p, w, eg.owner); }
+    stage(p, w, eg.owner, x, tag, aux, eg.idx, in.idx, tc, kind, flags);
     return true;
 }
 
