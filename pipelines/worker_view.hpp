@@ -19,8 +19,10 @@
 
 namespace rocelab {
 
+// A cache line of its own: each worker writes its view at every poll, and
+// views allocated one after the other shared lines between two workers.
 template <typename Pipeline>
-struct worker_view {
+struct alignas(64) worker_view {
     Pipeline* pipe = nullptr;
     std::uint16_t id = 0;
     std::uint64_t busy_cycles = 0;

@@ -3,13 +3,13 @@
 // Why: small per-worker arrays that a worker writes at every poll are a few
 // bytes each. Allocated one after the other by the control path, two
 // workers' arrays land on one 64-byte line, and each write by one worker
-// takes the line from the other. The switch's owed-credit tables
-// (worker_rt::owed, owed_list: written per frame handed in) use it; perf
-// found the same sharing between two generator workers' ready bitmaps (86 %
-// of update_ready's samples on one load). line_allocator starts every
+// takes the line from the other (perf: 86 % of the generator's
+// update_ready samples on its one load of the ready bitmap, with two
+// workers). Users: the generator's ready and service bitmaps and timer
+// heaps, the switch's owed-credit tables. line_allocator starts every
 // allocation on a line and rounds its size up to whole lines.
 //
-//   line_vector<std::uint64_t> owed;   // owed.assign(n, 0): nothing else on its lines
+//   line_vector<std::uint64_t> ready;   // ready.assign(words, 0): nothing else on its lines
 #pragma once
 
 #include <cstddef>

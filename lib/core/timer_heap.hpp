@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/line_vector.hpp"
 #include "core/units.hpp"
 
 namespace rocelab {
@@ -132,8 +133,10 @@ private:
         _pos[e.id] = i;
     }
 
-    std::vector<entry> _heap;         // (deadline, id), a min-heap on (deadline, id)
-    std::vector<std::uint32_t> _pos;  // id -> heap index, npos when absent
+    // On cache lines of their own (line_vector.hpp): one worker's heap is
+    // written at every poll, and small heaps of two workers shared lines.
+    line_vector<entry> _heap;         // (deadline, id), a min-heap on (deadline, id)
+    line_vector<std::uint32_t> _pos;  // id -> heap index, npos when absent
 };
 
 }  // namespace rocelab

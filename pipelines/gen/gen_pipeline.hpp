@@ -105,6 +105,7 @@
 #include "config/gen_config.hpp"
 #include "core/counter.hpp"
 #include "core/fixed_ring.hpp"
+#include "core/line_vector.hpp"
 #include "core/rng.hpp"
 #include "core/timer_heap.hpp"
 #include "core/units.hpp"
@@ -492,7 +493,7 @@ private:
         // Bit per qps slot: the QP has a packet it may send (window, posted
         // data; an RNR wait is checked when it is visited). tx_port's round
         // robin visits these only, in the same order as over every QP.
-        std::vector<std::uint64_t> ready;
+        line_vector<std::uint64_t> ready;  // on lines of its own: written per frame sent
         // The ready QPs again, by the time their pacer next lets them send
         // (an unpaced QP: at once, the earliest key): next_deadline_worker
         // reads the earliest instead of walking every ready QP.
@@ -621,7 +622,8 @@ private:
         bool req = false;   // requester side (the flow's source port is this worker's)
         bool resp = false;  // responder side (its destination port)
     };
-    struct worker_state {
+    // Cache lines of its own: its worker writes it at every poll.
+    struct alignas(64) worker_state {
         std::uint16_t id = 0;
         std::vector<std::uint16_t> ports;
         std::vector<flow_ref> flows;  // in flow order
@@ -632,7 +634,7 @@ private:
         // due, start, next arrival) has come, or when a frame, a send or a
         // completion touched it (svc). An idle flow costs nothing per poll.
         timer_heap timers;
-        std::vector<std::uint64_t> svc;  // bit per ref: service at the next poll
+        line_vector<std::uint64_t> svc;  // bit per ref: service at the next poll (lines of its own)
         std::uint32_t n_svc = 0;
         std::uint32_t unfinished = 0;    // requester refs not finished (message limits)
     };

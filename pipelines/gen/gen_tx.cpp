@@ -317,7 +317,7 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
 }
 
 // Cyclic distance from `from` to the next set bit of bm (slots 0..n-1), n if none.
-static std::uint32_t next_ready(const std::vector<std::uint64_t>& bm, std::uint32_t from, std::uint32_t n) noexcept {
+static std::uint32_t next_ready(const line_vector<std::uint64_t>& bm, std::uint32_t from, std::uint32_t n) noexcept {
     const auto scan = [&](std::uint32_t lo, std::uint32_t hi) noexcept -> std::uint32_t {  // first set in [lo, hi)
         std::uint32_t i = lo;
         while (i < hi) {
