@@ -117,6 +117,9 @@ public:
     void create_pool(const pool_spec& spec);
     rte_mempool* pool() const noexcept { return _pool; }
     std::uint32_t pool_size() const noexcept { return _pool_size; }
+    // The pool's mempool handler (dpdk::mbuf_pool_ops: "lf_stack" when
+    // worker lcores share a CPU, "rocelab_tsan" in a TSan build).
+    std::string pool_ops() const;
 
     // port_open() on each, with the pool; exits 1 with "<label>: <error>".
     void open_ports(std::vector<port_request> ports);
@@ -233,6 +236,7 @@ int run_app(App& app, int argc, char** argv) {
     r.end = end;
     r.tsc_hz = clock.tsc.hz();
     r.mbufs_total = s.pool_size();
+    r.mbuf_pool_ops = s.pool_ops();
     r.mbufs_in_use = s.pool_in_use() + app.extra_in_use();
     if (const dpdk::capture* c = s.capture()) { r.capture = capture_counts{c->captured(), c->dropped()}; }
     for (const auto& info : s.ports()) { r.devices.push_back(info.device); }

@@ -248,6 +248,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
                  [](json_writer&, std::size_t) {});
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("mbufs_total", r.mbufs_total);
+    j.kv("mbuf_pool_ops", r.mbuf_pool_ops);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);
     j.kv("all_finished", x.all_finished);
     write_capture_fields(j, r);

@@ -39,6 +39,7 @@ struct run_report {
     nanos end{0};               // the run clock when the worker stopped (PFC/DCQCN times are read at it)
     std::uint64_t tsc_hz = 0;   // the clock's rate (1e9 for a virtual clock)
     std::uint64_t mbufs_total = 0;
+    std::string mbuf_pool_ops;                // the mbuf pool's mempool handler
     std::uint64_t mbufs_in_use = 0;           // at exit, after every port closed
     std::optional<capture_counts> capture;    // with --pcap-out
     std::vector<std::string> devices;         // per port: the device name ("" if none)

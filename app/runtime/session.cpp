@@ -53,6 +53,10 @@ void session::create_pool(const pool_spec& spec) {
     _pool_size = spec.mbufs;
 }
 
+std::string session::pool_ops() const {
+    return _pool != nullptr ? rte_mempool_get_ops(_pool->ops_index)->name : "";
+}
+
 void session::open_ports(std::vector<port_request> ports) {
     _infos.resize(ports.size());
     for (std::size_t i = 0; i < ports.size(); ++i) {

@@ -115,6 +115,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
         j.end_object();
     }
     j.kv("mbufs_total", r.mbufs_total);
+    j.kv("mbuf_pool_ops", r.mbuf_pool_ops);
     j.kv("mbufs_in_use_at_exit", r.mbufs_in_use);
     write_capture_fields(j, r);
     json_objects(j, "ports", p.port_count(), [&](std::size_t i) {

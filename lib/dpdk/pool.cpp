@@ -3,6 +3,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
@@ -13,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace rocelab::dpdk {
@@ -110,7 +112,46 @@ void* map_huge_anon(std::size_t len, bool noreserve) noexcept {
     return reinterpret_cast<void*>(start);
 }
 
-const char* mbuf_pool_ops() noexcept { return tsan_build ? "rocelab_tsan" : rte_mbuf_best_mempool_ops(); }
+namespace {
+
+// Two worker lcores whose CPU sets overlap (--lcores 1@1,2@1): the
+// scheduler preempts one for the other.
+bool workers_share_cpus() noexcept {
+    unsigned a = 0;
+    RTE_LCORE_FOREACH_WORKER(a) {
+        unsigned b = 0;
+        RTE_LCORE_FOREACH_WORKER(b) {
+            if (b <= a) { continue; }
+            rte_cpuset_t x = rte_lcore_cpuset(a);
+            const rte_cpuset_t y = rte_lcore_cpuset(b);
+            CPU_AND(&x, &x, &y);
+            if (CPU_COUNT(&x) != 0) { return true; }
+        }
+    }
+    return false;
+}
+
+bool ops_registered(const char* name) noexcept {
+    for (unsigned i = 0; i < rte_mempool_ops_table.num_ops; ++i) {
+        if (std::strcmp(rte_mempool_ops_table.ops[i].name, name) == 0) { return true; }
+    }
+    return false;
+}
+
+}  // namespace
+
+const char* mbuf_pool_ops() noexcept {
+    if (tsan_build) { return "rocelab_tsan"; }
+    // A ring-based pool makes a thread that enqueues or dequeues wait,
+    // spinning, for the threads that started before it to finish. On a
+    // shared CPU a worker preempted inside a cache flush or refill holds the
+    // other one in that spin for the rest of its time slice (perf, two
+    // switch workers on one CPU, every frame crossing: 36 % of their
+    // samples on that wait in librte_mempool_ring). The lock-free stack
+    // never waits for another thread; with a CPU per worker the ring stays.
+    if (workers_share_cpus() && ops_registered("lf_stack")) { return "lf_stack"; }
+    return rte_mbuf_best_mempool_ops();
+}
 
 rte_mempool* pktmbuf_pool(const char* name, std::uint32_t n, std::uint32_t cache, std::uint16_t data_room,
                           int socket) noexcept {

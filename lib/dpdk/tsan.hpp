@@ -63,7 +63,9 @@ inline void tsan_release_n(void* const* objs, unsigned n) noexcept {
 // Name of the mempool handler for mbuf pools: in a TSan build a ring-based
 // handler whose enqueue/dequeue annotate each object ("rocelab_tsan",
 // pool.cpp), so an mbuf freed by one lcore and allocated by another - by
-// our code or inside a PMD - carries the hand-over; otherwise DPDK's best.
+// our code or inside a PMD - carries the hand-over; when worker lcores
+// share a CPU, the lock-free stack ("lf_stack": no thread ever waits for a
+// preempted one); otherwise DPDK's best.
 const char* mbuf_pool_ops() noexcept;
 
 }  // namespace rocelab::dpdk

@@ -19,6 +19,7 @@
 #include <atomic>
 
 #include "config/units_parse.hpp"
+#include "dpdk/tsan.hpp"
 #include "gen/gen_stages.hpp"
 #include "proto/icrc.hpp"
 #include "roce/frame.hpp"
@@ -399,8 +400,11 @@ std::string gen_pipeline::setup_pools() {
         static std::atomic<unsigned> pools{0};
         std::string pool_name = "rocelab_gen_pf";
         pool_name += std::to_string(pools.fetch_add(1));
-        _pf_pool = rte_pktmbuf_pool_create(pool_name.c_str(), n, 256, 0, static_cast<std::uint16_t>(room),
-                                              static_cast<int>(rte_socket_id()));
+        // The handler every mbuf pool takes (dpdk/tsan.hpp: lock-free when
+        // workers share a CPU): the requester's worker allocates, the
+        // responder's frees.
+        _pf_pool = rte_pktmbuf_pool_create_by_ops(pool_name.c_str(), n, 256, 0, static_cast<std::uint16_t>(room),
+                                                  static_cast<int>(rte_socket_id()), dpdk::mbuf_pool_ops());
         if (_pf_pool == nullptr) {
             return "cannot create the prefilled mbuf pool (" + std::to_string(n) + " mbufs): raise -m, lower "
                    "--mbufs or use --tx-payload copy";
