@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "dpdk/capture.hpp"
-#include "dpdk/eal.hpp"
+#include "eal_once.hpp"
 
 namespace rocelab {
 namespace {
@@ -97,6 +97,7 @@ std::vector<frame_seen> read_back(const std::string& path) {
 // is no EAL lcore); drains meanwhile when `drain_while`, else only after.
 std::vector<frame_seen> run(const std::string& tag, bool drain_while, std::uint64_t& captured,
                             std::uint64_t& dropped) {
+    test::init_eal_once("caplanes", "0@0,1@1,2@1");
     rte_mempool* pool = rte_pktmbuf_pool_create(("clp_" + tag).c_str(), 63, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                                 SOCKET_ID_ANY);
     EXPECT_NE(pool, nullptr);
@@ -170,20 +171,3 @@ TEST(CaptureLanes, LanesAreMergedOldestFirst) {
 
 }  // namespace
 }  // namespace rocelab
-
-int main(int argc, char** argv) {
-    ::testing::InitGoogleTest(&argc, argv);
-    std::string prefix = "--file-prefix=caplanes" + std::to_string(::getpid());
-    std::vector<std::string> args = {"capture_lanes_test", "--no-huge", "-m", "512", "--no-pci", "--lcores",
-                                     "0@0,1@1,2@1", prefix, "--log-level=lib.eal:error", "--no-telemetry"};
-    std::vector<char*> eal_argv;
-    for (auto& a : args) { eal_argv.push_back(a.data()); }
-    auto r = rocelab::dpdk::eal_init(static_cast<int>(eal_argv.size()), eal_argv.data());
-    if (!std::holds_alternative<int>(r)) {
-        std::fprintf(stderr, "EAL: %s\n", std::get<std::string>(r).c_str());
-        return 1;
-    }
-    const int rc = RUN_ALL_TESTS();
-    rocelab::dpdk::eal_cleanup();
-    return rc;
-}

@@ -39,6 +39,7 @@
 #include "config/switch_config.hpp"
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
+#include "eal_once.hpp"
 #include "proto/build.hpp"
 #include "proto/mac_control.hpp"
 #include "qos/pause_timer.hpp"
@@ -48,24 +49,6 @@
 #include "switch/switch_pipeline.hpp"
 
 namespace rocelab::test {
-
-// Initialise EAL once per test binary (2 lcores, no hugepages, no PCI).
-// lcores: EAL's -l list, or an --lcores map when it has '@' (several
-// switch workers: "0@0,1@1,2@1" puts two workers on CPU 1).
-inline void init_eal_once(const char* prog, const char* lcores = "0-1") {
-    static bool done = false;
-    if (done) { return; }
-    done = true;
-    std::string prefix = std::string("--file-prefix=") + prog + std::to_string(::getpid());
-    const bool map = std::strchr(lcores, '@') != nullptr;
-    std::vector<std::string> args = {prog, "--no-huge", "-m", "512", "--no-pci", map ? "--lcores" : "-l", lcores, prefix,
-                                     "--log-level=lib.eal:error", "--no-telemetry"};
-    std::vector<char*> argv;
-    for (auto& a : args) { argv.push_back(a.data()); }
-    auto r = dpdk::eal_init(static_cast<int>(argv.size()), argv.data());
-    ASSERT_TRUE(std::holds_alternative<int>(r)) << std::get<std::string>(r);
-    std::atexit([] { dpdk::eal_cleanup(); });  // leaves no /var/run/dpdk/<prefix> behind
-}
 
 struct host_port {
     std::uint16_t port_id = 0;
