@@ -70,7 +70,8 @@ Options:
       --snaplen BYTES      bytes captured per frame (default 9216)
       --status-interval T  status line period (default 1s; 0 disables)
   -q, --quiet              no status lines
-      --idle-yield         a worker whose poll found nothing to do yields its
+      --idle-yield         a worker whose poll found nothing to do, or found
+                           another worker's handoff queue full, yields its
                            CPU: for several workers sharing a CPU (a small
                            test machine); costs latency on dedicated cores
       --check-config       validate the configuration and exit (0 = valid);

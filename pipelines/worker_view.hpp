@@ -31,6 +31,15 @@ struct alignas(64) worker_view {
     std::uint64_t stalls = 0;
     std::int64_t stalled_ns = 0;
     std::uint32_t poll(nanos now) noexcept { return pipe->poll_worker(id, now); }
+    // The last poll could not hand all its frames to another worker (a
+    // pipeline without worker_waits(): never).
+    bool waits_on_peer() const noexcept {
+        if constexpr (requires { pipe->worker_waits(id); }) {
+            return pipe->worker_waits(id);
+        } else {
+            return false;
+        }
+    }
 };
 
 // The figures of the whole pipeline: its own plus every view's, summed (the

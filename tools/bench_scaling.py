@@ -13,6 +13,8 @@ L3 leaf routing every frame). Configurations alternate in one session
             one stream (--port-workers 0,0,1,1: no handoff)
   2w-cross  the same, --port-workers 0,1,1,0: every frame is handed to the
             other worker (the egress port's owner)
+  2w-shared, 2w-cross-shared  2w and 2w-cross with both workers on CPU 1
+            (--lcores 0@0,1@1,2@1 --idle-yield), as the tests run them
 
 Counting is at both sinks' ethdev opackets (DPDK telemetry), in WINDOW-second
 windows after WARMUP seconds; each result is the median [min-max] over all
@@ -62,6 +64,9 @@ CONFIGS = {
     "rss-2w": (2, "--lcores", "0@0,1@0,2@1", "0,0,1"),
     "gen-1w": (1, "-l", "0-1", None),
     "gen-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
+    # Both workers on CPU 1, as the tests run them, yielding it (--idle-yield).
+    "2w-shared": (2, "--lcores", "0@0,1@1,2@1", "0,0,1,1", ["--idle-yield"]),
+    "2w-cross-shared": (2, "--lcores", "0@0,1@1,2@1", "0,1,1,0", ["--idle-yield"]),
 }
 
 
@@ -101,7 +106,8 @@ def rss_split(src, outs):
 
 
 def run_once(name, pcaps, a):
-    workers, lopt, lval, pw = CONFIGS[name]
+    workers, lopt, lval, pw = CONFIGS[name][:4]
+    extra = CONFIGS[name][4] if len(CONFIGS[name]) > 4 else []
     prefix = f"bsc{os.getpid()}_{name}_{time.monotonic_ns()}"
     eal = ["--no-huge", "-m", "1024", "--no-pci", lopt, lval, "--file-prefix", prefix, "--log-level", "lib.eal:error"]
     if name.startswith("gen-"):
@@ -124,6 +130,7 @@ def run_once(name, pcaps, a):
             "--", "--quiet", "--config", os.path.join(ROOT, "conf", "bench-scaling.yaml")]
     if pw:
         cmd += ["--port-workers", pw]
+    cmd += extra
     return measure_sink_mpps(cmd, prefix, name, sinks, a.warmup, a.windows, a.window)
 
 

@@ -46,10 +46,12 @@ struct worker_ctl {
     Pipeline* pipe = nullptr;
     std::atomic<bool> stop{false};
     std::atomic<bool> running{false};  // set while run_worker() loops
-    // Yield the CPU after a poll that found nothing to do: for several
-    // workers sharing one CPU (correctness tests on a small machine), so an
-    // idle worker hands the CPU to a busy one at once instead of at the end
-    // of its time slice. Never on dedicated lcores.
+    // Yield the CPU after a poll that found nothing to do, or that could not
+    // hand all its frames to another worker (a full handoff queue: a
+    // pipeline with waits_on_peer()): for several workers sharing one CPU
+    // (correctness tests on a small machine), so an idle worker hands the
+    // CPU to a busy one, and a producer to its consumer, at once instead of
+    // at the end of its time slice. Never on dedicated lcores.
     bool yield_when_idle = false;
 };
 
@@ -68,8 +70,24 @@ concept tracks_poll_gap = requires(Pipeline& p) {
     { p.stalled_ns } -> std::convertible_to<std::int64_t>;
 };
 
+// Pipelines (worker views) whose poll can end waiting on another worker.
+template <typename Pipeline>
+concept waits_on_peers = requires(const Pipeline& p) {
+    { p.waits_on_peer() } -> std::convertible_to<bool>;
+};
+
 // An idle poll followed by a gap longer than this is a stall (above).
 inline constexpr nanos stall_threshold{5000};
+
+// Whether run_worker yields the CPU after a poll that returned `work`
+// (worker_ctl::yield_when_idle).
+template <typename Pipeline>
+bool yields_after(const worker_ctl<Pipeline>& ctl, const Pipeline& pipe, std::uint32_t work) noexcept {
+    if (!ctl.yield_when_idle) { return false; }
+    if (work == 0) { return true; }
+    if constexpr (waits_on_peers<Pipeline>) { return pipe.waits_on_peer(); }
+    return false;
+}
 
 template <typename Pipeline, clock_source Clock, typename Hook = no_hook>
 void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexcept {
@@ -113,7 +131,7 @@ void run_worker(worker_ctl<Pipeline>& ctl, Clock& clock, Hook&& hook = {}) noexc
             __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);
         }
         hook(pipe, now);
-        if (w == 0 && ctl.yield_when_idle) { std::this_thread::yield(); }
+        if (yields_after(ctl, pipe, w)) { std::this_thread::yield(); }
     }
     __atomic_store_n(&pipe.busy_cycles, busy, __ATOMIC_RELAXED);
     __atomic_store_n(&pipe.loops, loops, __ATOMIC_RELAXED);

@@ -239,6 +239,7 @@ std::uint16_t switch_pipeline::port_worker(std::size_t port) const noexcept { re
 std::uint16_t switch_pipeline::rx_queue_worker(std::size_t port, std::uint16_t q) const noexcept {
     return static_cast<std::uint16_t>((_p->ports[port]->owner + q) % _p->workers.size());
 }
+bool switch_pipeline::worker_waits(std::size_t k) const noexcept { return _p->workers[k]->waits_on_peer; }
 switch_pipeline::worker_view switch_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _p->views); }
 
 std::vector<stage_figures> switch_pipeline::stage_cycles([[maybe_unused]] std::size_t k) const {

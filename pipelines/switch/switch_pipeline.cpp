@@ -593,6 +593,7 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
     worker_rt& w = *p.workers[wk];
     switch_env env{p, w, _capture};
     w.last_now = now;
+    w.waits_on_peer = false;  // set by a handoff queue found full (flush_stage)
     std::uint32_t work = 0;
     if (p.multi) {  // frames, credits, learns from the other workers
         stage_clock sc;

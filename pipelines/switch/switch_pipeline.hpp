@@ -200,6 +200,10 @@ public:
     // RSS: the worker that polls RX queue q of a port (queue 0: its owner).
     std::uint16_t rx_queue_worker(std::size_t port, std::uint16_t q) const noexcept;
     worker_stats worker_figures(std::size_t k) const noexcept;
+    // Worker k's last poll left frames for another worker that a full
+    // handoff queue did not take: it cannot go on until that worker runs
+    // (run_worker yields the CPU then, with --idle-yield). Worker k's thread.
+    bool worker_waits(std::size_t k) const noexcept;
     // The poll figures of the whole switch: the workers' views summed (the
     // longest gap: the largest), plus this object's own (when poll() is
     // driven directly, as virtual time and the in-process tests do).

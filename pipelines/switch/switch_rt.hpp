@@ -226,6 +226,10 @@ struct worker_rt {
     std::unique_ptr<neigh_table<held_frame>> neigh;  // L3: neighbours behind its own ports
     nanos neigh_next{0};
     nanos last_now{0};
+    // This poll left frames for another worker that its full handoff queue
+    // did not take (stashed lossless frames, refused lossy ones): the
+    // worker waits on that worker (switch_pipeline::worker_waits).
+    bool waits_on_peer = false;
     std::int64_t icmp_tat = INT64_MIN / 4;  // ICMP error rate (GCRA), per worker
     spsc_ring<switch_event, 1024> events;   // for the control thread
     std::vector<peer> peers;                // [worker]; empty with one worker

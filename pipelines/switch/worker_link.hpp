@@ -146,13 +146,17 @@ void flush_stage(switch_pipeline::impl& p, worker_rt& w, std::size_t to) noexcep
     const std::size_t kl = nl != 0 ? q.push_burst(tmp, nl) : 0;
     w.st.handed_out += kl;
     for (std::size_t i = kl; i < nl; ++i) { handoff_refused(p, w, tmp[i]); }
+    w.waits_on_peer = true;
 }
 
 // Push this poll's staged frames (and the stashed ones) to the other workers.
 inline void flush_stages(switch_env& env) noexcept {
     worker_rt& w = env.w;
     for (std::size_t k = 0; k < w.peers.size(); ++k) {
-        if (k != w.id && (w.peers[k].n_stage != 0 || !w.peers[k].stash.empty())) { flush_stage(env.p, w, k); }
+        if (k != w.id && (w.peers[k].n_stage != 0 || !w.peers[k].stash.empty())) {
+            flush_stage(env.p, w, k);
+            if (!w.peers[k].stash.empty()) { w.waits_on_peer = true; }
+        }
     }
 }
 

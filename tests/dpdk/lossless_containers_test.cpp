@@ -87,6 +87,7 @@ TEST(lossless_containers, stash_holds_what_the_mmu_admitted_across_workers) {
     rte_mempool* pool = tb.pool();
     nanos now{1'000'000};
     learn_receiver(tb, pool, now, 2);
+    EXPECT_FALSE(tb.pipe->worker_waits(0)) << "nothing waits for worker 1 yet";
 
     // 9000 lossless frames of 64 B payload from host 1 to host 0; only
     // worker 0 (the sender's port) runs: everything crosses towards worker 1.
@@ -109,6 +110,9 @@ TEST(lossless_containers, stash_holds_what_the_mmu_admitted_across_workers) {
                 static_cast<unsigned long long>(ws.stashed));
     EXPECT_GT(admitted, 2048u + 4096u + 64u) << "the MMU must admit more than the old handoff queue + stash held";
     EXPECT_GT(ws.stashed, 4096u) << "more frames waited than the old 4096-entry stash held";
+    EXPECT_TRUE(tb.pipe->worker_waits(0)) << "worker 0's last poll left frames in the stash: it waits on worker 1 "
+                                             "(with --idle-yield it yields the CPU)";
+    EXPECT_FALSE(tb.pipe->worker_waits(1));
     EXPECT_EQ(total_drops(in), refused) << "only the MMU refused frames (headroom overflow)";
     EXPECT_EQ(total_drops(tb.pipe->counters(0)), 0u) << "no drop at the egress: drop_handoff_full on a lossless frame "
                                                         "is what the stash prevents";
@@ -136,6 +140,7 @@ TEST(lossless_containers, stash_holds_what_the_mmu_admitted_across_workers) {
         tb.pipe->poll_worker(0, now);
     }
     EXPECT_EQ(got, admitted);
+    EXPECT_FALSE(tb.pipe->worker_waits(0)) << "the stash emptied: worker 0 no longer waits";
     EXPECT_TRUE(in_order) << "frames of one flow kept their order through queue, stash and egress";
     EXPECT_EQ(total_drops(tb.pipe->counters(0)), 0u);
     const sw::pg_status pg = tb.pipe->pg(1, 3);

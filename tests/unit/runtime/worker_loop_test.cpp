@@ -50,6 +50,15 @@ struct gapless_pipe {
 static_assert(tracks_poll_gap<fake_pipe>);
 static_assert(!tracks_poll_gap<gapless_pipe>);
 
+// A worker view whose last poll may have left frames for another worker.
+struct waiting_pipe {
+    bool waits = false;
+    std::uint32_t poll(nanos) { return 1; }
+    bool waits_on_peer() const noexcept { return waits; }
+};
+static_assert(waits_on_peers<waiting_pipe>);
+static_assert(!waits_on_peers<fake_pipe>);
+
 struct recording_hook {
     std::vector<nanos>* seen;
     void operator()(const fake_pipe&, nanos now) { seen->push_back(now); }
@@ -107,6 +116,28 @@ TEST(worker_loop, pipeline_without_poll_gap_runs_the_same_loop) {
     ctl.pipe = &pipe;
     run_worker(ctl, clock);
     EXPECT_EQ(pipe.loops, 1u);
+}
+
+// --idle-yield: an idle poll yields; so does a busy one that could not hand
+// all its frames to another worker (that worker needs the CPU to take
+// them); without --idle-yield nothing yields.
+TEST(worker_loop, yields_when_idle_or_waiting_on_another_worker) {
+    worker_ctl<waiting_pipe> ctl;
+    waiting_pipe pipe;
+    ctl.pipe = &pipe;
+    ctl.yield_when_idle = true;
+    EXPECT_TRUE(yields_after(ctl, pipe, 0));
+    EXPECT_FALSE(yields_after(ctl, pipe, 5)) << "busy, nothing waiting";
+    pipe.waits = true;
+    EXPECT_TRUE(yields_after(ctl, pipe, 5)) << "busy, but its handoff queue was full";
+    ctl.yield_when_idle = false;
+    EXPECT_FALSE(yields_after(ctl, pipe, 0));
+    EXPECT_FALSE(yields_after(ctl, pipe, 5));
+    worker_ctl<fake_pipe> fctl;
+    fake_pipe fpipe;
+    fctl.yield_when_idle = true;
+    EXPECT_TRUE(yields_after(fctl, fpipe, 0));
+    EXPECT_FALSE(yields_after(fctl, fpipe, 3)) << "a pipeline that never waits on a peer";
 }
 
 TEST(worker_loop, a_stopped_ctl_never_polls) {
