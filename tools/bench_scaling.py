@@ -34,6 +34,9 @@ RSS, one stream into one port, out over two uplinks by ECMP
             queue); queue 0 and uplink 1 on worker 0, queue 1 and uplink 2
             on worker 1, which charges the ingress PGs from worker 0's
             credit; about half of each worker's frames cross to the other
+  rss-2w-local  rss-2w with ECMP local bias (conf/bench-rss-local.yaml):
+            each worker routes its queue's frames over its own uplink, none
+            crosses
 
 --app gen: rocelab-gen --tx-only on two net_null sinks (no-rx=1), --pattern
 all-to-all (a QP sending from each port), RC WRITE
@@ -62,6 +65,7 @@ CONFIGS = {
     "2w-cross": (2, "--lcores", "0@0,1@0,2@1", "0,1,1,0"),
     "rss-1w": (1, "-l", "0-1", None),
     "rss-2w": (2, "--lcores", "0@0,1@0,2@1", "0,0,1"),
+    "rss-2w-local": (2, "--lcores", "0@0,1@0,2@1", "0,0,1"),
     "gen-1w": (1, "-l", "0-1", None),
     "gen-2w": (2, "--lcores", "0@0,1@0,2@1", "0,1"),
     # Both workers on CPU 1, as the tests run them, yielding it (--idle-yield).
@@ -117,10 +121,11 @@ def run_once(name, pcaps, a):
     elif name.startswith("rss-"):
         sinks = (1, 2)
         rx = f"rx_pcap={pcaps[0]}" if name == "rss-1w" else f"rx_pcap={pcaps[2]},rx_pcap={pcaps[3]}"
+        conf = "bench-rss-local.yaml" if name == "rss-2w-local" else "bench-rss.yaml"
         cmd = [a.switch_bin] + eal + [f"--vdev=net_pcap0,{rx},infinite_rx=1", "--vdev=net_null1,no-rx=1",
                                       "--vdev=net_null2,no-rx=1",
-                                      "--", "--quiet", "--config", os.path.join(ROOT, "conf", "bench-rss.yaml")]
-        if name == "rss-2w":
+                                      "--", "--quiet", "--config", os.path.join(ROOT, "conf", conf)]
+        if name != "rss-1w":
             cmd += ["--rx-queues", "2"]
     else:
         sinks = (1, 3)

@@ -142,6 +142,10 @@ struct switch_cfg {
     // on|off), at most icmp_rate per second per switch with a burst of 50
     // (Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults).
     bool icmp_errors = true;
+    // L3 with several workers (ROCELAB ecmp_local_bias: on|off): an ECMP
+    // group's frames leave by the members on the receiving worker's own
+    // ports when it has some (local bias), so they do not cross workers.
+    bool ecmp_local_bias = false;
     std::uint32_t icmp_rate = 1000;
     // L3: dynamic neighbours by ARP / IPv6 ND (fwd/neigh_table.hpp), ROCELAB
     // neigh_* fields. Defaults are Linux's (base_reachable_time 30s,

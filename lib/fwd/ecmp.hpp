@@ -37,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "core/endian.hpp"
 #include "fwd/wire.hpp"
@@ -229,10 +230,32 @@ public:
     }
     // Same, with the hash computed by hash_fn() only for groups of more
     // than one member (ecmp_select(h, 1) is 0 for every h: same result).
+    // bias: local_subgroups() of this table, or nullptr: a group with local
+    // members chooses among those only (local bias); one without, among all.
     template <typename HashFn>
-    const nexthop& select_lazy(std::uint32_t group, HashFn&& hash_fn) const noexcept {
-        const nh_group& g = _groups[group];
-        return _nh[g.nh[g.n == 1 ? 0 : ecmp_select(hash_fn(), g.n)]];
+    const nexthop& select_lazy(std::uint32_t group, HashFn&& hash_fn, const nh_group* bias = nullptr) const noexcept {
+        const nh_group* g = &_groups[group];
+        if (bias != nullptr && bias[group].n != 0) { g = &bias[group]; }
+        return _nh[g->nh[g->n == 1 ? 0 : ecmp_select(hash_fn(), g->n)]];
+    }
+
+    // Control path, for ECMP local bias: per group, its members whose port
+    // `local(port)` accepts, in the group's order (n = 0: none). A worker
+    // that owns some of a group's ports sends over those only; its flows
+    // then never cross to another worker to leave (select_lazy's bias). Each
+    // flow still takes one member: the frames of a flow reach one worker
+    // (RSS over the 5-tuple) and that worker's choice is a function of the
+    // flow hash.
+    template <typename Pred>
+    std::vector<nh_group> local_subgroups(Pred&& local) const {
+        std::vector<nh_group> out(std::max<std::size_t>(_n_groups, 1));
+        for (std::size_t i = 0; i < _n_groups; ++i) {
+            const nh_group& g = _groups[i];
+            for (std::uint8_t k = 0; k < g.n; ++k) {
+                if (local(_nh[g.nh[k]].port)) { out[i].nh[out[i].n++] = g.nh[k]; }
+            }
+        }
+        return out;
     }
 
     const nexthop& nexthop_at(std::uint32_t i) const noexcept { return _nh[i]; }

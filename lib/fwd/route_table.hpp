@@ -181,15 +181,17 @@ public:
         return lookup_v4(dst, [flow_hash] { return flow_hash; }, out);
     }
     // Same, with the flow hash computed by hash_fn() only when the route is
-    // an ECMP group of more than one next hop.
+    // an ECMP group of more than one next hop. bias: ECMP local bias, a
+    // worker's nexthops().local_subgroups(), or nullptr (nh_table::select_lazy).
     template <typename HashFn>
         requires std::is_invocable_r_v<std::uint32_t, HashFn>
-    int lookup_v4(std::uint32_t dst, HashFn&& hash_fn, const nexthop** out) const noexcept {
+    int lookup_v4(std::uint32_t dst, HashFn&& hash_fn, const nexthop** out,
+                  const nh_group* bias = nullptr) const noexcept {
         std::uint32_t v;
         if (!_lpm.lookup_v4(dst, &v)) {
             v = _default_v4;
         }
-        return resolve(v, hash_fn, out);
+        return resolve(v, hash_fn, out, bias);
     }
 
     // dst16: 16 address bytes, network order.
@@ -198,12 +200,13 @@ public:
     }
     template <typename HashFn>
         requires std::is_invocable_r_v<std::uint32_t, HashFn>
-    int lookup_v6(const std::uint8_t* dst16, HashFn&& hash_fn, const nexthop** out) const noexcept {
+    int lookup_v6(const std::uint8_t* dst16, HashFn&& hash_fn, const nexthop** out,
+                  const nh_group* bias = nullptr) const noexcept {
         std::uint32_t v;
         if (!_lpm.lookup_v6(dst16, &v)) {
             v = _default_v6;
         }
-        return resolve(v, hash_fn, out);
+        return resolve(v, hash_fn, out, bias);
     }
 
     // Burst lookup: for i < n, rc[i] = lookup_v4(dst[i], hash[i], &out[i])
@@ -227,15 +230,17 @@ public:
     // lookup_v4 returns for that address.
     template <typename HashFn>
         requires std::is_invocable_r_v<std::uint32_t, HashFn>
-    int resolve_v4(std::uint32_t lpm_value, HashFn&& hash_fn, const nexthop** out) const noexcept {
-        return resolve(lpm_value != lpm_miss ? lpm_value : _default_v4, hash_fn, out);
+    int resolve_v4(std::uint32_t lpm_value, HashFn&& hash_fn, const nexthop** out,
+                   const nh_group* bias = nullptr) const noexcept {
+        return resolve(lpm_value != lpm_miss ? lpm_value : _default_v4, hash_fn, out, bias);
     }
 
     // The same for IPv6 (lpm().lookup_v6_bulk).
     template <typename HashFn>
         requires std::is_invocable_r_v<std::uint32_t, HashFn>
-    int resolve_v6(std::uint32_t lpm_value, HashFn&& hash_fn, const nexthop** out) const noexcept {
-        return resolve(lpm_value != lpm_miss ? lpm_value : _default_v6, hash_fn, out);
+    int resolve_v6(std::uint32_t lpm_value, HashFn&& hash_fn, const nexthop** out,
+                   const nh_group* bias = nullptr) const noexcept {
+        return resolve(lpm_value != lpm_miss ? lpm_value : _default_v6, hash_fn, out, bias);
     }
 
     // Is this one of the switch's own interface addresses?
@@ -281,9 +286,9 @@ private:
         return resolve(v, h, out);
     }
     template <typename HashFn>
-    int resolve(std::uint32_t v, HashFn& hash_fn, const nexthop** out) const noexcept {
+    int resolve(std::uint32_t v, HashFn& hash_fn, const nexthop** out, const nh_group* bias = nullptr) const noexcept {
         if (v < route_value::special_base) [[likely]] {
-            *out = &_nht.select_lazy(v, hash_fn);
+            *out = &_nht.select_lazy(v, hash_fn, bias);
             return route_ok;
         }
         if (v >= route_value::connected) {

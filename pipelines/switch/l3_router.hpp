@@ -391,11 +391,13 @@ inline void lookup_burst(const switch_pipeline::impl& p, rte_mbuf* const* pkts, 
     int rc;
     if (f.kind == frame_kind::ipv4) {
         if (p.routes->is_local_v4(f.ip4_dst)) { return to_us(env, in, m, f, tc); }
-        rc = lpm_v != no_lpm_value ? p.routes->resolve_v4(lpm_v, h, &nh) : p.routes->lookup_v4(f.ip4_dst, h, &nh);
+        rc = lpm_v != no_lpm_value ? p.routes->resolve_v4(lpm_v, h, &nh, w.ecmp_bias)
+                                   : p.routes->lookup_v4(f.ip4_dst, h, &nh, w.ecmp_bias);
     } else {
         const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
         if (p.routes->is_local_v6(dst)) { return to_us(env, in, m, f, tc); }
-        rc = lpm_v != no_lpm_value ? p.routes->resolve_v6(lpm_v, h, &nh) : p.routes->lookup_v6(dst, h, &nh);
+        rc = lpm_v != no_lpm_value ? p.routes->resolve_v6(lpm_v, h, &nh, w.ecmp_bias)
+                                   : p.routes->lookup_v6(dst, h, &nh, w.ecmp_bias);
     }
     // Resolved by ARP/ND: a connected host without a NEIGH entry, or a
     // route's dynamic next hop.

@@ -173,6 +173,14 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         auto rt = dpdk::route_table::build(route_sources{rports, cfg.neighbors, cfg.routes, cfg.neigh.dynamic});
         if (auto* e = std::get_if<std::string>(&rt)) { return *e; }
         p->routes = std::make_unique<dpdk::route_table>(std::move(std::get<dpdk::route_table>(rt)));
+        if (cfg.ecmp_local_bias && p->workers.size() > 1) {
+            for (auto& w : p->workers) {
+                const std::uint16_t id = w->id;
+                w->ecmp_local = p->routes->nexthops().local_subgroups(
+                    [&](std::uint16_t port) { return port < p->ports.size() && p->ports[port]->owner == id; });
+                w->ecmp_bias = w->ecmp_local.data();
+            }
+        }
         p->static_neigh = cfg.neighbors;
         if (cfg.neigh.dynamic) {
             neigh_params np;

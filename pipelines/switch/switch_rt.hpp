@@ -230,6 +230,11 @@ struct worker_rt {
     // did not take (stashed lossless frames, refused lossy ones): the
     // worker waits on that worker (switch_pipeline::worker_waits).
     bool waits_on_peer = false;
+    // L3, ROCELAB ecmp_local_bias: per ECMP group, its members on this
+    // worker's ports (nh_table::local_subgroups); ecmp_bias points at them,
+    // or is nullptr (every member, the default).
+    std::vector<nh_group> ecmp_local;
+    const nh_group* ecmp_bias = nullptr;
     std::int64_t icmp_tat = INT64_MIN / 4;  // ICMP error rate (GCRA), per worker
     spsc_ring<switch_event, 1024> events;   // for the control thread
     std::vector<peer> peers;                // [worker]; empty with one worker

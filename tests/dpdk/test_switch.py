@@ -820,6 +820,77 @@ class RssTests(Base):
             self.assertIn(want, r.stderr)
 
 
+    def test_ecmp_local_bias_keeps_each_flow_on_its_worker(self):
+        """L3 leaf: Ethernet0 (a server port) receives 32 RoCE flows on two RX
+        queues (the queue the NIC's Toeplitz hash picks; worker 0 polls queue
+        0, worker 1 queue 1) routed over ECMP uplinks Ethernet1 (worker 0's)
+        and Ethernet2 (worker 1's). With ROCELAB ecmp_local_bias: on, every
+        flow leaves by the uplink of the worker its queue is on - which the
+        test knows from the hash alone - and no frame is handed between
+        workers; each flow complete and in order. With it off, the ECMP hash
+        alone decides: some flows cross."""
+        cfg = """
+ROCELAB: {mode: l3, seed: 7%s}
+DEVICE_METADATA:
+  localhost: {mac: "%s"}
+PORT:
+  Ethernet0: {device: net_pcap0}
+  Ethernet1: {device: net_pcap1}
+  Ethernet2: {device: net_pcap2}
+INTERFACE:
+  "Ethernet0|10.1.0.1/31": {}
+  "Ethernet1|10.9.0.1/31": {}
+  "Ethernet2|10.9.1.1/31": {}
+ROUTE:
+  "10.2.0.0/16": {nexthop: "10.9.0.0,10.9.1.0", ifname: "Ethernet1,Ethernet2"}
+NEIGH:
+  "Ethernet1|10.9.0.0": {neigh: "02:00:00:00:00:91", family: IPv4}
+  "Ethernet2|10.9.1.0": {neigh: "02:00:00:00:00:92", family: IPv4}
+"""
+        flows = [50000 + fl for fl in range(32)]
+        q = {sp: rss_queue("10.1.0.0", "10.2.0.5", sp, 4791, 2) for sp in flows}
+        self.assertTrue(any(v == 0 for v in q.values()) and any(v == 1 for v in q.values()), q)
+        for k in (0, 1):
+            write_pcap(self.path(f"in0q{k}.pcap"),
+                       [roce(dst_mac=ROUTER_MAC, src="10.1.0.0", dst="10.2.0.5", sport=sp, psn=i, payload=64)
+                        for i in range(40) for sp in flows if q[sp] == k])
+        write_pcap(self.path("empty.pcap"), [])
+        empty = self.path("empty.pcap")
+
+        def run(bias):
+            for i in (1, 2):
+                if os.path.exists(self.path(f"o{i}.pcap")):
+                    os.remove(self.path(f"o{i}.pcap"))
+            r = run_switch(self.tmp, [f"net_pcap0,rx_pcap={self.path('in0q0.pcap')},rx_pcap={self.path('in0q1.pcap')},"
+                                      f"tx_pcap={self.path('o0.pcap')}",
+                                      f"net_pcap1,rx_pcap={empty},rx_pcap={empty},tx_pcap={self.path('o1.pcap')}",
+                                      f"net_pcap2,rx_pcap={empty},rx_pcap={empty},tx_pcap={self.path('o2.pcap')}"],
+                           ["--duration", "1s", "--rx-queues", "2", "--port-workers", "0,0,1"],
+                           config=cfg % (", ecmp_local_bias: on" if bias else "", ROUTER_MAC))
+            self.assertClean(r)
+            out = {}  # sport -> (uplinks it left by, PSNs in order)
+            for i in (1, 2):
+                for f in frames(self.path(f"o{i}.pcap")):
+                    e = Ether(f)
+                    if UDP in e:
+                        ups, psns = out.setdefault(e[UDP].sport, (set(), []))
+                        ups.add(i)
+                        psns.append(e[BTH].psn)
+            self.assertEqual(sorted(out), flows)
+            for sp, (ups, psns) in out.items():
+                self.assertEqual(len(ups), 1, f"flow {sp} left by {ups}")
+                self.assertEqual(psns, list(range(40)), f"flow {sp} incomplete or out of order")
+            w = {x["worker"]: x for x in r.report["workers"]}
+            return {sp: next(iter(ups)) for sp, (ups, _) in out.items()}, w[0]["handed_out"] + w[1]["handed_out"]
+
+        up, handed = run(True)
+        self.assertEqual(up, {sp: 1 + q[sp] for sp in flows}, "each flow by its RSS queue's worker's uplink")
+        self.assertEqual(handed, 0, "no frame crossed workers")
+        up_off, handed_off = run(False)
+        self.assertGreater(handed_off, 0, "without local bias the ECMP hash sends some flows to the other worker")
+        self.assertNotEqual(up_off, up)
+
+
 class CliTests(Base):
     def test_help_and_version(self):
         r = subprocess.run([SWITCH, "--help"], capture_output=True, text=True)

@@ -65,6 +65,14 @@ constexpr field_spec icmp_errors = flag_field(
     "(`drop_neigh_unresolved`). The datagram is still counted as `drop_ttl_expired` / `drop_no_route` / "
     "`drop_neigh_unresolved`; `icmp_errors` counts the replies. Echo requests (ping) to the switch's own "
     "addresses are answered whatever this says (`icmp_echo_replies`)");
+constexpr field_spec ecmp_local_bias = flag_field(
+    "ecmp_local_bias", on_off, "`off`",
+    "L3 with several workers: a route's ECMP next hops are chosen among those on the receiving worker's own "
+    "ports when it has some (local bias, as Junos `local-bias` on aggregated Ethernet), else among all. "
+    "Frames then leave without crossing to another worker, which is what lets RSS (`--rx-queues`) scale; "
+    "each flow still takes one next hop (RSS keeps a flow on one worker), but the uplinks' balance follows "
+    "the RSS queues' and the ports' owners (`--port-workers`), and which uplink a flow takes differs from "
+    "`off`. One worker: no effect");
 constexpr field_spec icmp_rate =
     count_field("icmp_rate", 1, 1000000, "ICMP errors per second", "1000",
                 "ICMP errors per second for the whole switch, with a burst of 50 (Linux's "
@@ -114,6 +122,7 @@ constexpr field_spec all[] = {mode,
                               ecn_at,
                               icmp_errors,
                               icmp_rate,
+                              ecmp_local_bias,
                               neigh_dynamic,
                               neigh_max,
                               neigh_reachable_time,
@@ -178,6 +187,7 @@ void loader::load_rocelab(const entry& t) {
     }
     read(f, fld::icmp_errors, _cfg.icmp_errors);
     read(f, fld::icmp_rate, _cfg.icmp_rate);
+    read(f, fld::ecmp_local_bias, _cfg.ecmp_local_bias);
     read(f, fld::neigh_dynamic, _cfg.neigh.dynamic);
     read(f, fld::neigh_max, _cfg.neigh.max);
     read(f, fld::neigh_reachable_time, _cfg.neigh.reachable);

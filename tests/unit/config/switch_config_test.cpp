@@ -1329,3 +1329,18 @@ PORT:
 
 }  // namespace
 }  // namespace rocelab
+
+namespace rocelab {
+namespace {
+
+TEST(switch_config, ecmp_local_bias_is_off_unless_asked) {
+    EXPECT_FALSE(default_switch_cfg().ecmp_local_bias);
+    EXPECT_TRUE(load_ok("ROCELAB: {mode: l3, ecmp_local_bias: on}\n").ecmp_local_bias);
+    EXPECT_FALSE(load_ok("ROCELAB: {mode: l3, ecmp_local_bias: off}\n").ecmp_local_bias);
+    const auto r = load_switch_cfg_from_string("ROCELAB: {ecmp_local_bias: maybe}\n", "bad.yaml");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("ecmp_local_bias"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace rocelab

@@ -209,3 +209,41 @@ TEST(nh_table, dedup_groups_and_select) {
     }
     EXPECT_FALSE(t.add_nexthop(nexthop{99, 99, {2, 0, 0, 0, 0, 99}, {}}));
 }
+
+// ECMP local bias: a worker that owns some of a group's ports chooses among
+// those (each flow one member, spread over them); one that owns none, or a
+// group without local members, chooses among all, as without bias.
+TEST(nh_table, local_subgroups_bias_the_choice_to_own_ports) {
+    nh_table t(8, 4);
+    std::uint32_t idx[4];
+    for (std::uint16_t i = 0; i < 4; ++i) {
+        const auto k = t.add_nexthop(nexthop{i, i, {2, 0, 0, 0, 0, static_cast<std::uint8_t>(i + 1)}, {}});
+        ASSERT_TRUE(k);
+        idx[i] = *k;
+    }
+    const auto all4 = t.add_group(std::span<const std::uint32_t>(idx, 4));
+    const auto ports23 = t.add_group(std::span<const std::uint32_t>(idx + 2, 2));
+    ASSERT_TRUE(all4 && ports23);
+    // Worker 0 owns ports 0 and 1, worker 1 ports 2 and 3.
+    const auto w0 = t.local_subgroups([](std::uint16_t port) { return port < 2; });
+    const auto w1 = t.local_subgroups([](std::uint16_t port) { return port >= 2; });
+    ASSERT_EQ(w0.size(), t.groups());
+    EXPECT_EQ(w0[*all4].n, 2);
+    EXPECT_EQ(w0[*ports23].n, 0) << "worker 0 owns none of ports 2 and 3";
+    EXPECT_EQ(w1[*ports23].n, 2);
+    int per_port[4] = {};
+    for (std::uint32_t p = 0; p < 1000; ++p) {
+        const std::uint32_t h = flow_hash_v4(src4, dst4, 17, static_cast<std::uint16_t>(0xC000 + p), roce_port, seed);
+        auto fn = [h] { return h; };
+        const nexthop& a = t.select_lazy(*all4, fn, w0.data());
+        EXPECT_LT(a.port, 2) << "worker 0's flows leave by its own ports";
+        EXPECT_EQ(&a, &t.select_lazy(*all4, fn, w0.data())) << "same flow, same member";
+        ++per_port[a.port];
+        EXPECT_GE(t.select_lazy(*all4, fn, w1.data()).port, 2);
+        EXPECT_EQ(&t.select_lazy(*ports23, fn, w0.data()), &t.select(*ports23, h))
+            << "no local member: every member, as without bias";
+        EXPECT_EQ(&t.select_lazy(*all4, fn, nullptr), &t.select(*all4, h));
+    }
+    EXPECT_GT(per_port[0], 400);
+    EXPECT_GT(per_port[1], 400) << "spread over both local members";
+}
