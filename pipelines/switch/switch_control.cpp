@@ -97,6 +97,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
                     w->rss.emplace_back();
                     w->rss.back().port = static_cast<std::uint16_t>(i);
                     w->rss.back().queue = q;
+                    w->polls_rss = true;
                 }
             }
         }

@@ -662,6 +662,10 @@ void switch_pipeline::release_all() noexcept {
         switch_env env{p, *p.workers[pp->owner], nullptr};
         (void)pp->discard_all(env);
     }
+    // What those releases kept as RSS credit (release_frame) goes home too.
+    for (auto& w : p.workers) {
+        for (rss_rx& r : w->rss) { return_credit(p, *w, r); }
+    }
     if (p.multi) {  // buffer owed between workers goes home
         for (int guard = 0; guard < 100000; ++guard) {
             bool busy = false;

@@ -250,6 +250,7 @@ struct worker_rt {
     // for each port the index of its entry in rss (-1: none).
     std::vector<std::pair<std::uint16_t, std::uint16_t>> extra_rx;
     std::vector<rss_rx> rss;
+    bool polls_rss = false;  // !rss.empty(): release_frame keeps credit
     std::vector<std::int16_t> rss_of_port;
     worker_counters st{};
 #ifdef ROCELAB_STAGE_CYCLES
@@ -316,6 +317,37 @@ inline void release_tag(switch_pipeline::impl& p, worker_rt& w, std::uint32_t ta
     const std::size_t i = static_cast<std::size_t>(port) * 8 + static_cast<std::size_t>(tag_pg(tag));
     if (w.owed[i] == 0) { w.owed_list.push_back(static_cast<std::uint16_t>(i)); }
     w.owed[i] += bytes;
+}
+
+// A frame's charge released (it left, or was dropped): as release_tag, but
+// a worker that polls an RSS queue of the frame's ingress port (another
+// worker's) keeps up to rss_chunk of it as credit for that (port, PG)
+// instead of sending it home: the bytes stay charged to the PG on its
+// owner, now as credit held, so the PG's use (frames buffered + credit
+// held) is as exact as before, and the next frames of that queue draw on
+// it without a request. Without this every burst such a worker sent cost a
+// credit message home and a request for more. Held credit goes home when
+// the queue is idle for rss_idle_ns (rx_rss) and at shutdown; holding at
+// most a chunk, as a grant gives one, delays the PG's XON by at most a
+// chunk's drain.
+[[gnu::always_inline]] inline void release_frame(switch_pipeline::impl& p, worker_rt& w, std::uint32_t tag,
+                                                 std::uint64_t bytes) noexcept {
+    if (w.polls_rss && p.buf && tag_charged(tag) && bytes != 0) [[unlikely]] {
+        const auto port = static_cast<std::size_t>(tag_port(tag));
+        if (p.ports[port]->owner != w.id) [[unlikely]] {
+            const std::int16_t ri = w.rss_of_port[port];
+            if (ri >= 0) {
+                std::uint64_t& c = w.rss[static_cast<std::size_t>(ri)].credit[tag_pg(tag)];
+                const std::uint64_t cap = p.buf->charge_for(worker_rt::rss_chunk);
+                if (c < cap) {
+                    const std::uint64_t k = std::min(bytes, cap - c);
+                    c += k;
+                    bytes -= k;
+                }
+            }
+        }
+    }
+    release_tag(p, w, tag, bytes);
 }
 
 // Does a frame with this tag belong to a lossless PG (charged to it, or a
@@ -393,7 +425,7 @@ struct switch_env {
     bool wred_at_enqueue() const noexcept { return p.wred_at_enqueue; }
     [[gnu::always_inline]] void mark(std::size_t port) const noexcept { mark_egress(p, port); }
     [[gnu::always_inline]] void release(std::uint32_t tag, std::uint64_t bytes) const noexcept {
-        release_tag(p, w, tag, bytes);
+        release_frame(p, w, tag, bytes);
     }
     bool lossless(std::uint32_t tag) const noexcept { return tag_lossless(p, tag); }
     // The ingress port is this worker's (any_port_env: any port).

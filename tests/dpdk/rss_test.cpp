@@ -107,6 +107,7 @@ struct run_result {
     std::uint64_t xoff_to_hosts = 0;
     std::uint64_t drops_lossless = 0, drops_lossy_named = 0, drops_other = 0;
     std::uint64_t rss_parked = 0, rss_requests = 0, rss_to_owner = 0, handed_out = 0;
+    std::uint64_t credits_home = 0;  // credit messages worker 1 sent to worker 0 (the senders' ports' owner)
     std::uint64_t pg_use_after = 0, pool_used_after = 0;
     std::uint64_t peak_pg3 = 0;
     unsigned mbufs_left = 0;
@@ -377,6 +378,7 @@ run_result run(const std::string& tag, unsigned queues) {
         res.rss_to_owner += ws.rss_to_owner;
         res.handed_out += ws.handed_out;
     }
+    res.credits_home = bed.pipe->worker_figures(1).credits_out;
     // A PFC frame from the peer of Ethernet1 on queue 1 (worker 1's): the
     // owner (worker 0) must take it and pause the port's egress.
     if (queues == 2) {
@@ -447,9 +449,10 @@ TEST(rss, two_queues_over_two_workers_lossless_in_order_as_one_queue) {
     EXPECT_LT(two.handed_out, one.handed_out);
     EXPECT_EQ(two.owner_pfc_rx, 1u) << "a PFC frame on queue 1 acts on the port's owner";
     EXPECT_GE(two.rss_to_owner, 1u);
-    std::printf("[rss] one queue: handed out %llu; two queues: handed out %llu, parked %llu, requests %llu, "
-                "peak PG3 use %llu B (one queue %llu B), XOFF to hosts %llu / %llu\n",
-                (unsigned long long)one.handed_out, (unsigned long long)two.handed_out,
+    std::printf("[rss] one queue: handed out %llu, credits home %llu; two queues: handed out %llu, credits home "
+                "%llu, parked %llu, requests %llu, peak PG3 use %llu B (one queue %llu B), XOFF to hosts %llu / %llu\n",
+                (unsigned long long)one.handed_out, (unsigned long long)one.credits_home,
+                (unsigned long long)two.handed_out, (unsigned long long)two.credits_home,
                 (unsigned long long)two.rss_parked, (unsigned long long)two.rss_requests,
                 (unsigned long long)two.peak_pg3, (unsigned long long)one.peak_pg3,
                 (unsigned long long)two.xoff_to_hosts, (unsigned long long)one.xoff_to_hosts);
