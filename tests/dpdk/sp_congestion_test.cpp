@@ -5,7 +5,17 @@
 // shaped to 1Gbps. Expected: TC 6 is never dropped and leaves at its offered
 // rate +-1 %; TC 0 gets the rest and its tail drops are counted; every mbuf
 // returns to the pool.
+//
+// The two together fill the 1 Gbps line (+-2 %) - while the switch's worker
+// has its CPU. On this 2-core machine the kernel sometimes keeps it off for
+// milliseconds, and the line idles meanwhile. As in wire_rate_test.cpp, the
+// kernel's account of that wait (schedstat run_delay over the window,
+// test::worker_stall_probe) lowers the bound: 1 Gbps x (1 - waited share)
+// - 2 %. A run whose worker waited more than 2 % of the window is not judged
+// on the line rate and runs again; after 3 such runs the test skips, naming
+// the shares. Everything else is judged on every run.
 #include <chrono>
+#include <string>
 
 #include "ring_harness.hpp"
 
@@ -14,8 +24,17 @@ using namespace rocelab::literals;
 
 namespace {
 
-TEST(switch_dpdk, strict_priority_under_congestion) {
-    test::init_eal_once("sptest");
+constexpr double kLostCap = 0.02;
+
+// One run; the rate-independent checks are made here. Returns the window's
+// line rate (both TCs) and the share of it the worker waited for a CPU.
+struct sp_result {
+    double line_bps = 0;
+    double waited_share = -1;
+};
+
+sp_result run_sp(const std::string& tag) {
+    sp_result res;
     switch_cfg cfg = default_switch_cfg();
     port_cfg p0 = default_port_cfg();
     p0.name = "Ethernet0";
@@ -25,9 +44,12 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
     cfg.ports = {p0, p1};
     test::without_buffers_and_wred(cfg);  // this test is about PFC/scheduling, not the buffer model
     {
-        test::ring_testbed tb(cfg, "sp");
-        ASSERT_TRUE(tb.pipe);
+        test::ring_testbed tb(cfg, tag);
+        EXPECT_TRUE(tb.pipe);
+        if (!tb.pipe) { return res; }
         tb.start();
+        test::worker_stall_probe probe;
+        EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
 
         roce_v4_params proto;
         proto.src_mac = tb.hosts[0].mac;
@@ -53,9 +75,23 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         std::uint64_t hi_off0 = 0, hi_off1 = 0;
         bool in0 = false, in1 = false;
         rte_mbuf* b[64];
+        nanos next_sample = w0;
         for (nanos now = clk.now(); now < t_end; now = clk.now()) {
-            if (!in0 && now >= w0) { hi_off0 = s_hi.sent_wire_bytes; in0 = true; }
-            if (!in1 && now >= w1) { hi_off1 = s_hi.sent_wire_bytes; in1 = true; }
+            if (!in0 && now >= w0) {
+                hi_off0 = s_hi.sent_wire_bytes;
+                in0 = true;
+                probe.reset();
+                next_sample = now + 1_ms;
+            }
+            if (in0 && !in1 && now >= next_sample) {  // the worker's wait for a CPU, within the window
+                probe.sample();
+                next_sample = now + 1_ms;
+            }
+            if (!in1 && now >= w1) {
+                hi_off1 = s_hi.sent_wire_bytes;
+                in1 = true;
+                probe.sample();
+            }
             s_hi.poll(now);
             s_lo.poll(now);
             const std::uint16_t n = rte_eth_rx_burst(tb.hosts[1].port_id, 0, b, 64);
@@ -116,10 +152,38 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         EXPECT_GT(q0.drop_packets, 0u);
         EXPECT_EQ(q0.drop_packets, tb.pipe->counters(1).drops[static_cast<std::size_t>(sw::drop_reason::tail_drop)]);
         EXPECT_EQ(lo_rx + q0.drop_packets, s_lo.sent);
-        EXPECT_NEAR(hi_rate + lo_rate, 1e9, 0.02e9);
+        EXPECT_LE(hi_rate + lo_rate, 1.02e9) << "more than the 1 Gbps line";
         // Frames seen by the switch = frames sent by the hosts.
         EXPECT_EQ(tb.pipe->counters(0).rx_packets, s_hi.sent + s_lo.sent);
+        res.line_bps = hi_rate + lo_rate;
+        res.waited_share = probe.ok() ? double(probe.total_ns) / 1e9 / win : -1;
     }
+    return res;
+}
+
+TEST(switch_dpdk, strict_priority_under_congestion) {
+    test::init_eal_once("sptest");
+    std::string shares;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        const sp_result r = run_sp(attempt == 1 ? "sp" : "sp" + std::to_string(attempt));
+        if (HasFailure()) { return; }
+        ASSERT_GE(r.waited_share, 0.0) << "cannot read the worker thread's run_delay";
+        const double low = 1e9 * (1 - r.waited_share) * 0.98;
+        const bool judged = r.waited_share <= kLostCap;
+        std::printf("run %d: line %.4f Gbps; worker waited %.2f %% of the window for a CPU: lower bound %.4f Gbps%s\n",
+                    attempt, r.line_bps / 1e9, 100 * r.waited_share, low / 1e9,
+                    judged ? "" : ": waited more than 2 %, not judged");
+        if (judged) {
+            EXPECT_GE(r.line_bps, low) << "TC 6 + TC 0 left the 1 Gbps line idle for longer than the worker was kept "
+                                          "off its CPU";
+            return;
+        }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.1f %%", shares.empty() ? "" : ", ", 100 * r.waited_share);
+        shares += buf;
+    }
+    GTEST_SKIP() << "the switch's worker waited for a CPU " << shares << " of the window in each of 3 runs (judged "
+                 << "only up to 2 %): too busy to hold the line rate to a lower bound";
 }
 
 TEST(switch_dpdk, mempool_returns_to_start) {
