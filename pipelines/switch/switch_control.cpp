@@ -151,6 +151,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
         std::vector<std::uint16_t> owners;
         for (const auto& pr : p->ports) { owners.push_back(pr->owner); }
         p->buf->set_workers(owners, workers);
+        p->rss_chunk_charge = p->buf->charge_for(worker_rt::rss_chunk);
         // Lossless traffic is limited by ingress accounting (XOFF before the
         // headroom runs out), never by egress tail drop: lift the egress limits
         // of every queue a lossless PG's traffic class maps to. The queues are
@@ -178,7 +179,7 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
             for (auto& w : p->workers) {
                 const std::uint16_t id = w->id;
                 w->ecmp_local = p->routes->nexthops().local_subgroups(
-                    [&](std::uint16_t port) { return port < p->ports.size() && p->ports[port]->owner == id; });
+                    [&](std::uint16_t port) { return p->ports[port]->owner == id; });
                 w->ecmp_bias = w->ecmp_local.data();
             }
         }

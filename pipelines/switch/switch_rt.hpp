@@ -250,7 +250,7 @@ struct worker_rt {
     // for each port the index of its entry in rss (-1: none).
     std::vector<std::pair<std::uint16_t, std::uint16_t>> extra_rx;
     std::vector<rss_rx> rss;
-    bool polls_rss = false;  // !rss.empty(): release_frame keeps credit
+    bool polls_rss = false;  // == !rss.empty(), one byte for release_frame's test per frame
     std::vector<std::int16_t> rss_of_port;
     worker_counters st{};
 #ifdef ROCELAB_STAGE_CYCLES
@@ -270,6 +270,9 @@ struct switch_pipeline::impl {
     std::uint32_t ecmp_seed = 0;
     std::uint64_t all_ports_mask = 0;
     std::unique_ptr<mmu> buf;  // ingress buffer accounting (BUFFER_POOL); null = off
+    // buf->charge_for(worker_rt::rss_chunk): the RSS credit a grant adds
+    // ahead and release_frame keeps at most (set with buf).
+    std::uint32_t rss_chunk_charge = 0;
     // ICMP errors (ROCELAB icmp_errors / icmp_rate): GCRA, one per interval, burst 50.
     bool icmp_on = true;
     std::int64_t icmp_interval = 1'000'000;
@@ -332,18 +335,15 @@ inline void release_tag(switch_pipeline::impl& p, worker_rt& w, std::uint32_t ta
 // chunk's drain.
 [[gnu::always_inline]] inline void release_frame(switch_pipeline::impl& p, worker_rt& w, std::uint32_t tag,
                                                  std::uint64_t bytes) noexcept {
+    // rss_of_port[port] >= 0 only for another worker's port: no owner test.
     if (w.polls_rss && p.buf && tag_charged(tag) && bytes != 0) [[unlikely]] {
-        const auto port = static_cast<std::size_t>(tag_port(tag));
-        if (p.ports[port]->owner != w.id) [[unlikely]] {
-            const std::int16_t ri = w.rss_of_port[port];
-            if (ri >= 0) {
-                std::uint64_t& c = w.rss[static_cast<std::size_t>(ri)].credit[tag_pg(tag)];
-                const std::uint64_t cap = p.buf->charge_for(worker_rt::rss_chunk);
-                if (c < cap) {
-                    const std::uint64_t k = std::min(bytes, cap - c);
-                    c += k;
-                    bytes -= k;
-                }
+        const std::int16_t ri = w.rss_of_port[static_cast<std::size_t>(tag_port(tag))];
+        if (ri >= 0) {
+            std::uint64_t& c = w.rss[static_cast<std::size_t>(ri)].credit[tag_pg(tag)];
+            if (c < p.rss_chunk_charge) {
+                const std::uint64_t k = std::min<std::uint64_t>(bytes, p.rss_chunk_charge - c);
+                c += k;
+                bytes -= k;
             }
         }
     }

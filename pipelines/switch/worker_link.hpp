@@ -319,8 +319,7 @@ std::uint32_t answer_rss(switch_pipeline::impl& p, worker_rt& w, std::size_t v) 
             if (!r.ok()) {
                 a.tag |= r.verdict == admit_verdict::drop_lossy ? grant_refused_lossy : grant_refused_headroom;
             } else {
-                const std::uint32_t chunk = p.buf->charge_for(worker_rt::rss_chunk);
-                if (p.buf->admit_credit(port, pg, chunk)) { a.bytes += chunk; }
+                if (p.buf->admit_credit(port, pg, p.rss_chunk_charge)) { a.bytes += p.rss_chunk_charge; }
             }
             const bool pushed = ans.push(a);
             (void)pushed;  // v keeps at most rss_slots requests out
