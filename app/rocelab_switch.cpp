@@ -62,6 +62,13 @@ Options:
                            ones. Off: BUFFER_POOL: {} and WRED_PROFILE: {}.
   -d, --duration TIME      stop after TIME (e.g. 5s, 500ms); default: run until
                            SIGINT/SIGTERM
+      --until-idle TIME    stop once the switch has been idle for TIME (e.g.
+                           100ms) after its first frame: no frame received or
+                           sent on any port (PFC frames included) and none held
+                           (queued, paused, waiting for a neighbour: every mbuf
+                           back in the pool). For replaying a capture
+                           (net_pcap rx_pcap) through the switch; --duration
+                           still bounds the run
   -r, --report FILE        write final counters as JSON (with version, config, seed)
       --queue-csv FILE     sample egress queue depths into a CSV time series
                            (interval: ROCELAB.queue_sample_interval, default 1ms)
@@ -122,6 +129,7 @@ ARP / IPv6 ND (ROCELAB neigh_dynamic: on; neigh_* timers, docs/config.md).
 struct app_opts {
     runtime::common_opts common;  // -c, -r, --pcap-out, --snaplen, -q, --check-config
     std::optional<nanos> duration;
+    std::optional<nanos> until_idle;  // --until-idle
     std::string queue_csv;
     std::optional<nanos> status_interval;
     load_options load;  // --port-map
@@ -142,6 +150,11 @@ app_opts parse_app_opts(int argc, char** argv) {
             auto t = parse_time(v);
             if (!t || t->v <= 0) { die(2, "--duration " + v + ": expected a time with units, e.g. 5s, 500ms, 2min is not accepted; use 120s"); }
             o.duration = *t;
+        } else if (a == "--until-idle") {
+            const std::string v = args.value(a);
+            auto t = parse_time(v);
+            if (!t || t->v <= 0) { die(2, "--until-idle " + v + ": expected a time with units, e.g. 100ms"); }
+            o.until_idle = *t;
         } else if (a == "--port-map") {
             auto m = parse_port_map(args.value(a));
             if (!m) { die(2, m.error().message); }
@@ -300,6 +313,8 @@ public:
     sw::switch_pipeline& pipe() { return *_pipe; }
 
     void start(runtime::session& s, const runtime::run_clock& clock) {
+        _session = &s;
+        _idle_base = s.pool_in_use();  // before any worker runs: what the ports hold when idle
         if (!dpdk::eal_no_huge()) { rte_pdump_init(); }  // lets dpdk-dumpcap attach (needs hugepages)
         sw::telemetry_info ti{ROCELAB_VERSION, _cfg.source, _cfg.seed, {}, &clock.tsc};
         for (const auto& pc : _cfg.ports) { ti.pgs.push_back(pc.pgs); }
@@ -351,6 +366,10 @@ public:
         }
         print_events(start);
         _csv.drain(*_pipe);
+        if (_opt.until_idle && el >= _next_idle_check) {
+            check_idle(el);
+            _next_idle_check = el + 0.001;
+        }
     }
 
     void status(double since, double el, bool print) {
@@ -376,7 +395,7 @@ public:
         }
     }
 
-    bool finished() const { return false; }
+    bool finished() const { return _idle_done; }
 
     void stopped(nanos start, double) {
         print_events(start);
@@ -391,6 +410,39 @@ public:
     void release() { _pipe.reset(); }
 
 private:
+    // --until-idle: the ports' frame counters (RX, TX, PFC sent) and the
+    // pool's mbufs in use, read from the control thread every millisecond.
+    // Idle: the counters did not move for the whole period, at least one
+    // frame came in, and every mbuf is back (none queued, staged, stashed
+    // for another worker, parked for RSS credit or held for a neighbour).
+    // Every worker must also have polled in that period (its published
+    // loop count, every 64 loops, advanced twice), so a worker the kernel
+    // kept off its CPU is never taken for an idle one.
+    void check_idle(double el) {
+        std::uint64_t moved = 0;
+        std::uint64_t rx = 0;
+        for (std::size_t i = 0; i < _bindings.size(); ++i) {
+            const sw::port_counters c = _pipe->counters(i);
+            rx += sw::read_counter(c.rx_packets);
+            moved += sw::read_counter(c.rx_packets) + sw::read_counter(c.tx_packets) +
+                     sw::read_counter(c.tx_pfc_frames);
+        }
+        const std::uint64_t in_use = _session->pool_in_use();
+        const std::size_t nw = _pipe->worker_count();
+        if (moved != _idle_moved || in_use != _idle_base || rx == 0 || _idle_loops.size() != nw) {
+            _idle_moved = moved;
+            _idle_since = el;
+            _idle_loops.resize(nw);
+            for (std::size_t k = 0; k < nw; ++k) { _idle_loops[k] = sw::read_counter(_pipe->worker(k).loops); }
+            return;
+        }
+        if ((el - _idle_since) * 1e9 < double(_opt.until_idle->v)) { return; }
+        for (std::size_t k = 0; k < nw; ++k) {
+            if (sw::read_counter(_pipe->worker(k).loops) < _idle_loops[k] + 128) { return; }
+        }
+        _idle_done = true;
+    }
+
     // One line each for what a config_db.json holds that rocelab does not model.
     void print_config_db_notes() const {
         const auto line = [&](const char* what, const std::vector<std::string>& names) {
@@ -435,6 +487,13 @@ private:
     std::optional<runtime::switch_status> _status;
     runtime::queue_csv _csv;
     double _next_link_poll = 0;
+    runtime::session* _session = nullptr;
+    std::uint64_t _idle_base = 0;   // mbufs in use with nothing in flight (at start)
+    std::uint64_t _idle_moved = 0;  // frames received + sent at the last change
+    double _idle_since = 0;
+    std::vector<std::uint64_t> _idle_loops;  // each worker's loops when the idle period began
+    double _next_idle_check = 0;
+    bool _idle_done = false;
     std::uint64_t _warned_behind = 0;
     std::uint64_t _warned_overflow = 0;
 };

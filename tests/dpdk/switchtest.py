@@ -79,9 +79,35 @@ def colocated(nports, *groups):
     return ["--port-workers", ",".join(str(owner[p]) for p in range(nports))]
 
 
-def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
+# A run that replays captures (net_pcap rx_pcap, not infinite_rx) stops
+# UNTIL_IDLE after the switch went idle (--until-idle: nothing received or
+# sent, no frame held anywhere, every worker polled), its --duration only
+# bounding it: the captures are forwarded in milliseconds, and a second of
+# waiting per run added minutes to CI.
+UNTIL_IDLE = "100ms"
+
+
+def replays_captures(vdevs):
+    """True when every RX of these vdevs is a finite capture (net_pcap rx_pcap
+    without infinite_rx) or there is none, and at least one is."""
+    def rx(v):  # "capture", "live" (frames may come at any time) or None (no RX)
+        if v.startswith("net_pcap"):
+            if "rx_iface" in v or "infinite_rx=1" in v:
+                return "live"
+            return "capture" if "rx_pcap=" in v else None
+        if v.startswith("net_null"):
+            return None if "no-rx=1" in v else "live"
+        return "live"  # net_ring, net_tap, memif, ...
+    kinds = {rx(v) for v in vdevs}
+    return "capture" in kinds and "live" not in kinds
+
+
+def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60, until_idle=UNTIL_IDLE):
     """Run rocelab-switch to completion (app_args should include --duration).
-    With --port-workers in app_args, as many workers as it names."""
+    With --port-workers in app_args, as many workers as it names. A run that
+    replays captures stops once idle (--until-idle `until_idle`; None: runs
+    the whole --duration, for a test that needs time to pass after its
+    input)."""
     workers = None
     if "--port-workers" in app_args:
         workers = max(int(x) for x in app_args[list(app_args).index("--port-workers") + 1].split(",")) + 1
@@ -92,6 +118,8 @@ def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60):
     if os.path.exists(report):
         os.remove(report)
     args = list(app_args) + ["--report", report, "--quiet"] + (["--idle-yield"] if workers > 1 else [])
+    if until_idle and "--duration" in args and "--until-idle" not in args and replays_captures(vdevs):
+        args += ["--until-idle", until_idle]
     if config is not None:
         cfg = os.path.join(tmp, "switch.yaml")
         with open(cfg, "w") as f:

@@ -129,7 +129,9 @@ class HostileSwitch(Base):
         if os.path.exists(report):
             os.remove(report)
         eal, _ = eal_args([f"net_pcap0,rx_pcap={inp},tx_pcap={out0}", f"net_pcap1,tx_pcap={out1}"])
-        app = ["--duration", f"{int(DURATION_S * 1000)}ms", "--report", report, "--quiet"]
+        # The capture is read through in milliseconds: stop once idle
+        # (--until-idle), DURATION_S bounding the run.
+        app = ["--duration", f"{int(DURATION_S * 1000)}ms", "--until-idle", "100ms", "--report", report, "--quiet"]
         if config is not None:
             cfg = os.path.join(self.tmp, "switch.yaml")
             with open(cfg, "w") as f:

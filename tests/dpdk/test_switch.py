@@ -943,6 +943,29 @@ class CliTests(Base):
         self.assertEqual(r.returncode, 2)
         self.assertIn("net_nosuch9", r.stderr)
 
+    def test_until_idle_stops_once_the_capture_is_forwarded(self):
+        """--until-idle 100ms with --duration 30s: the switch forwards a
+        2000-frame capture and stops on its own well before 30 s, every frame
+        out and every mbuf back. (That it waits for frames it still holds is
+        L3Tests.test_dynamic_neighbors_by_arp_and_nd: 3 ARP requests 200 ms
+        apart for frames held 600 ms, with this option on.) Bad values exit 2."""
+        inp = self.path("in.pcap")
+        mkpcap("roce", inp, "--count", "2000", "--payload", "1000")
+        vdevs = [f"net_pcap0,rx_pcap={inp}", f"net_pcap1,tx_pcap={self.path('o1.pcap')}"]
+        t0 = time.monotonic()
+        run = run_switch(self.tmp, vdevs, ["--duration", "30s", "--until-idle", "100ms"], until_idle=None)
+        wall = time.monotonic() - t0
+        self.assertClean(run)
+        self.assertEqual(len(frames(self.path("o1.pcap"))), 2000)
+        self.assertEqual(run.port("Ethernet0")["rx_packets"], 2000)
+        self.assertGreaterEqual(run.report["elapsed_s"], 0.1, "idle for 100 ms before stopping")
+        self.assertLess(wall, 15, "stopped once idle, not at --duration")
+        eal, _ = eal_args(["net_null0"])
+        for bad in ("5", "0ms", "-1s", "soon"):
+            r = subprocess.run([SWITCH] + eal + ["--", "--until-idle", bad], capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 2, bad)
+            self.assertIn("--until-idle " + bad, r.stderr)
+
     def test_sigterm_stops_cleanly_with_status_telemetry_csv_and_capture(self):
         inp = self.path("in.pcap")
         # One frame in 64 is DSCP 48 (TC 6, strict): far below 1Gbps even though
