@@ -30,12 +30,17 @@ def memif_vdevs(tmp, nports):
     return sw_v, gen_v
 
 
-def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1")):
+def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1"), until_idle="500ms"):
     """rocelab-switch (server side of nports memif links) and rocelab-gen
     (client side) in two processes. The switch must stop by itself (give it
-    --duration); both are stopped by PID if anything fails. sw_lcores are
-    the switch's EAL lcore options (one worker by default). Returns the two
-    JSON reports (gen, switch) after checking both exited 0."""
+    --duration): it stops `until_idle` after the generator's traffic ended
+    (--until-idle: no frame moved and none held; the generator lingers until
+    the switch's links go down, as memif wants the server to stop first),
+    its --duration bounding it. Both are stopped by PID if anything fails.
+    sw_lcores are the switch's EAL lcore options (one worker by default).
+    Returns the two JSON reports (gen, switch) after checking both exited 0."""
+    if until_idle and "--until-idle" not in sw_args:
+        sw_args = list(sw_args) + ["--until-idle", until_idle]
     sw_v, gen_v = memif_vdevs(tmp, nports)
     tag = f"{os.getpid()}{tag}"
     sw = subprocess.Popen(
