@@ -17,7 +17,7 @@
 #include "rocelab_version.h"
 
 namespace rocelab {
-namespace {
+namespace config_db_test {  // its own names: meson compiles the suite as unity blocks
 
 using namespace literals;
 
@@ -538,5 +538,5 @@ TEST(ConfigDb, VlanMembers) {
     EXPECT_NE(e.find("VLAN_MEMBER|Vlan2|Ethernet0: port Ethernet0 is also a member of Vlan1"), std::string::npos) << e;
 }
 
-}  // namespace
+}  // namespace config_db_test
 }  // namespace rocelab

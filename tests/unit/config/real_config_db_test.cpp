@@ -19,7 +19,7 @@
 #include "rocelab_version.h"
 
 namespace rocelab {
-namespace {
+namespace real_config_db_test {  // its own names: meson compiles the suite as unity blocks
 
 std::string real_path(const std::string& name) {
     return std::string(ROCELAB_SOURCE_DIR) + "/conf/config_db/real/" + name;
@@ -438,5 +438,5 @@ BUFFER_QUEUE:
     EXPECT_TRUE(warned);
 }
 
-}  // namespace
+}  // namespace real_config_db_test
 }  // namespace rocelab

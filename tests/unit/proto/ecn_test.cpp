@@ -17,14 +17,14 @@ namespace {
 
 using frame = std::vector<std::byte>;
 
-constexpr mac_addr mac1{0x02, 0, 0, 0, 0, 1};
-constexpr mac_addr mac2{0x02, 0, 0, 0, 0, 2};
+constexpr mac_addr ecn_mac1{0x02, 0, 0, 0, 0, 1};
+constexpr mac_addr ecn_mac2{0x02, 0, 0, 0, 0, 2};
 
 frame v4(std::uint8_t ecn, std::int16_t vlan = -1, std::size_t payload = 256, std::uint8_t dscp = 26) {
     const auto pl = test::seq_payload(payload);
     roce_v4_params p{};
-    p.dst_mac = mac2;
-    p.src_mac = mac1;
+    p.dst_mac = ecn_mac2;
+    p.src_mac = ecn_mac1;
     p.vlan_id = vlan;
     p.pcp = 3;
     p.src_ip = ipv4_addr(10, 0, 0, 1);
@@ -46,8 +46,8 @@ frame v4(std::uint8_t ecn, std::int16_t vlan = -1, std::size_t payload = 256, st
 frame v6(std::uint8_t ecn, std::int16_t vlan = -1, std::size_t payload = 100) {
     const auto pl = test::seq_payload(payload);
     roce_v6_params p{};
-    p.dst_mac = mac2;
-    p.src_mac = mac1;
+    p.dst_mac = ecn_mac2;
+    p.src_mac = ecn_mac1;
     p.vlan_id = vlan;
     p.src_ip = ipv6_addr{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     p.dst_ip = ipv6_addr{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};

@@ -91,7 +91,7 @@ inline std::uint32_t ref_icrc(const std::byte* f, const ref_l3& l3) {
     }
     h[udp + 6] = h[udp + 7] = 0xFF;
     h[udp + 8 + 4] = 0xFF;
-    return static_cast<std::uint32_t>(crc32(0L, b.data(), static_cast<uInt>(b.size())));
+    return static_cast<std::uint32_t>(::crc32(0L, b.data(), static_cast<uInt>(b.size())));
 }
 
 inline std::uint32_t ref_wire_icrc(const std::byte* f, const ref_l3& l3) {

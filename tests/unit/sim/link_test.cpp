@@ -13,7 +13,7 @@
 #include "sim/sim_port.hpp"
 
 namespace rocelab::sim {
-namespace {
+namespace link_test {  // its own names: meson compiles the suite as unity blocks
 
 using namespace rocelab::literals;
 
@@ -302,5 +302,5 @@ TEST(sim_link, bad_config_is_refused_with_a_reason) {
     EXPECT_THROW(sim_link<frame>{link_cfg{}}, std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace link_test
 }  // namespace rocelab::sim
