@@ -403,7 +403,13 @@ public:
     }
     void ports_stopped() {}
     std::uint64_t extra_in_use() const { return 0; }
-    void final(const runtime::run_report& r) { runtime::print_switch_final(*_pipe, r.elapsed_s); }
+    void final(const runtime::run_report& r) {
+        runtime::print_switch_final(*_pipe, r.elapsed_s);
+        if (_idle_done) {
+            std::printf("stopped: idle for %s after the last frame (--until-idle)\n",
+                        format_time(*_opt.until_idle).c_str());
+        }
+    }
     std::string write_report(const std::string& path, const runtime::run_report& r) {
         return runtime::write_switch_report(path, *_pipe, _cfg, r);
     }

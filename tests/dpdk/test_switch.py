@@ -960,6 +960,7 @@ class CliTests(Base):
         self.assertEqual(run.port("Ethernet0")["rx_packets"], 2000)
         self.assertGreaterEqual(run.report["elapsed_s"], 0.1, "idle for 100 ms before stopping")
         self.assertLess(wall, 15, "stopped once idle, not at --duration")
+        self.assertIn("stopped: idle for 100ms after the last frame (--until-idle)", run.out)
         eal, _ = eal_args(["net_null0"])
         for bad in ("5", "0ms", "-1s", "soon"):
             r = subprocess.run([SWITCH] + eal + ["--", "--until-idle", bad], capture_output=True, text=True, timeout=30)
