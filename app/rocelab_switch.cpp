@@ -435,7 +435,8 @@ private:
         }
         const std::uint64_t in_use = _session->pool_in_use();
         const std::size_t nw = _pipe->worker_count();
-        if (moved != _idle_moved || in_use != _idle_base || rx == 0 || _idle_loops.size() != nw) {
+        // Until the first frame every check takes this branch, which also sizes _idle_loops.
+        if (moved != _idle_moved || in_use != _idle_base || rx == 0) {
             _idle_moved = moved;
             _idle_since = el;
             _idle_loops.resize(nw);
