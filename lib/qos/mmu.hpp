@@ -297,7 +297,42 @@ public:
         return q * _cell;
     }
 
-    admit_result admit(int port, int pg, std::uint32_t len) noexcept {
+    // Per frame, so the common case is inline: the PG is not in XOFF (or
+    // the frame fits in what is left of its reserved bytes) and the shared
+    // bytes it needs are there. The rest (a lossy drop, XOFF, headroom)
+    // takes admit_slow, which decides the same frame from the start. The
+    // out-of-line call and its register saves were a third of admit's
+    // cycles at 74 B (perf, RoCE default profile).
+    [[gnu::always_inline]] admit_result admit(int port, int pg, std::uint32_t len) noexcept {
+        const std::size_t i = index(port, pg);
+        pg_state& s = _pgs[i];
+        const std::uint64_t c = charge_for(len);
+        const std::uint64_t room = s.reserved_limit - s.reserved_use;
+        const std::uint64_t to_res = room < c ? room : c;
+        const std::uint64_t rest = c - to_res;
+        admit_result r;
+        if (rest != 0) {
+            // take_shared changes nothing when it fails, so admit_slow sees the same state.
+            if ((_xoff[static_cast<std::size_t>(port)] >> pg & 1u) != 0 || !take_shared(s, port, rest)) [[unlikely]] {
+                return admit_slow(port, pg, len);
+            }
+            r.regions = region_shared;
+        }
+        if (to_res != 0) {
+            s.reserved_use += to_res;
+            r.regions |= region_reserved;
+        }
+        pg_live_counters& k = _counters[i];
+        ++k.admitted;
+        const std::uint64_t u = s.reserved_use + s.shared_use + s.headroom_use;
+        if (u > k.peak_use) { k.peak_use = u; }
+        r.token.bytes = static_cast<std::uint32_t>(c);
+        return r;
+    }
+
+    // admit() for any frame: the same decision, with the drops, the move
+    // into XOFF and the headroom.
+    [[gnu::noinline]] admit_result admit_slow(int port, int pg, std::uint32_t len) noexcept {
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
         pg_live_counters& k = _counters[i];

@@ -204,6 +204,32 @@ TEST(mmu, in_xoff_arrivals_go_to_headroom_and_can_retrigger) {
     EXPECT_EQ(m.snapshot(0, 3).headroom_use, 11000u);
 }
 
+// Between XOFF and XON the shared region may have room again (hysteresis):
+// an arrival still goes to headroom, not shared, until XON. admit()'s inline
+// path takes shared bytes only outside XOFF.
+TEST(mmu, in_xoff_with_shared_room_arrivals_still_go_to_headroom) {
+    pg_buffer_cfg c = lossless_pg(20000);
+    c.xon_offset = bytes{2000};
+    mmu m = one_lossless(c);
+    auto tokens = fill_to_overflow(m);
+    // 20 releases empty the headroom, the 21st takes shared to 49000:
+    // threshold 100000 - 49000 = 51000, XON below 51000 - 2000 = 49000.
+    for (int i = 0; i < 21; ++i) {
+        EXPECT_FALSE(m.release(0, 3, tokens[static_cast<std::size_t>(i)])) << i;
+    }
+    ASSERT_EQ(m.xoff_pgs(0), 0b0000'1000);
+    ASSERT_EQ(m.snapshot(0, 3).shared_use, 49000u);
+    ASSERT_EQ(m.snapshot(0, 3).headroom_use, 0u);
+    ASSERT_GE(m.threshold(0, 3), 49000u + 1000u) << "shared has room for the frame";
+    const admit_result r = m.admit(0, 3, 1000);
+    EXPECT_TRUE(r.ok());
+    EXPECT_FALSE(r.xoff_entered);
+    EXPECT_EQ(r.regions, region_headroom);
+    EXPECT_EQ(m.snapshot(0, 3).shared_use, 49000u);
+    EXPECT_EQ(m.snapshot(0, 3).headroom_use, 1000u);
+    EXPECT_EQ(m.snapshot(0, 3).counters.admitted, 71u);  // 50 + 20 before the overflow, and this one
+}
+
 TEST(mmu, dynamic_threshold_matches_double_reference) {
     for (int dth = mmu::min_dynamic_th; dth <= mmu::max_dynamic_th; ++dth) {
         pg_table t{};
