@@ -44,8 +44,13 @@ struct incast_result {
     std::uint64_t handed_out = 0, credits_out = 0;  // several workers: frames and releases between them
 };
 
+// sentinel: run the stall probe's sentinel thread on the worker's CPU (the
+// lossless judgement needs it). It wakes every 1 ms and preempts the worker
+// each time: about 0.9 % of the window added to the worker's run_delay
+// (measured: 1.6 % with it, 0.6-0.7 % without), so the lossy case, which
+// judges by run_delay alone, runs without it.
 incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned workers = 1,
-                         std::vector<unsigned> port_worker = {}) {
+                         std::vector<unsigned> port_worker = {}, bool sentinel = true) {
     // With a second worker on the hosts' CPU, the host loop yields every turn.
     const auto host_turn = [workers] {
         if (workers > 1) { std::this_thread::yield(); }
@@ -61,8 +66,10 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned wor
     tb.start();
     test::worker_stall_probe probe;
     EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
-    probe.start_sentinel();
-    EXPECT_TRUE(probe.sentinel_ok()) << "cannot pin a sentinel thread to the worker's CPU";
+    if (sentinel) {
+        probe.start_sentinel();
+        EXPECT_TRUE(probe.sentinel_ok()) << "cannot pin a sentinel thread to the worker's CPU";
+    }
 
     // The receiver speaks once so the switch learns where it is.
     roce_v4_params hello;
@@ -185,9 +192,10 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned wor
                                                          : -1;
     res.switch_gap_us = double(tot.max_poll_gap_ns) / 1e3;
     std::printf("[%s] worker thread's longest wait for a CPU (kernel schedstat, sampled every 1 ms) %.1f us; "
-                "a sentinel on its CPU woke up to %.1f us late; headroom absorbs %.1f us at 1Gbps; switch's own "
+                "%s %.1f us late; headroom absorbs %.1f us at 1Gbps; switch's own "
                 "max_poll_gap %.1f us (not used to judge)\n",
-                tag.c_str(), double(probe.max_stall_ns) / 1e3, wake_late_us,
+                tag.c_str(), double(probe.max_stall_ns) / 1e3,
+                sentinel ? "a sentinel on its CPU woke up to" : "no sentinel (not judged on stalls):", wake_late_us,
                 double(pgc.xoff.v - 2 * 32 * 1518) / 125e6 * 1e6, res.switch_gap_us);
     res.stall_budget_us = (double(pgc.xoff.v) - 2.0 * 32 * 1518) / 125e6 * 1e6;
     std::printf("[%s] sent %llu received %llu, egress busy %.1f%%, XOFF/XON per sender %llu/%llu %llu/%llu "
@@ -322,9 +330,13 @@ TEST(incast, lossy_4_to_1_counts_drops_and_sends_no_pfc) {
     // more than 2 % of the window is not judged and is run again, and after
     // 3 such runs the busy bound is skipped (the counts are judged in every
     // run). Two CI runs measured 94.96 % and 94.94 % with no allowance.
+    // No sentinel thread here (run_incast's last argument): it preempted
+    // the worker every 1 ms and was most of the waiting (1.4-1.6 % with it,
+    // 0.6-0.8 % without, quiet machine); under CI's load that went past 2 %
+    // in all 3 runs.
     std::string shares;
     for (int attempt = 1; attempt <= 3; ++attempt) {
-        const incast_result r = run_incast(8, attempt == 1 ? "ly" : "ly" + std::to_string(attempt));
+        const incast_result r = run_incast(8, attempt == 1 ? "ly" : "ly" + std::to_string(attempt), 1, {}, false);
         // Counted drops (tail drop at the egress or the lossy PG's shared limit), no PFC.
         EXPECT_GT(r.switch_drops, 1000u);
         EXPECT_EQ(r.switch_drops, r.tail_drops + r.lossy_drops);
