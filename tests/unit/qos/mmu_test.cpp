@@ -448,6 +448,90 @@ TEST(mmu, random_admit_release_returns_to_zero) {
     EXPECT_GT(xoffs, 0u);
 }
 
+// admit() decides inline for most frames and hands the rest to admit_slow.
+// Two MMUs with the same configuration take the same random sequence of
+// arrivals and releases, one through admit(), the other through admit_slow()
+// alone (the whole decision): every verdict, region set, XOFF entry and
+// token, every XON, and every PG's state and counters after every step must
+// be the same. Cells of 96 B, reserved bytes, static and dynamic thresholds,
+// an unconfigured PG, and XOFF hysteresis with both XON kinds are exercised.
+TEST(mmu, inline_admit_decides_as_the_whole_decision) {
+    const int ports = 3;
+    std::vector<pg_table> v(ports);
+    for (int p = 0; p < ports; ++p) {
+        v[p][3] = lossless_pg(30000, -2, 2048);
+        v[p][4] = lossless_pg(30000, -1);
+        v[p][4].xon_offset = bytes{4096};
+        v[p][5] = lossless_pg(20000, 0, 4096);
+        v[p][5].xon = bytes{8000};
+        v[p][0] = lossy_static_pg(20000, 1024);
+        v[p][1] = lossy_static_pg(5000);
+    }
+    const buffer_pool_cfg pool = pool_of(400'000, 96);
+    ASSERT_EQ(mmu::validate(pool, ports, v), "");
+    mmu a{pool, ports, v};
+    mmu b{pool, ports, v};
+    struct held {
+        int port, pg;
+        charge c;
+    };
+    std::deque<held> q;
+    rng r{7};
+    std::uint64_t inline_ok = 0, xoffs = 0, drops = 0, xons = 0;
+    const auto same_state = [&](int step) {
+        for (int p = 0; p < ports; ++p) {
+            ASSERT_EQ(a.xoff_pgs(p), b.xoff_pgs(p)) << "step " << step;
+            for (int g = 0; g < 8; ++g) {
+                const pg_snapshot x = a.snapshot(p, g), y = b.snapshot(p, g);
+                ASSERT_EQ(x.reserved_use, y.reserved_use) << "step " << step << " port " << p << " pg " << g;
+                ASSERT_EQ(x.shared_use, y.shared_use) << "step " << step << " port " << p << " pg " << g;
+                ASSERT_EQ(x.headroom_use, y.headroom_use) << "step " << step << " port " << p << " pg " << g;
+#define ROCELAB_PG_SAME(name) ASSERT_EQ(x.counters.name, y.counters.name) << #name << " step " << step;
+                ROCELAB_PG_COUNTERS(ROCELAB_PG_SAME)
+#undef ROCELAB_PG_SAME
+            }
+        }
+        ASSERT_EQ(a.pool().shared_used, b.pool().shared_used) << "step " << step;
+    };
+    for (int step = 0; step < 100000; ++step) {
+        // Bursts of arrivals and of releases, so PGs go into XOFF and out.
+        const bool arrive = q.empty() || ((step / 500) % 2 == 0 ? r.next() % 100 < 70 : r.next() % 100 < 35);
+        if (arrive) {
+            const int port = static_cast<int>(r.next() % ports);
+            const int pg = static_cast<int>(std::array{0, 1, 2, 3, 4, 5}[r.next() % 6]);
+            const auto len = 60 + static_cast<std::uint32_t>(r.next() % 4000);
+            const bool fast_path = a.xoff_pgs(port) == 0;  // a rough count only
+            const admit_result x = a.admit(port, pg, len);
+            const admit_result y = b.admit_slow(port, pg, len);
+            ASSERT_EQ(x.verdict, y.verdict) << "step " << step;
+            ASSERT_EQ(x.regions, y.regions) << "step " << step;
+            ASSERT_EQ(x.xoff_entered, y.xoff_entered) << "step " << step;
+            ASSERT_EQ(x.token.bytes, y.token.bytes) << "step " << step;
+            if (x.ok()) {
+                q.push_back({port, pg, x.token});
+                inline_ok += fast_path ? 1 : 0;
+            } else {
+                ++drops;
+            }
+            xoffs += x.xoff_entered ? 1 : 0;
+        } else {
+            const std::size_t i = (r.next() % 8 == 0) ? r.next() % q.size() : 0;
+            const held h = q[i];
+            q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+            const bool xa = a.release(h.port, h.pg, h.c);
+            ASSERT_EQ(xa, b.release(h.port, h.pg, h.c)) << "step " << step;
+            xons += xa ? 1 : 0;
+        }
+        same_state(step);
+        if (::testing::Test::HasFatalFailure()) { return; }
+    }
+    // The sequence reached every branch: many plain admissions, XOFF and XON, drops.
+    EXPECT_GT(inline_ok, 10000u);
+    EXPECT_GT(xoffs, 20u);
+    EXPECT_GT(xons, 20u);
+    EXPECT_GT(drops, 100u);
+}
+
 TEST(mmu, validate_reports_errors) {
     std::vector<pg_table> v(2);
     v[0][3] = lossless_pg(60000);
