@@ -48,7 +48,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from telemetry import measure_sink_mpps  # noqa: E402
+from telemetry import measure_sink_mpps, paired_ab  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAME = 14 + 20 + 8 + 12 + 1024 + 4  # WRITE MIDDLE with 1024 B payload, no FCS
@@ -190,10 +190,12 @@ def main():
     label = " (QUICK: indicative only)" if a.quick else ""
     for sink in a.sinks.split(","):
         results = {tool: [] for tool in tools}
+        per_run = {tool: [] for tool in tools}  # window rates of each run, for the paired A/B
         for r in range(a.runs):
             for tool in tools:
                 rates = run_once(tool, sink, a)
                 results[tool] += rates
+                per_run[tool].append(rates)
                 print(f"{sink:9s} run {r + 1}/{a.runs} {tool:15s} " + " ".join(f"{x:6.2f}" for x in rates) + " Mpps",
                       flush=True)
         med = {tool: statistics.median(v) for tool, v in results.items()}
@@ -211,6 +213,9 @@ def main():
             if tool + "@before" in med:
                 summary.append((sink, tool + "(after/before)", med[tool] / med[tool + "@before"]))
                 print(f"  A/B {tool}: after / before = {med[tool] / med[tool + '@before']:.3f}")
+                pm, plo, phi = paired_ab(per_run[tool], per_run[tool + "@before"])
+                print(f"  A/B {tool}, paired by run: median {pm:.3f} [{plo:.3f}-{phi:.3f}] over {a.runs} runs")
+                summary.append((sink, "paired " + tool + "(after/before)", pm))
         if "rocelab" in med and "rocelab-noicrc" in med:
             icrc = hz / (med["rocelab"] * 1e6) - hz / (med["rocelab-noicrc"] * 1e6)
             print(f"  ICRC cost (rocelab - rocelab-noicrc): {icrc:.0f} TSC cycles/pkt "

@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from telemetry import measure_sink_mpps  # noqa: E402
+from telemetry import measure_sink_mpps, paired_ab  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -113,10 +113,12 @@ def main():
         pcap = os.path.join(a.workdir, f"roce_p{payload}.pcap")
         make_pcap(pcap, payload, 4096)
         results = {tool: [] for tool in tools}
+        per_run = {tool: [] for tool in tools}  # window rates of each run, for the paired A/B
         for r in range(a.runs):
             for tool in tools:
                 rates = run_once(tool, pcap, a)
                 results[tool] += rates
+                per_run[tool].append(rates)
                 print(f"payload {payload} B run {r + 1}/{a.runs} {tool:16s} "
                       + " ".join(f"{x:6.2f}" for x in rates) + " Mpps", flush=True)
         med = {tool: statistics.median(v) for tool, v in results.items()}
@@ -134,6 +136,9 @@ def main():
             if tool + "@before" in med:
                 print(f"  A/B {tool}: after / before = {med[tool] / med[tool + '@before']:.3f}")
                 summary.append((payload, "A/B " + tool, med[tool] / med[tool + "@before"]))
+                pm, plo, phi = paired_ab(per_run[tool], per_run[tool + "@before"])
+                print(f"  A/B {tool}, paired by run: median {pm:.3f} [{plo:.3f}-{phi:.3f}] over {a.runs} runs")
+                summary.append((payload, "A/B paired " + tool, pm))
         print(flush=True)
     for payload, tool, ratio in summary:
         if tool.startswith("A/B "):

@@ -84,6 +84,17 @@ def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):
     return rates
 
 
+def paired_ab(after_runs, before_runs):
+    """A/B paired by run: run r of TOOL against run r of TOOL@before, which ran
+    next to it in time, so drift of the host over the session (this VM's rate
+    moves by up to 30 % within minutes) cancels within each pair.
+    after_runs, before_runs: one list of window rates per run. Returns
+    (median, min, max) of the per-run ratios of window medians."""
+    import statistics
+    r = [statistics.median(a) / statistics.median(b) for a, b in zip(after_runs, before_runs) if a and b]
+    return statistics.median(r), min(r), max(r)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
