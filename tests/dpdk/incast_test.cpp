@@ -191,11 +191,16 @@ incast_result run_incast(std::uint8_t dscp, const std::string& tag, unsigned wor
     res.max_stall_us = probe.ok() && probe.sentinel_ok() ? std::max(double(probe.max_stall_ns) / 1e3, wake_late_us)
                                                          : -1;
     res.switch_gap_us = double(tot.max_poll_gap_ns) / 1e3;
+    char sentinel_says[96];
+    if (sentinel) {
+        std::snprintf(sentinel_says, sizeof sentinel_says, "a sentinel on its CPU woke up to %.1f us late", wake_late_us);
+    } else {
+        std::snprintf(sentinel_says, sizeof sentinel_says, "no sentinel thread (this case is not judged on stalls)");
+    }
     std::printf("[%s] worker thread's longest wait for a CPU (kernel schedstat, sampled every 1 ms) %.1f us; "
-                "%s %.1f us late; headroom absorbs %.1f us at 1Gbps; switch's own "
+                "%s; headroom absorbs %.1f us at 1Gbps; switch's own "
                 "max_poll_gap %.1f us (not used to judge)\n",
-                tag.c_str(), double(probe.max_stall_ns) / 1e3,
-                sentinel ? "a sentinel on its CPU woke up to" : "no sentinel (not judged on stalls):", wake_late_us,
+                tag.c_str(), double(probe.max_stall_ns) / 1e3, sentinel_says,
                 double(pgc.xoff.v - 2 * 32 * 1518) / 125e6 * 1e6, res.switch_gap_us);
     res.stall_budget_us = (double(pgc.xoff.v) - 2.0 * 32 * 1518) / 125e6 * 1e6;
     std::printf("[%s] sent %llu received %llu, egress busy %.1f%%, XOFF/XON per sender %llu/%llu %llu/%llu "
