@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -90,7 +91,6 @@ def paired_ab(after_runs, before_runs):
     moves by up to 30 % within minutes) cancels within each pair.
     after_runs, before_runs: one list of window rates per run. Returns
     (median, min, max) of the per-run ratios of window medians."""
-    import statistics
     r = [statistics.median(a) / statistics.median(b) for a, b in zip(after_runs, before_runs) if a and b]
     return statistics.median(r), min(r), max(r)
 

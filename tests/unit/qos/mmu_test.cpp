@@ -46,6 +46,27 @@ pg_buffer_cfg lossy_static_pg(std::uint64_t static_th, std::uint64_t reserved = 
     return c;
 }
 
+// Every port alike: lossless PGs 3 (alpha 1/4, 2048 B reserved) and 4
+// (alpha 1/2, XON 4096 B below the threshold), lossy static PGs 0 (1024 B
+// reserved) and 1; the rest unconfigured. For the random admit/release tests.
+std::vector<pg_table> mixed_pg_tables(int ports) {
+    std::vector<pg_table> v(static_cast<std::size_t>(ports));
+    for (auto& t : v) {
+        t[3] = lossless_pg(30000, -2, 2048);
+        t[4] = lossless_pg(30000, -1);
+        t[4].xon_offset = bytes{4096};
+        t[0] = lossy_static_pg(20000, 1024);
+        t[1] = lossy_static_pg(5000);
+    }
+    return v;
+}
+
+// A frame an MMU admitted, held until its release.
+struct held {
+    int port, pg;
+    charge c;
+};
+
 // One port, PG 3 lossless (xoff 20000, alpha 1), pool 120000 -> shared 100000.
 mmu one_lossless(pg_buffer_cfg pg3) {
     pg_table t{};
@@ -388,21 +409,10 @@ TEST(mmu, cells_rounding) {
 
 TEST(mmu, random_admit_release_returns_to_zero) {
     const int ports = 4;
-    std::vector<pg_table> v(ports);
-    for (int p = 0; p < ports; ++p) {
-        v[p][3] = lossless_pg(30000, -2, 2048);
-        v[p][4] = lossless_pg(30000, -1);
-        v[p][4].xon_offset = bytes{4096};
-        v[p][0] = lossy_static_pg(20000, 1024);
-        v[p][1] = lossy_static_pg(5000);
-    }
+    const std::vector<pg_table> v = mixed_pg_tables(ports);
     const buffer_pool_cfg pool = pool_of(600'000, 96);
     ASSERT_EQ(mmu::validate(pool, ports, v), "");
     mmu m{pool, ports, v};
-    struct held {
-        int port, pg;
-        charge c;
-    };
     std::deque<held> q;
     rng r{42};
     std::uint64_t admitted = 0, dropped = 0;
@@ -457,24 +467,15 @@ TEST(mmu, random_admit_release_returns_to_zero) {
 // an unconfigured PG, and XOFF hysteresis with both XON kinds are exercised.
 TEST(mmu, inline_admit_decides_as_the_whole_decision) {
     const int ports = 3;
-    std::vector<pg_table> v(ports);
-    for (int p = 0; p < ports; ++p) {
-        v[p][3] = lossless_pg(30000, -2, 2048);
-        v[p][4] = lossless_pg(30000, -1);
-        v[p][4].xon_offset = bytes{4096};
-        v[p][5] = lossless_pg(20000, 0, 4096);
-        v[p][5].xon = bytes{8000};
-        v[p][0] = lossy_static_pg(20000, 1024);
-        v[p][1] = lossy_static_pg(5000);
+    std::vector<pg_table> v = mixed_pg_tables(ports);
+    for (auto& t : v) {  // and an absolute XON level
+        t[5] = lossless_pg(20000, 0, 4096);
+        t[5].xon = bytes{8000};
     }
     const buffer_pool_cfg pool = pool_of(400'000, 96);
     ASSERT_EQ(mmu::validate(pool, ports, v), "");
     mmu a{pool, ports, v};
     mmu b{pool, ports, v};
-    struct held {
-        int port, pg;
-        charge c;
-    };
     std::deque<held> q;
     rng r{7};
     std::uint64_t inline_ok = 0, xoffs = 0, drops = 0, xons = 0;
