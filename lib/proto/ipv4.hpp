@@ -51,8 +51,20 @@ inline std::uint16_t ipv4_header_checksum(const std::byte* ip, std::uint32_t hle
     return bswap16(static_cast<std::uint16_t>(~csum_fold(s)));
 }
 
-// True when the header's word sum (checksum included) is 0xFFFF.
+// True when the header's word sum (checksum included) is 0xFFFF. A header
+// without options (hlen 20, nearly every one) is summed as two 64-bit words
+// and a 32-bit one, with end-around carries (csum_add64): the same class
+// modulo 0xFFFF as the 32-bit sum, in three adds instead of a loop.
 inline bool ipv4_checksum_ok(const std::byte* ip, std::uint32_t hlen = 20) noexcept {
+    if (hlen == ipv4_min_hdr_len) [[likely]] {
+        std::uint64_t a = 0;
+        std::uint64_t b = 0;
+        std::uint32_t c = 0;
+        std::memcpy(&a, ip, 8);
+        std::memcpy(&b, ip + 8, 8);
+        std::memcpy(&c, ip + 16, 4);
+        return csum_fold(csum_add64(csum_add64(a, b), c)) == 0xFFFF;
+    }
     return csum_fold(csum_add_native(ip, hlen, 0)) == 0xFFFF;
 }
 

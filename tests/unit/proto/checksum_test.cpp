@@ -117,6 +117,68 @@ TEST(ProtoChecksum, FullComputeKnownHeader) {
     EXPECT_FALSE(ipv4_checksum_ok(h.data()));
 }
 
+// The fold as RFC 1071 sec. 2(C) describes it, 16 bits at a time with the
+// carries added back until none is left: the reference for csum_fold's
+// add-with-carry steps.
+std::uint16_t fold_step_by_step(std::uint64_t s) {
+    while ((s >> 16) != 0) { s = (s & 0xFFFFu) + (s >> 16); }
+    return static_cast<std::uint16_t>(s);
+}
+
+TEST(ProtoChecksum, FoldIsTheStepByStepFold) {
+    rng r(0xF01D);
+    const std::uint64_t edges[] = {0, 1, 0xFFFF, 0x10000, 0x1FFFE, 0xFFFFFFFF, 0x100000000ull, 0xFFFFFFFFFFFFFFFFull,
+                                   0xFFFFFFFF00000000ull, 0x00000000FFFF0000ull, 0x8000000080000000ull,
+                                   0xFFFF0000FFFF0000ull, 0xFFFEFFFFFFFFFFFFull};
+    for (const std::uint64_t e : edges) { ASSERT_EQ(csum_fold(e), fold_step_by_step(e)) << std::hex << e; }
+    for (int i = 0; i < 200000; ++i) {
+        // Random words, and words made of 0x0000 / 0xFFFF halves (long carry chains).
+        std::uint64_t v = (static_cast<std::uint64_t>(r.next_u32()) << 32) | r.next_u32();
+        if (i % 3 == 1) {
+            v = 0;
+            for (int k = 0; k < 4; ++k) { v |= static_cast<std::uint64_t>((r.next_u32() & 1u) != 0 ? 0xFFFF : 0) << (16 * k); }
+        }
+        ASSERT_EQ(csum_fold(v), fold_step_by_step(v)) << std::hex << v;
+        // csum_add64: the same class as the exact sum, never 0 unless both are.
+        const std::uint64_t w = (static_cast<std::uint64_t>(r.next_u32()) << 32) | r.next_u32();
+        const unsigned __int128 exact = static_cast<unsigned __int128>(v) + w;
+        const auto cls = static_cast<std::uint16_t>(exact % 0xFFFFu);
+        const std::uint16_t want = exact == 0 ? 0 : cls == 0 ? 0xFFFF : cls;  // the non-zero representative
+        ASSERT_EQ(csum_fold(csum_add64(v, w)), want) << std::hex << v << " + " << w;
+    }
+}
+
+// ipv4_checksum_ok against the textbook sum for every header length (IHL
+// 5..15): correct headers, headers with one byte changed, and headers of
+// 0x00 / 0xFF bytes, whose sums lie on the ones' complement edge (0xFFFF
+// against 0x0000).
+TEST(ProtoChecksum, HeaderCheckMatchesTextbookForEveryLength) {
+    rng r(791);
+    int ok = 0;
+    int bad = 0;
+    for (int iter = 0; iter < 60000; ++iter) {
+        const std::uint32_t ihl = 5 + static_cast<std::uint32_t>(iter % 11);
+        std::vector<std::uint8_t> h(4 * ihl);
+        const int fill = (iter / 11) % 3;  // random, a 0x00/0xff mix, all 0xff
+        for (auto& b : h) {
+            b = fill == 0 ? static_cast<std::uint8_t>(r.next_u32()) : fill == 2 ? 0xff
+                : (r.next_u32() & 1u) != 0 ? 0xff : 0;
+        }
+        h[0] = static_cast<std::uint8_t>(0x40 | ihl);
+        auto* p = reinterpret_cast<std::byte*>(h.data());
+        if ((iter / 33) % 2 == 0) {  // a correct checksum, then perhaps one byte changed
+            store_be16(p + 10, ipv4_header_checksum(p, 4 * ihl));
+            if ((iter / 66) % 2 == 1) { h[2 + r.next_u32() % (4 * ihl - 2)] ^= static_cast<std::uint8_t>(1u + r.next_u32() % 255); }
+        }
+        const bool want = textbook_csum(h) == 0;
+        ASSERT_EQ(ipv4_checksum_ok(p, 4 * ihl), want) << "iter " << iter << " ihl " << ihl;
+        (want ? ok : bad) += 1;
+    }
+    // Both verdicts were exercised.
+    EXPECT_GT(ok, 10000);
+    EXPECT_GT(bad, 10000);
+}
+
 TEST(ProtoChecksum, Rfc1624MatchesFullRecompute) {
     rng r(0x1624);
     for (int iter = 0; iter < 200000; ++iter) {
