@@ -116,8 +116,8 @@ void write_ethdev(json_writer& j, const run_report& r, std::size_t i);
 // The whole pipeline's busy_cycles, loops, max_poll_gap_ns, stalls and
 // stalled_ns, then "workers": one object per worker lcore of a pipeline
 // with worker views (the switch, the generator): its ports, busy cycles and
-// share of the run, loops, longest poll gap, stalls, then what `extra(j, k)`
-// adds.
+// share of the run, loops, longest poll gap, stalls and their length
+// (stalled_ns), then what `extra(j, k)` adds.
 template <typename Pipeline, typename Extra>
 void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&& extra) {
     json_workers(j, p, r, p.poll_totals(), [&p](std::size_t k) -> const auto& { return p.worker(k); }, extra);
@@ -152,6 +152,7 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, const 
         j.kv("loops", one ? tot.loops : read_counter(v.loops));
         j.kv("max_poll_gap_ns", one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns));
         j.kv("stalls", one ? tot.stalls : read_counter(v.stalls));
+        j.kv("stalled_ns", one ? tot.stalled_ns : read_counter(v.stalled_ns));
         extra(j, k);
         j.end_object();
     }
