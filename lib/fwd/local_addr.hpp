@@ -11,8 +11,9 @@
 //   tests fill it by hand.
 //
 // Lookups are a linear scan over at most max_local_addrs entries, which is
-// fine for the control-plane slow path (ARP/ND/ICMP are rare); transit
-// packets are classified by the route table first (route_local).
+// fine for the control-plane slow path (ARP/ND/ICMP are rare); the data path
+// never scans: transit packets are classified by the route table's lookup
+// (each address is a local host route there: route_local).
 //
 // Addresses: IPv4 in host order, IPv6 as 16 network-order bytes.
 #pragma once

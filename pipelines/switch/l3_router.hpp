@@ -390,15 +390,19 @@ inline void lookup_burst(const switch_pipeline::impl& p, rte_mbuf* const* pkts, 
     const nexthop* nh = nullptr;
     int rc;
     if (f.kind == frame_kind::ipv4) {
-        if (p.routes->is_local_v4(f.ip4_dst)) { return to_us(env, in, m, f, tc); }
         rc = lpm_v != no_lpm_value ? p.routes->resolve_v4(lpm_v, h, &nh, w.ecmp_bias)
                                    : p.routes->lookup_v4(f.ip4_dst, h, &nh, w.ecmp_bias);
     } else {
         const auto* dst = reinterpret_cast<const std::uint8_t*>(d + f.ip6_dst_off);
-        if (p.routes->is_local_v6(dst)) { return to_us(env, in, m, f, tc); }
         rc = lpm_v != no_lpm_value ? p.routes->resolve_v6(lpm_v, h, &nh, w.ecmp_bias)
                                    : p.routes->lookup_v6(dst, h, &nh, w.ecmp_bias);
     }
+    // The switch's own addresses are host routes of kind local in the LPM,
+    // which win over any route at equal prefix (route_table.hpp): the lookup
+    // tells them, with no scan of the address table per frame (that scan was
+    // one compare per interface address for every transit frame: 12 on the
+    // seed leaf). route_table_logic.lookup_says_local_exactly_for_the_address_table.
+    if (rc == dpdk::route_table::local) [[unlikely]] { return to_us(env, in, m, f, tc); }
     // Resolved by ARP/ND: a connected host without a NEIGH entry, or a
     // route's dynamic next hop.
     const bool dyn = (rc == dpdk::route_table::no_neighbor && nh != nullptr && w.neigh) ||

@@ -202,6 +202,58 @@ TYPED_TEST_P(route_table_logic, connected_local_and_neighbors) {
     EXPECT_EQ(st.drop_no_route, 0u);
 }
 
+// The L3 router tells frames for the switch's own addresses by the lookup
+// alone (route_local), with no scan of the address table per frame: so the
+// lookup must say local for exactly the addresses the table holds, whatever
+// routes cover them (a static host route to a local address, a default
+// route, a connected subnet), in both families and in the bulk lookup too.
+TYPED_TEST_P(route_table_logic, lookup_says_local_exactly_for_the_address_table) {
+    lab c = lab_cfg();
+    c.routes.push_back({pfx("10.0.0.1", 32), {nh("10.0.0.2", "Ethernet4")}});  // a static route onto a local address
+    c.routes.push_back({pfx("10.0.1.0", 24), {nh("10.0.0.0", "Ethernet0")}});   // over a connected subnet
+    c.routes.push_back({pfx("fc00::1", 128), {nh("fc00::", "Ethernet0")}});
+    c.ports[1].addresses.push_back(pfx("172.31.7.9", 20));                       // a second address on a port
+    c.ports[2].addresses.push_back(pfx("fd12::7", 64));
+    const auto t = this->must_build(c);
+    const nexthop* out = nullptr;
+    std::vector<std::uint32_t> a4;
+    for (const local_v4& l : t.locals().v4()) {
+        a4.push_back(l.addr);
+        for (const std::uint32_t d : {l.addr - 1, l.addr + 1, l.addr ^ 0x10000u}) { a4.push_back(d); }
+    }
+    ASSERT_EQ(t.locals().v4().size(), 4u);
+    std::uint32_t x = 0x9E3779B9u;
+    for (int i = 0; i < 2000; ++i) {
+        x = x * 1664525u + 1013904223u;
+        a4.push_back(i % 2 == 0 ? x : (x & 0xFFFFFF00u) | 0x0A000000u);  // anywhere, and in 10/8
+    }
+    std::vector<std::uint32_t> bulk_v(a4.size());
+    t.lpm().lookup_v4_bulk(a4.data(), bulk_v.data(), static_cast<unsigned>(a4.size()));
+    int locals = 0;
+    for (std::size_t i = 0; i < a4.size(); ++i) {
+        const bool want = t.is_local_v4(a4[i]);
+        ASSERT_EQ(t.lookup_v4(a4[i], 0, &out) == route_local, want) << std::hex << a4[i];
+        ASSERT_EQ(t.resolve_v4(bulk_v[i], [] { return 0u; }, &out) == route_local, want) << std::hex << a4[i];
+        locals += want ? 1 : 0;
+    }
+    EXPECT_EQ(locals, 4);
+    std::vector<std::array<std::uint8_t, 16>> a6;
+    for (const local_v6& l : t.locals().v6()) {
+        a6.push_back(l.addr);
+        for (const int k : {15, 14, 7, 0}) {
+            auto n = l.addr;
+            n[static_cast<std::size_t>(k)] ^= 1;
+            a6.push_back(n);
+        }
+    }
+    ASSERT_EQ(t.locals().v6().size(), 2u);
+    for (const auto& a : a6) {
+        ASSERT_EQ(t.lookup_v6(a.data(), 0, &out) == route_local, t.is_local_v6(a.data()));
+    }
+    EXPECT_EQ(this->fwd_v6(t, v6("fd12::7").data(), 0, &out), route_local);
+    EXPECT_EQ(this->fwd_v4(t, v4("172.31.7.9"), 0, &out), route_local);
+}
+
 TYPED_TEST_P(route_table_logic, connected_without_neighbor_names_the_port) {
     const auto t = this->must_build(lab_cfg());
     const nexthop* out = nullptr;
@@ -400,6 +452,7 @@ TYPED_TEST_P(route_table_logic, errors_name_the_culprit) {
 
 REGISTER_TYPED_TEST_SUITE_P(route_table_logic, longest_prefix_wins, default_route_ecmp_deterministic_per_flow,
                             no_default_route_misses, connected_local_and_neighbors,
+                            lookup_says_local_exactly_for_the_address_table,
                             connected_without_neighbor_names_the_port,
                             route_next_hop_without_neigh_is_resolved_dynamically, ipv6_routes,
                             ipv6_connected_without_neighbor, ipv4_only_table_misses_every_ipv6_address, bulk_v6_matches_single,
