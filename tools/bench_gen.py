@@ -26,6 +26,7 @@ Tools:
   rocelab-copy     same with --tx-payload copy (memcpy of the payload per frame)
   rocelab-build    same with --tx-payload build (whole frame built and hashed)
   rocelab-noicrc   same with --tx-payload no-icrc (ICRC left 0: what the ICRC costs)
+  rocelab-256qp    rocelab with 256 QPs (--senders 256) instead of 1: one frame per QP per visit
   testpmd          dpdk-testpmd --forward-mode=txonly --txpkts=1082 --txonly-multi-flow
 
 Then it verifies rocelab-gen's own frames: a short rate-limited run per
@@ -53,7 +54,8 @@ from telemetry import measure_sink_mpps, paired_ab  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAME = 14 + 20 + 8 + 12 + 1024 + 4  # WRITE MIDDLE with 1024 B payload, no FCS
 MODES = {"rocelab": "prefilled", "rocelab-copy": "copy", "rocelab-build": "build", "rocelab-noicrc": "no-icrc",
-         "rocelab-dcqcn-off": "prefilled", "rocelab-paced": "prefilled", "rocelab-paced-dcqcn": "prefilled"}
+         "rocelab-dcqcn-off": "prefilled", "rocelab-paced": "prefilled", "rocelab-paced-dcqcn": "prefilled",
+         "rocelab-256qp": "prefilled"}
 # DCQCN is on by default (nvidia_cx): `rocelab` runs it on unpaced QPs (the
 # RP's byte counter per packet). The paced pair sets a 400Gbps line rate, so
 # every packet also goes through the QP pacer and the line shaper, with the
@@ -61,7 +63,9 @@ MODES = {"rocelab": "prefilled", "rocelab-copy": "copy", "rocelab-build": "build
 # figure is the cost of pacing and DCQCN, not the pacing rate).
 EXTRA = {"rocelab-dcqcn-off": ["--dcqcn", "off"],
          "rocelab-paced": ["--rate", "400Gbps", "--dcqcn", "off"],
-         "rocelab-paced-dcqcn": ["--rate", "400Gbps"]}
+         "rocelab-paced-dcqcn": ["--rate", "400Gbps"],
+         # 256 QPs (one frame per QP per visit: the per-visit service dominates)
+         "rocelab-256qp": ["--senders", "256"]}
 
 
 def tsc_hz():

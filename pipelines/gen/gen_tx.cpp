@@ -477,8 +477,18 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                         self_ack(f, now, ack_psn, ends);
                     }
                     if (q != 0) {  // its timers and window changed
-                        reschedule(*_workers[f.req_worker], f.req_ref, now);
-                        update_ready(f);
+                        // Unless the flow is touched (self_ack, --tx-only):
+                        // then this worker's next service_flows, which comes
+                        // before anything reads its timer, ready bit or pace
+                        // key (a touched flow makes the worker's deadline
+                        // "now"), sets all three again from the same state.
+                        // Doing it here too was a third of the cost per frame
+                        // with many QPs (one frame per QP per visit).
+                        worker_state& rw = *_workers[f.req_worker];
+                        if ((rw.svc[f.req_ref >> 6] >> (f.req_ref & 63) & 1u) == 0) {
+                            reschedule(rw, f.req_ref, now);
+                            update_ready(f);
+                        }
                     }
                     progress = progress || q != 0;
                     if (stop) {
