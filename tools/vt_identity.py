@@ -12,6 +12,7 @@ reports, FCTs, queues and plots.
   tools/vt_identity.py --before /tmp/before-fabric                  # every scenario but the 64-host clusters
   tools/vt_identity.py --before B --after A loss-gbn-1e-2.yaml pfc-storm.yaml
   tools/vt_identity.py --before B --no-pcap                         # reports only (fast, small)
+  tools/vt_identity.py --before B --wire-only                       # captures only (a report field was added)
 
 Exit status 0 when every scenario is identical, 1 when one differs (named
 with the first differing file), 2 when a run fails.
@@ -28,15 +29,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCEN = os.path.join(ROOT, "conf", "scenarios")
 
 
-def first_difference(a, b):
-    """The first path (relative) that differs between directories a and b, or None."""
+def first_difference(a, b, wire_only=False):
+    """The first path (relative) that differs between directories a and b, or None (wire_only: *.pcap only)."""
     cmp = filecmp.dircmp(a, b, ignore=["speed.json"])
     stack = [("", cmp)]
     while stack:
         rel, c = stack.pop()
         for name in sorted(c.left_only + c.right_only):
-            return os.path.join(rel, name) + " (only on one side)"
+            if not wire_only or name.endswith(".pcap"):
+                return os.path.join(rel, name) + " (only on one side)"
         for name in sorted(c.common_files):
+            if wire_only and not name.endswith(".pcap"):
+                continue
             if not filecmp.cmp(os.path.join(c.left, name), os.path.join(c.right, name), shallow=False):
                 return os.path.join(rel, name)
         for name, sub in sorted(c.subdirs.items()):
@@ -49,6 +53,8 @@ def main():
     ap.add_argument("--before", required=True, help="rocelab-fabric of the build before the change")
     ap.add_argument("--after", default=os.path.join(ROOT, "build", "app", "rocelab-fabric"))
     ap.add_argument("--no-pcap", action="store_true", help="compare the reports only, no wire captures")
+    ap.add_argument("--wire-only", action="store_true", help="compare the captures only (for builds whose reports "
+                                                                 "differ by design, e.g. a new report field)")
     ap.add_argument("--workdir", default=None, help="where the two runs' outputs go (removed after each scenario)")
     ap.add_argument("scenarios", nargs="*", help="file names in conf/scenarios (default: all but cluster-*)")
     a = ap.parse_args()
@@ -67,8 +73,8 @@ def main():
                 print(f"{n}: {side} exited {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
                 failed += 1
             outs[side] = out
-        d = first_difference(outs["before"], outs["after"])
-        files = sum(len(f) for _, _, f in os.walk(outs["after"]))
+        d = first_difference(outs["before"], outs["after"], a.wire_only)
+        files = sum(1 for _, _, f in os.walk(outs["after"]) for x in f if not a.wire_only or x.endswith(".pcap"))
         if d is None:
             print(f"{n}: identical ({files} files)")
         else:
