@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--workdir", default=None, help="where the two runs' outputs go (removed after each scenario)")
     ap.add_argument("scenarios", nargs="*", help="file names in conf/scenarios (default: all but cluster-*)")
     a = ap.parse_args()
+    if a.no_pcap and a.wire_only:
+        ap.error("--no-pcap and --wire-only together compare nothing")
     names = a.scenarios or sorted(n for n in os.listdir(SCEN) if n.endswith(".yaml") and not n.startswith("cluster-"))
     work = a.workdir or tempfile.mkdtemp(prefix="vt-identity-")
     extra = [] if a.no_pcap else ["--pcap", "--snaplen", "9216"]

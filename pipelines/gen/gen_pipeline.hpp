@@ -644,6 +644,7 @@ private:
     // gen_requester.cpp (touch: inline, gen_stages.hpp)
     void service_flows(worker_state& w, nanos now) noexcept;
     inline void touch(flow_state& f, bool req_side) noexcept;
+    inline bool req_touched(const flow_state& f) const noexcept;
     void reschedule(worker_state& w, std::uint32_t ref, nanos now) noexcept;
 };
 

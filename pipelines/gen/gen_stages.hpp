@@ -75,5 +75,10 @@ inline void gen_pipeline::touch(flow_state& f, bool req_side) noexcept {
     worker_state& w = *_workers[req_side ? f.req_worker : f.resp_worker];
     w.svc[r >> 6] |= std::uint64_t{1} << (r & 63);
 }
+// Whether the requester side of f is touched (serviced at the next poll).
+inline bool gen_pipeline::req_touched(const flow_state& f) const noexcept {
+    const worker_state& w = *_workers[f.req_worker];
+    return (w.svc[f.req_ref >> 6] >> (f.req_ref & 63) & 1u) != 0;
+}
 
 }  // namespace rocelab::gen

@@ -484,9 +484,8 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                         // "now"), sets all three again from the same state.
                         // Doing it here too was a third of the cost per frame
                         // with many QPs (one frame per QP per visit).
-                        worker_state& rw = *_workers[f.req_worker];
-                        if ((rw.svc[f.req_ref >> 6] >> (f.req_ref & 63) & 1u) == 0) {
-                            reschedule(rw, f.req_ref, now);
+                        if (!req_touched(f)) {
+                            reschedule(*_workers[f.req_worker], f.req_ref, now);
                             update_ready(f);
                         }
                     }
