@@ -118,7 +118,7 @@ public:
 
     // Admit `item` of `len` bytes to queue q (0..7). Returns false when the
     // item is tail dropped (counted); the caller then frees it.
-    bool enqueue(int q, T item, std::uint32_t len, std::uint32_t tag = 0) noexcept {
+    [[gnu::always_inline]] bool enqueue(int q, T item, std::uint32_t len, std::uint32_t tag = 0) noexcept {
         const std::uint64_t nb = _bytes[q] + len;
         const std::uint32_t np = _packets[q] + 1;
         auto& st = _stats.q[q];

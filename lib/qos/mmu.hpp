@@ -76,6 +76,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <atomic>
 #include <cstdint>
 #include <span>
@@ -304,6 +305,7 @@ public:
     // out-of-line call and its register saves were a third of admit's
     // cycles at 74 B (perf, RoCE default profile).
     [[gnu::always_inline]] admit_result admit(int port, int pg, std::uint32_t len) noexcept {
+        if (_run_mask != 0) [[unlikely]] { settle(); }
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
         const std::uint64_t c = charge_for(len);
@@ -333,6 +335,7 @@ public:
     // admit() for any frame: the same decision, with the drops, the move
     // into XOFF and the headroom.
     [[gnu::noinline]] admit_result admit_slow(int port, int pg, std::uint32_t len) noexcept {
+        settle();
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
         pg_live_counters& k = _counters[i];
@@ -393,6 +396,99 @@ public:
         return r;
     }
 
+    // ---- runs: a burst's frames admitted with one compare each ----
+    //
+    // Most of a switch's RX burst is a few (port, PG) far from every limit,
+    // yet admit() reads and writes the PG, the pool and two counters per
+    // frame. admit_in_run() is admit() for such bursts. The first frame of a
+    // PG opens a run for it: from the state then, a budget of bytes such that
+    // every sequence of that PG's frames adding up to at most the budget
+    // passes admit()'s inline checks frame by frame (reserved room first,
+    // then shared bytes under the PG's threshold and within the pool, the PG
+    // not in XOFF), whatever frames the other open runs admit in between.
+    // A frame within its run's budget only adds to the run. Runs are open
+    // for the PGs of one port at a time (a switch's RX burst is one port's).
+    //
+    // The runs reach the PGs' state when they settle: at the first call that
+    // is not a frame within an open run's budget (admit_in_run for another
+    // port or beyond a budget, admit, admit_slow, admit_credit and release
+    // all settle first), or at settle(). So every verdict, region set and
+    // token is the one admit() gives the same frame, and the state after
+    // settling is the state after the same frames through admit() (peak_use
+    // and the pool's peak are the values at settling: use only grows while
+    // runs are open). tests/unit/qos/mmu_test.cpp checks this against admit()
+    // over random sequences.
+    //
+    // The budgets (run_open): each run j takes reserved room r_j and x_j
+    // shared bytes. While runs are open the pool's use grows by at most
+    // X = sum of x_j, so run j's frames all pass if pg.shared + x_j is within
+    // the threshold the pool gives with X more bytes used: the threshold only
+    // falls as the pool fills, and the PG's shared use only grows. Each run
+    // records the most the pool may grow with its frames still passing (its
+    // tolerance); a run opens with x no larger than what every open run
+    // tolerates. Dynamic threshold (F - X - x) << k >= shared + x holds for
+    // x <= ((F - X) << k - shared) / (2^k + 1), F = the pool's free shared
+    // bytes: the budget takes >> (k + 1) for the division (a lower bound;
+    // frames beyond a budget are decided by admit(), exactly). For k < 0,
+    // floor((F - X - x) / 2^m) >= shared + x <=> F - X - x >= (shared + x) 2^m.
+    //
+    // Single writer only: with several workers (set_workers) every frame
+    // goes through admit(). The readers that do not settle (snapshot,
+    // port_totals, pool, use, threshold: telemetry reads them from another
+    // thread) see the state without the open runs, so the caller settles at
+    // the end of each poll (the switch: switch_pipeline::poll_worker).
+    [[gnu::always_inline]] admit_result admit_in_run(int port, int pg, std::uint32_t len) noexcept {
+        const std::uint64_t c = charge_for(len);
+        pg_run& r = _runs[static_cast<std::size_t>(pg)];
+        if (port == _run_port && c < r.left) [[likely]] {  // a closed run's `left` is 0
+            const std::uint64_t before = r.budget + 1 - r.left;
+            admit_result res;
+            res.regions = run_regions(before, c, r.room);
+            res.token.bytes = static_cast<std::uint32_t>(c);
+            r.left -= c;
+            ++r.frames;
+            return res;
+        }
+        if (_concurrent) [[unlikely]] { return admit(port, pg, len); }
+        return run_open(port, pg, len);
+    }
+
+    // Apply the open runs (if any) to their PGs' state; then none is open.
+    void settle() noexcept {
+        if (_run_mask == 0) { return; }
+        std::uint64_t cur = _pool_shared_used.load(std::memory_order_relaxed);
+        for (std::uint8_t m = _run_mask; m != 0; m = static_cast<std::uint8_t>(m & (m - 1))) {
+            const int pg = std::countr_zero(m);
+            pg_run& r = _runs[static_cast<std::size_t>(pg)];
+            const std::size_t i = index(_run_port, pg);
+            pg_state& s = _pgs[i];
+            const std::uint64_t bytes = r.budget + 1 - r.left;
+            const std::uint64_t room = s.reserved_limit - s.reserved_use;  // = r.room: nothing else wrote s
+            const std::uint64_t to_res = room < bytes ? room : bytes;
+            const std::uint64_t rest = bytes - to_res;
+            cur += rest;
+            s.shared_use += rest;
+            s.reserved_use += to_res;
+            pg_live_counters& k = _counters[i];
+            k.admitted += r.frames;
+            const std::uint64_t u = s.reserved_use + s.shared_use + s.headroom_use;
+            if (u > k.peak_use) { k.peak_use = u; }
+            _run_frames += r.frames;
+            r = pg_run{};
+        }
+        _pool_shared_used.store(cur, std::memory_order_relaxed);
+        if (cur > _peak_pool_shared.load(std::memory_order_relaxed)) {
+            _peak_pool_shared.store(cur, std::memory_order_relaxed);
+        }
+        _run_mask = 0;
+        _run_port = -1;
+        _run_x = 0;
+        _run_tol = ~std::uint64_t{0};
+    }
+
+    // Frames admitted within runs so far (settled ones): a statistic for tests and benchmarks.
+    std::uint64_t run_frames() const noexcept { return _run_frames; }
+
     // Credit for another worker that receives this port's frames (RSS,
     // pipelines/switch): `bytes` charged to (port, pg) now, from its reserved
     // and shared regions only, for frames that arrive later and draw on it
@@ -402,6 +498,7 @@ public:
     // itself; otherwise nothing changes and it returns false. Counted in the
     // PG's use (and peak) like frames, but not as admitted frames.
     bool admit_credit(int port, int pg, std::uint32_t bytes) noexcept {
+        settle();
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
         const std::uint8_t bit = static_cast<std::uint8_t>(1u << pg);
@@ -419,6 +516,7 @@ public:
     // Return a token from admit(). Drains headroom, then shared, then
     // reserved. Returns true when this PG just left XOFF (send XON).
     bool release(int port, int pg, charge token) noexcept {
+        if (_run_mask != 0) [[unlikely]] { settle(); }
         const std::size_t i = index(port, pg);
         pg_state& s = _pgs[i];
         std::uint64_t rest = token.bytes;
@@ -526,6 +624,7 @@ public:
     // With one worker (or never called) the pool is a plain count.
     static constexpr std::uint64_t credit_chunk = 64 * 1024;
     void set_workers(const std::vector<std::uint16_t>& port_worker, unsigned workers) {
+        settle();
         _concurrent = workers > 1;
         // A small pool is not hoarded: a chunk is at most 1/16 of a worker's share.
         _chunk = std::clamp<std::uint64_t>(_pool_shared_size / (16 * std::max(1u, workers)), 1, credit_chunk);
@@ -635,6 +734,78 @@ private:
         return t > s.xon_value ? t - s.xon_value : 0;
     }
 
+    // The regions admit() charges a frame of c bytes that finds `before`
+    // bytes of its run charged, the run having found `room` reserved bytes.
+    static std::uint8_t run_regions(std::uint64_t before, std::uint64_t c, std::uint64_t room) noexcept {
+        if (c == 0) { return 0; }
+        std::uint8_t r = before < room ? region_reserved : 0;
+        if (before + c > room) { r |= region_shared; }
+        return r;
+    }
+
+    // admit_in_run's frame that is not within an open run: settle the runs
+    // if it is another port's or its own run's budget is spent, then open a
+    // run for its PG if the frame fits the budget (see "runs" above), else
+    // admit() decides the frame alone.
+    [[gnu::noinline]] admit_result run_open(int port, int pg, std::uint32_t len) noexcept {
+        const auto bit = static_cast<std::uint8_t>(1u << pg);
+        if (port != _run_port || (_run_mask & bit) != 0) {
+            settle();
+            _run_port = port;
+        }
+        const pg_state& s = _pgs[index(port, pg)];
+        const std::uint64_t c = charge_for(len);
+        const std::uint64_t room = s.reserved_limit - s.reserved_use;
+        std::uint64_t x = 0;
+        std::uint64_t tol = ~std::uint64_t{0};  // no shared bytes: nothing to tolerate
+        if ((_xoff[static_cast<std::size_t>(port)] >> pg & 1u) == 0) {
+            const std::uint64_t used = _pool_shared_used.load(std::memory_order_relaxed);
+            const std::uint64_t f = _pool_shared_size > used ? _pool_shared_size - used : 0;  // F
+            const std::uint64_t fx = f > _run_x ? f - _run_x : 0;                             // F - X
+            const std::uint64_t sh = s.shared_use;
+            switch (s.mode) {
+                case mode_dynamic:
+                    if (s.shift >= 0) {
+                        const std::uint64_t g = fx << s.shift;
+                        x = g > sh ? (g - sh) >> (s.shift + 1) : 0;
+                    } else {
+                        const std::uint64_t need = sh << -s.shift;
+                        x = fx > need ? (fx - need) >> (1 - s.shift) : 0;
+                    }
+                    break;
+                case mode_static:
+                    x = s.static_th > sh ? std::min(s.static_th - sh, fx) : 0;
+                    break;
+                default:
+                    x = fx;
+                    break;
+            }
+            x = std::min(x, _run_tol - _run_x);  // what every open run tolerates
+            if (x != 0) {
+                // The most the pool may grow with this run's frames passing:
+                // within F, and (dynamic) the threshold at F - T above shared + x.
+                tol = f;
+                if (s.mode == mode_dynamic) {
+                    tol = s.shift >= 0 ? f - ((sh + x + (std::uint64_t{1} << s.shift) - 1) >> s.shift)
+                                       : f - ((sh + x) << -s.shift);
+                }
+            }
+        }
+        if (c > room + x) { return admit(port, pg, len); }  // admit() settles the other runs first
+        pg_run& r = _runs[static_cast<std::size_t>(pg)];
+        r.budget = room + x;
+        r.left = r.budget - c + 1;
+        r.room = room;
+        r.frames = 1;
+        _run_mask = static_cast<std::uint8_t>(_run_mask | bit);
+        _run_x += x;
+        _run_tol = std::min(_run_tol, tol);
+        admit_result res;
+        res.regions = run_regions(0, c, room);
+        res.token.bytes = static_cast<std::uint32_t>(c);
+        return res;
+    }
+
     int _num_ports = 0;
     std::uint32_t _cell = 0;
     std::uint64_t _cell_magic = 0;  // ceil(2^64 / _cell), for charge_for
@@ -668,6 +839,23 @@ private:
     std::uint64_t _headroom_total = 0;
     std::uint64_t _shp_size = 0;                 // shared headroom pool; 0 = headroom per PG
     alignas(64) std::atomic<std::uint64_t> _shp_used{0};
+    // The open runs (admit_in_run), for the PGs of port _run_port (-1:
+    // none) in _run_mask: per PG its budget, what is left of it plus one
+    // (0: no run, so one compare decides), the reserved room it found and
+    // its frames; the shared bytes the runs may take (X) and the least any
+    // of them tolerates.
+    struct pg_run {
+        std::uint64_t left = 0;
+        std::uint64_t budget = 0;
+        std::uint64_t room = 0;
+        std::uint64_t frames = 0;
+    };
+    alignas(64) std::array<pg_run, num_pgs> _runs{};
+    int _run_port = -1;
+    std::uint8_t _run_mask = 0;
+    std::uint64_t _run_x = 0;
+    std::uint64_t _run_tol = ~std::uint64_t{0};
+    std::uint64_t _run_frames = 0;
     std::vector<pg_state> _pgs;
     std::vector<pg_live_counters> _counters;  // cold
     std::vector<xoff_mask> _xoff;        // per port, bit n = PG n in XOFF

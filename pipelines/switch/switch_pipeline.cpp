@@ -610,6 +610,9 @@ std::uint32_t switch_pipeline::poll_worker(std::size_t wk, nanos now) noexcept {
     neighbour_step(env, now);        // ARP/ND timers
     work += egress_all(env, now);    // drain: PFC, watchdog, schedule, shape, TX
     if (p.multi && !w.owed_list.empty()) { send_credits(p, w); }  // buffer released for their ports
+    // The buffer state complete for whoever reads it next (telemetry, the
+    // fabric between polls): this poll's last run of admissions applied.
+    if (p.buf) { p.buf->settle(); }
     return work;
 }
 

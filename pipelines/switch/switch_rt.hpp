@@ -396,7 +396,9 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
 [[gnu::always_inline]] inline std::uint32_t charge_owned(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
                                                          rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) noexcept {
     const std::uint8_t pg = in.maps.tc_to_pg[tc];
-    const admit_result r = p.buf->admit(in.idx, pg, xlen);
+    // In a run of the PG's frames when one worker runs (mmu::admit_in_run;
+    // poll_worker settles it at the end of each poll).
+    const admit_result r = p.buf->admit_in_run(in.idx, pg, xlen);
     mark_egress(p, in.idx);  // its PGs may enter XOFF
     if (!r.ok()) [[unlikely]] {
         w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit

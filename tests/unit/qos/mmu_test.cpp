@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <thread>
 #include <vector>
@@ -531,6 +532,132 @@ TEST(mmu, inline_admit_decides_as_the_whole_decision) {
     EXPECT_GT(xoffs, 20u);
     EXPECT_GT(xons, 20u);
     EXPECT_GT(drops, 100u);
+}
+
+// admit_in_run() admits a burst's frames in runs, one per PG, and applies
+// them when they settle (mmu.hpp, "runs"). Two MMUs with the same
+// configuration take the same random bursts (one port's frames of up to
+// three PGs, interleaved): one through admit_in_run(), settling at random
+// burst ends (or implicitly: another port's frame, a spent budget, a release),
+// the other frame by frame through admit(). Every verdict, region set, XOFF
+// entry and token must be the same, and after every settle, release and at
+// the end, every PG's state and counters and the pool. Thresholds of every
+// kind: dynamic with alpha 1/4, 1/2, 1 and 4, static, an unconfigured PG
+// (pool only), reserved bytes and cells of 96 B; the pool fills often
+// enough that runs end at their budget, frames go to headroom and drop.
+TEST(mmu, runs_decide_as_admit_frame_by_frame) {
+    const int ports = 3;
+    std::vector<pg_table> v = mixed_pg_tables(ports);
+    for (auto& t : v) {
+        t[5] = lossless_pg(20000, 0, 4096);  // alpha 1
+        t[5].xon = bytes{8000};
+        t[6] = lossless_pg(20000, 2, 1000);  // alpha 4
+        t[7].configured = false;             // the pool alone
+    }
+    for (const std::uint64_t cell : {std::uint64_t{96}, std::uint64_t{0}}) {
+        const buffer_pool_cfg pool = pool_of(500'000, cell);
+        ASSERT_EQ(mmu::validate(pool, ports, v), "");
+        mmu a{pool, ports, v};
+        mmu b{pool, ports, v};
+        std::deque<held> q;
+        rng r{11 + cell};
+        std::uint64_t frames = 0, drops = 0, xoffs = 0, xons = 0, settles = 0;
+        const auto same_state = [&](int step) {
+            for (int p = 0; p < ports; ++p) {
+                ASSERT_EQ(a.xoff_pgs(p), b.xoff_pgs(p)) << "step " << step;
+                for (int g = 0; g < 8; ++g) {
+                    const pg_snapshot x = a.snapshot(p, g), y = b.snapshot(p, g);
+                    ASSERT_EQ(x.reserved_use, y.reserved_use) << "step " << step << " port " << p << " pg " << g;
+                    ASSERT_EQ(x.shared_use, y.shared_use) << "step " << step << " port " << p << " pg " << g;
+                    ASSERT_EQ(x.headroom_use, y.headroom_use) << "step " << step << " port " << p << " pg " << g;
+#define ROCELAB_PG_SAME(name) ASSERT_EQ(x.counters.name, y.counters.name) << #name << " step " << step;
+                    ROCELAB_PG_COUNTERS(ROCELAB_PG_SAME)
+#undef ROCELAB_PG_SAME
+                }
+            }
+            ASSERT_EQ(a.pool().shared_used, b.pool().shared_used) << "step " << step;
+            ASSERT_EQ(a.pool().peak_shared_used, b.pool().peak_shared_used) << "step " << step;
+        };
+        for (int step = 0; step < 20000; ++step) {
+            const bool arrive = q.empty() || ((step / 200) % 2 == 0 ? r.next() % 100 < 70 : r.next() % 100 < 35);
+            if (arrive) {
+                // A burst of 1..32 frames of one port, as an RX burst: one to
+                // three PGs, interleaved at random (runs of several PGs open).
+                const int port = static_cast<int>(r.next() % ports);
+                const std::array<int, 3> pgs{static_cast<int>(r.next() % 8), static_cast<int>(r.next() % 8),
+                                             static_cast<int>(r.next() % 8)};
+                const auto npg = 1 + r.next() % 3;
+                const auto n = 1 + static_cast<int>(r.next() % 32);
+                for (int k = 0; k < n; ++k) {
+                    const int pg = pgs[r.next() % npg];
+                    const auto len = 60 + static_cast<std::uint32_t>(r.next() % 4000);
+                    const admit_result x = a.admit_in_run(port, pg, len);
+                    const admit_result y = b.admit(port, pg, len);
+                    ASSERT_EQ(x.verdict, y.verdict) << "step " << step << " frame " << k;
+                    ASSERT_EQ(x.regions, y.regions) << "step " << step << " frame " << k;
+                    ASSERT_EQ(x.xoff_entered, y.xoff_entered) << "step " << step << " frame " << k;
+                    ASSERT_EQ(x.token.bytes, y.token.bytes) << "step " << step << " frame " << k;
+                    ++frames;
+                    if (x.ok()) {
+                        q.push_back({port, pg, x.token});
+                    } else {
+                        ++drops;
+                    }
+                    xoffs += x.xoff_entered ? 1 : 0;
+                }
+                if (r.next() % 2 == 0) {
+                    a.settle();
+                    ++settles;
+                    same_state(step);
+                }
+            } else {
+                // A drain of up to 32 frames, mostly in arrival order.
+                for (int k = 1 + static_cast<int>(r.next() % 32); k > 0 && !q.empty(); --k) {
+                    const std::size_t i = (r.next() % 8 == 0) ? r.next() % q.size() : 0;
+                    const held h = q[i];
+                    q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+                    const bool xa = a.release(h.port, h.pg, h.c);
+                    ASSERT_EQ(xa, b.release(h.port, h.pg, h.c)) << "step " << step;
+                    xons += xa ? 1 : 0;
+                    same_state(step);
+                }
+            }
+            if (::testing::Test::HasFatalFailure()) { return; }
+        }
+        a.settle();
+        same_state(-1);
+        std::printf("cell %llu: %llu frames, %llu in runs, %llu drops, %llu XOFF, %llu XON, %llu settles\n",
+                    static_cast<unsigned long long>(cell), static_cast<unsigned long long>(frames),
+                    static_cast<unsigned long long>(a.run_frames()), static_cast<unsigned long long>(drops),
+                    static_cast<unsigned long long>(xoffs), static_cast<unsigned long long>(xons),
+                    static_cast<unsigned long long>(settles));
+        // Runs carried many frames, and the sequence reached every branch.
+        EXPECT_GT(a.run_frames(), frames / 3) << "cell " << cell;
+        EXPECT_LT(a.run_frames(), frames) << "cell " << cell;
+        EXPECT_GT(settles, 1000u);
+        EXPECT_GT(xoffs, 20u) << "cell " << cell;
+        EXPECT_GT(xons, 20u) << "cell " << cell;
+        EXPECT_GT(drops, 100u) << "cell " << cell;
+    }
+}
+
+// With several workers, admit_in_run() is admit(): nothing is held back.
+TEST(mmu, runs_are_single_writer_only) {
+    std::vector<pg_table> v = mixed_pg_tables(2);
+    mmu m{pool_of(500'000), 2, v};
+    m.set_workers({0, 1}, 2);
+    for (int k = 0; k < 10; ++k) { ASSERT_TRUE(m.admit_in_run(0, 3, 1000).ok()); }
+    EXPECT_EQ(m.use(0, 3), 10000u);
+    EXPECT_EQ(m.snapshot(0, 3).counters.admitted, 10u);
+    EXPECT_EQ(m.run_frames(), 0u);
+    // One worker: the run is applied by settle() (and not before).
+    mmu one{pool_of(500'000), 2, v};
+    for (int k = 0; k < 10; ++k) { ASSERT_TRUE(one.admit_in_run(0, 3, 1000).ok()); }
+    EXPECT_EQ(one.use(0, 3), 0u);
+    one.settle();
+    EXPECT_EQ(one.use(0, 3), 10000u);
+    EXPECT_EQ(one.snapshot(0, 3).counters.admitted, 10u);
+    EXPECT_EQ(one.run_frames(), 10u);
 }
 
 TEST(mmu, validate_reports_errors) {
