@@ -18,6 +18,7 @@
 #include "route_lookup.hpp"
 #include "fwd/ecmp.hpp"
 #include "fwd/fdb.hpp"
+#include "fwd/local_addr.hpp"
 
 using namespace rocelab;
 using namespace rocelab::literals;
@@ -82,6 +83,31 @@ void bm_flow_hash_v4(benchmark::State& st) {
     benchmark::DoNotOptimize(h);
 }
 BENCHMARK(bm_flow_hash_v4);
+
+// Is a frame's destination one of the switch's addresses? The RSS poll of
+// another worker's queue asks per frame (rss_owner_only), before any
+// lookup. Transit destinations (none of them ours) against N addresses:
+// the scan (find_v4) and is_local_v4 (a filter of the addresses' hashes,
+// then the scan when its bit is set).
+template <bool Filtered>
+void bm_local_v4(benchmark::State& st) {
+    local_addrs me;
+    rng r{3};
+    for (std::int64_t k = 0; k < st.range(0); ++k) {
+        (void)me.add_v4(0x0A000000u + static_cast<std::uint32_t>(k) * 2u, 31, static_cast<std::uint16_t>(k), mac_addr{});
+    }
+    std::array<std::uint32_t, 256> dst{};
+    for (auto& d : dst) { d = 0x0B000000u | static_cast<std::uint32_t>(r.next() & 0xFFFFFF); }
+    std::size_t i = 0;
+    for (auto _ : st) {
+        const std::uint32_t a = dst[i];
+        benchmark::DoNotOptimize(Filtered ? me.is_local_v4(a) : me.find_v4(a) != nullptr);
+        i = (i + 1) & 255;
+    }
+    st.SetItemsProcessed(st.iterations());
+}
+BENCHMARK(bm_local_v4<false>)->Name("bm_local_v4_scan")->Arg(2)->Arg(12)->Arg(64);
+BENCHMARK(bm_local_v4<true>)->Name("bm_local_v4_filtered")->Arg(2)->Arg(12)->Arg(64);
 
 void bm_flow_hash_v6(benchmark::State& st) {
     std::uint8_t s[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};

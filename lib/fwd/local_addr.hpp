@@ -11,9 +11,14 @@
 //   tests fill it by hand.
 //
 // Lookups are a linear scan over at most max_local_addrs entries, which is
-// fine for the control-plane slow path (ARP/ND/ICMP are rare); the data path
-// never scans: transit packets are classified by the route table's lookup
-// (each address is a local host route there: route_local).
+// fine for the control-plane slow path (ARP/ND/ICMP are rare). The data
+// path's transit frames are classified by the route table's lookup (each
+// address is a local host route there: route_local), except on an RSS queue
+// of another worker, which must tell the owner's frames before any lookup
+// (rss_owner_only in switch_pipeline.cpp): is_local_v4/v6 ask a 1024-bit
+// filter of the addresses' hashes first, so an address that is not ours is
+// almost always answered without the scan (a set bit still scans: the
+// answer is the scan's).
 //
 // Addresses: IPv4 in host order, IPv6 as 16 network-order bytes.
 #pragma once
@@ -60,6 +65,7 @@ public:
             return false;
         }
         _v4[_n4++] = local_v4{addr, len, port, mac};
+        set(_f4, slot_v4(addr));
         return true;
     }
     bool add_v6(const std::uint8_t* addr16, std::uint8_t len, std::uint16_t port,
@@ -72,6 +78,7 @@ public:
         e.len = len;
         e.port = port;
         e.mac = mac;
+        set(_f6, slot_v6(addr16));
         return true;
     }
 
@@ -101,13 +108,35 @@ public:
         return nullptr;
     }
 
-    bool is_local_v4(std::uint32_t addr) const noexcept { return find_v4(addr) != nullptr; }
-    bool is_local_v6(const std::uint8_t* addr16) const noexcept { return find_v6(addr16) != nullptr; }
+    bool is_local_v4(std::uint32_t addr) const noexcept {
+        return has(_f4, slot_v4(addr)) && find_v4(addr) != nullptr;
+    }
+    bool is_local_v6(const std::uint8_t* addr16) const noexcept {
+        return has(_f6, slot_v6(addr16)) && find_v6(addr16) != nullptr;
+    }
+
+    // The filter's slot of an address (0..1023): the top 10 bits of a
+    // multiplicative hash (Fibonacci hashing; IPv6 folded to 64 bits first).
+    // With 64 addresses, about 6 % of other addresses find their bit set.
+    static unsigned slot_v4(std::uint32_t addr) noexcept { return (addr * 0x9E3779B1u) >> 22; }
+    static unsigned slot_v6(const std::uint8_t* addr16) noexcept {
+        std::uint64_t hi = 0;
+        std::uint64_t lo = 0;
+        std::memcpy(&hi, addr16, 8);
+        std::memcpy(&lo, addr16 + 8, 8);
+        return static_cast<unsigned>(((hi * 0x9E3779B97F4A7C15u) ^ lo) * 0xC2B2AE3D27D4EB4Fu >> 54);
+    }
 
     std::span<const local_v4> v4() const noexcept { return {_v4.data(), _n4}; }
     std::span<const local_v6> v6() const noexcept { return {_v6.data(), _n6}; }
 
 private:
+    using filter = std::array<std::uint64_t, 16>;  // a bit per slot
+    static void set(filter& f, unsigned slot) noexcept { f[slot >> 6] |= std::uint64_t{1} << (slot & 63); }
+    static bool has(const filter& f, unsigned slot) noexcept { return (f[slot >> 6] >> (slot & 63) & 1u) != 0; }
+
+    filter _f4{};
+    filter _f6{};
     std::array<local_v4, max_local_addrs> _v4{};
     std::array<local_v6, max_local_addrs> _v6{};
     std::size_t _n4 = 0;

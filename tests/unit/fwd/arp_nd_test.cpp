@@ -8,12 +8,15 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+#include "core/rng.hpp"
 
 using namespace rocelab;
 
@@ -362,6 +365,53 @@ TEST(local_addrs, lookup_and_solicited_node) {
     EXPECT_NE(me.find_v6_solicited(sn), nullptr);
     sn[15] = 2;
     EXPECT_EQ(me.find_v6_solicited(sn), nullptr);
+}
+
+// is_local_v4/v6 ask a filter of the addresses' hashes before the scan:
+// the answer must be the scan's for every address. A full table of 64
+// random addresses of each family (the filter then has many bits set),
+// each asked as added, and 200,000 random others (and near neighbours of
+// the added ones) against find_v4/v6; and the filter answers most of the
+// others alone (its slots spread: at most 64 of the 1024 set).
+TEST(local_addrs, filtered_answer_is_the_scan) {
+    local_addrs me;
+    rng r{5};
+    std::vector<std::uint32_t> v4;
+    std::vector<std::array<std::uint8_t, 16>> v6;
+    for (std::size_t i = 0; i < max_local_addrs; ++i) {
+        const auto a = static_cast<std::uint32_t>(r.next());
+        std::array<std::uint8_t, 16> b{};
+        for (auto& x : b) { x = static_cast<std::uint8_t>(r.next()); }
+        ASSERT_TRUE(me.add_v4(a, 24, static_cast<std::uint16_t>(i % 8), mac_addr{}));
+        ASSERT_TRUE(me.add_v6(b.data(), 64, static_cast<std::uint16_t>(i % 8), mac_addr{}));
+        v4.push_back(a);
+        v6.push_back(b);
+    }
+    for (const auto a : v4) {
+        EXPECT_TRUE(me.is_local_v4(a));
+        EXPECT_EQ(me.is_local_v4(a + 1), me.find_v4(a + 1) != nullptr);
+    }
+    for (auto b : v6) {
+        EXPECT_TRUE(me.is_local_v6(b.data()));
+        b[15] ^= 1;
+        EXPECT_EQ(me.is_local_v6(b.data()), me.find_v6(b.data()) != nullptr);
+    }
+    std::array<bool, 1024> s4{}, s6{};
+    for (const auto a : v4) { s4[local_addrs::slot_v4(a)] = true; }
+    for (const auto& b : v6) { s6[local_addrs::slot_v6(b.data())] = true; }
+    std::size_t filtered4 = 0, filtered6 = 0;
+    for (int i = 0; i < 200000; ++i) {
+        const auto a = static_cast<std::uint32_t>(r.next());
+        std::array<std::uint8_t, 16> b{};
+        for (auto& x : b) { x = static_cast<std::uint8_t>(r.next()); }
+        ASSERT_EQ(me.is_local_v4(a), me.find_v4(a) != nullptr) << a;
+        ASSERT_EQ(me.is_local_v6(b.data()), me.find_v6(b.data()) != nullptr);
+        filtered4 += s4[local_addrs::slot_v4(a)] ? 0 : 1;
+        filtered6 += s6[local_addrs::slot_v6(b.data())] ? 0 : 1;
+    }
+    // 64 addresses set at most 64 slots: about 15/16 of other addresses skip the scan.
+    EXPECT_GT(filtered4, 180000u);
+    EXPECT_GT(filtered6, 180000u);
 }
 
 // ---- independent decoder cross-check (tshark is required: tools/setup.sh installs it) ----
