@@ -449,7 +449,6 @@ public:
             ++r.frames;
             return res;
         }
-        if (_concurrent) [[unlikely]] { return admit(port, pg, len); }
         return run_open(port, pg, len);
     }
 
@@ -743,11 +742,13 @@ private:
         return r;
     }
 
-    // admit_in_run's frame that is not within an open run: settle the runs
+    // admit_in_run's frame that is not within an open run (every frame with
+    // several workers: admit() decides it): settle the runs
     // if it is another port's or its own run's budget is spent, then open a
     // run for its PG if the frame fits the budget (see "runs" above), else
     // admit() decides the frame alone.
     [[gnu::noinline]] admit_result run_open(int port, int pg, std::uint32_t len) noexcept {
+        if (_concurrent) { return admit(port, pg, len); }  // several workers: no runs
         const auto bit = static_cast<std::uint8_t>(1u << pg);
         if (port != _run_port || (_run_mask & bit) != 0) {
             settle();

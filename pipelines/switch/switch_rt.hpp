@@ -386,6 +386,13 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
     return tag_refused;
 }
 
+// A frame the ingress buffer refused: counted on its port, freed.
+[[gnu::noinline]] inline std::uint32_t charge_refused(worker_rt& w, port_rt& in, rte_mbuf* x, admit_verdict v) noexcept {
+    w.c[in.idx].drop(v == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit : drop_reason::headroom_overflow);
+    rte_pktmbuf_free(x);
+    return tag_refused;
+}
+
 //
 // charge_owned: for a port this worker owns (the port's own RX, handoffs to
 // its owner); charge_ingress: for any port (an RSS frame draws on credit).
@@ -400,12 +407,7 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
     // poll_worker settles it at the end of each poll).
     const admit_result r = p.buf->admit_in_run(in.idx, pg, xlen);
     mark_egress(p, in.idx);  // its PGs may enter XOFF
-    if (!r.ok()) [[unlikely]] {
-        w.c[in.idx].drop(r.verdict == admit_verdict::drop_lossy ? drop_reason::lossy_pg_limit
-                                                                : drop_reason::headroom_overflow);
-        rte_pktmbuf_free(x);
-        return tag_refused;
-    }
+    if (!r.ok()) [[unlikely]] { return charge_refused(w, in, x, r.verdict); }
     return acct_tag(in.idx, pg);
 }
 [[gnu::always_inline]] inline std::uint32_t charge_ingress(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
@@ -431,7 +433,8 @@ struct switch_env {
     }
     bool lossless(std::uint32_t tag) const noexcept { return tag_lossless(p, tag); }
     // The ingress port is this worker's (any_port_env: any port).
-    std::uint32_t charge(std::uint16_t in, rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) const noexcept {
+    [[gnu::always_inline]] std::uint32_t charge(std::uint16_t in, rte_mbuf* x, std::uint8_t tc,
+                                                std::uint32_t xlen) const noexcept {
         return charge_owned(p, w, *p.ports[in], x, tc, xlen);
     }
     void event(const switch_event& e) const noexcept { (void)w.events.push(e); }
