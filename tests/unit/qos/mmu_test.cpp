@@ -459,6 +459,36 @@ TEST(mmu, random_admit_release_returns_to_zero) {
     EXPECT_GT(xoffs, 0u);
 }
 
+// Two MMUs in the same state: every PG's regions and counters, the XOFF
+// bits, the pool's use and peak (the differential tests below).
+void same_mmu_state(const mmu& a, const mmu& b, int ports, int step) {
+    for (int p = 0; p < ports; ++p) {
+        ASSERT_EQ(a.xoff_pgs(p), b.xoff_pgs(p)) << "step " << step;
+        for (int g = 0; g < 8; ++g) {
+            const pg_snapshot x = a.snapshot(p, g), y = b.snapshot(p, g);
+            ASSERT_EQ(x.reserved_use, y.reserved_use) << "step " << step << " port " << p << " pg " << g;
+            ASSERT_EQ(x.shared_use, y.shared_use) << "step " << step << " port " << p << " pg " << g;
+            ASSERT_EQ(x.headroom_use, y.headroom_use) << "step " << step << " port " << p << " pg " << g;
+#define ROCELAB_PG_SAME(name) ASSERT_EQ(x.counters.name, y.counters.name) << #name << " step " << step;
+            ROCELAB_PG_COUNTERS(ROCELAB_PG_SAME)
+#undef ROCELAB_PG_SAME
+        }
+    }
+    ASSERT_EQ(a.pool().shared_used, b.pool().shared_used) << "step " << step;
+    ASSERT_EQ(a.pool().peak_shared_used, b.pool().peak_shared_used) << "step " << step;
+}
+
+// Release one held frame from both MMUs (the oldest, or one in 8 times
+// one at random); their XON answers must agree. True on XON.
+bool release_same(mmu& a, mmu& b, std::deque<held>& q, rng& r, int step) {
+    const std::size_t i = (r.next() % 8 == 0) ? r.next() % q.size() : 0;
+    const held h = q[i];
+    q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+    const bool xa = a.release(h.port, h.pg, h.c);
+    EXPECT_EQ(xa, b.release(h.port, h.pg, h.c)) << "step " << step;
+    return xa;
+}
+
 // admit() decides inline for most frames and hands the rest to admit_slow.
 // Two MMUs with the same configuration take the same random sequence of
 // arrivals and releases, one through admit(), the other through admit_slow()
@@ -480,21 +510,7 @@ TEST(mmu, inline_admit_decides_as_the_whole_decision) {
     std::deque<held> q;
     rng r{7};
     std::uint64_t inline_ok = 0, xoffs = 0, drops = 0, xons = 0;
-    const auto same_state = [&](int step) {
-        for (int p = 0; p < ports; ++p) {
-            ASSERT_EQ(a.xoff_pgs(p), b.xoff_pgs(p)) << "step " << step;
-            for (int g = 0; g < 8; ++g) {
-                const pg_snapshot x = a.snapshot(p, g), y = b.snapshot(p, g);
-                ASSERT_EQ(x.reserved_use, y.reserved_use) << "step " << step << " port " << p << " pg " << g;
-                ASSERT_EQ(x.shared_use, y.shared_use) << "step " << step << " port " << p << " pg " << g;
-                ASSERT_EQ(x.headroom_use, y.headroom_use) << "step " << step << " port " << p << " pg " << g;
-#define ROCELAB_PG_SAME(name) ASSERT_EQ(x.counters.name, y.counters.name) << #name << " step " << step;
-                ROCELAB_PG_COUNTERS(ROCELAB_PG_SAME)
-#undef ROCELAB_PG_SAME
-            }
-        }
-        ASSERT_EQ(a.pool().shared_used, b.pool().shared_used) << "step " << step;
-    };
+    const auto same_state = [&](int step) { same_mmu_state(a, b, ports, step); };
     for (int step = 0; step < 100000; ++step) {
         // Bursts of arrivals and of releases, so PGs go into XOFF and out.
         const bool arrive = q.empty() || ((step / 500) % 2 == 0 ? r.next() % 100 < 70 : r.next() % 100 < 35);
@@ -517,15 +533,10 @@ TEST(mmu, inline_admit_decides_as_the_whole_decision) {
             }
             xoffs += x.xoff_entered ? 1 : 0;
         } else {
-            const std::size_t i = (r.next() % 8 == 0) ? r.next() % q.size() : 0;
-            const held h = q[i];
-            q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
-            const bool xa = a.release(h.port, h.pg, h.c);
-            ASSERT_EQ(xa, b.release(h.port, h.pg, h.c)) << "step " << step;
-            xons += xa ? 1 : 0;
+            xons += release_same(a, b, q, r, step) ? 1 : 0;
         }
         same_state(step);
-        if (::testing::Test::HasFatalFailure()) { return; }
+        if (::testing::Test::HasFailure()) { return; }
     }
     // The sequence reached every branch: many plain admissions, XOFF and XON, drops.
     EXPECT_GT(inline_ok, 10000u);
@@ -562,22 +573,7 @@ TEST(mmu, runs_decide_as_admit_frame_by_frame) {
         std::deque<held> q;
         rng r{11 + cell};
         std::uint64_t frames = 0, drops = 0, xoffs = 0, xons = 0, settles = 0;
-        const auto same_state = [&](int step) {
-            for (int p = 0; p < ports; ++p) {
-                ASSERT_EQ(a.xoff_pgs(p), b.xoff_pgs(p)) << "step " << step;
-                for (int g = 0; g < 8; ++g) {
-                    const pg_snapshot x = a.snapshot(p, g), y = b.snapshot(p, g);
-                    ASSERT_EQ(x.reserved_use, y.reserved_use) << "step " << step << " port " << p << " pg " << g;
-                    ASSERT_EQ(x.shared_use, y.shared_use) << "step " << step << " port " << p << " pg " << g;
-                    ASSERT_EQ(x.headroom_use, y.headroom_use) << "step " << step << " port " << p << " pg " << g;
-#define ROCELAB_PG_SAME(name) ASSERT_EQ(x.counters.name, y.counters.name) << #name << " step " << step;
-                    ROCELAB_PG_COUNTERS(ROCELAB_PG_SAME)
-#undef ROCELAB_PG_SAME
-                }
-            }
-            ASSERT_EQ(a.pool().shared_used, b.pool().shared_used) << "step " << step;
-            ASSERT_EQ(a.pool().peak_shared_used, b.pool().peak_shared_used) << "step " << step;
-        };
+        const auto same_state = [&](int step) { same_mmu_state(a, b, ports, step); };
         for (int step = 0; step < 20000; ++step) {
             const bool arrive = q.empty() || ((step / 200) % 2 == 0 ? r.next() % 100 < 70 : r.next() % 100 < 35);
             if (arrive) {
@@ -613,16 +609,11 @@ TEST(mmu, runs_decide_as_admit_frame_by_frame) {
             } else {
                 // A drain of up to 32 frames, mostly in arrival order.
                 for (int k = 1 + static_cast<int>(r.next() % 32); k > 0 && !q.empty(); --k) {
-                    const std::size_t i = (r.next() % 8 == 0) ? r.next() % q.size() : 0;
-                    const held h = q[i];
-                    q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
-                    const bool xa = a.release(h.port, h.pg, h.c);
-                    ASSERT_EQ(xa, b.release(h.port, h.pg, h.c)) << "step " << step;
-                    xons += xa ? 1 : 0;
+                    xons += release_same(a, b, q, r, step) ? 1 : 0;
                     same_state(step);
                 }
             }
-            if (::testing::Test::HasFatalFailure()) { return; }
+            if (::testing::Test::HasFailure()) { return; }
         }
         a.settle();
         same_state(-1);
