@@ -174,6 +174,50 @@ public:
         return e;
     }
 
+    // A run of dequeues from q, exactly as this loop of dequeue() calls:
+    //   do { e = dequeue(q); if (on_item(e.item, e.len, e.tag, depth_bytes(q))) ++kept; }
+    //   while (kept < max && !empty(q) && more(head_len(q)));
+    // (the head is always taken: precondition q non-empty). on_item may free
+    // the item (its node is read before). The queue's depth, list ends and
+    // statistics are written once for the run instead of per item (drain's
+    // per-frame bookkeeping at 74 B). Returns the items and bytes dequeued.
+    struct run_result {
+        std::uint32_t items = 0;
+        std::uint64_t bytes = 0;
+    };
+    template <typename More, typename OnItem>
+    [[gnu::always_inline]] run_result dequeue_run(int q, std::uint32_t max, More&& more, OnItem&& on_item) noexcept {
+        T item = _head[q];
+        const std::uint32_t avail = _packets[q];
+        const std::uint64_t before = _bytes[q];
+        std::uint64_t depth = before;
+        std::uint32_t k = 0;
+        std::uint32_t kept = 0;
+        for (;;) {
+            const auto& n = _link.node(item);
+            const T next = n.next;
+            const std::uint32_t len = n.len;
+            const std::uint32_t tag = n.tag;
+            if (next != T{}) { __builtin_prefetch(&_link.node(next), 0, 3); }  // as dequeue()
+            depth -= len;
+            ++k;
+            kept += on_item(item, len, tag, depth) ? 1u : 0u;
+            item = next;
+            if (kept >= max || k == avail || !more(_link.node(item).len)) { break; }
+        }
+        _head[q] = item;
+        _bytes[q] = depth;
+        _packets[q] = avail - k;
+        if (k == avail) {
+            _tail[q] = T{};
+            _nonempty &= static_cast<std::uint8_t>(~(1u << q));
+        }
+        auto& st = _stats.q[q];
+        st.deq_packets += k;
+        st.deq_bytes += before - depth;
+        return {k, before - depth};
+    }
+
     // Length of the head item of queue q, 0 when empty.
     std::uint32_t head_len(int q) const noexcept { return empty(q) ? 0 : _link.node(_head[q]).len; }
     const T& head(int q) const noexcept { return _head[q]; }

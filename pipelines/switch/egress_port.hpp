@@ -327,31 +327,37 @@ struct egress_port {
             // The WRED/ECN stage hook at dequeue (queues with a profile only).
             const bool wred_q = (wred_mask >> q & 1u) != 0 && !wred_at_enqueue;
             const std::uint64_t kmin = wred[q].kmin.v;
-            do {
-                auto e = eq.dequeue(q);
-                sched.charge(q, e.len);
+            // The DWRR deficit as the run spends it (charged once, after).
+            std::int64_t deficit = sched.deficit(q);
+            const auto more = [&](std::uint32_t head_len) noexcept {
+                return (!shaped || shp.conforms(now)) && (strict || deficit >= static_cast<std::int64_t>(head_len)) &&
+                       (cr == nullptr || cr->can_send(q, head_len));
+            };
+            const auto run = eq.dequeue_run(q, static_cast<std::uint32_t>(burst - n_staged), more,
+                                            [&](rte_mbuf* item, std::uint32_t len, std::uint32_t tag,
+                                                std::uint64_t depth) noexcept {
+                deficit -= len;
                 if (buf != nullptr) [[unlikely]] {
-                    if (e.tag != rel_tag) {
+                    if (tag != rel_tag) {
                         release_run();
-                        rel_tag = e.tag;
+                        rel_tag = tag;
                     }
-                    rel_bytes += buf->charge_for(e.len);
+                    rel_bytes += buf->charge_for(len);
                 }
                 if (wred_q) [[unlikely]] {
-                    const std::uint64_t depth = eq.depth_bytes(q).v;
-                    if (depth > kmin && !wred_stage(env, q, e.item, depth, e.tag)) {
-                        rte_pktmbuf_free(e.item);
-                        continue;
+                    if (depth > kmin && !wred_stage(env, q, item, depth, tag)) {
+                        rte_pktmbuf_free(item);
+                        return false;
                     }
                 }
-                if (shaped) { shp.on_send(now, e.len); }
-                if (cr != nullptr) [[unlikely]] { cr->on_send(q, e.len); }
-                if (cap != nullptr) [[unlikely]] { cap->tap(idx, true, e.item, now); }
-                staged_len[n_staged] = e.len;
-                staged[n_staged++] = e.item;
-            } while (n_staged < burst && !eq.empty(q) && (!shaped || shp.conforms(now)) &&
-                     (strict || sched.deficit(q) >= static_cast<std::int64_t>(eq.head_len(q))) &&
-                     (cr == nullptr || cr->can_send(q, eq.head_len(q))));
+                if (shaped) { shp.on_send(now, len); }
+                if (cr != nullptr) [[unlikely]] { cr->on_send(q, len); }
+                if (cap != nullptr) [[unlikely]] { cap->tap(idx, true, item, now); }
+                staged_len[n_staged] = len;
+                staged[n_staged++] = item;
+                return true;
+            });
+            sched.charge(q, static_cast<std::uint32_t>(run.bytes));
             if (cr != nullptr && !eq.empty(q) && !cr->can_send(q, eq.head_len(q))) [[unlikely]] {
                 paused = static_cast<std::uint8_t>(paused | (1u << q));  // out of credits: as if paused
                 ++cr->waits;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <random>
 #include <vector>
 
 namespace rocelab {
@@ -245,6 +246,115 @@ TEST(egress_queues, observed_depth_follows_every_operation) {
         check("step");
     }
     EXPECT_GT(tail_drops, 0u);  // the limits were reached
+}
+
+// dequeue_run() is the loop of dequeue() calls it documents: two queues fed
+// the same items, one drained by runs and one item by item, with random
+// run lengths, stop conditions on the next head's length, and items the
+// caller keeps or not (WRED drops in the switch), give the same items in the
+// same order with the same lengths, tags and depths after each, and the same
+// queue state and statistics after every run.
+TEST(egress_queues, dequeue_run_is_the_loop_of_dequeues) {
+    constexpr int n = 40'000;
+    auto a_items = items(n);
+    auto b_items = items(n);
+    queues a{limits_all(1 << 20, 200)};
+    queues b{limits_all(1 << 20, 200)};
+    std::mt19937_64 rng(20261206);
+    int next_in = 0;
+    std::uint64_t runs = 0;
+    std::uint64_t cut_by_more = 0;
+    std::uint64_t not_kept = 0;
+    struct got {
+        int v;
+        std::uint32_t len, tag;
+        std::uint64_t depth;
+        bool operator==(const got&) const = default;
+    };
+    std::vector<got> ga;
+    std::vector<got> gb;
+    for (int step = 0; step < 20'000; ++step) {
+        // Enqueue a few (the same to both; tail drops alike).
+        for (int k = static_cast<int>(rng() % 6); k > 0 && next_in < n; --k, ++next_in) {
+            const int q = static_cast<int>(rng() % 8);
+            const auto len = static_cast<std::uint32_t>(60 + rng() % 9000);
+            const auto tag = static_cast<std::uint32_t>(rng());
+            const auto i = static_cast<std::size_t>(next_in);
+            ASSERT_EQ(a.enqueue(q, &a_items[i], len, tag), b.enqueue(q, &b_items[i], len, tag));
+        }
+        const int q = static_cast<int>(rng() % 8);
+        if (a.empty(q)) {
+            ASSERT_TRUE(b.empty(q));
+            continue;
+        }
+        const auto max = static_cast<std::uint32_t>(1 + rng() % 40);
+        const auto limit = static_cast<std::int64_t>(rng() % 40000);  // a DWRR deficit, say
+        const std::uint64_t keep_seed = rng();
+        // By runs.
+        ga.clear();
+        std::int64_t spent = 0;
+        std::uint64_t kseed = keep_seed;
+        const auto more_a = [&](std::uint32_t head_len) noexcept {
+            const bool m = spent + static_cast<std::int64_t>(head_len) <= limit;
+            cut_by_more += m ? 0 : 1;
+            return m;
+        };
+        const auto r = a.dequeue_run(q, max, more_a,
+                                     [&](item* x, std::uint32_t len, std::uint32_t tag, std::uint64_t depth) noexcept {
+                                         ga.push_back({x->v, len, tag, depth});
+                                         spent += len;
+                                         kseed = kseed * 6364136223846793005ULL + 1;
+                                         return (kseed >> 60) != 0;  // 1 in 16 not kept
+                                     });
+        // Item by item.
+        gb.clear();
+        spent = 0;
+        kseed = keep_seed;
+        std::uint32_t kept = 0;
+        std::uint64_t bytes_out = 0;
+        do {
+            const auto e = b.dequeue(q);
+            gb.push_back({e.item->v, e.len, e.tag, b.depth_bytes(q).v});
+            spent += e.len;
+            bytes_out += e.len;
+            kseed = kseed * 6364136223846793005ULL + 1;
+            if ((kseed >> 60) != 0) {
+                ++kept;
+            } else {
+                ++not_kept;
+            }
+        } while (kept < max && !b.empty(q) && spent + static_cast<std::int64_t>(b.head_len(q)) <= limit);
+        ASSERT_EQ(ga, gb) << "step " << step;
+        ASSERT_EQ(r.items, gb.size());
+        ASSERT_EQ(r.bytes, bytes_out);
+        ++runs;
+        ASSERT_EQ(a.nonempty_mask(), b.nonempty_mask());
+        for (int j = 0; j < 8; ++j) {
+            ASSERT_EQ(a.depth_bytes(j).v, b.depth_bytes(j).v);
+            ASSERT_EQ(a.depth_packets(j), b.depth_packets(j));
+            ASSERT_EQ(a.head_len(j), b.head_len(j));
+            ASSERT_EQ(a.head(j) == nullptr ? -1 : a.head(j)->v, b.head(j) == nullptr ? -1 : b.head(j)->v);
+            ASSERT_EQ(a.stats(j).deq_packets.load(), b.stats(j).deq_packets.load());
+            ASSERT_EQ(a.stats(j).deq_bytes.load(), b.stats(j).deq_bytes.load());
+        }
+        // Both still append to the same tails (an emptied queue restarts).
+        if (next_in < n && step % 7 == 0) {
+            const auto i = static_cast<std::size_t>(next_in++);
+            ASSERT_TRUE(a.enqueue(q, &a_items[i], 100, 1));
+            ASSERT_TRUE(b.enqueue(q, &b_items[i], 100, 1));
+        }
+    }
+    // Every way a run ends was taken.
+    EXPECT_GT(runs, 5000u);
+    EXPECT_GT(cut_by_more, 500u);
+    EXPECT_GT(not_kept, 500u);
+    for (int j = 0; j < 8; ++j) {  // drained to the end alike
+        while (!a.empty(j)) {
+            ASSERT_FALSE(b.empty(j));
+            ASSERT_EQ(a.dequeue(j).item->v, b.dequeue(j).item->v);
+        }
+        ASSERT_TRUE(b.empty(j));
+    }
 }
 
 }  // namespace
