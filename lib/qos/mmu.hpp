@@ -76,8 +76,8 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -440,15 +440,7 @@ public:
     [[gnu::always_inline]] admit_result admit_in_run(int port, int pg, std::uint32_t len) noexcept {
         const std::uint64_t c = charge_for(len);
         pg_run& r = _runs[static_cast<std::size_t>(pg)];
-        if (port == _run_port && c < r.left) [[likely]] {  // a closed run's `left` is 0
-            const std::uint64_t before = r.budget + 1 - r.left;
-            admit_result res;
-            res.regions = run_regions(before, c, r.room);
-            res.token.bytes = static_cast<std::uint32_t>(c);
-            r.left -= c;
-            ++r.frames;
-            return res;
-        }
+        if (port == _run_port && c < r.left) [[likely]] { return run_take(r, c); }  // a closed run's `left` is 0
         return run_open(port, pg, len);
     }
 
@@ -733,6 +725,27 @@ private:
         return t > s.xon_value ? t - s.xon_value : 0;
     }
 
+    // An open run (admit_in_run) of one PG: its budget, what is left of it
+    // plus one (0: no run, so one compare decides), the reserved room it
+    // found and its frames.
+    struct pg_run {
+        std::uint64_t left = 0;
+        std::uint64_t budget = 0;
+        std::uint64_t room = 0;
+        std::uint64_t frames = 0;
+    };
+
+    // A frame of c bytes (c < r.left: within the budget) taken by run r:
+    // the regions and token admit() gives it.
+    [[gnu::always_inline]] static admit_result run_take(pg_run& r, std::uint64_t c) noexcept {
+        admit_result res;
+        res.regions = run_regions(r.budget + 1 - r.left, c, r.room);
+        res.token.bytes = static_cast<std::uint32_t>(c);
+        r.left -= c;
+        ++r.frames;
+        return res;
+    }
+
     // The regions admit() charges a frame of c bytes that finds `before`
     // bytes of its run charged, the run having found `room` reserved bytes.
     static std::uint8_t run_regions(std::uint64_t before, std::uint64_t c, std::uint64_t room) noexcept {
@@ -795,16 +808,13 @@ private:
         if (c > room + x) { return admit(port, pg, len); }  // admit() settles the other runs first
         pg_run& r = _runs[static_cast<std::size_t>(pg)];
         r.budget = room + x;
-        r.left = r.budget - c + 1;
+        r.left = r.budget + 1;  // nothing taken yet
         r.room = room;
-        r.frames = 1;
+        r.frames = 0;
         _run_mask = static_cast<std::uint8_t>(_run_mask | bit);
         _run_x += x;
         _run_tol = std::min(_run_tol, tol);
-        admit_result res;
-        res.regions = run_regions(0, c, room);
-        res.token.bytes = static_cast<std::uint32_t>(c);
-        return res;
+        return run_take(r, c);
     }
 
     int _num_ports = 0;
@@ -841,16 +851,8 @@ private:
     std::uint64_t _shp_size = 0;                 // shared headroom pool; 0 = headroom per PG
     alignas(64) std::atomic<std::uint64_t> _shp_used{0};
     // The open runs (admit_in_run), for the PGs of port _run_port (-1:
-    // none) in _run_mask: per PG its budget, what is left of it plus one
-    // (0: no run, so one compare decides), the reserved room it found and
-    // its frames; the shared bytes the runs may take (X) and the least any
-    // of them tolerates.
-    struct pg_run {
-        std::uint64_t left = 0;
-        std::uint64_t budget = 0;
-        std::uint64_t room = 0;
-        std::uint64_t frames = 0;
-    };
+    // none) in _run_mask (pg_run each); the shared bytes the runs may take
+    // (X) and the least any of them tolerates.
     alignas(64) std::array<pg_run, num_pgs> _runs{};
     int _run_port = -1;
     std::uint8_t _run_mask = 0;

@@ -361,8 +361,8 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
 // Charge a frame of `xlen` bytes and traffic class tc to its ingress PG
 // (in's, owned by this worker): its acct_tag, or tag_refused when the
 // ingress buffer refused it (counted on in: lossy limit or headroom
-// overflow; freed). A plain word, not std::optional: switch_env::charge is
-// a call, and an optional<uint32_t> returned through the stack is two
+// overflow; freed). A plain word, not std::optional: when switch_env::charge
+// was a call, an optional<uint32_t> returned through the stack was two
 // stores read back as one 8-byte load, a store-forwarding stall that cost
 // the bridge ~9 % at 74 B (perf annotate).
 //
