@@ -386,6 +386,9 @@ public:
 
     runtime::no_hook worker_hook(nanos) const { return {}; }
 
+    // The control thread's short period (app_runtime.hpp): a time series to
+    // sample, or flows that all finish (the run stops at the tick that sees it).
+    bool busy_control() const { return _ts != nullptr || _pipe->can_finish(); }
     void tick(nanos, double el) {
         if (_ts != nullptr && el - _last_ts >= double(_opt.ts_interval.v) / 1e9) {
             sample_timeseries(el);

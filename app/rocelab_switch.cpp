@@ -358,6 +358,9 @@ public:
 
     runtime::depth_sampler worker_hook(nanos now) { return _csv.sampler(_cfg.queue_sample_interval, now); }
 
+    // The control thread's short period (app_runtime.hpp): a queue-depth
+    // sampler's ring to drain, or --until-idle's check every millisecond.
+    bool busy_control() const { return !_opt.queue_csv.empty() || _opt.until_idle.has_value(); }
     void tick(nanos start, double el) {
         // Link state every 10 ms (rte_eth_link_get_nowait; the worker acts on changes).
         if (el >= _next_link_poll) {

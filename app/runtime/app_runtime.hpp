@@ -11,7 +11,8 @@
 //   capture open (--pcap-out)         app.start(): banner, telemetry, output files
 //   worker launched on an lcore       app.worker_hook(): run_worker()'s per-loop hook
 //   control loop (control_loop.hpp,   app.tick(): per-app outputs (events, CSVs)
-//   lcore_clock: every 500 us):
+//   lcore_clock: every 500 us or      app.busy_control(): whether its tick needs
+//   5 ms):                              the short period
 //     capture drain, status line      app.status(): the status line (and warnings)
 //     every status interval, stop on  app.finished(): stop early (all messages done)
 //     SIGINT/SIGTERM, duration
@@ -216,6 +217,8 @@ int run_app(App& app, int argc, char** argv) {
         bool finished() { return app.finished(); }
     } h{app, s, opt, start};
     lcore_clock<run_clock> lc{clock, start};
+    lc.period = s.capture() != nullptr || app.busy_control() ? control_period_busy : control_period_quiet;
+    lc.until = opt.duration;
     run_control(lc, h, opt.duration, opt.status_interval);
     for (auto& c : ctls) { c->stop.store(true); }
     for (auto& w : ws) { w->join(); }

@@ -6,8 +6,9 @@
 //                          time reached:
 //       lcore_clock (below)         rocelab-switch and rocelab-gen: the
 //                                   pipelines run on worker lcores, the
-//                                   control thread sleeps 500 us; run time
-//                                   is the TSC run clock (= wall time)
+//                                   control thread sleeps its period (500 us
+//                                   or 5 ms, below); run time is the TSC run
+//                                   clock (= wall time)
 //       virtual / real-time fabric  rocelab-fabric (app/rocelab_fabric.cpp):
 //                                   the engine runs every event up to the
 //                                   next sample step, or polls the fabric
@@ -20,6 +21,7 @@
 // returns it exactly; nothing runs when the duration is 0.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -54,15 +56,40 @@ nanos run_control(Clock& clock, Hooks& hooks, std::optional<nanos> duration, nan
     return t;
 }
 
-// Pipelines on worker lcores: the control thread wakes every 500 us; run
-// time and wall time are both the run clock's (TSC) since `start`.
-template <typename RunClock>
+// Pipelines on worker lcores: the control thread sleeps `period` between
+// ticks, never past the run's end (`until`, the duration: a run stops on
+// time whatever the period); run time and wall time are both the run
+// clock's (TSC) since `start`.
+//
+// The period is control_period_busy (500 us) while a tick has work that
+// often: a capture ring to drain, a queue-depth sampler's ring, an idle
+// check, a time series, or flows that can all finish (the run's elapsed time,
+// and so its goodput, is measured to the tick that sees them done). Else it
+// is control_period_quiet (5 ms): each wake-up takes the CPU from whatever
+// runs there, and where the main lcore shares a CPU with a worker lcore
+// (two workers on a 2-CPU machine) a wake-up every 500 us cost that worker
+// about 2 % of its time in stalls (the generator's 2-worker loss sweep:
+// 60-84 ms stalled in 1.6 s against 31-34 ms at 5 ms; docs/architecture.md,
+// "The control thread").
+inline constexpr nanos control_period_busy{500'000};
+inline constexpr nanos control_period_quiet{5'000'000};
+
+struct thread_sleep {
+    void operator()(nanos d) const { std::this_thread::sleep_for(std::chrono::nanoseconds(d.v)); }
+};
+
+template <typename RunClock, typename Sleep = thread_sleep>
 struct lcore_clock {
     const RunClock& clock;
     nanos start;
+    nanos period = control_period_busy;
+    std::optional<nanos> until;
     nanos last{0};
+    [[no_unique_address]] Sleep sleep{};
     nanos advance() {
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        nanos s = period;
+        if (until && *until - last < s) { s = std::max(*until - last, nanos{0}); }
+        sleep(s);
         last = clock.now() - start;
         return last;
     }

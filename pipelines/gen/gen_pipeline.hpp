@@ -408,6 +408,8 @@ public:
     const flow_state& flow(std::size_t i) const noexcept { return *_flows[i]; }
     // True when every flow has a message limit and has completed it.
     bool all_finished() const noexcept { return __atomic_load_n(&_all_finished, __ATOMIC_RELAXED); }
+    // Every flow has a message limit: all_finished() can become true.
+    bool can_finish() const noexcept { return _has_limit; }
     // Worker k has seen every flow it sends finish (all_finished(): every
     // worker's, as its last poll found them).
     bool worker_done(std::size_t k) const noexcept { return __atomic_load_n(&_workers[k]->done, __ATOMIC_RELAXED); }

@@ -552,8 +552,8 @@ def sweep_lcores(n):
     worker_lcores(), every worker has a CPU of its own and none yields, so
     a worker's run_delay is what the machine took from it, not the time a
     sibling worker on the same CPU ran. With 2, worker 1 has CPU 1 and
-    worker 2 shares CPU 0 with the main lcore, which sleeps between its
-    status checks."""
+    worker 2 shares CPU 0 with the main lcore, which sleeps 5 ms between
+    its ticks (no capture, time series or message limit here)."""
     return "0-1" if n <= 1 else "0@0,1@1,2@0"
 
 
@@ -659,9 +659,11 @@ class GenLossSweep(Base):
         measured shares. Measured with one worker and nothing else running
         (December 2026): run_delay 0.5-1 ms, stalled_ns 74-77 ms in 1.6 s
         (4.6-4.8 %, tick stalls), goodput 97.7 % of line (an earlier
-        session measured 1.5-2.4 %). Two workers sum both workers' stalls
-        (13-18 % in the same conditions), so GenLossSweep_w2 SKIPs unless
-        the machine is quieter than that. The report has each worker's
+        session measured 1.5-2.4 %). Two workers sum both workers' stalls:
+        6.3-7.9 % of the run while the control thread woke every 500 us on
+        the CPU of the responder's worker (so this test skipped), 4.5-6.7 %
+        since it wakes every 5 ms (docs/architecture.md, "The control
+        thread"; 6 December 2026, idle machine). The report has each worker's
         stalled_ns (printed per run), but the responder's stalls cost goodput
         too whenever they outlast the window's slack or delay a NAK, so the
         sum stays the measure.

@@ -2,7 +2,9 @@
 // strategies: every advance is followed by one tick at the time it reached,
 // a status line comes each status interval of wall time (not run time) with
 // the interval's length, the loop stops at the duration, on finished(), and
-// on the stop flag, and a zero duration runs nothing.
+// on the stop flag, and a zero duration runs nothing. lcore_clock (the
+// apps' strategy) with a manual clock and sleeper: it sleeps its period, and
+// never past the duration's end.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -104,6 +106,46 @@ TEST(control_loop, finished_or_the_stop_flag_ends_an_open_run) {
     EXPECT_EQ(run_control(c2, r2, std::nullopt, nanos{1'000'000'000}), nanos{3000});
     EXPECT_EQ(c2.advances, 3);
     stop_requested().store(false);
+}
+
+// A run clock moved only by the sleeper below, which records each sleep and
+// wakes `late` after it (as a real sleep_for does).
+struct manual_clock {
+    nanos t{0};
+    nanos now() const noexcept { return t; }
+};
+struct recording_sleep {
+    manual_clock* c = nullptr;
+    std::vector<nanos>* slept = nullptr;
+    nanos late{37'000};
+    void operator()(nanos d) const {
+        slept->push_back(d);
+        c->t += d + late;
+    }
+};
+
+TEST(control_loop, lcore_clock_sleeps_its_period_and_never_past_the_duration) {
+    manual_clock mc{nanos{1'000'000'000}};  // the run starts at 1 s of the clock
+    std::vector<nanos> slept;
+    lcore_clock<manual_clock, recording_sleep> lc{mc, mc.t, control_period_quiet, nanos{12'000'000}, nanos{0},
+                                                  recording_sleep{&mc, &slept}};
+    recorder r;
+    // 5 ms to 5.037, 5 ms to 10.074, then only the 1.926 ms left: stops at 12.037 ms.
+    EXPECT_EQ(run_control(lc, r, nanos{12'000'000}, nanos{1'000'000'000}), nanos{12'037'000});
+    EXPECT_EQ(slept, (std::vector<nanos>{nanos{5'000'000}, nanos{5'000'000}, nanos{1'926'000}}));
+    EXPECT_EQ(r.ticks, (std::vector<nanos>{nanos{5'037'000}, nanos{10'074'000}, nanos{12'037'000}}));
+
+    // The busy period, an open run (no duration): every sleep is 500 us.
+    manual_clock mc2;
+    std::vector<nanos> slept2;
+    lcore_clock<manual_clock, recording_sleep> lc2{mc2, mc2.t, control_period_busy, std::nullopt, nanos{0},
+                                                   recording_sleep{&mc2, &slept2, nanos{0}}};
+    recorder r2;
+    r2.finish_after = 5;
+    EXPECT_EQ(run_control(lc2, r2, std::nullopt, nanos{1'000'000'000}), nanos{2'500'000});
+    EXPECT_EQ(slept2, std::vector<nanos>(5, nanos{500'000}));
+    // Wall time is run time.
+    EXPECT_DOUBLE_EQ(lc2.wall_s(), 0.0025);
 }
 
 }  // namespace
