@@ -213,6 +213,11 @@ def main():
                 if tool != "testpmd":
                     summary.append((sink, tool, med[tool] / med["testpmd"]))
                     print(f"  ratio {tool} / testpmd txonly: {med[tool] / med['testpmd']:.2f}")
+                    if not tool.endswith("@before"):  # paired by run: the host's rate drifts between runs
+                        pm, plo, phi = paired_ab(per_run[tool], per_run["testpmd"])
+                        print(f"  {tool} / testpmd txonly, paired by run: median {pm:.3f} [{plo:.3f}-{phi:.3f}] "
+                              f"over {a.runs} runs")
+                        summary.append((sink, tool + "(paired)", pm))
         for tool in tools:  # A/B: each TOOL against TOOL@before
             if tool + "@before" in med:
                 summary.append((sink, tool + "(after/before)", med[tool] / med[tool + "@before"]))
@@ -228,6 +233,8 @@ def main():
     for sink, tool, ratio in summary:
         if tool.endswith("(after/before)"):
             print(f"SUMMARY{' QUICK' if a.quick else ''} sink={sink} A/B {tool[:-14]} after/before={ratio:.3f}")
+        elif tool.endswith("(paired)"):
+            print(f"SUMMARY{' QUICK' if a.quick else ''} sink={sink} {tool[:-8]}/testpmd-txonly paired={ratio:.3f}")
         else:
             print(f"SUMMARY{' QUICK' if a.quick else ''} sink={sink} {tool}/testpmd-txonly={ratio:.2f}")
     if not a.no_verify:

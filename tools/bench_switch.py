@@ -132,6 +132,13 @@ def main():
                 if tool != "rocelab":
                     print(f"  ratio rocelab / {tool}: {med['rocelab'] / med[tool]:.2f}")
                     summary.append((payload, tool, med["rocelab"] / med[tool]))
+        # The goals (issue 22: each rocelab profile against testpmd 5tswap),
+        # paired by run as the A/B below: the host's rate drifts between runs.
+        for base in [t for t in tools if t.startswith("testpmd")]:
+            for tool in [t for t in tools if t.startswith("rocelab") and not t.endswith("@before")]:
+                pm, plo, phi = paired_ab(per_run[tool], per_run[base])
+                print(f"  {tool} / {base}, paired by run: median {pm:.3f} [{plo:.3f}-{phi:.3f}] over {a.runs} runs")
+                summary.append((payload, f"paired {tool}/{base}", pm))
         for tool in tools:  # A/B: each TOOL against TOOL@before
             if tool + "@before" in med:
                 print(f"  A/B {tool}: after / before = {med[tool] / med[tool + '@before']:.3f}")
@@ -143,6 +150,8 @@ def main():
     for payload, tool, ratio in summary:
         if tool.startswith("A/B "):
             print(f"SUMMARY payload={payload}B {tool} after/before={ratio:.3f}")
+        elif tool.startswith("paired "):
+            print(f"SUMMARY payload={payload}B {tool[7:]} paired={ratio:.3f}")
         else:
             print(f"SUMMARY payload={payload}B rocelab/{tool}={ratio:.2f}")
 
