@@ -419,6 +419,7 @@ void print_gen_final(const gen::gen_pipeline& p, const gen_cfg& cfg, double elap
                     (unsigned long long)t.ce_rx, (unsigned long long)t.cnp_tx, (unsigned long long)t.cnp_rx,
                     (unsigned long long)t.cuts);
     }
+    print_worker_stalls(p, elapsed);
     std::fflush(stdout);
 }
 

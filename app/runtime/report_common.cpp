@@ -1,6 +1,7 @@
 #include "runtime/report_common.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 
 #include "rocelab_version.h"
@@ -61,6 +62,16 @@ void write_ethdev(json_writer& j, const run_report& r, std::size_t i) {
     ROCELAB_ETHDEV_STATS(ROCELAB_KV)
 #undef ROCELAB_KV
     j.end_object();
+}
+
+std::string stall_time_str(std::int64_t ns) {
+    char b[32];
+    if (ns >= 1'000'000) {
+        std::snprintf(b, sizeof b, "%.1fms", double(ns) / 1e6);
+    } else {
+        std::snprintf(b, sizeof b, "%lldus", static_cast<long long>((ns + 500) / 1000));
+    }
+    return b;
 }
 
 std::string write_report_file(const std::string& path, const std::string& text) {

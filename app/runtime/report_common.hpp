@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -157,6 +158,37 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, const 
         j.end_object();
     }
     j.end_array();
+}
+
+// The final output's lines on the workers' stalls (worker_loop.hpp): one
+// per worker lcore, "worker 0 (Ethernet0, Ethernet1): stalled 41.4ms in
+// 2157 stalls, 2.6% of the run; longest gap between polls 101us", with a
+// note when the stalls took stall_note_share (1 %) of the run or more: the
+// run's rates and times include what the host took (a software pacer or
+// scheduler cannot win it back).
+inline constexpr double stall_note_share = 0.01;
+std::string stall_time_str(std::int64_t ns);  // "41.4ms", "101us", "0us"
+template <typename Pipeline>
+void print_worker_stalls(const Pipeline& p, double elapsed_s) {
+    const auto tot = p.poll_totals();
+    for (std::size_t k = 0; k < p.worker_count(); ++k) {
+        const bool one = p.worker_count() == 1;  // driven by poll() directly: the pipeline's own figures
+        const auto& v = p.worker(k);
+        const std::int64_t gap = one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns);
+        const std::uint64_t n = one ? tot.stalls : read_counter(v.stalls);
+        const std::int64_t ns = one ? tot.stalled_ns : read_counter(v.stalled_ns);
+        std::string ports;
+        for (std::size_t i = 0; i < p.port_count(); ++i) {
+            if (p.port_worker(i) == k) { ports += (ports.empty() ? "" : ", ") + p.binding(i).name; }
+        }
+        const double share = elapsed_s > 0 ? double(ns) / (elapsed_s * 1e9) : 0.0;
+        std::printf("worker %zu (%s): stalled %s in %llu stalls, %.1f%% of the run; longest gap between polls %s%s\n", k,
+                    ports.c_str(), stall_time_str(ns).c_str(), static_cast<unsigned long long>(n), share * 100,
+                    stall_time_str(gap).c_str(),
+                    share >= stall_note_share ? " (the host took this time from the worker: this run's rates and "
+                                                "times include it; docs/generator.md, \"Worker stalls\")"
+                                              : "");
+    }
 }
 
 // put(name, value) as a member of j's open object, for the put_*_counters() visitors.

@@ -248,6 +248,7 @@ void print_switch_final(const sw::switch_pipeline& p, double elapsed) {
                         elapsed > 0 ? double(s.deq_bytes) * 8 / elapsed / 1e6 : 0.0);
         }
     }
+    print_worker_stalls(p, elapsed);
     std::fflush(stdout);
 }
 

@@ -16,6 +16,7 @@ SWITCH = os.path.join(BUILD, "app", "rocelab-switch")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from scapy.all import Ether, rdpcap, wrpcap, PcapWriter  # noqa: E402
+from stall_lines import check_stall_lines  # noqa: E402
 from scapy.contrib.roce import BTH  # noqa: E402
 
 _seq = [0]
@@ -130,6 +131,8 @@ def run_switch(tmp, vdevs, app_args=(), config=None, timeout=60, until_idle=UNTI
     if os.path.exists(report):
         with open(report) as f:
             rep = json.load(f)
+        if rc == 0:
+            check_stall_lines(out, rep)
     return Run(rc, out, err, rep, workers)
 
 

@@ -20,6 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build"))
 GEN = os.path.join(BUILD, "app", "rocelab-gen")
 
+sys.path.insert(0, os.path.dirname(HERE))
+from stall_lines import check_stall_lines  # noqa: E402
 from scapy.all import Ether, IP, UDP, Raw, rdpcap, PcapWriter  # noqa: E402
 from scapy.contrib.roce import BTH, AETH  # noqa: E402
 
@@ -81,6 +83,7 @@ def run_gen(tmp, app_args, vdevs=(), timeout=60, loopback=1):
         if p.returncode == 0:  # as many workers as lcores given, owning every port between them
             assert len(rep["workers"]) == workers, (workers, rep["workers"])
             assert sorted(x for w in rep["workers"] for x in w["ports"]) == sorted(q["name"] for q in rep["ports"])
+            check_stall_lines(out, rep)
     return Run(p.returncode, out, err, rep)
 
 
