@@ -69,7 +69,7 @@ nanos run_control(Clock& clock, Hooks& hooks, std::optional<nanos> duration, nan
 // runs there, and where the main lcore shares a CPU with a worker lcore
 // (two workers on a 2-CPU machine) a wake-up every 500 us cost that worker
 // about 2 % of its time in stalls (the generator's 2-worker loss sweep:
-// 60-84 ms stalled in 1.6 s against 31-34 ms at 5 ms; docs/architecture.md,
+// 60-84 ms stalled in 1.6 s against 31-52 ms at 5 ms; docs/architecture.md,
 // "The control thread").
 inline constexpr nanos control_period_busy{500'000};
 inline constexpr nanos control_period_quiet{5'000'000};

@@ -171,8 +171,8 @@ std::string stall_time_str(std::int64_t ns);  // "41.4ms", "101us", "0us"
 template <typename Pipeline>
 void print_worker_stalls(const Pipeline& p, double elapsed_s) {
     const auto tot = p.poll_totals();
+    const bool one = p.worker_count() == 1;  // maybe driven by poll() directly: the pipeline's own figures
     for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const bool one = p.worker_count() == 1;  // driven by poll() directly: the pipeline's own figures
         const auto& v = p.worker(k);
         const std::int64_t gap = one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns);
         const std::uint64_t n = one ? tot.stalls : read_counter(v.stalls);
