@@ -20,6 +20,7 @@
 #include "core/json.hpp"
 #include "core/units.hpp"
 #include "proto/parse.hpp"
+#include "runtime/worker_figs.hpp"
 
 namespace rocelab::runtime {
 
@@ -136,10 +137,7 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, const 
     j.key("workers");
     j.begin_array();
     for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const auto& v = view(k);
-        // One worker driven by poll() directly (virtual time, in-process tests): the pipeline's own figures.
-        const bool one = p.worker_count() == 1;
-        const std::uint64_t busy = one ? tot.busy_cycles : read_counter(v.busy_cycles);
+        const worker_poll_figs w = poll_figs(tot, view(k), p.worker_count() == 1);
         j.begin_object();
         j.kv("worker", static_cast<std::uint64_t>(k));
         j.key("ports");
@@ -148,12 +146,13 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, const 
             if (p.port_worker(i) == k) { j.value(p.binding(i).name); }
         }
         j.end_array();
-        j.kv("busy_cycles", busy);
-        j.kv("busy_share", r.elapsed_s > 0 && r.tsc_hz > 0 ? double(busy) / (double(r.tsc_hz) * r.elapsed_s) : 0.0);
-        j.kv("loops", one ? tot.loops : read_counter(v.loops));
-        j.kv("max_poll_gap_ns", one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns));
-        j.kv("stalls", one ? tot.stalls : read_counter(v.stalls));
-        j.kv("stalled_ns", one ? tot.stalled_ns : read_counter(v.stalled_ns));
+        j.kv("busy_cycles", w.busy_cycles);
+        j.kv("busy_share",
+             r.elapsed_s > 0 && r.tsc_hz > 0 ? double(w.busy_cycles) / (double(r.tsc_hz) * r.elapsed_s) : 0.0);
+        j.kv("loops", w.loops);
+        j.kv("max_poll_gap_ns", w.max_poll_gap_ns);
+        j.kv("stalls", w.stalls);
+        j.kv("stalled_ns", w.stalled_ns);
         extra(j, k);
         j.end_object();
     }
@@ -171,20 +170,12 @@ std::string stall_time_str(std::int64_t ns);  // "41.4ms", "101us", "0us"
 template <typename Pipeline>
 void print_worker_stalls(const Pipeline& p, double elapsed_s) {
     const auto tot = p.poll_totals();
-    const bool one = p.worker_count() == 1;  // maybe driven by poll() directly: the pipeline's own figures
     for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const auto& v = p.worker(k);
-        const std::int64_t gap = one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns);
-        const std::uint64_t n = one ? tot.stalls : read_counter(v.stalls);
-        const std::int64_t ns = one ? tot.stalled_ns : read_counter(v.stalled_ns);
-        std::string ports;
-        for (std::size_t i = 0; i < p.port_count(); ++i) {
-            if (p.port_worker(i) == k) { ports += (ports.empty() ? "" : ", ") + p.binding(i).name; }
-        }
-        const double share = elapsed_s > 0 ? double(ns) / (elapsed_s * 1e9) : 0.0;
+        const worker_poll_figs w = poll_figs(tot, p.worker(k), p.worker_count() == 1);
+        const double share = elapsed_s > 0 ? double(w.stalled_ns) / (elapsed_s * 1e9) : 0.0;
         std::printf("worker %zu (%s): stalled %s in %llu stalls, %.1f%% of the run; longest gap between polls %s%s\n", k,
-                    ports.c_str(), stall_time_str(ns).c_str(), static_cast<unsigned long long>(n), share * 100,
-                    stall_time_str(gap).c_str(),
+                    worker_ports(p, k, ", ").c_str(), stall_time_str(w.stalled_ns).c_str(),
+                    static_cast<unsigned long long>(w.stalls), share * 100, stall_time_str(w.max_poll_gap_ns).c_str(),
                     share >= stall_note_share ? " (the host took this time from the worker: this run's rates and "
                                                 "times include it; docs/generator.md, \"Worker stalls\")"
                                               : "");

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "core/counter.hpp"
+#include "runtime/worker_figs.hpp"
 
 namespace rocelab::runtime {
 
@@ -147,23 +148,15 @@ int tel_workers(const Pipeline& p, std::uint64_t tsc_hz, rte_tel_data* d, Extra&
     rte_tel_data_add_dict_u64(d, "workers", p.worker_count());
     rte_tel_data_add_dict_u64(d, "tsc_hz", tsc_hz);
     const auto tot = p.poll_totals();
-    const bool one = p.worker_count() == 1;  // then poll() may drive it directly: the totals are its figures
     for (std::size_t k = 0; k < p.worker_count(); ++k) {
-        const auto& v = p.worker(k);
+        const worker_poll_figs w = poll_figs(tot, p.worker(k), p.worker_count() == 1);
         rte_tel_data* x = rte_tel_data_alloc();
         if (x == nullptr) { return -ENOMEM; }
         rte_tel_data_start_dict(x);
-        std::string ports;
-        for (std::size_t i = 0; i < p.port_count(); ++i) {
-            if (p.port_worker(i) != k) { continue; }
-            if (!ports.empty()) { ports += ' '; }
-            ports += p.binding(i).name;
-        }
-        rte_tel_data_add_dict_string(x, "ports", ports.c_str());
-        rte_tel_data_add_dict_u64(x, "busy_cycles", one ? tot.busy_cycles : read_counter(v.busy_cycles));
-        rte_tel_data_add_dict_u64(x, "loops", one ? tot.loops : read_counter(v.loops));
-        rte_tel_data_add_dict_u64(x, "max_poll_gap_ns", static_cast<std::uint64_t>(
-            one ? tot.max_poll_gap_ns : read_counter(v.max_poll_gap_ns)));
+        rte_tel_data_add_dict_string(x, "ports", worker_ports(p, k, " ").c_str());
+        rte_tel_data_add_dict_u64(x, "busy_cycles", w.busy_cycles);
+        rte_tel_data_add_dict_u64(x, "loops", w.loops);
+        rte_tel_data_add_dict_u64(x, "max_poll_gap_ns", static_cast<std::uint64_t>(w.max_poll_gap_ns));
         extra(x, k);
         std::string key = "w";
         key += std::to_string(k);
