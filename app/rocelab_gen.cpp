@@ -366,6 +366,7 @@ public:
             s.fail(2, _cfg.source + ": " + *e);
         }
         _pipe = std::move(std::get<0>(pipe_r));
+        _pipe->poll_continuously();  // the lcores poll without pause: no deadline is asked
         _status.emplace(_bindings.size(), rte_get_tsc_hz());
     }
     gen::gen_pipeline& pipe() { return *_pipe; }

@@ -62,10 +62,17 @@ void gen_pipeline::update_ready(flow_state& f) noexcept {
     const std::uint64_t bit = std::uint64_t{1} << (f.qp_slot & 63);
     if (f.rq.can_send(nanos::max())) {
         word |= bit;
-        ps.pace.set(f.qp_slot, f.pacer.rate().v != 0 ? f.pacer.next_send_time() : unpaced_key);
+        if (_deadlines) { ps.pace.set(f.qp_slot, f.pacer.rate().v != 0 ? f.pacer.next_send_time() : unpaced_key); }
     } else {
         word &= ~bit;
-        ps.pace.clear(f.qp_slot);
+        if (_deadlines) { ps.pace.clear(f.qp_slot); }
+    }
+}
+
+void gen_pipeline::poll_continuously() noexcept {
+    _deadlines = false;
+    for (auto& ps : _ports) {
+        while (!ps.pace.empty()) { ps.pace.clear(ps.pace.top_id()); }
     }
 }
 

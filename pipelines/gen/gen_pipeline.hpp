@@ -395,6 +395,15 @@ public:
     // virtual-time fabric polls each worker as a node of its own (one per
     // host), each from one thread.
     nanos next_deadline_worker(std::size_t k, nanos now) noexcept;
+    // From now on nobody asks next_deadline: the workers poll without pause
+    // (rocelab-gen's lcores, rocelab-fabric --real-time). Then update_ready
+    // keeps no pace heap, and reschedule only moves a flow's timer earlier:
+    // a deadline that moved later (an ACK timeout after each ACK) fires at
+    // its old time and the service it causes sets the new one. That upkeep
+    // was a quarter of a worker's time per frame with 256 QPs in closed loop
+    // (docs/benchmarks.md). One-way; next_deadline stays correct after it
+    // (it walks the ready QPs, and a timer may answer early), only slower.
+    void poll_continuously() noexcept;
 
     // Free every mbuf the pipeline holds (pending, replies, delay line).
     void release_all() noexcept;
@@ -568,6 +577,7 @@ private:
     nanos _link_delay{0};
     bool _all_finished = false;
     bool _has_limit = false;
+    bool _deadlines = true;  // someone asks next_deadline (virtual time); see poll_continuously
     gen_tx_opts _opts;
     dcqcn_np_cfg _np_cfg{};
     // Collective state (control path sizes it; the data path only indexes).

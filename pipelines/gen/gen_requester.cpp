@@ -46,6 +46,10 @@ void gen_pipeline::reschedule(worker_state& w, std::uint32_t r, nanos now) noexc
             d = std::min(d, f.src.next_deadline());
         }
     }
+    if (!_deadlines) {  // polled without pause: a later deadline fires early instead (poll_continuously)
+        if (d < w.timers.time_of(r)) { w.timers.set(r, d); }
+        return;
+    }
     w.timers.set(r, d);
 }
 

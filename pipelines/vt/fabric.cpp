@@ -1177,6 +1177,7 @@ void fabric::poll_realtime(nanos now) noexcept {
         p.realtime = true;
         for (auto& n : p.nodes) {
             for (auto& u : n.units) { u->realtime = true; }
+            if (n.pipe) { n.pipe->polled_continuously(); }
         }
     }
     if (p.eth_tag.empty()) {

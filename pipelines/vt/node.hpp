@@ -51,6 +51,9 @@ public:
     virtual std::size_t units() const noexcept = 0;
     virtual std::uint32_t poll(std::size_t unit, nanos now) noexcept = 0;
     virtual nanos next_deadline(std::size_t unit, nanos now) noexcept = 0;
+    // Real time from now on: every round polls every unit, so no one asks
+    // next_deadline again (a pipeline may drop what it keeps for it).
+    virtual void polled_continuously() noexcept {}
     virtual std::size_t ports() const noexcept = 0;
     virtual const dpdk::port_binding& port(std::size_t i) const noexcept = 0;
     virtual void release() noexcept = 0;
@@ -93,6 +96,7 @@ public:
     std::size_t units() const noexcept override { return _p->worker_count(); }
     std::uint32_t poll(std::size_t unit, nanos now) noexcept override { return _p->poll_worker(unit, now); }
     nanos next_deadline(std::size_t unit, nanos now) noexcept override { return _p->next_deadline_worker(unit, now); }
+    void polled_continuously() noexcept override { _p->poll_continuously(); }
     void visit(node_visitor& v) override { v.on_gen(*_p, _cfg); }
 };
 

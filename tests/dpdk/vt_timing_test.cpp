@@ -21,7 +21,10 @@
 //   - same code: one transfer with the same configs through the same
 //     pipeline classes, once in real time over DPDK net_ring ports and once
 //     in virtual time: identical packet and byte counts, no drop, no NAK; the
-//     virtual-time FCTs equal the closed-form ideal to the nanosecond.
+//     virtual-time FCTs equal the closed-form ideal to the nanosecond;
+//   - a generator switched to poll_continuously (no pace heap, timers that
+//     only move earlier) mid-run sends the same frames at the same times as
+//     one that is not, through loss, timeouts and DCQCN (every capture alike).
 // Nothing here depends on machine load: fabric time is exact, and the
 // real-time run is only compared on counts (its FCTs only against a bound).
 #include <gtest/gtest.h>
@@ -37,6 +40,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -1010,6 +1015,107 @@ TEST(vt_timing, same_pipelines_and_configs_in_real_time_over_net_ring_and_in_vir
                 (unsigned long long)vt.rx_data_bytes, (unsigned long long)vt.rx_acks, (unsigned long long)S,
                 w_min, w_max, (unsigned long long)w_ack, (long long)ideal, (long long)vt_min, (long long)vt_max,
                 (long long)rt_min, (long long)rt_max, (long long)rt_floor);
+}
+
+// ---------------------------------------------------------------------------
+// 4. A generator polled without deadlines (gen_pipeline::poll_continuously,
+//    as rocelab-gen's lcores run it) sends the same frames at the same times.
+//
+// Then it keeps no pace heap, and a flow's timer only ever moves earlier: a
+// deadline that moved later fires at its old time, and the service it
+// causes sets the new one. In virtual time next_deadline still answers (by
+// walking the ready QPs, and early where a timer is early), so one lossy,
+// closed-loop run with ACK timeouts, go-back-N and DCQCN timers on 8 QPs is
+// made twice, once as is and once with poll_continuously 300 us into it;
+// every capture must be the same, byte for byte (frames and fabric-time
+// timestamps). A timer that fired late, or not at all, moves a timeout.
+// ---------------------------------------------------------------------------
+
+struct lazy_run {
+    std::map<std::string, std::string> pcaps;  // file name -> bytes
+    std::uint64_t completed = 0, posted = 0, timeouts = 0, retx = 0, naks = 0, cnps = 0;
+};
+
+lazy_run run_lossy(bool continuous, const std::string& dir) {
+    lazy_run r;
+    const switch_cfg scfg = sw_cfg(
+        "PORT:\n  Ethernet0: {port_id: 0}\n  Ethernet1: {port_id: 1}\nBUFFER_POOL: {}\n"
+        "WRED_PROFILE:\n  MARK: {wred_green_enable: \"false\", ecn: ecn_green, green_min_threshold: 20KB, "
+        "green_max_threshold: 80KB, green_drop_probability: \"20\"}\n"
+        "QUEUE:\n  \"global|3\": {wred_profile: MARK}\n");
+    const gen_cfg gcfg = g_cfg("seed: 11\nrate: 10Gbps\npmtu: 1024\nmsg_size: 16KiB\nsenders: 8\noutstanding: 2\n"
+                               "messages: 12\nloss: 2%\nack_loss: 5%\nack_timeout: 500us\n");
+    pool_guard pool(32768, continuous ? "vtt_lazy_c" : "vtt_lazy_d");
+    EXPECT_NE(pool.mp, nullptr);
+    if (pool.mp == nullptr) { return r; }
+    {
+        vt::fabric f;
+        const auto leaf = f.add_switch("leaf", scfg);
+        const auto hosts = f.add_gen("hosts", gcfg);
+        // The receiver's cable is slower: its queue marks ECN, CNPs start the
+        // reaction points' timers, which come earlier than a pending timeout.
+        f.connect(hosts, 0, leaf, 0, {.rate = g10, .prop_delay = 500_ns});
+        f.connect(hosts, 1, leaf, 1, {.rate = bits_per_sec{4'000'000'000ULL}, .prop_delay = 500_ns});
+        const std::string e = f.build(pool.mp);
+        EXPECT_EQ(e, "");
+        if (!e.empty()) { return r; }
+        EXPECT_EQ(f.capture_to(dir, 128), "");
+        auto& g = f.gen_at(hosts);
+        // Switched mid-run, with QPs in the pace heap and timers set.
+        f.run_until(300_us);
+        if (continuous) { g.poll_continuously(); }
+        while (!g.all_finished() && f.now() < 2_s) { f.run_until(f.now() + 1_ms); }
+        EXPECT_TRUE(g.all_finished());
+        EXPECT_EQ(f.spins(), 0u);
+        for (std::size_t i = 0; i < g.flow_count(); ++i) {
+            const auto& c = g.flow(i).rq.counters();
+            r.completed += c.messages_completed;
+            r.posted += c.messages_posted;
+            r.timeouts += c.timeouts;
+            r.retx += c.retx_packets;
+            r.naks += c.naks_rx;
+            r.cnps += g.flow(i).cnp_rx;
+        }
+        f.release_all();
+    }
+    EXPECT_EQ(pool.in_use(), 0u);
+    for (const auto& de : std::filesystem::directory_iterator(dir)) {
+        std::ifstream in(de.path(), std::ios::binary);
+        r.pcaps[de.path().filename().string()] = std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    return r;
+}
+
+TEST(vt_timing, a_generator_polled_without_deadlines_sends_the_same_frames_at_the_same_times) {
+    init_eal();
+    const tmp_dir a("lazy_d"), b("lazy_c");
+    const lazy_run d = run_lossy(false, a.path);
+    const lazy_run c = run_lossy(true, b.path);
+    // The run exercises what the lazy timers change: ACK timeouts (ACKs lost),
+    // NAKs and go-back-N (data lost), every message completed.
+    EXPECT_EQ(d.posted, 8u * 12u);
+    EXPECT_EQ(d.completed, d.posted);
+    EXPECT_GT(d.timeouts, 0u);
+    EXPECT_GT(d.naks, 0u);
+    EXPECT_GT(d.retx, 0u);
+    EXPECT_GT(d.cnps, 0u) << "DCQCN timers started by CNPs";
+    EXPECT_EQ(c.cnps, d.cnps);
+    EXPECT_EQ(c.completed, d.completed);
+    EXPECT_EQ(c.timeouts, d.timeouts);
+    EXPECT_EQ(c.naks, d.naks);
+    EXPECT_EQ(c.retx, d.retx);
+    ASSERT_EQ(c.pcaps.size(), d.pcaps.size());
+    EXPECT_GE(d.pcaps.size(), 8u) << "tx and rx captures of four cable ends";
+    for (const auto& [name, bytes] : d.pcaps) {
+        const auto it = c.pcaps.find(name);
+        ASSERT_NE(it, c.pcaps.end()) << name;
+        EXPECT_GT(bytes.size(), 24u) << name << ": frames captured";
+        EXPECT_TRUE(it->second == bytes) << name << ": differs (" << bytes.size() << " and " << it->second.size()
+                                         << " bytes)";
+    }
+    std::printf("[vt lazy] %llu messages, %llu timeouts, %llu NAKs, %llu resent, %llu CNPs; %zu captures compared\n",
+                (unsigned long long)d.completed, (unsigned long long)d.timeouts, (unsigned long long)d.naks,
+                (unsigned long long)d.retx, (unsigned long long)d.cnps, d.pcaps.size());
 }
 
 }  // namespace
