@@ -84,6 +84,8 @@ constexpr std::uint64_t fold_k(unsigned e) noexcept { return std::uint64_t(refle
 
 constexpr std::uint64_t k_512_lo = fold_k(512 + 32);
 constexpr std::uint64_t k_512_hi = fold_k(512 - 32);
+constexpr std::uint64_t k_1024_lo = fold_k(1024 + 32);
+constexpr std::uint64_t k_1024_hi = fold_k(1024 - 32);
 constexpr std::uint64_t k_128_lo = fold_k(128 + 32);
 constexpr std::uint64_t k_128_hi = fold_k(128 - 32);
 
@@ -94,12 +96,14 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i x, __m128i 
     return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
 }
 
-// n >= 32 (one 128-bit lane below 64 bytes, four lanes from 64).
-__attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(std::uint32_t s, const std::byte* p,
+// n >= 32 (one 128-bit lane below 64 bytes, four lanes from 64). `init` is
+// XORed into the first 16 bytes: the 32-bit register in its low bits, or the
+// remainder of bytes before p folded forward by 128 bits (crc32_raw2).
+__attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(__m128i init, const std::byte* p,
                                                                    std::size_t n) noexcept {
     auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
     const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
-    __m128i x = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(s)));
+    __m128i x = _mm_xor_si128(load(p), init);
     if (n >= 64) {
         __m128i x0 = x;
         __m128i x1 = load(p + 16);
@@ -130,8 +134,60 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(std::uint32_t 
     }
     alignas(16) std::byte rem[16];
     _mm_store_si128(reinterpret_cast<__m128i*>(rem), x);
-    s = raw_table(0, rem, 16);
-    return raw_table(s, p, n);
+    return raw_table(raw_table(0, rem, 16), p, n);
+}
+
+// From this length the 512-bit engine: 8 lanes (two registers of four)
+// folded by T = 1024 bits per 128 bytes, then merged into the four lanes of
+// the 128-bit engine (T = 512) and finished by it.
+constexpr std::size_t vpclmul_min_len = 256;
+
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) std::uint32_t raw_vpclmul(
+    __m128i init, const std::byte* p, std::size_t n) noexcept {
+    auto load = [](const std::byte* q) { return _mm512_loadu_si512(q); };
+    const auto hi8 = static_cast<long long>(k_1024_hi), lo8 = static_cast<long long>(k_1024_lo);
+    const auto hi4 = static_cast<long long>(k_512_hi), lo4 = static_cast<long long>(k_512_lo);
+    const __m512i k8 = _mm512_set_epi64(hi8, lo8, hi8, lo8, hi8, lo8, hi8, lo8);
+    const __m512i k4 = _mm512_set_epi64(hi4, lo4, hi4, lo4, hi4, lo4, hi4, lo4);
+    auto fold512 = [](__m512i x, __m512i k) {
+        return _mm512_xor_si512(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11));
+    };
+    __m512i x0 = _mm512_xor_si512(load(p), _mm512_maskz_broadcast_i32x4(0xF, init));
+    __m512i x1 = load(p + 64);
+    p += 128;
+    n -= 128;
+    while (n >= 128) {
+        x0 = _mm512_xor_si512(fold512(x0, k8), load(p));
+        x1 = _mm512_xor_si512(fold512(x1, k8), load(p + 64));
+        p += 128;
+        n -= 128;
+    }
+    __m512i x = _mm512_xor_si512(x1, fold512(x0, k4));  // x0's lanes are 64 bytes before x1's
+    if (n >= 64) {
+        x = _mm512_xor_si512(fold512(x, k4), load(p));
+        p += 64;
+        n -= 64;
+    }
+    // Four 128-bit lanes, 16 bytes apart: merged as the 128-bit engine does.
+    const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
+    __m128i a = _mm512_maskz_extracti32x4_epi32(0xF, x, 0);
+    a = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xF, x, 1), fold(a, k1));
+    a = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xF, x, 2), fold(a, k1));
+    a = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xF, x, 3), fold(a, k1));
+    while (n >= 16) {
+        a = _mm_xor_si128(fold(a, k1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        p += 16;
+        n -= 16;
+    }
+    alignas(16) std::byte rem[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(rem), a);
+    return raw_table(raw_table(0, rem, 16), p, n);
+}
+
+bool have_vpclmul() noexcept {
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                            __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
+    return yes;
 }
 
 bool have_pclmul() noexcept {
@@ -185,13 +241,48 @@ constexpr std::uint32_t x2nmodp(std::uint64_t n, unsigned k) noexcept {
 
 }  // namespace
 
+#if defined(ROCELAB_CRC_PCLMUL)
+namespace {
+
+// The best engine for n >= pclmul_min_len bytes from a 128-bit start.
+__attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_folding(__m128i init, const std::byte* p,
+                                                                    std::size_t n) noexcept {
+    return n >= vpclmul_min_len && have_vpclmul() ? raw_vpclmul(init, p, n) : raw_pclmul(init, p, n);
+}
+
+__attribute__((target("pclmul,sse4.1"))) std::uint32_t raw2_pclmul(std::uint32_t reg, const std::byte* head,
+                                                                    std::size_t nh, const std::byte* p,
+                                                                    std::size_t n) noexcept {
+    auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+    const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
+    __m128i x = _mm_xor_si128(load(head), _mm_cvtsi32_si128(static_cast<int>(reg)));
+    for (std::size_t i = 16; i < nh; i += 16) { x = _mm_xor_si128(fold(x, k1), load(head + i)); }
+    if (n >= pclmul_min_len) { return raw_folding(fold(x, k1), p, n); }  // head's remainder: data 16 bytes before p
+    alignas(16) std::byte rem[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(rem), x);
+    return raw_table(raw_table(0, rem, 16), p, n);
+}
+
+}  // namespace
+#endif
+
 std::uint32_t crc32_raw(std::uint32_t reg, const std::byte* p, std::size_t n) noexcept {
 #if defined(ROCELAB_CRC_PCLMUL)
     if (n >= pclmul_min_len && have_pclmul()) {
-        return raw_pclmul(reg, p, n);
+        return raw_folding(_mm_cvtsi32_si128(static_cast<int>(reg)), p, n);
     }
 #endif
     return raw_table(reg, p, n);
+}
+
+std::uint32_t crc32_raw2(std::uint32_t reg, const std::byte* head, std::size_t nh, const std::byte* p,
+                         std::size_t n) noexcept {
+#if defined(ROCELAB_CRC_PCLMUL)
+    if (nh != 0 && nh % 16 == 0 && have_pclmul()) {
+        return raw2_pclmul(reg, head, nh, p, n);
+    }
+#endif
+    return raw_table(raw_table(reg, head, nh), p, n);
 }
 
 std::uint32_t crc32(std::uint32_t crc, const std::byte* p, std::size_t n) noexcept {

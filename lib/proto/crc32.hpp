@@ -15,7 +15,9 @@
 //     constant is stored with bound 33, which turns x^(T+64) into x^(T+32) for
 //     the low qword and x^T into x^(T-32) for the high one. From 64 bytes we
 //     fold 4 lanes by T = 512 bits and merge them with T = 128 (one lane with
-//     T = 128 for 32..63 bytes), and instead of a Barrett
+//     T = 128 for 32..63 bytes); from 256 bytes, where the CPU has
+//     VPCLMULQDQ and AVX-512, 8 lanes in two 512-bit registers by T = 1024
+//     bits, merged into the 4 lanes (T = 512) and then one; instead of a Barrett
 //     reduction hand the final 16-byte remainder to the table engine with a
 //     zero register (CRC of R from state 0 == CRC of everything so far).
 //     All constants are computed by constexpr code in crc32.cpp.
@@ -42,6 +44,10 @@ std::uint32_t crc32(std::uint32_t crc, const std::byte* p, std::size_t n) noexce
 std::uint32_t crc32_portable(std::uint32_t crc, const std::byte* p, std::size_t n) noexcept;
 // Raw register update: no pre/post inversion. crc32(c, ...) == ~crc32_raw(~c, ...).
 std::uint32_t crc32_raw(std::uint32_t reg, const std::byte* p, std::size_t n) noexcept;
+// Same over head[0..nh) then p[0..n), as one string: with nh a multiple of
+// 16 the folding engines run on from head into p (one final reduction).
+std::uint32_t crc32_raw2(std::uint32_t reg, const std::byte* head, std::size_t nh, const std::byte* p,
+                         std::size_t n) noexcept;
 // CRC of A||B given crc1 = CRC(A), crc2 = CRC(B), len2 = |B|.
 std::uint32_t crc32_combine(std::uint32_t crc1, std::uint32_t crc2, std::uint64_t len2) noexcept;
 // Same with the length-dependent factor x^(8*len2) mod P precomputed once

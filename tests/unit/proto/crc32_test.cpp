@@ -44,6 +44,25 @@ TEST(ProtoCrc32, AcceleratedEqualsPortable) {
     }
 }
 
+// crc32_raw2 over head || tail equals the table engine over the two strings
+// in a row: heads of 16..96 bytes (the folding engines run on from the head
+// into the tail), other head lengths (the table fallback), tails of every
+// engine's range (table, 128-bit, 512-bit).
+TEST(ProtoCrc32, TwoStringsEqualTheirConcatenation) {
+    rng r(17);
+    const auto buf = random_bytes(r, 4000);
+    for (int i = 0; i < 3000; ++i) {
+        const std::size_t nh = (i % 4 == 3) ? r.next_u32() % 97 : 16 * (1 + r.next_u32() % 6);
+        const std::size_t n = (i < 600) ? static_cast<std::size_t>(i) : r.next_u32() % 3000;
+        const std::size_t off = r.next_u32() % 64;
+        const std::byte* head = buf.data() + off;
+        const std::byte* tail = buf.data() + 100 + off;
+        const std::uint32_t reg = (i & 1) ? r.next_u32() : 0xFFFFFFFFu;
+        const std::uint32_t want = ~crc32_portable(crc32_portable(~reg, head, nh), tail, n);
+        ASSERT_EQ(crc32_raw2(reg, head, nh, tail, n), want) << nh << " + " << n;
+    }
+}
+
 TEST(ProtoCrc32, ChainingEqualsOneShot) {
     rng r(5);
     const auto buf = random_bytes(r, 3000);
