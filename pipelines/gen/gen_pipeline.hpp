@@ -110,6 +110,7 @@
 #include "core/timer_heap.hpp"
 #include "core/units.hpp"
 #include "dpdk/port_io.hpp"
+#include "proto/ack_template.hpp"
 #include "proto/build.hpp"
 #include "proto/parse.hpp"
 #include "qos/pause_timer.hpp"
@@ -253,6 +254,9 @@ struct flow_state {
     bool dcqcn = false;      // the RP is active (profile not off)
     roce_v4_params data{};   // addresses of the data direction
     roce_v4_params reply{};  // addresses of the reply direction
+    // IPv4: this QP's ACK/NAK as a template (PSN, syndrome, MSN patched,
+    // ICRC from tables); respond() builds from `reply` only without it.
+    ack_template_v4 ack{};
     roce_v6_params data6{};
     roce_v6_params reply6{};
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only

@@ -11,7 +11,8 @@
 //   RC responder (roce/responder.hpp): PSN check, message accounting, the
 //     ACK/NAK verdict; a completed message may open a collective's gate
 //     (coll_arrived, gen_collectives.cpp);
-//   reply: the ACK/NAK is built into the received mbuf (no allocation; a
+//   reply: the ACK/NAK is built into the received mbuf (IPv4 from the QP's
+//     template, proto/ack_template.hpp; IPv6 by build_roce_v6; no allocation; a
 //     prefilled mbuf is never written into: the reply takes a fresh one from
 //     the common pool, tx_alloc_fail) and queued on the port's reply ring
 //     (tx_acks / tx_naks). A full ring (the port paused on the RoCE
@@ -54,11 +55,6 @@ inline void gen_pipeline::respond(port_state& ps, flow_state& f, std::size_t fi,
     }
     if (v.reply != rx_reply::none) {
         // Reuse the received mbuf for the reply: no allocation at all.
-        if (f.v6) {
-            fill_reply_params(f.rs_cfg_, v, f.reply6);
-        } else {
-            fill_reply_params(f.rs_cfg_, v, f.reply);
-        }
         if (m->pool == _pf_pool) {
             // Never write into a prefilled mbuf's payload area: reply from the common pool.
             rte_pktmbuf_free(m);
@@ -70,7 +66,13 @@ inline void gen_pipeline::respond(port_state& ps, flow_state& f, std::size_t fi,
             p = mdata(m);
         }
         const std::span<std::byte> room(p, static_cast<std::size_t>(m->buf_len - m->data_off));
-        const std::uint32_t l = f.v6 ? build_roce_v6(room, f.reply6) : build_roce_v4(room, f.reply);
+        std::uint32_t l = 0;
+        if (f.v6) {
+            fill_reply_params(f.rs_cfg_, v, f.reply6);
+            l = build_roce_v6(room, f.reply6);
+        } else if (room.size() >= ack_template_v4::room) {  // IPv4: the QP's template (set up at create)
+            l = f.ack.write(p, v.psn & psn_mask, v.syndrome, v.msn & psn_mask);
+        }
         m->data_len = static_cast<std::uint16_t>(l);
         m->pkt_len = l;
         if (l != 0) {

@@ -252,6 +252,11 @@ std::string gen_pipeline::setup_flows() {
         } else {
             ends(fs->data, fs->reply, sh.ip, dh.ip);
         }
+        if (!sh.v6) {  // the replies' template: their fields but PSN, syndrome and MSN
+            roce_v4_params r = fs->reply;
+            fill_reply_params(rs_cfg, rx_verdict{}, r);
+            if (!fs->ack.init(r)) { return "flow " + std::to_string(i) + ": cannot build its ACK template"; }
+        }
         // The CNP goes from the responder's host to the requester's QP
         // (reference 1.4): DSCP cnp_dscp, Not-ECT, BECN, 16 reserved bytes.
         fs->cnp4 = make_cnp_v4(fs->reply.dst_mac, fs->reply.src_mac, fs->reply.src_ip, fs->reply.dst_ip,

@@ -7,6 +7,13 @@
 #pragma once
 
 #include <zlib.h>
+// With 64-bit file offsets zlib.h renames its combine functions by macro
+// (crc32_combine_gen -> crc32_combine_gen64, ...), which would rename
+// rocelab's functions of the same names in any test compiled after this
+// header (unity builds put several tests in one unit). Only crc32() is used.
+#undef crc32_combine
+#undef crc32_combine_gen
+#undef adler32_combine
 
 #include <cstddef>
 #include <cstdint>
