@@ -89,11 +89,57 @@ constexpr std::uint64_t k_1024_hi = fold_k(1024 - 32);
 constexpr std::uint64_t k_128_lo = fold_k(128 + 32);
 constexpr std::uint64_t k_128_hi = fold_k(128 - 32);
 
+// Barrett reduction (below): mu = floor(x^64 / P), and both it and P as
+// 33-bit reflected operands (bit i = the coefficient of x^(32 - i)).
+constexpr std::uint64_t poly_div_x64() noexcept {
+    unsigned __int128 r = static_cast<unsigned __int128>(1) << 64;
+    std::uint64_t q = 0;
+    for (int i = 64; i >= 32; --i) {
+        if (((r >> i) & 1u) != 0) {
+            r ^= static_cast<unsigned __int128>(poly_normal) << (i - 32);
+            q |= std::uint64_t{1} << (i - 32);
+        }
+    }
+    return q;
+}
+constexpr std::uint64_t reflect33(std::uint64_t v) noexcept {
+    std::uint64_t r = 0;
+    for (int i = 0; i <= 32; ++i) {
+        if (((v >> i) & 1u) != 0) { r |= std::uint64_t{1} << (32 - i); }
+    }
+    return r;
+}
+constexpr std::uint64_t k_mu = reflect33(poly_div_x64());
+constexpr std::uint64_t k_poly = reflect33(poly_normal);
+static_assert(k_poly == 0x1DB710641ull);
+
 #if defined(__x86_64__)
 #define ROCELAB_CRC_PCLMUL 1
 
 __attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i x, __m128i k) noexcept {
     return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+// The register after 16 bytes from state 0 whose 128-bit remainder is x
+// (what raw_table(0, x's bytes, 16) gives), without tables. With B the
+// 16 bytes as a polynomial (first bit x^127), the register is B x^32 mod P:
+//   U = B0 (x^96 mod P) + B1 x^32, B0 the first 8 bytes, B1 the last (deg U < 96);
+//   V = U0 (x^64 mod P) + U1, U0 = U's top 32 coefficients (deg V < 64);
+//   Barrett: q = floor(floor(V / x^32) mu / x^32), R = V + q P (deg R < 32).
+// Each product is one carry-less multiply of reflected operands, whose
+// result lands one bit low; the fold constants' "<< 1" (fold_k) and the
+// 33-bit operands of mu and P absorb it.
+__attribute__((target("pclmul,sse4.1"))) inline std::uint32_t reduce128(__m128i x) noexcept {
+    const __m128i k = _mm_set_epi64x(static_cast<long long>(fold_k(64)), static_cast<long long>(fold_k(96)));
+    const __m128i mp = _mm_set_epi64x(static_cast<long long>(k_poly), static_cast<long long>(k_mu));
+    const __m128i low32 = _mm_set_epi64x(0, 0xFFFFFFFFll);
+    const __m128i y = _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_srli_si128(x, 8));  // U x^32
+    // V x^32 in bits 32..95 (U0, still in bits 0..31, is not read again).
+    const __m128i y2 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_slli_epi64(y, 32), k, 0x10), y);
+    const __m128i v = _mm_srli_si128(y2, 4);  // V, reflected, in the low 64 bits
+    __m128i c = _mm_clmulepi64_si128(_mm_and_si128(v, low32), mp, 0x00);  // floor(V / x^32) mu
+    c = _mm_clmulepi64_si128(_mm_and_si128(c, low32), mp, 0x10);          // q P
+    return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(v, c), 1));
 }
 
 // n >= 32 (one 128-bit lane below 64 bytes, four lanes from 64). `init` is
@@ -132,9 +178,7 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(__m128i init, 
         p += 16;
         n -= 16;
     }
-    alignas(16) std::byte rem[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(rem), x);
-    return raw_table(raw_table(0, rem, 16), p, n);
+    return raw_table(reduce128(x), p, n);
 }
 
 // From this length the 512-bit engine: 8 lanes (two registers of four)
@@ -179,9 +223,7 @@ __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) std::uint32
         p += 16;
         n -= 16;
     }
-    alignas(16) std::byte rem[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(rem), a);
-    return raw_table(raw_table(0, rem, 16), p, n);
+    return raw_table(reduce128(a), p, n);
 }
 
 bool have_vpclmul() noexcept {
@@ -258,9 +300,7 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw2_pclmul(std::uint32_t
     __m128i x = _mm_xor_si128(load(head), _mm_cvtsi32_si128(static_cast<int>(reg)));
     for (std::size_t i = 16; i < nh; i += 16) { x = _mm_xor_si128(fold(x, k1), load(head + i)); }
     if (n >= pclmul_min_len) { return raw_folding(fold(x, k1), p, n); }  // head's remainder: data 16 bytes before p
-    alignas(16) std::byte rem[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(rem), x);
-    return raw_table(raw_table(0, rem, 16), p, n);
+    return raw_table(reduce128(x), p, n);
 }
 
 }  // namespace

@@ -17,9 +17,11 @@
 //     fold 4 lanes by T = 512 bits and merge them with T = 128 (one lane with
 //     T = 128 for 32..63 bytes); from 256 bytes, where the CPU has
 //     VPCLMULQDQ and AVX-512, 8 lanes in two 512-bit registers by T = 1024
-//     bits, merged into the 4 lanes (T = 512) and then one; instead of a Barrett
-//     reduction hand the final 16-byte remainder to the table engine with a
-//     zero register (CRC of R from state 0 == CRC of everything so far).
+//     bits, merged into the 4 lanes (T = 512) and then one. The final
+//     16-byte remainder R is reduced without tables (CRC of R from state 0
+//     == CRC of everything so far): folded to 96 and 64 bits by x^96 and
+//     x^64 mod P, then a Barrett reduction by mu = floor(x^64 / P); the
+//     tail (under 16 bytes) goes to the table engine.
 //     All constants are computed by constexpr code in crc32.cpp.
 //   Selected at compile time when the compiler targets PCLMUL+SSE4.1
 //   (-march=native on any recent x86), otherwise by a runtime CPUID check.
