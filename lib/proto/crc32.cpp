@@ -120,6 +120,37 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i x, __m128i 
     return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
 }
 
+// Fold constants for T = 128 j bits, j = 1..6 (index 0 unused): merge()
+// folds each of up to 7 blocks straight to the last one's place.
+constexpr std::array<std::uint64_t, 7> make_kt(int sign) noexcept {
+    std::array<std::uint64_t, 7> t{};
+    for (unsigned j = 1; j < 7; ++j) { t[j] = fold_k(128 * j + (sign > 0 ? 32u : 0u) - (sign < 0 ? 32u : 0u)); }
+    return t;
+}
+constexpr std::array<std::uint64_t, 7> kt_lo = make_kt(+1);
+constexpr std::array<std::uint64_t, 7> kt_hi = make_kt(-1);
+
+__attribute__((target("pclmul,sse4.1"))) inline __m128i load16(const std::byte* q) noexcept {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+}
+
+// The remainder of c lanes v[] (16-byte blocks in a row, v[0] first) and
+// the m whole blocks at p after them (c + m <= 7): each block but the last
+// folded once, straight to the last one's place, so the folds run side by
+// side instead of one after another (a chain of c + m - 1 folds before).
+__attribute__((target("pclmul,sse4.1"))) inline __m128i merge(const __m128i* v, unsigned c, const std::byte* p,
+                                                               unsigned m) noexcept {
+    const unsigned total = c + m;
+    __m128i acc = m == 0 ? v[c - 1] : load16(p + 16 * (m - 1));
+    for (unsigned i = 0; i + 1 < total; ++i) {
+        const __m128i b = i < c ? v[i] : load16(p + 16 * (i - c));
+        const unsigned j = total - 1 - i;
+        acc = _mm_xor_si128(acc, fold(b, _mm_set_epi64x(static_cast<long long>(kt_hi[j]),
+                                                        static_cast<long long>(kt_lo[j]))));
+    }
+    return acc;
+}
+
 // The register after 16 bytes from state 0 whose 128-bit remainder is x
 // (what raw_table(0, x's bytes, 16) gives), without tables. With B the
 // 16 bytes as a polynomial (first bit x^127), the register is B x^32 mod P:
@@ -148,7 +179,6 @@ __attribute__((target("pclmul,sse4.1"))) inline std::uint32_t reduce128(__m128i 
 __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(__m128i init, const std::byte* p,
                                                                    std::size_t n) noexcept {
     auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
-    const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
     __m128i x = _mm_xor_si128(load(p), init);
     if (n >= 64) {
         __m128i x0 = x;
@@ -166,17 +196,16 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(__m128i init, 
             p += 64;
             n -= 64;
         }
-        x1 = _mm_xor_si128(x1, fold(x0, k1));
-        x2 = _mm_xor_si128(x2, fold(x1, k1));
-        x = _mm_xor_si128(x3, fold(x2, k1));
+        const __m128i v[4] = {x0, x1, x2, x3};
+        const auto m = static_cast<unsigned>(n / 16);
+        x = merge(v, 4, p, m);
+        p += 16 * m;
+        n -= 16 * m;
     } else {
-        p += 16;
-        n -= 16;
-    }
-    while (n >= 16) {
-        x = _mm_xor_si128(fold(x, k1), load(p));
-        p += 16;
-        n -= 16;
+        const auto m = static_cast<unsigned>((n - 16) / 16);
+        x = merge(&x, 1, p + 16, m);
+        p += 16 * (m + 1);
+        n -= 16 * (m + 1);
     }
     return raw_table(reduce128(x), p, n);
 }
@@ -212,17 +241,14 @@ __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) std::uint32
         p += 64;
         n -= 64;
     }
-    // Four 128-bit lanes, 16 bytes apart: merged as the 128-bit engine does.
-    const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
-    __m128i a = _mm512_maskz_extracti32x4_epi32(0xF, x, 0);
-    a = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xF, x, 1), fold(a, k1));
-    a = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xF, x, 2), fold(a, k1));
-    a = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xF, x, 3), fold(a, k1));
-    while (n >= 16) {
-        a = _mm_xor_si128(fold(a, k1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        p += 16;
-        n -= 16;
-    }
+    // Four 128-bit lanes, 16 bytes apart, and the whole blocks left: merged
+    // as the 128-bit engine does.
+    const __m128i v[4] = {_mm512_maskz_extracti32x4_epi32(0xF, x, 0), _mm512_maskz_extracti32x4_epi32(0xF, x, 1),
+                          _mm512_maskz_extracti32x4_epi32(0xF, x, 2), _mm512_maskz_extracti32x4_epi32(0xF, x, 3)};
+    const auto m = static_cast<unsigned>(n / 16);
+    const __m128i a = merge(v, 4, p, m);
+    p += 16 * m;
+    n -= 16 * m;
     return raw_table(reduce128(a), p, n);
 }
 
@@ -300,7 +326,9 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw2_pclmul(std::uint32_t
     __m128i x = _mm_xor_si128(load(head), _mm_cvtsi32_si128(static_cast<int>(reg)));
     for (std::size_t i = 16; i < nh; i += 16) { x = _mm_xor_si128(fold(x, k1), load(head + i)); }
     if (n >= pclmul_min_len) { return raw_folding(fold(x, k1), p, n); }  // head's remainder: data 16 bytes before p
-    return raw_table(reduce128(x), p, n);
+    const auto m = static_cast<unsigned>(n / 16);
+    x = merge(&x, 1, p, m);
+    return raw_table(reduce128(x), p + 16 * m, n - 16 * m);
 }
 
 }  // namespace

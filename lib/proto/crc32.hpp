@@ -14,10 +14,11 @@
 //     operands: a 64 x 33 bit reflected product lands one bit low, so the
 //     constant is stored with bound 33, which turns x^(T+64) into x^(T+32) for
 //     the low qword and x^T into x^(T-32) for the high one. From 64 bytes we
-//     fold 4 lanes by T = 512 bits and merge them with T = 128 (one lane with
-//     T = 128 for 32..63 bytes); from 256 bytes, where the CPU has
+//     fold 4 lanes by T = 512 bits; from 256 bytes, where the CPU has
 //     VPCLMULQDQ and AVX-512, 8 lanes in two 512-bit registers by T = 1024
-//     bits, merged into the 4 lanes (T = 512) and then one. The final
+//     bits, merged into 4 (T = 512). The last lanes and whole blocks (up to
+//     7) are merged by folding each once, straight to the last block's place
+//     (T = 128 j), side by side rather than one after another. The final
 //     16-byte remainder R is reduced without tables (CRC of R from state 0
 //     == CRC of everything so far): folded to 96 and 64 bits by x^96 and
 //     x^64 mod P, then a Barrett reduction by mu = floor(x^64 / P); the

@@ -6,9 +6,14 @@
 //   0..3 become 0x6F FF FF FF) and hop limit.  UDP: checksum.  BTH: byte 4
 //   (FECN, BECN, reserved).
 // The 8-byte 0xFF prefix is folded into a constant starting register (the CRC
-// state after eight 0xFF bytes, 0xDEBB20E3, checked at compile time). Only the
-// headers (at most 60 + 8 + 12 bytes) are copied into a stack scratch buffer
-// and masked; the rest is fed to the CRC in place. Nothing allocates.
+// state after eight 0xFF bytes, 0xDEBB20E3, checked at compile time). A
+// datagram up to 128 bytes (an ACK, a CNP, a data frame's headers) is copied
+// whole into a stack scratch buffer behind k = (16 - len % 16) % 16 zero
+// bytes, masked, and hashed from the register that k zeros turn into that
+// constant, so the folding engine sees whole 16-byte blocks and leaves no
+// tail. A longer one has its headers copied and masked, padded with payload
+// bytes to a whole block, and the CRC runs on from them into the payload in
+// place (crc32_raw2). Nothing allocates.
 //
 // `l3` points at the first byte of the IP header; lengths are counted from
 // there. icrc_store() writes the value LSB first, as on the wire.
