@@ -122,13 +122,13 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i x, __m128i 
 
 // Fold constants for T = 128 j bits, j = 1..6 (index 0 unused): merge()
 // folds each of up to 7 blocks straight to the last one's place.
-constexpr std::array<std::uint64_t, 7> make_kt(int sign) noexcept {
+constexpr std::array<std::uint64_t, 7> make_kt(int offset) noexcept {
     std::array<std::uint64_t, 7> t{};
-    for (unsigned j = 1; j < 7; ++j) { t[j] = fold_k(128 * j + (sign > 0 ? 32u : 0u) - (sign < 0 ? 32u : 0u)); }
+    for (int j = 1; j < 7; ++j) { t[static_cast<std::size_t>(j)] = fold_k(static_cast<unsigned>(128 * j + offset)); }
     return t;
 }
-constexpr std::array<std::uint64_t, 7> kt_lo = make_kt(+1);
-constexpr std::array<std::uint64_t, 7> kt_hi = make_kt(-1);
+constexpr std::array<std::uint64_t, 7> kt_lo = make_kt(+32);  // as k_128_lo, k_512_lo: T + 32
+constexpr std::array<std::uint64_t, 7> kt_hi = make_kt(-32);
 
 __attribute__((target("pclmul,sse4.1"))) inline __m128i load16(const std::byte* q) noexcept {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
@@ -178,21 +178,20 @@ __attribute__((target("pclmul,sse4.1"))) inline std::uint32_t reduce128(__m128i 
 // remainder of bytes before p folded forward by 128 bits (crc32_raw2).
 __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_pclmul(__m128i init, const std::byte* p,
                                                                    std::size_t n) noexcept {
-    auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
-    __m128i x = _mm_xor_si128(load(p), init);
+    __m128i x = _mm_xor_si128(load16(p), init);
     if (n >= 64) {
         __m128i x0 = x;
-        __m128i x1 = load(p + 16);
-        __m128i x2 = load(p + 32);
-        __m128i x3 = load(p + 48);
+        __m128i x1 = load16(p + 16);
+        __m128i x2 = load16(p + 32);
+        __m128i x3 = load16(p + 48);
         p += 64;
         n -= 64;
         const __m128i k4 = _mm_set_epi64x(static_cast<long long>(k_512_hi), static_cast<long long>(k_512_lo));
         while (n >= 64) {
-            x0 = _mm_xor_si128(fold(x0, k4), load(p));
-            x1 = _mm_xor_si128(fold(x1, k4), load(p + 16));
-            x2 = _mm_xor_si128(fold(x2, k4), load(p + 32));
-            x3 = _mm_xor_si128(fold(x3, k4), load(p + 48));
+            x0 = _mm_xor_si128(fold(x0, k4), load16(p));
+            x1 = _mm_xor_si128(fold(x1, k4), load16(p + 16));
+            x2 = _mm_xor_si128(fold(x2, k4), load16(p + 32));
+            x3 = _mm_xor_si128(fold(x3, k4), load16(p + 48));
             p += 64;
             n -= 64;
         }
@@ -252,11 +251,16 @@ __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) std::uint32
     return raw_table(reduce128(a), p, n);
 }
 
-bool have_vpclmul() noexcept {
-    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                            __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
-    return yes;
+// Decided once at load time, not behind a function-local static's guard on
+// the data path.
+bool detect_vpclmul() noexcept {
+    __builtin_cpu_init();  // may run before libgcc's own constructor has
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
 }
+const bool vpclmul_ok = detect_vpclmul();
+
+bool have_vpclmul() noexcept { return vpclmul_ok; }
 
 bool have_pclmul() noexcept {
 #if defined(__PCLMUL__) && defined(__SSE4_1__)
@@ -321,10 +325,9 @@ __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw_folding(__m128i init,
 __attribute__((target("pclmul,sse4.1"))) std::uint32_t raw2_pclmul(std::uint32_t reg, const std::byte* head,
                                                                     std::size_t nh, const std::byte* p,
                                                                     std::size_t n) noexcept {
-    auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
     const __m128i k1 = _mm_set_epi64x(static_cast<long long>(k_128_hi), static_cast<long long>(k_128_lo));
-    __m128i x = _mm_xor_si128(load(head), _mm_cvtsi32_si128(static_cast<int>(reg)));
-    for (std::size_t i = 16; i < nh; i += 16) { x = _mm_xor_si128(fold(x, k1), load(head + i)); }
+    __m128i x = _mm_xor_si128(load16(head), _mm_cvtsi32_si128(static_cast<int>(reg)));
+    for (std::size_t i = 16; i < nh; i += 16) { x = _mm_xor_si128(fold(x, k1), load16(head + i)); }
     if (n >= pclmul_min_len) { return raw_folding(fold(x, k1), p, n); }  // head's remainder: data 16 bytes before p
     const auto m = static_cast<unsigned>(n / 16);
     x = merge(&x, 1, p, m);
