@@ -12,7 +12,8 @@
 //     ACK/NAK verdict; a completed message may open a collective's gate
 //     (coll_arrived, gen_collectives.cpp);
 //   reply: the ACK/NAK is built into the received mbuf (IPv4 from the QP's
-//     template, proto/ack_template.hpp; IPv6 by build_roce_v6; no allocation; a
+//     template, proto/ack_template.hpp, or by build_roce_v4 in a buffer with
+//     less room than the template copies; IPv6 by build_roce_v6; no allocation; a
 //     prefilled mbuf is never written into: the reply takes a fresh one from
 //     the common pool, tx_alloc_fail) and queued on the port's reply ring
 //     (tx_acks / tx_naks). A full ring (the port paused on the RoCE
@@ -70,8 +71,16 @@ inline void gen_pipeline::respond(port_state& ps, flow_state& f, std::size_t fi,
         if (f.v6) {
             fill_reply_params(f.rs_cfg_, v, f.reply6);
             l = build_roce_v6(room, f.reply6);
-        } else if (room.size() >= ack_template_v4::room) {  // IPv4: the QP's template (set up at create)
+        } else if (room.size() >= ack_template_v4::room) [[likely]] {  // IPv4: the QP's template (set up at create)
             l = f.ack.write(p, v.psn & psn_mask, v.syndrome, v.msn & psn_mask);
+        } else {
+            // A buffer with less room than the template's fixed-size copy
+            // (it needs 72 bytes; the reply itself is 62): built field by
+            // field into a copy of the reply's parameters (the flow's own
+            // are read by both ends and stay as create() set them).
+            roce_v4_params r = f.reply;
+            fill_reply_params(f.rs_cfg_, v, r);
+            l = build_roce_v4(room, r);
         }
         m->data_len = static_cast<std::uint16_t>(l);
         m->pkt_len = l;

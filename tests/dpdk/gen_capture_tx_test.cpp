@@ -22,6 +22,9 @@
 //
 // gen_pacing: the pipeline wires gen_tx_opts::pace_ahead into each QP's
 // pacer (frames one poll may send at high rates; see below).
+//
+// gen_reply: an IPv4 ACK is built in a received mbuf with less room than
+// the responder's reply template copies (see below).
 #include <pcap/pcap.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
@@ -43,6 +46,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -51,6 +55,7 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/port.hpp"
 #include "gen/gen_pipeline.hpp"
+#include "proto/bth.hpp"
 #include "proto/parse.hpp"
 
 namespace rocelab {
@@ -318,6 +323,92 @@ TEST(gen_pacing, without_pace_ahead_or_at_10gbps_two_frames_of_tolerance) {
     const std::uint64_t slow = frames_at_one_instant("10Gbps", gen::gen_tx_opts{}.pace_ahead, "d10");
     EXPECT_GE(slow, 2u);
     EXPECT_LE(slow, 3u);
+}
+
+// ---- a reply in a small buffer (gen_responder.hpp) ----
+//
+// The responder builds an IPv4 ACK in the mbuf the data frame came in. The
+// QP's template (proto/ack_template.hpp) copies a fixed 72 bytes; the ACK
+// itself is 62. A buffer with 62..71 bytes of room must still get its ACK,
+// built field by field, not be dropped as drop_reply_full. The frame: the
+// generator's own first data frame (SEND ONLY, 8 bytes of payload: 66 bytes),
+// copied into an mbuf of a pool whose buffers hold 68 bytes after the
+// headroom, and given back to the responder on the port's RX ring. The ACK
+// must come out in that mbuf, 62 bytes, PSN of the data frame, MSN 1, a
+// valid ICRC.
+TEST(gen_reply, an_ack_is_built_in_a_buffer_too_small_for_the_template) {
+    ring_port rp;
+    ASSERT_EQ(rp.open("tight", 4095), "");
+    constexpr std::uint16_t room = 68;
+    rte_mempool* tight = rte_pktmbuf_pool_create("p_tight_small", 63, 0, 0, RTE_PKTMBUF_HEADROOM + room,
+                                                 static_cast<int>(rte_socket_id()));
+    ASSERT_NE(tight, nullptr);
+
+    gen_cfg cfg;
+    for (const auto& [k, v] : std::vector<std::pair<const char*, const char*>>{
+             {"dcqcn", "off"}, {"op", "send"}, {"msg_size", "8B"}, {"flow_rate", "1Gbps"}}) {
+        ASSERT_EQ(gen_cfg_set(cfg, k, v), "") << k;
+    }
+    ASSERT_EQ(expand_gen_cfg(cfg, 2), "");
+    for (auto& h : cfg.hosts) { h.port = 0; }
+    gen::port_binding b;
+    b.port_id = static_cast<std::uint16_t>(rp.port);
+    b.name = "tight0";
+    auto pr = gen::gen_pipeline::create(cfg, {b}, rp.pool, gen::gen_tx_opts{});
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) << std::get<std::string>(pr);
+    auto pipe = std::move(std::get<0>(pr));
+
+    const nanos t{1'000'000'000};
+    for (int i = 0; i < 4 && rte_ring_count(rp.tx) == 0; ++i) { pipe->poll(t); }
+    void* obj = nullptr;
+    ASSERT_EQ(rte_ring_dequeue(rp.tx, &obj), 0) << "the generator sent nothing";
+    auto* data = static_cast<rte_mbuf*>(obj);
+    const auto* dp = rte_pktmbuf_mtod(data, const std::byte*);
+    const parsed_frame df = parse_frame(dp, data->data_len);
+    ASSERT_TRUE(df.ok() && df.is_roce);
+    EXPECT_EQ(df.opcode, 0x04) << "RC SEND ONLY";
+    ASSERT_EQ(data->data_len, 66u);
+
+    rte_mbuf* m = rte_pktmbuf_alloc(tight);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->buf_len - m->data_off, room);
+    std::memcpy(rte_pktmbuf_mtod(m, std::byte*), dp, data->data_len);
+    m->data_len = data->data_len;
+    m->pkt_len = data->data_len;
+    rte_pktmbuf_free(data);
+    while (rte_ring_dequeue(rp.tx, &obj) == 0) { rte_pktmbuf_free(static_cast<rte_mbuf*>(obj)); }
+    ASSERT_EQ(rte_ring_enqueue(rp.rx, m), 0);
+
+    for (int i = 0; i < 4; ++i) { pipe->poll(t); }  // the same instant: no new data is due
+    unsigned acks = 0;
+    while (rte_ring_dequeue(rp.tx, &obj) == 0) {
+        auto* a = static_cast<rte_mbuf*>(obj);
+        const auto* ap = rte_pktmbuf_mtod(a, const std::byte*);
+        const parsed_frame af = parse_frame(ap, a->data_len);
+        if (af.ok() && af.is_roce && af.opcode == roce_op::rc_ack) {
+            ++acks;
+            EXPECT_EQ(a->pool, tight) << "the reply is built in the frame's own mbuf";
+            EXPECT_EQ(a->data_len, 62u);
+            EXPECT_EQ(af.psn, df.psn);
+            const std::byte* aeth = ap + af.bth_off + 12;  // after the 12-byte BTH
+            EXPECT_EQ(std::to_integer<unsigned>(aeth[0]) & 0xE0u, 0u) << "AETH syndrome: an ACK";
+            EXPECT_EQ((std::to_integer<unsigned>(aeth[1]) << 16) | (std::to_integer<unsigned>(aeth[2]) << 8) |
+                          std::to_integer<unsigned>(aeth[3]),
+                      1u)
+                << "MSN: one message received";
+            EXPECT_TRUE(roce_frame_icrc_ok(ap, af));
+        }
+        rte_pktmbuf_free(a);
+    }
+    EXPECT_EQ(acks, 1u);
+    EXPECT_EQ(pipe->counters(0).drop_reply_full, 0u);
+    EXPECT_EQ(pipe->counters(0).tx_acks, 1u);
+
+    pipe->release_all();
+    pipe.reset();
+    rp.close();
+    EXPECT_EQ(rte_mempool_in_use_count(tight), 0u);
+    rte_mempool_free(tight);
 }
 
 }  // namespace
