@@ -78,6 +78,11 @@ public:
             down(i, last);
         }
     }
+    // Removes every deadline (keeps the storage).
+    void clear_all() noexcept {
+        for (const entry& e : _heap) { _pos[e.id] = npos; }
+        _heap.clear();
+    }
     // f(id) for every deadline <= now, earliest first; each is removed first.
     template <typename F>
     void pop_due(nanos now, F&& f) noexcept(noexcept(f(std::uint32_t{}))) {

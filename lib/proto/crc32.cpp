@@ -12,7 +12,6 @@ namespace rocelab {
 
 namespace {
 
-constexpr std::uint32_t poly_reflected = 0xEDB88320u;
 constexpr std::uint64_t poly_normal = 0x104C11DB7ull;  // with the x^32 term
 
 using table_t = std::array<std::array<std::uint32_t, 256>, 8>;
@@ -20,11 +19,7 @@ using table_t = std::array<std::array<std::uint32_t, 256>, 8>;
 constexpr table_t make_tables() noexcept {
     table_t t{};
     for (std::uint32_t i = 0; i < 256; ++i) {
-        std::uint32_t c = i;
-        for (int k = 0; k < 8; ++k) {
-            c = (c & 1u) ? (c >> 1) ^ poly_reflected : c >> 1;
-        }
-        t[0][i] = c;
+        t[0][i] = crc32_table_entry(i);
     }
     for (std::size_t s = 1; s < 8; ++s) {
         for (std::uint32_t i = 0; i < 256; ++i) {
@@ -280,7 +275,7 @@ constexpr std::uint32_t multmodp(std::uint32_t a, std::uint32_t b) noexcept {
             p ^= b;
         }
         m >>= 1;
-        b = (b & 1u) ? (b >> 1) ^ poly_reflected : b >> 1;
+        b = (b & 1u) ? (b >> 1) ^ crc32_poly_reflected : b >> 1;
     }
     return p;
 }

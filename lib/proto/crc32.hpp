@@ -76,6 +76,21 @@ inline std::uint32_t crc_load_le(const std::byte* src) noexcept {
            (std::uint32_t(load_u8(src + 2)) << 16) | (std::uint32_t(load_u8(src + 3)) << 24);
 }
 
+// One byte through the reflected CRC-32 register, bit by bit (what the
+// tables hold; for constant expressions: the data path uses the engines).
+// crc32_table_entry(i) is table 0's entry i: the register 0 after byte i.
+inline constexpr std::uint32_t crc32_poly_reflected = 0xEDB88320u;
+constexpr std::uint32_t crc32_byte_step(std::uint32_t reg, std::uint8_t byte) noexcept {
+    reg ^= byte;
+    for (int k = 0; k < 8; ++k) {
+        reg = (reg & 1u) ? (reg >> 1) ^ crc32_poly_reflected : reg >> 1;
+    }
+    return reg;
+}
+constexpr std::uint32_t crc32_table_entry(std::uint32_t i) noexcept {
+    return crc32_byte_step(0, static_cast<std::uint8_t>(i));
+}
+
 // CRC-32 residue: crc32(0, data || crc32(0, data) stored LSB first) is this
 // constant for every message (reference sec. 1.5 step 7).
 inline constexpr std::uint32_t crc32_residue = 0x2144DF1C;

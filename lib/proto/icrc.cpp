@@ -15,10 +15,7 @@ namespace {
 constexpr std::uint32_t prefix_state() noexcept {
     std::uint32_t s = 0xFFFFFFFFu;
     for (int i = 0; i < 8; ++i) {
-        s ^= 0xFFu;
-        for (int k = 0; k < 8; ++k) {
-            s = (s & 1u) ? (s >> 1) ^ 0xEDB88320u : s >> 1;
-        }
+        s = crc32_byte_step(s, 0xFF);
     }
     return s;
 }
@@ -31,21 +28,14 @@ constexpr std::uint32_t max_masked = 60 + 8 + 12;
 // reflected byte step, s' = (s >> 8) ^ T[s & 0xFF] with a zero byte, undone
 // k times (the table's top bytes are all different, so the top byte of s'
 // names the index).
-constexpr std::uint32_t crc_table0(std::uint32_t i) noexcept {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) {
-        c = (c & 1u) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
-    }
-    return c;
-}
 constexpr std::uint32_t before_zeros(std::uint32_t after, unsigned k) noexcept {
     std::uint32_t s = after;
     for (unsigned n = 0; n < k; ++n) {
         std::uint32_t b = 0;
-        while ((crc_table0(b) >> 24) != (s >> 24)) {
+        while ((crc32_table_entry(b) >> 24) != (s >> 24)) {
             ++b;
         }
-        s = ((s ^ crc_table0(b)) << 8) | b;
+        s = ((s ^ crc32_table_entry(b)) << 8) | b;
     }
     return s;
 }

@@ -72,7 +72,7 @@ void gen_pipeline::update_ready(flow_state& f) noexcept {
 void gen_pipeline::poll_continuously() noexcept {
     _deadlines = false;
     for (auto& ps : _ports) {
-        while (!ps.pace.empty()) { ps.pace.clear(ps.pace.top_id()); }
+        ps.pace.clear_all();
     }
 }
 

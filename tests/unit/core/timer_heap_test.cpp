@@ -33,6 +33,14 @@ TEST(timer_heap, order_ties_and_moves) {
     h.clear(0);
     h.clear(0);
     EXPECT_TRUE(h.empty());
+    h.set(1, nanos{7});
+    h.set(3, nanos{9});
+    h.clear_all();
+    EXPECT_TRUE(h.empty());
+    EXPECT_EQ(h.time_of(1), nanos::max());
+    h.set(3, nanos{4});  // an id cleared by clear_all is inserted anew, not moved
+    EXPECT_EQ(h.size(), 1u);
+    EXPECT_EQ(h.top_id(), 3u);
 }
 
 TEST(timer_heap, matches_a_reference_over_random_operations) {
@@ -52,6 +60,10 @@ TEST(timer_heap, matches_a_reference_over_random_operations) {
         } else if (op < 8) {
             h.clear(id);
             ref.erase(id);
+        } else if (r.next_u32() % 500 == 0) {  // now and then everything goes
+            h.clear_all();
+            ref.clear();
+            for (std::uint32_t k = 0; k < n; ++k) { ASSERT_EQ(h.time_of(k), nanos::max()); }
         } else {
             now += static_cast<std::int64_t>(r.next_u32() % 300);
             std::vector<std::pair<std::int64_t, std::uint32_t>> want;
