@@ -362,6 +362,11 @@ public:
     // As of the last call that took a time.
     double alpha() const noexcept { return _alpha; }
 
+    // on_sent does something: the RP is on and has seen a CNP (before
+    // that, no byte counter runs and no timer is armed).
+    bool counts_bytes() const noexcept { return _c.enabled && _seen_cnp; }
+    // rate() changed since take_rate_changed was last called.
+    bool rate_changed() const noexcept { return _rate_changed; }
     // True once after every change of rate() (re-set the pacer then).
     bool take_rate_changed() noexcept {
         const bool r = _rate_changed;

@@ -195,7 +195,7 @@ struct alignas(64) gen_port_counters {
 // with the tables (gen_pipeline::_ptab) holding each byte position's
 // contribution (crc(byte at distance d from the end) ^ crc(zeros)).
 struct frame_tpl {
-    std::array<std::byte, 96> hdr{};
+    std::array<std::byte, 96> hdr{};  // the hl header bytes at its end (right-aligned)
     std::uint32_t len = 0;       // payload bytes
     std::uint32_t msg_size = 0;  // RETH DMA length it was built with
     std::uint32_t icrc0 = 0;
@@ -565,6 +565,7 @@ private:
     // gen_tx.cpp
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
+    rte_mbuf* build_data_generic(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
     std::uint32_t tx_cnps(std::size_t pi, nanos now) noexcept;
     // gen_pacer.cpp
     static void apply_rate(flow_state& f, nanos now) noexcept;

@@ -54,6 +54,10 @@ constexpr std::uint32_t pad_of(std::uint32_t payload) noexcept { return (4u - (p
 // Buffer offset of the payload in a prefilled mbuf: headroom + room for the
 // largest data header (Ethernet + 802.1Q + IPv4 + UDP + BTH + RETH + ImmDt = 82).
 constexpr std::uint32_t pf_payload_off = RTE_PKTMBUF_HEADROOM + 96;
+// build_data writes a template's headers with a fixed 96-byte copy that
+// ends where the payload starts; from a fresh mbuf's data start (headroom
+// behind it) that stays inside the buffer.
+static_assert(RTE_PKTMBUF_HEADROOM >= 96, "frame_tpl's fixed-size header copy needs 96 bytes of headroom");
 
 // The priorities port ps may not send on now: paused by PFC/PAUSE, or, in
 // credit mode (qos/credit.hpp), without credits for the port's largest frame

@@ -123,7 +123,7 @@ void gen_pipeline::make_templates(flow_state& f) {
             continue;  // short frames padded to 60 bytes, unusual opcodes: generic path
         }
         frame_tpl& t = f.tpl[static_cast<std::size_t>(kind)];
-        std::memcpy(t.hdr.data(), buf.data(), hl);
+        std::memcpy(t.hdr.data() + t.hdr.size() - hl, buf.data(), hl);  // right-aligned (build_data)
         t.l2 = static_cast<std::uint8_t>(prm.vlan_id < 0 ? eth_hdr_len : eth_hdr_len + vlan_tag_len);
         t.len = d.len;
         t.msg_size = msg;
@@ -208,11 +208,14 @@ std::uint32_t gen_pipeline::icrc_of(const std::byte* l3, std::uint32_t hdr_len, 
     return c[0][h & 0xFF] ^ c[1][(h >> 8) & 0xFF] ^ c[2][(h >> 16) & 0xFF] ^ c[3][h >> 24] ^ _pcrc[len];
 }
 
-rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept {
+// A data frame from its template (inline: once per data frame in tx_port's
+// loop), else from build_data_generic.
+[[gnu::always_inline]] inline rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d,
+                                                                 port_state& ps) noexcept {
     const bool first = d.offset == 0;
     const bool last = d.offset + d.len >= d.msg_size;
     const frame_tpl& t = f.tpl[first ? (last ? 3 : 0) : (last ? 2 : 1)];
-    if (t.hl != 0 && t.len == d.len && t.msg_size == d.msg_size) {
+    if (t.hl != 0 && t.len == d.len && t.msg_size == d.msg_size) [[likely]] {
         rte_mbuf* m;
         std::byte* fr;
         if (_pf_pool != nullptr && d.len == _pf_len && refill(ps.pf_stk, _pf_pool)) {
@@ -228,7 +231,10 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
             std::memset(fr + t.hl + d.len, 0, pad_of(d.len));
             bump(ps.c.tx_copied);
         }
-        std::memcpy(fr, t.hdr.data(), t.hl);
+        // The headers end where the payload starts: the template holds them
+        // right-aligned, so a fixed-size copy (no call) ending at fr + hl
+        // writes them, and before them only headroom (data_off >= 96).
+        std::memcpy(fr + t.hl - sizeof(t.hdr), t.hdr.data(), sizeof(t.hdr));
         if (t.ipl == ipv4_min_hdr_len) {
             const auto id = static_cast<std::uint16_t>(d.psn);
             std::uint32_t sum = static_cast<std::uint16_t>(~t.csum0) + std::uint32_t{id};  // RFC 1624
@@ -257,6 +263,11 @@ rte_mbuf* gen_pipeline::build_data(flow_state& f, const tx_desc& d, port_state& 
         m->pkt_len = covered + icrc_len;
         return m;
     }
+    return build_data_generic(f, d, ps);
+}
+
+// Frames without a template (sizes vary, unusual opcodes, --tx-payload build).
+rte_mbuf* gen_pipeline::build_data_generic(flow_state& f, const tx_desc& d, port_state& ps) noexcept {
     if (f.v6) {
         // IPv6 without a template (sizes vary, unusual opcodes): the whole
         // frame built and its ICRC computed by build_roce_v6.
@@ -342,6 +353,12 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
     std::uint16_t n = ps.npend;
     credit_tx* const cr = ps.b.credit;  // credit mode: a priority without credits waits as if paused
     std::uint8_t paused = blocked_prios(ps, now);
+    // Bytes of the burst, added up as frames are staged (read before the PMD
+    // owns the mbufs); frames retried from a refused burst are counted here.
+    std::uint64_t bytes_out = 0;
+    for (std::uint16_t k = 0; k < n; ++k) {
+        bytes_out += out[k]->pkt_len;
+    }
     if (n == 0) {
         // PFC source frames (never paused: MAC Control is not a data class).
         for (auto& s : ps.pfc) {
@@ -360,6 +377,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                 m->data_len = static_cast<std::uint16_t>(l);
                 m->pkt_len = l;
                 out[n++] = m;
+                bytes_out += l;
                 ++s.sent;
                 bump(ps.c.tx_pfc);
                 s.next = s.cfg.interval.v > 0 ? std::max(s.next + s.cfg.interval.v, now.v) : INT64_MAX;
@@ -381,6 +399,7 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
             ps.replies.pop(m);
             forget_reply(m);
             ps.line.on_send(now, m->pkt_len);
+            bytes_out += m->pkt_len;
             out[n++] = m;
         }
         // Data: round robin over the port's QPs, a burst of up to `quota`
@@ -420,58 +439,86 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                     std::uint32_t ack_psn = 0;
                     std::uint32_t ends = 0;
                     bool unacked = false;
-                    while (q < quota && n < max_burst) {
-                        if ((paced && !f.pacer.conforms(now)) || (line_shaped && !ps.line.conforms(now))) {
-                            stop = line_shaped && !ps.line.conforms(now);
-                            break;
-                        }
-                        if (cr != nullptr && !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame)) [[unlikely]] {
-                            paused = static_cast<std::uint8_t>(paused | f.prio_bit);  // out of credits
-                            ++cr->waits;
-                            break;
-                        }
-                        // Peek-free: a failed allocation must not consume the packet.
-                        if (!refill(ps.stk, _pool)) {
-                            bump(ps.c.tx_alloc_fail);
-                            stop = true;
-                            break;
-                        }
-                        tx_desc d;
-                        if (!f.rq.next(now, d)) {
-                            if (unacked) {  // the window is full: acknowledge and go on
-                                self_ack(f, now, ack_psn, ends);
-                                unacked = false;
-                                ends = 0;
-                                continue;
+                    // The QP's frames of this visit. Fast: nothing between two
+                    // of them can change whether the next may go (unpaced, no
+                    // line cap, no credits, and a reaction point that counts
+                    // no bytes before its first CNP, so its rate cannot
+                    // change): the same frames without the per-frame checks.
+                    const auto frames = [&](auto fast) noexcept {
+                        while (q < quota && n < max_burst) {
+                            if constexpr (!fast) {
+                                if ((paced && !f.pacer.conforms(now)) ||
+                                    (line_shaped && !ps.line.conforms(now))) {
+                                    stop = line_shaped && !ps.line.conforms(now);
+                                    break;
+                                }
+                                if (cr != nullptr &&
+                                    !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame)) [[unlikely]] {
+                                    paused =
+                                        static_cast<std::uint8_t>(paused | f.prio_bit);  // out of credits
+                                    ++cr->waits;
+                                    break;
+                                }
                             }
-                            break;
-                        }
-                        rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
-                        if (cr != nullptr) [[unlikely]] { cr->on_send(std::countr_zero(f.prio_bit), m->pkt_len); }
-                        if (_opts.tx_only) {
-                            ack_psn = d.psn;
-                            ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
-                            unacked = true;
-                        }
-                        if (paced || line_shaped) {
+                            // Peek-free: a failed allocation must not consume the packet.
+                            if (!refill(ps.stk, _pool)) {
+                                bump(ps.c.tx_alloc_fail);
+                                stop = true;
+                                break;
+                            }
+                            tx_desc d;
+                            if (!f.rq.next(now, d)) {
+                                if (unacked) {  // the window is full: acknowledge and go on
+                                    self_ack(f, now, ack_psn, ends);
+                                    unacked = false;
+                                    ends = 0;
+                                    continue;
+                                }
+                                break;
+                            }
+                            rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
+                            if (_opts.tx_only) {
+                                ack_psn = d.psn;
+                                ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
+                                unacked = true;
+                            }
                             const std::uint32_t l = m->pkt_len;
-                            if (paced) {
-                                f.pacer.on_send(now, l);
+                            bytes_out += l;
+                            if constexpr (!fast) {
+                                if (cr != nullptr) [[unlikely]] {
+                                    cr->on_send(std::countr_zero(f.prio_bit), l);
+                                }
+                                if (paced || line_shaped) {
+                                    if (paced) {
+                                        f.pacer.on_send(now, l);
+                                    }
+                                    if (line_shaped) {
+                                        ps.line.on_send(now, l);
+                                    }
+                                }
+                                if (f.dcqcn) {
+                                    // The RP's byte counter: a no-op until its first
+                                    // CNP (then it may move its timers and rate).
+                                    if (f.rp.counts_bytes()) {
+                                        f.rp.on_sent(now, bytes{l});
+                                        if (f.rp.next_deadline() < f.rp_next) {
+                                            f.rp_next = f.rp.next_deadline();
+                                        }
+                                    }
+                                    if (f.rp.rate_changed()) {
+                                        apply_rate(f, now);
+                                        paced = f.pacer.rate().v != 0;
+                                    }
+                                }
                             }
-                            if (line_shaped) {
-                                ps.line.on_send(now, l);
-                            }
+                            out[n++] = m;
+                            ++q;
                         }
-                        if (f.dcqcn) {  // the RP's byte counter
-                            f.rp.on_sent(now, bytes{m->pkt_len});
-                            if (f.rp.next_deadline() < f.rp_next) {
-                                f.rp_next = f.rp.next_deadline();
-                            }
-                            apply_rate(f, now);
-                            paced = f.pacer.rate().v != 0;
-                        }
-                        out[n++] = m;
-                        ++q;
+                    };
+                    if (!paced && !line_shaped && cr == nullptr && !(f.dcqcn && f.rp.counts_bytes())) {
+                        frames(std::true_type{});
+                    } else {
+                        frames(std::false_type{});
                     }
                     if (unacked) {
                         self_ack(f, now, ack_psn, ends);
@@ -500,10 +547,6 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
     }
     if (n == 0) {
         return 0;
-    }
-    std::uint64_t bytes_out = 0;  // read before the PMD owns the mbufs
-    for (std::uint16_t k = 0; k < n; ++k) {
-        bytes_out += out[k]->pkt_len;
     }
     // Capture before the driver owns the frames: after rte_eth_tx_burst a
     // PMD may already have freed (memif, pcap) or handed over (ring) them.

@@ -23,6 +23,9 @@
 // gen_pacing: the pipeline wires gen_tx_opts::pace_ahead into each QP's
 // pacer (frames one poll may send at high rates; see below).
 //
+// gen_pacing.the_unchecked_loop_...: an unpaced QP's frames (tx_port's
+// loop without per-frame checks) equal a QP's paced at an unreachable rate.
+//
 // gen_reply: an IPv4 ACK is built in a received mbuf with less room than
 // the responder's reply template copies (see below).
 #include <pcap/pcap.h>
@@ -168,10 +171,12 @@ struct ring_port {
     // The default one-to-one QP, both hosts on this port (rocelab-gen
     // --tx-only --dcqcn off), with `flow_rate` when given.
     std::variant<std::unique_ptr<gen::gen_pipeline>, std::string> tx_only_pipeline(gen::gen_tx_opts opts,
-                                                                                   const char* flow_rate = nullptr) {
+                                                                                   const char* flow_rate = nullptr,
+                                                                                   const char* window = nullptr) {
         gen_cfg cfg;
         std::string e = gen_cfg_set(cfg, "dcqcn", "off");
         if (e.empty() && flow_rate != nullptr) { e = gen_cfg_set(cfg, "flow_rate", flow_rate); }
+        if (e.empty() && window != nullptr) { e = gen_cfg_set(cfg, "window", window); }
         if (e.empty()) { e = expand_gen_cfg(cfg, 2); }
         if (!e.empty()) { return e; }
         for (auto& h : cfg.hosts) { h.port = 0; }
@@ -323,6 +328,71 @@ TEST(gen_pacing, without_pace_ahead_or_at_10gbps_two_frames_of_tolerance) {
     const std::uint64_t slow = frames_at_one_instant("10Gbps", gen::gen_tx_opts{}.pace_ahead, "d10");
     EXPECT_GE(slow, 2u);
     EXPECT_LE(slow, 3u);
+}
+
+// ---- the visit's fast loop (gen_tx.cpp, tx_port) ----
+//
+// A QP that is unpaced, on a port without a line cap or credits, with no
+// reaction point counting bytes, sends its frames of a visit through a loop
+// without the per-frame pacing, credit and DCQCN checks. The same QP paced
+// at a rate it never reaches (100Tbps: the pacer always conforms) takes the
+// checked loop. Polled at the same instants, both must send the same frames,
+// byte for byte, in the same order (PSNs, AckReq, IPv4 id and checksum,
+// ICRC, and the self-acknowledged windows of --tx-only). With a window of
+// 7 packets the window fills within a visit (acknowledged, and the visit
+// goes on), with the default one at the visit's end.
+std::vector<std::vector<std::byte>> frames_of(const char* flow_rate, const char* window,
+                                              const std::string& tag) {
+    std::vector<std::vector<std::byte>> got;
+    ring_port rp;
+    const std::string e = rp.open("fl_" + tag, 4095);
+    EXPECT_EQ(e, "");
+    if (!e.empty()) {
+        return got;
+    }
+    auto pr = rp.tx_only_pipeline(gen::gen_tx_opts{}, flow_rate, window);
+    EXPECT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr));
+    if (std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) {
+        auto pipe = std::move(std::get<0>(pr));
+        for (int i = 0; i < 200; ++i) {
+            pipe->poll(nanos{1'000'000'000 + std::int64_t{i} * 1000});
+            void* obj = nullptr;
+            while (rte_ring_dequeue(rp.tx, &obj) == 0) {
+                auto* m = static_cast<rte_mbuf*>(obj);
+                const auto* b = rte_pktmbuf_mtod(m, const std::byte*);
+                got.emplace_back(b, b + m->data_len);
+                rte_pktmbuf_free(m);
+            }
+        }
+        pipe->release_all();
+    }
+    rp.close();
+    return got;
+}
+
+TEST(gen_pacing, the_unchecked_loop_sends_what_the_checked_loop_sends) {
+    for (const char* window : {static_cast<const char*>(nullptr), "7"}) {
+        SCOPED_TRACE(window == nullptr ? "default window" : "window 7");
+        const std::string w = window == nullptr ? "d" : window;
+        const auto fast = frames_of(nullptr, window, "fast" + w);
+        const auto checked = frames_of("100Tbps", window, "chk" + w);
+        ASSERT_GE(fast.size(), 6400u) << "fewer than 32 frames a poll";
+        ASSERT_EQ(fast.size(), checked.size());
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < fast.size(); ++i) {
+            if (fast[i] != checked[i] && differ++ < 3) {
+                ADD_FAILURE() << "frame " << i << " differs";
+            }
+        }
+        EXPECT_EQ(differ, 0u);
+        // Both decode and carry consecutive PSNs.
+        for (std::size_t i = 0; i < fast.size(); ++i) {
+            const parsed_frame pf = parse_frame(fast[i].data(), static_cast<std::uint32_t>(fast[i].size()));
+            ASSERT_TRUE(pf.ok() && pf.is_roce) << i;
+            ASSERT_TRUE(roce_frame_icrc_ok(fast[i].data(), pf)) << i;
+            ASSERT_EQ(pf.psn, static_cast<std::uint32_t>(i) & 0xFFFFFFu) << i;
+        }
+    }
 }
 
 // ---- a reply in a small buffer (gen_responder.hpp) ----
