@@ -72,6 +72,7 @@
 //   deadline = rq.poll_timeout(now);
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -165,45 +166,63 @@ public:
 
     // Next packet to send at `now`, if the window, the posted messages and
     // the QP state allow one. Accounts it as sent.
-    bool next(nanos now, tx_desc& out) noexcept {
-        if (_state != qp_state::ready || _nxt == _end || _nxt - _una >= _cfg.window) {
-            return false;
+    bool next(nanos now, tx_desc& out) noexcept { return next_burst(now, &out, 1) == 1; }
+
+    // Up to max packets at `now`, as that many calls of next() would give
+    // them (out[0..k), k returned; fewer where next() would refuse): the
+    // window, the posted messages and the QP state are checked once, the
+    // state is written back once. max >= 1.
+    std::uint32_t next_burst(nanos now, tx_desc* out, std::uint32_t max) noexcept {
+        std::uint64_t nxt = _nxt;
+        const std::uint64_t lim = std::min(_end, _una + _cfg.window);  // _una <= _nxt <= _end
+        if (_state != qp_state::ready || nxt >= lim) {
+            return 0;
         }
         if (_rnr_until.v != INT64_MIN) {
             if (now < _rnr_until) {
-                return false;
+                return 0;
             }
             _rnr_until = nanos{INT64_MIN};
         }
-        const msg_slot& m = _msgs[_cur & _msg_mask];
-        const std::uint64_t idx = _nxt - m.first;
-        const bool first = idx == 0;
-        const bool last = idx + 1 == m.npkts;
-        out.msg_id = m.id;
-        out.msg_size = m.size;
-        out.offset = idx * _cfg.pmtu;
-        out.len = static_cast<std::uint32_t>(last ? m.size - out.offset : _cfg.pmtu);
-        out.psn = wire_psn(_nxt);
-        out.opcode = rc_opcode(_cfg.family, first, last);
-        out.ack_req = last || (_cfg.ack_req_every != 0 && (_nxt + 1) % _cfg.ack_req_every == 0);
-        out.retransmit = _nxt < _max;
         if (_una == _max) {
             _timer_start = now;  // first packet into an empty pipe starts the timer
         }
-        ++_c.tx_packets;
-        _c.tx_bytes += out.len;
-        if (out.retransmit) {
-            ++_c.retx_packets;
-            _c.retx_bytes += out.len;
+        const std::uint64_t max0 = _max;  // below it: a retransmission
+        const std::uint32_t every = _cfg.ack_req_every;
+        std::uint64_t cur = _cur;
+        std::uint64_t bytes = 0;
+        std::uint64_t retx_pkts = 0;
+        std::uint64_t retx_bytes = 0;
+        std::uint32_t k = 0;
+        for (; k < max && nxt < lim; ++k, ++nxt) {
+            const msg_slot& m = _msgs[cur & _msg_mask];
+            const std::uint64_t idx = nxt - m.first;
+            const bool first = idx == 0;
+            const bool last = idx + 1 == m.npkts;
+            tx_desc& d = out[k];
+            d.msg_id = m.id;
+            d.msg_size = m.size;
+            d.offset = idx * _cfg.pmtu;
+            d.len = static_cast<std::uint32_t>(last ? m.size - d.offset : _cfg.pmtu);
+            d.psn = wire_psn(nxt);
+            d.opcode = rc_opcode(_cfg.family, first, last);
+            d.ack_req = last || (every != 0 && (nxt + 1) % every == 0);
+            d.retransmit = nxt < max0;
+            bytes += d.len;
+            if (d.retransmit) {
+                ++retx_pkts;
+                retx_bytes += d.len;
+            }
+            cur += last ? 1u : 0u;
         }
-        ++_nxt;
-        if (_nxt > _max) {
-            _max = _nxt;
-        }
-        if (last) {
-            ++_cur;
-        }
-        return true;
+        _c.tx_packets += k;
+        _c.tx_bytes += bytes;
+        _c.retx_packets += retx_pkts;
+        _c.retx_bytes += retx_bytes;
+        _nxt = nxt;
+        _max = std::max(_max, nxt);
+        _cur = cur;
+        return k;
     }
 
     std::optional<tx_desc> next_packet(nanos now) noexcept {

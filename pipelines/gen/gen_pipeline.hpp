@@ -499,6 +499,7 @@ private:
         port_binding b;
         stock stk;     // common pool (each port's: a port is one worker's)
         stock pf_stk;  // prefilled pool
+        std::array<tx_desc, max_burst> descs{};  // tx_port: a QP's packets of a visit (next_burst)
         std::vector<std::uint32_t> hosts_ip;  // local IPv4 host addresses
         std::vector<std::array<std::uint8_t, 16>> hosts_ip6;  // local IPv6 host addresses
         std::vector<gen_host> hosts;

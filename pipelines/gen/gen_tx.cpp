@@ -13,13 +13,17 @@
 //     build_data, counted into the pacer, line cap and the DCQCN reaction
 //     point's byte counter; --tx-only acknowledges each QP's burst itself
 //     (self_ack); then the QP's timer and ready bit (reschedule,
-//     update_ready);
+//     update_ready). A QP that nothing can hold between two frames of a
+//     visit (unpaced, no line cap, no credits, a reaction point that has
+//     seen no CNP) takes the same loop without those per-frame checks;
 // then tapped for capture and sent in one dpdk::port_tx burst.
 // build_data: see gen_pipeline.hpp ("Data frames"): a template per
 // (flow, opcode kind) patched per frame (PSN, IP id and checksum, AckReq,
 // ICRC by the precomputed byte tables) over a prefilled mbuf's payload or a
-// copy of the pattern; other frames by the generic path (headers field by
-// field, ICRC by CRC combination, or the whole frame built). make_templates
+// copy of the pattern, inline in tx_port's loop (the headers by one
+// fixed-size copy: the template holds them right-aligned); other frames by
+// build_data_generic (headers field by field, ICRC by CRC combination, or
+// the whole frame built). make_templates
 // builds the templates at create(). mbufs come from per-port stocks
 // allocated in bulk (refill), so a failed allocation never consumes a packet.
 // tx_cnps: the port's CNP ring in its own staging and tx_burst call, ahead of
@@ -439,26 +443,62 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                     std::uint32_t ack_psn = 0;
                     std::uint32_t ends = 0;
                     bool unacked = false;
-                    // The QP's frames of this visit. Fast: nothing between two
-                    // of them can change whether the next may go (unpaced, no
-                    // line cap, no credits, and a reaction point that counts
-                    // no bytes before its first CNP, so its rate cannot
-                    // change): the same frames without the per-frame checks.
-                    const auto frames = [&](auto fast) noexcept {
+                    const auto sent_one = [&](const tx_desc& d) noexcept {
+                        if (_opts.tx_only) {
+                            ack_psn = d.psn;
+                            ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
+                            unacked = true;
+                        }
+                    };
+                    // The QP's frames of this visit. A QP nothing can hold
+                    // between two of them (unpaced, no line cap, no credits,
+                    // a reaction point that counts no bytes before its
+                    // first CNP, so its rate cannot change) takes them
+                    // without the per-frame checks: the same frames.
+                    if (!paced && !line_shaped && cr == nullptr && !(f.dcqcn && f.rp.counts_bytes())) {
+                        // The requester's packets a burst at a time
+                        // (next_burst: as many next() calls), no more
+                        // than the common stock holds: build_data falls
+                        // back to it when the prefilled pool is empty.
                         while (q < quota && n < max_burst) {
-                            if constexpr (!fast) {
-                                if ((paced && !f.pacer.conforms(now)) ||
-                                    (line_shaped && !ps.line.conforms(now))) {
-                                    stop = line_shaped && !ps.line.conforms(now);
-                                    break;
+                            if (!refill(ps.stk, _pool)) {
+                                bump(ps.c.tx_alloc_fail);
+                                stop = true;
+                                break;
+                            }
+                            const std::uint32_t want =
+                                std::min({quota - q, std::uint32_t{max_burst} - n, std::uint32_t{ps.stk.n}});
+                            const std::uint32_t got = f.rq.next_burst(now, ps.descs.data(), want);
+                            if (got == 0) {
+                                if (unacked) {  // the window is full: acknowledge and go on
+                                    self_ack(f, now, ack_psn, ends);
+                                    unacked = false;
+                                    ends = 0;
+                                    continue;
                                 }
-                                if (cr != nullptr &&
-                                    !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame)) [[unlikely]] {
-                                    paused =
-                                        static_cast<std::uint8_t>(paused | f.prio_bit);  // out of credits
-                                    ++cr->waits;
-                                    break;
-                                }
+                                break;
+                            }
+                            for (std::uint32_t i = 0; i < got; ++i) {
+                                const tx_desc& d = ps.descs[i];
+                                rte_mbuf* m = build_data(f, d, ps);
+                                sent_one(d);
+                                bytes_out += m->pkt_len;
+                                out[n++] = m;
+                            }
+                            q += got;
+                        }
+                    } else {
+                        while (q < quota && n < max_burst) {
+                            if ((paced && !f.pacer.conforms(now)) ||
+                                (line_shaped && !ps.line.conforms(now))) {
+                                stop = line_shaped && !ps.line.conforms(now);
+                                break;
+                            }
+                            if (cr != nullptr && !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame))
+                                [[unlikely]] {
+                                paused = static_cast<std::uint8_t>(paused | f.prio_bit);  // out of credits
+                                ++cr->waits;
+                                break;
                             }
                             // Peek-free: a failed allocation must not consume the packet.
                             if (!refill(ps.stk, _pool)) {
@@ -477,48 +517,37 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                                 break;
                             }
                             rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
-                            if (_opts.tx_only) {
-                                ack_psn = d.psn;
-                                ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
-                                unacked = true;
-                            }
+                            sent_one(d);
                             const std::uint32_t l = m->pkt_len;
                             bytes_out += l;
-                            if constexpr (!fast) {
-                                if (cr != nullptr) [[unlikely]] {
-                                    cr->on_send(std::countr_zero(f.prio_bit), l);
+                            if (cr != nullptr) [[unlikely]] {
+                                cr->on_send(std::countr_zero(f.prio_bit), l);
+                            }
+                            if (paced || line_shaped) {
+                                if (paced) {
+                                    f.pacer.on_send(now, l);
                                 }
-                                if (paced || line_shaped) {
-                                    if (paced) {
-                                        f.pacer.on_send(now, l);
-                                    }
-                                    if (line_shaped) {
-                                        ps.line.on_send(now, l);
+                                if (line_shaped) {
+                                    ps.line.on_send(now, l);
+                                }
+                            }
+                            if (f.dcqcn) {
+                                // The RP's byte counter: a no-op until its first
+                                // CNP (then it may move its timers and rate).
+                                if (f.rp.counts_bytes()) {
+                                    f.rp.on_sent(now, bytes{l});
+                                    if (f.rp.next_deadline() < f.rp_next) {
+                                        f.rp_next = f.rp.next_deadline();
                                     }
                                 }
-                                if (f.dcqcn) {
-                                    // The RP's byte counter: a no-op until its first
-                                    // CNP (then it may move its timers and rate).
-                                    if (f.rp.counts_bytes()) {
-                                        f.rp.on_sent(now, bytes{l});
-                                        if (f.rp.next_deadline() < f.rp_next) {
-                                            f.rp_next = f.rp.next_deadline();
-                                        }
-                                    }
-                                    if (f.rp.rate_changed()) {
-                                        apply_rate(f, now);
-                                        paced = f.pacer.rate().v != 0;
-                                    }
+                                if (f.rp.rate_changed()) {
+                                    apply_rate(f, now);
+                                    paced = f.pacer.rate().v != 0;
                                 }
                             }
                             out[n++] = m;
                             ++q;
                         }
-                    };
-                    if (!paced && !line_shaped && cr == nullptr && !(f.dcqcn && f.rp.counts_bytes())) {
-                        frames(std::true_type{});
-                    } else {
-                        frames(std::false_type{});
                     }
                     if (unacked) {
                         self_ack(f, now, ack_psn, ends);

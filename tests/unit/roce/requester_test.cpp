@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/rng.hpp"
 
 namespace rocelab {
 namespace {
@@ -338,6 +339,76 @@ TEST(requester, fatal_nak_moves_to_error) {
     EXPECT_EQ(rq.state(), qp_state::error);
     EXPECT_EQ(rq.error(), qp_error::remote_nak);
     EXPECT_EQ(rq.counters().naks_fatal, 1u);
+}
+
+
+// next_burst(now, out, k) is k calls of next(now): the same packets, the
+// same counters and state after them. Two requesters get the same random
+// life (messages of 1..5 packets and odd sizes, small windows, AckReq every
+// 3, ACKs, PSN-sequence and RNR NAKs (10-30 us), timeouts, a PSN wrap), one sending
+// packet by packet, the other in bursts of 1..40.
+TEST(requester, next_burst_is_next_called_that_many_times) {
+    qp_cfg c = base_cfg();
+    c.pmtu = 256;
+    c.window = 9;
+    c.ack_req_every = 3;
+    c.retry_cnt = 7;
+    c.retry_infinite = true;
+    c.rnr_retry = 7;
+    c.start_psn = 0xFFFFF0;
+    requester a{c, 16, 16};
+    requester b{c, 16, 16};
+    rng r(7);
+    std::int64_t now = 0;
+    std::uint64_t sent = 0;
+    for (int step = 0; step < 40000; ++step) {
+        now += static_cast<std::int64_t>(r.next_u32() % 3000);
+        const std::uint32_t op = r.next_u32() % 16;
+        if (op < 3) {
+            const std::uint64_t size = 1 + r.next_u32() % (5 * 256);
+            ASSERT_EQ(a.post_message(nanos{now}, bytes{size}), b.post_message(nanos{now}, bytes{size}));
+        } else if (op < 10) {
+            const std::uint32_t k = 1 + r.next_u32() % 40;
+            std::vector<tx_desc> va = drain(a, nanos{now}, static_cast<int>(k));
+            std::vector<tx_desc> vb(k);
+            vb.resize(b.next_burst(nanos{now}, vb.data(), k));
+            ASSERT_EQ(va.size(), vb.size()) << "step " << step;
+            for (std::size_t i = 0; i < va.size(); ++i) {
+                const tx_desc& x = va[i];
+                const tx_desc& y = vb[i];
+                ASSERT_TRUE(x.msg_id == y.msg_id && x.msg_size == y.msg_size && x.offset == y.offset &&
+                            x.len == y.len && x.psn == y.psn && x.opcode == y.opcode && x.ack_req == y.ack_req &&
+                            x.retransmit == y.retransmit)
+                    << "step " << step << " packet " << i;
+            }
+            sent += va.size();
+        } else if (op < 13 && a.unacked() != 0) {  // an ACK up to a random sent PSN
+            const std::uint32_t psn = (a.snd_una_psn() + r.next_u32() % a.unacked()) & psn_mask;
+            a.on_ack(nanos{now}, psn, 0);
+            b.on_ack(nanos{now}, psn, 0);
+        } else if (op < 14 && a.unacked() != 0) {  // a NAK: sequence error or RNR
+            const std::uint32_t psn = (a.snd_una_psn() + r.next_u32() % a.unacked()) & psn_mask;
+            const std::uint8_t syn = r.next_u32() % 2 ? aeth_syndrome_nak(nak_code::psn_seq_error)
+                                                      : aeth_syndrome_rnr_nak(static_cast<std::uint8_t>(1 + r.next_u32() % 3));
+            a.on_nak(nanos{now}, psn, syn);
+            b.on_nak(nanos{now}, psn, syn);
+        } else {
+            ASSERT_EQ(a.poll_timeout(nanos{now}), b.poll_timeout(nanos{now}));
+        }
+        ASSERT_EQ(a.snd_nxt_psn(), b.snd_nxt_psn());
+        ASSERT_EQ(a.snd_una_psn(), b.snd_una_psn());
+        ASSERT_EQ(a.unacked(), b.unacked());
+        ASSERT_EQ(a.next_deadline(), b.next_deadline());
+        ASSERT_EQ(a.state(), b.state());
+#define ROCELAB_CMP(n) ASSERT_EQ(a.counters().n, b.counters().n) << #n << " step " << step;
+        ROCELAB_REQUESTER_COUNTERS(ROCELAB_CMP)
+#undef ROCELAB_CMP
+    }
+    EXPECT_GT(sent, 20000u);
+    EXPECT_GT(a.counters().retx_packets, 1000u);
+    EXPECT_GT(a.counters().naks_rnr, 100u);
+    EXPECT_GT(a.counters().messages_completed, 1000u);
+    EXPECT_EQ(a.state(), qp_state::ready);
 }
 
 }  // namespace
