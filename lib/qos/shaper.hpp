@@ -50,6 +50,7 @@
 //   else { deadline = s.next_send_time(); }
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/units.hpp"
@@ -82,6 +83,29 @@ public:
         }
         add_bytes(static_cast<std::uint64_t>(frame_len) + _overhead);
         _next = _tat_ns - _tau_ns + (_tat_rem != 0 ? 1 : 0);
+    }
+
+    // How many frames of at most max_len bytes may start at `now` one after
+    // another, conforms() before each and on_send(now, len) after each: at
+    // most cap (>= 1), 0 when conforms(now) is false; exact for frames of
+    // max_len bytes, a lower bound for shorter ones (ask again after them).
+    // Frame j conforms when ceil(TAT_j - tau) <= now, i.e. TAT_j - tau <= now,
+    // with TAT_j = TAT + j * W / rate (W = wire bits x 1e9; TAT = now after
+    // an idle restart): j * W <= (now + tau - tat_ns) * rate - tat_rem.
+    std::uint32_t frames_at(nanos now, std::uint32_t max_len, std::uint32_t cap) const noexcept {
+        if (now.v < _next) {
+            return 0;
+        }
+        if (_rate == 0) {
+            return cap;
+        }
+        const bool restart = now.v > _tat_ns + (_tat_rem != 0 ? 1 : 0);
+        const std::int64_t t = restart ? now.v : _tat_ns;
+        const std::uint64_t rem = restart ? 0 : _tat_rem;
+        const auto room = static_cast<unsigned __int128>(now.v + _tau_ns - t) * _rate;  // >= rem: conforms
+        const auto w = (static_cast<unsigned __int128>(max_len) + _overhead) * 8u * ns_per_s;
+        const auto k = (room - rem) / w + 1;
+        return k < cap ? static_cast<std::uint32_t>(k) : cap;
     }
 
     // Earliest time conforms() becomes true (<= now when it already is).

@@ -165,6 +165,11 @@ struct gen_tx_opts {
     // ~10Gbps changes nothing. Virtual time polls at each frame's own time,
     // so rocelab-fabric keeps it 0 there: exact pacing, as before.
     nanos pace_ahead{1000};
+    // Tests: every QP's frames through tx_port's checked loop (pacer, line
+    // cap, credits and DCQCN asked before each frame) instead of in bursts
+    // where only the pacer and the line cap can hold them. The frames are
+    // the same; the tests compare the two.
+    bool per_frame_checks = false;
 };
 
 // A port as the pipeline sees it (dpdk/port_io.hpp); the generator uses
@@ -260,6 +265,9 @@ struct flow_state {
     roce_v6_params data6{};
     roce_v6_params reply6{};
     std::array<frame_tpl, 4> tpl{};  // by kind: 0 first, 1 middle, 2 last, 3 only
+    // The largest data frame the QP sends (mbuf bytes): its templates' when
+    // every kind it sends has one, else PMTU + max_data_overhead.
+    std::uint32_t max_frame = UINT32_MAX;  // (unset: shaper::frames_at then counts 1 frame at a time)
     std::uint32_t ring_pred = 0;  // ring collectives: the flow into this flow's source host
     std::uint32_t ring_succ = UINT32_MAX;
     std::uint32_t plane = 0;      // planes: the flow's plane and its source's server

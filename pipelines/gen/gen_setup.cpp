@@ -356,8 +356,9 @@ void gen_pipeline::setup_payload() {
             add_table(static_cast<std::uint32_t>(f.sizes.fixed.v % f.qp.pmtu));
         }
     }
-    if (_opts.payload != tx_payload::build) {
-        for (auto& f : _flows) {
+    for (auto& f : _flows) {
+        f->max_frame = f->cfg.qp.pmtu + max_data_overhead;  // make_templates may know better
+        if (_opts.payload != tx_payload::build) {
             make_templates(*f);
         }
     }

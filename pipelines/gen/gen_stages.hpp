@@ -54,6 +54,10 @@ constexpr std::uint32_t pad_of(std::uint32_t payload) noexcept { return (4u - (p
 // Buffer offset of the payload in a prefilled mbuf: headroom + room for the
 // largest data header (Ethernet + 802.1Q + IPv4 + UDP + BTH + RETH + ImmDt = 82).
 constexpr std::uint32_t pf_payload_off = RTE_PKTMBUF_HEADROOM + 96;
+// The most a data frame carries besides its payload: Ethernet + 802.1Q +
+// IPv6 + UDP + BTH + RETH + ImmDt, pad and ICRC (frames shorter than 60
+// bytes are padded to 60, still below PMTU 256 + this).
+constexpr std::uint32_t max_data_overhead = 14 + 4 + 40 + 8 + 12 + 16 + 4 + 3 + 4;
 // build_data writes a template's headers with a fixed 96-byte copy that
 // ends where the payload starts; from a fresh mbuf's data start (headroom
 // behind it) that stays inside the buffer.

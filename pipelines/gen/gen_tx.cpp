@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstring>
 #include <type_traits>
 
@@ -91,6 +92,8 @@ void gen_pipeline::make_templates(flow_state& f) {
     if (f.cfg.sizes.kind != size_kind::fixed || f.cfg.sizes.fixed.v == 0 || f.cfg.sizes.fixed.v > (1u << 31)) {
         return;  // sizes vary: every frame takes the generic path
     }
+    bool every_kind = true;  // each kind the QP sends has a template
+    std::uint32_t largest = 0;
     const auto msg = static_cast<std::uint32_t>(f.cfg.sizes.fixed.v);
     const std::uint32_t last_len = msg % q.pmtu != 0 ? msg % q.pmtu : q.pmtu;
     std::vector<std::byte> buf(8192);
@@ -124,8 +127,10 @@ void gen_pipeline::make_templates(flow_state& f) {
         }
         const std::uint32_t covered = hl + d.len + pad_of(d.len);  // Ethernet .. pad
         if (hl == 0 || hl > 96 || d.len >= _pcrc.size() || flen != covered + icrc_len) {
+            every_kind = false;
             continue;  // short frames padded to 60 bytes, unusual opcodes: generic path
         }
+        largest = std::max(largest, flen);
         frame_tpl& t = f.tpl[static_cast<std::size_t>(kind)];
         std::memcpy(t.hdr.data() + t.hdr.size() - hl, buf.data(), hl);  // right-aligned (build_data)
         t.l2 = static_cast<std::uint8_t>(prm.vlan_id < 0 ? eth_hdr_len : eth_hdr_len + vlan_tag_len);
@@ -181,6 +186,9 @@ void gen_pipeline::make_templates(flow_state& f) {
         }
         t.tab = static_cast<std::uint16_t>(ti);
         t.hl = static_cast<std::uint8_t>(hl);
+    }
+    if (every_kind && largest != 0) {
+        f.max_frame = largest;
     }
 }
 
@@ -331,6 +339,20 @@ rte_mbuf* gen_pipeline::build_data_generic(flow_state& f, const tx_desc& d, port
     return m;
 }
 
+// The lines of a flow a tx visit reads first: its priority and the
+// requester's state, its pacer and reaction point, and its MIDDLE template.
+// With many QPs on a port each visit is to another flow, whose state is
+// often out of L1.
+static inline void prefetch_tx_lines(const flow_state& f) noexcept {
+    __builtin_prefetch(&f.prio_bit);
+    __builtin_prefetch(&f.rq);
+    __builtin_prefetch(reinterpret_cast<const char*>(&f.rq) + 64);
+    __builtin_prefetch(&f.pacer);
+    __builtin_prefetch(&f.rp);
+    __builtin_prefetch(&f.tpl[1]);
+    __builtin_prefetch(reinterpret_cast<const char*>(&f.tpl[1]) + 64);
+}
+
 // Cyclic distance from `from` to the next set bit of bm (slots 0..n-1), n if none.
 static std::uint32_t next_ready(const line_vector<std::uint64_t>& bm, std::uint32_t from, std::uint32_t n) noexcept {
     const auto scan = [&](std::uint32_t lo, std::uint32_t hi) noexcept -> std::uint32_t {  // first set in [lo, hi)
@@ -432,6 +454,9 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                     visited += dist + 1;
                     rr = slot + 1 == nq ? 0 : slot + 1;
                     flow_state& f = *_flows[ps.qps[slot]];
+                    if (nq > 1) {  // the next slot's QP: its lines while this one sends
+                        prefetch_tx_lines(*_flows[ps.qps[rr]]);
+                    }
                     if ((paused & f.prio_bit) != 0 || !f.rq.can_send(now)) {
                         continue;
                     }
@@ -450,24 +475,40 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                             unacked = true;
                         }
                     };
-                    // The QP's frames of this visit. A QP nothing can hold
-                    // between two of them (unpaced, no line cap, no credits,
-                    // a reaction point that counts no bytes before its
-                    // first CNP, so its rate cannot change) takes them
-                    // without the per-frame checks: the same frames.
-                    if (!paced && !line_shaped && cr == nullptr && !(f.dcqcn && f.rp.counts_bytes())) {
+                    // The QP's frames of this visit. A QP that only its
+                    // pacer and the port's line cap can hold (no credits, a
+                    // reaction point that counts no bytes before its first
+                    // CNP, so its rate cannot change) takes them in bursts:
+                    // as many as both shapers let go at `now`
+                    // (shaper::frames_at: what conforms() would allow frame
+                    // by frame, for frames of the QP's largest size; asked
+                    // again after them), all when unshaped. The same frames
+                    // as the checked loop below.
+                    if (cr == nullptr && !(f.dcqcn && f.rp.counts_bytes()) && !_opts.per_frame_checks) {
                         // The requester's packets a burst at a time
                         // (next_burst: as many next() calls), no more
                         // than the common stock holds: build_data falls
                         // back to it when the prefilled pool is empty.
+                        const std::uint32_t max_len = f.max_frame;
                         while (q < quota && n < max_burst) {
+                            const bool line_ok = !line_shaped || ps.line.conforms(now);
+                            if (!line_ok || (paced && !f.pacer.conforms(now))) {
+                                stop = !line_ok;
+                                break;
+                            }
                             if (!refill(ps.stk, _pool)) {
                                 bump(ps.c.tx_alloc_fail);
                                 stop = true;
                                 break;
                             }
-                            const std::uint32_t want =
+                            std::uint32_t want =
                                 std::min({quota - q, std::uint32_t{max_burst} - n, std::uint32_t{ps.stk.n}});
+                            if (paced && want > 1) {
+                                want = f.pacer.frames_at(now, max_len, want);  // >= 1: it conforms
+                            }
+                            if (line_shaped && want > 1) {
+                                want = ps.line.frames_at(now, max_len, want);
+                            }
                             const std::uint32_t got = f.rq.next_burst(now, ps.descs.data(), want);
                             if (got == 0) {
                                 if (unacked) {  // the window is full: acknowledge and go on
@@ -482,7 +523,15 @@ std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
                                 const tx_desc& d = ps.descs[i];
                                 rte_mbuf* m = build_data(f, d, ps);
                                 sent_one(d);
-                                bytes_out += m->pkt_len;
+                                const std::uint32_t l = m->pkt_len;
+                                assert(l <= max_len);  // else frames_at's count is not a bound
+                                bytes_out += l;
+                                if (paced) {
+                                    f.pacer.on_send(now, l);
+                                }
+                                if (line_shaped) {
+                                    ps.line.on_send(now, l);
+                                }
                                 out[n++] = m;
                             }
                             q += got;

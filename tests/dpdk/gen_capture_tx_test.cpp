@@ -23,8 +23,8 @@
 // gen_pacing: the pipeline wires gen_tx_opts::pace_ahead into each QP's
 // pacer (frames one poll may send at high rates; see below).
 //
-// gen_pacing.the_unchecked_loop_...: an unpaced QP's frames (tx_port's
-// loop without per-frame checks) equal a QP's paced at an unreachable rate.
+// gen_pacing.the_burst_loop_...: a QP's frames sent in bursts (tx_port's
+// loop without per-frame checks) equal those of the checked loop.
 //
 // gen_reply: an IPv4 ACK is built in a received mbuf with less room than
 // the responder's reply template copies (see below).
@@ -172,7 +172,8 @@ struct ring_port {
     // --tx-only --dcqcn off), with `flow_rate` when given.
     std::variant<std::unique_ptr<gen::gen_pipeline>, std::string> tx_only_pipeline(gen::gen_tx_opts opts,
                                                                                    const char* flow_rate = nullptr,
-                                                                                   const char* window = nullptr) {
+                                                                                   const char* window = nullptr,
+                                                                                   bits_per_sec line_rate = {}) {
         gen_cfg cfg;
         std::string e = gen_cfg_set(cfg, "dcqcn", "off");
         if (e.empty() && flow_rate != nullptr) { e = gen_cfg_set(cfg, "flow_rate", flow_rate); }
@@ -184,6 +185,7 @@ struct ring_port {
         gen::port_binding b;
         b.port_id = static_cast<std::uint16_t>(port);
         b.name = "ctx0";
+        b.line_rate = line_rate;
         return gen::gen_pipeline::create(cfg, {b}, pool, opts);
     }
 
@@ -330,19 +332,22 @@ TEST(gen_pacing, without_pace_ahead_or_at_10gbps_two_frames_of_tolerance) {
     EXPECT_LE(slow, 3u);
 }
 
-// ---- the visit's fast loop (gen_tx.cpp, tx_port) ----
+// ---- the visit's burst loop (gen_tx.cpp, tx_port) ----
 //
-// A QP that is unpaced, on a port without a line cap or credits, with no
-// reaction point counting bytes, sends its frames of a visit through a loop
-// without the per-frame pacing, credit and DCQCN checks. The same QP paced
-// at a rate it never reaches (100Tbps: the pacer always conforms) takes the
-// checked loop. Polled at the same instants, both must send the same frames,
-// byte for byte, in the same order (PSNs, AckReq, IPv4 id and checksum,
-// ICRC, and the self-acknowledged windows of --tx-only). With a window of
-// 7 packets the window fills within a visit (acknowledged, and the visit
-// goes on), with the default one at the visit's end.
+// A QP that only its pacer and the port's line cap can hold (no credits, no
+// reaction point counting bytes) sends its frames of a visit in bursts:
+// all of them when unshaped, else as many as shaper::frames_at says both
+// let go, without the per-frame checks. gen_tx_opts::per_frame_checks sends
+// every frame through the checked loop instead. Polled at the same
+// instants, both must send the same frames, byte for byte, in the same
+// order and the same number in each poll (PSNs, AckReq, IPv4 id and
+// checksum, ICRC, the self-acknowledged windows of --tx-only): unshaped, a
+// QP paced at 400Gbps, a port capped at 100Gbps, and both (the QP at 400Gbps
+// on a port capped at 200Gbps), each with the default window and with one of
+// 7 packets (it fills within a visit: acknowledged, and the visit goes on).
 std::vector<std::vector<std::byte>> frames_of(const char* flow_rate, const char* window,
-                                              const std::string& tag) {
+                                              bits_per_sec line_rate, bool checked, const std::string& tag,
+                                              std::vector<std::size_t>& per_poll) {
     std::vector<std::vector<std::byte>> got;
     ring_port rp;
     const std::string e = rp.open("fl_" + tag, 4095);
@@ -350,19 +355,25 @@ std::vector<std::vector<std::byte>> frames_of(const char* flow_rate, const char*
     if (!e.empty()) {
         return got;
     }
-    auto pr = rp.tx_only_pipeline(gen::gen_tx_opts{}, flow_rate, window);
+    gen::gen_tx_opts opts;
+    opts.per_frame_checks = checked;
+    auto pr = rp.tx_only_pipeline(opts, flow_rate, window, line_rate);
     EXPECT_TRUE(std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr));
     if (std::holds_alternative<std::unique_ptr<gen::gen_pipeline>>(pr)) {
         auto pipe = std::move(std::get<0>(pr));
         for (int i = 0; i < 200; ++i) {
-            pipe->poll(nanos{1'000'000'000 + std::int64_t{i} * 1000});
+            // Polls 1 us apart, and now and then twice at one instant.
+            pipe->poll(nanos{1'000'000'000 + std::int64_t{i} * 1000 - (i % 7 == 3 ? 1000 : 0)});
             void* obj = nullptr;
+            std::size_t k = 0;
             while (rte_ring_dequeue(rp.tx, &obj) == 0) {
                 auto* m = static_cast<rte_mbuf*>(obj);
                 const auto* b = rte_pktmbuf_mtod(m, const std::byte*);
                 got.emplace_back(b, b + m->data_len);
                 rte_pktmbuf_free(m);
+                ++k;
             }
+            per_poll.push_back(k);
         }
         pipe->release_all();
     }
@@ -370,27 +381,51 @@ std::vector<std::vector<std::byte>> frames_of(const char* flow_rate, const char*
     return got;
 }
 
-TEST(gen_pacing, the_unchecked_loop_sends_what_the_checked_loop_sends) {
-    for (const char* window : {static_cast<const char*>(nullptr), "7"}) {
-        SCOPED_TRACE(window == nullptr ? "default window" : "window 7");
-        const std::string w = window == nullptr ? "d" : window;
-        const auto fast = frames_of(nullptr, window, "fast" + w);
-        const auto checked = frames_of("100Tbps", window, "chk" + w);
-        ASSERT_GE(fast.size(), 6400u) << "fewer than 32 frames a poll";
-        ASSERT_EQ(fast.size(), checked.size());
-        std::size_t differ = 0;
-        for (std::size_t i = 0; i < fast.size(); ++i) {
-            if (fast[i] != checked[i] && differ++ < 3) {
-                ADD_FAILURE() << "frame " << i << " differs";
+TEST(gen_pacing, the_burst_loop_sends_what_the_checked_loop_sends) {
+    struct shaping {
+        const char* qp_rate;
+        std::uint64_t line_gbps;
+        std::size_t min_frames;
+        std::size_t max_frames;
+    };
+    // 200 polls of up to 32 frames (6400); at 100Gbps, 1082-byte frames (+24 B of
+    // wire overhead): 11.3 a microsecond.
+    const shaping cases[] = {{nullptr, 0, 6400, 6400},
+                             {"400Gbps", 0, 4000, 6399},
+                             {nullptr, 100, 1500, 3000},
+                             {"400Gbps", 200, 3000, 5000}};
+    for (const shaping& c : cases) {
+        for (const char* window : {static_cast<const char*>(nullptr), "7"}) {
+            const std::string name = std::string(c.qp_rate == nullptr ? "unpaced" : c.qp_rate) + ", line " +
+                                     std::to_string(c.line_gbps) + "Gbps" +
+                                     (window == nullptr ? "" : ", window 7");
+            SCOPED_TRACE(name);
+            const std::string tag = std::to_string(c.line_gbps) + (c.qp_rate == nullptr ? "u" : "p") +
+                                    (window == nullptr ? "d" : "7");
+            const bits_per_sec line{c.line_gbps * 1'000'000'000ull};
+            std::vector<std::size_t> burst_polls;
+            std::vector<std::size_t> checked_polls;
+            const auto burst = frames_of(c.qp_rate, window, line, false, "b" + tag, burst_polls);
+            const auto checked = frames_of(c.qp_rate, window, line, true, "c" + tag, checked_polls);
+            ASSERT_GE(burst.size(), c.min_frames);
+            ASSERT_LE(burst.size(), c.max_frames);
+            ASSERT_EQ(burst_polls, checked_polls);
+            ASSERT_EQ(burst.size(), checked.size());
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < burst.size(); ++i) {
+                if (burst[i] != checked[i] && differ++ < 3) {
+                    ADD_FAILURE() << "frame " << i << " differs";
+                }
             }
-        }
-        EXPECT_EQ(differ, 0u);
-        // Both decode and carry consecutive PSNs.
-        for (std::size_t i = 0; i < fast.size(); ++i) {
-            const parsed_frame pf = parse_frame(fast[i].data(), static_cast<std::uint32_t>(fast[i].size()));
-            ASSERT_TRUE(pf.ok() && pf.is_roce) << i;
-            ASSERT_TRUE(roce_frame_icrc_ok(fast[i].data(), pf)) << i;
-            ASSERT_EQ(pf.psn, static_cast<std::uint32_t>(i) & 0xFFFFFFu) << i;
+            EXPECT_EQ(differ, 0u);
+            // They decode and carry consecutive PSNs.
+            for (std::size_t i = 0; i < burst.size(); ++i) {
+                const parsed_frame pf =
+                    parse_frame(burst[i].data(), static_cast<std::uint32_t>(burst[i].size()));
+                ASSERT_TRUE(pf.ok() && pf.is_roce) << i;
+                ASSERT_TRUE(roce_frame_icrc_ok(burst[i].data(), pf)) << i;
+                ASSERT_EQ(pf.psn, static_cast<std::uint32_t>(i) & 0xFFFFFFu) << i;
+            }
         }
     }
 }

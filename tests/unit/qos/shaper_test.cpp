@@ -235,5 +235,49 @@ TEST(shaper, min_tolerance_lets_a_poll_send_a_burst_at_high_rates_only) {
     EXPECT_EQ(sat.finish_time().v, static_cast<std::int64_t>(bits_ns / 100'000'000'000ULL));
 }
 
+
+// frames_at(now, L, cap) is a lower bound: that many frames of at most L
+// bytes, each checked by conforms(now) and charged by on_send(now, len), all
+// conform; it is 0 exactly when conforms(now) is false, else >= 1; and for
+// frames of exactly L bytes it is what conforms() and on_send() give one
+// frame at a time. Random rates (1 Mbps .. 1 Tbps, odd ones too), bursts,
+// tolerances and histories.
+TEST(shaper, frames_at_counts_what_conforms_frame_by_frame) {
+    rng r(11);
+    std::uint64_t total = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+        const std::uint64_t rate = 1'000'000ull + (r.next() % 1'000'000'000'000ull);
+        const std::uint64_t burst = 64 + r.next_u32() % 20000;
+        const nanos tol{static_cast<std::int64_t>(r.next_u32() % 3) * 500};
+        shaper s(bits_per_sec{rate}, bytes{burst}, shaper::default_overhead, tol);
+        std::int64_t now = 1'000'000 + static_cast<std::int64_t>(r.next_u32() % 1000);
+        const int history = static_cast<int>(r.next_u32() % 40);
+        for (int i = 0; i < history; ++i) {  // a random past
+            now += static_cast<std::int64_t>(r.next_u32() % 200);
+            if (s.conforms(nanos{now})) { s.on_send(nanos{now}, 60 + r.next_u32() % 1500); }
+        }
+        const std::uint32_t max_len = 60 + r.next_u32() % 4200;
+        const std::uint32_t cap = 1 + r.next_u32() % 64;
+        const std::uint32_t k = s.frames_at(nanos{now}, max_len, cap);
+        ASSERT_EQ(k == 0, !s.conforms(nanos{now})) << trial;
+        ASSERT_LE(k, cap);
+        shaper t = s;
+        for (std::uint32_t j = 0; j < k; ++j) {
+            ASSERT_TRUE(t.conforms(nanos{now})) << "trial " << trial << " frame " << j << " of " << k;
+            t.on_send(nanos{now}, max_len - (r.next_u32() % 2 == 0 ? 0 : r.next_u32() % max_len / 2));
+        }
+        // Tight for frames of max_len: how many more would conform.
+        shaper u = s;
+        std::uint32_t truth = 0;
+        while (truth < cap && u.conforms(nanos{now})) {
+            u.on_send(nanos{now}, max_len);
+            ++truth;
+        }
+        ASSERT_EQ(k, truth) << "trial " << trial;
+        total += k;
+    }
+    EXPECT_GT(total, 20000u);
+}
+
 }  // namespace
 }  // namespace rocelab
