@@ -13,9 +13,10 @@
 //     build_data, counted into the pacer, line cap and the DCQCN reaction
 //     point's byte counter; --tx-only acknowledges each QP's burst itself
 //     (self_ack); then the QP's timer and ready bit (reschedule,
-//     update_ready). A QP that nothing can hold between two frames of a
-//     visit (unpaced, no line cap, no credits, a reaction point that has
-//     seen no CNP) takes the same loop without those per-frame checks;
+//     update_ready). A QP that only its pacer and the line cap can hold
+//     (no credits, a reaction point that has seen no CNP) takes its packets
+//     in bursts of what both shapers let go at now (shaper::frames_at,
+//     requester::next_burst) instead of asking them before each frame;
 // then tapped for capture and sent in one dpdk::port_tx burst.
 // build_data: see gen_pipeline.hpp ("Data frames"): a template per
 // (flow, opcode kind) patched per frame (PSN, IP id and checksum, AckReq,
