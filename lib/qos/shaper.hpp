@@ -48,6 +48,7 @@
 //   shaper s{25_Gbps, 18_KiB};
 //   if (s.conforms(now)) { send(m); s.on_send(now, m->pkt_len); }
 //   else { deadline = s.next_send_time(); }
+//   k = s.frames_at(now, 1100, 32);  // frames of <= 1100 B that conform one after another
 #pragma once
 
 #include <algorithm>

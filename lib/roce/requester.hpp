@@ -68,6 +68,7 @@
 //   rq.post_message(now, bytes{65536});
 //   tx_desc d;
 //   while (pacer.conforms(now) && rq.next(now, d)) { build + send; pacer.on_send(...); }
+//   k = rq.next_burst(now, descs, 32);   // or up to 32 at once: as 32 next() calls
 //   rq.on_ack(now, psn, msn);            // from a received ACK
 //   deadline = rq.poll_timeout(now);
 #pragma once
