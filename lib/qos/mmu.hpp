@@ -383,7 +383,7 @@ public:
                 }
                 s.headroom_use += rest;
                 r.regions = region_headroom;
-                k.peak_headroom = std::max(k.peak_headroom, s.headroom_use);
+                k.peak_headroom = std::max<std::uint64_t>(k.peak_headroom, s.headroom_use);  // a load and a relaxed store (std::max of two counter64 returned one, copied plainly: a race with telemetry)
             }
         }
         if (to_res != 0) {
