@@ -73,7 +73,13 @@ run() {
   env ROCELAB_BUILD="$PWD/build-tsan" "$@" >"$work/$name.log" 2>&1 || rc=$?
   echo "tsan: $name ($((SECONDS - t0)) s)"
   if grep -q "ThreadSanitizer" "$work/$name.log" || ((rc != 0 && rc != 77)); then
-    tail -80 "$work/$name.log"
+    # The report's head (the two accesses and their stacks) first: a
+    # tail alone shows only where the memory came from.
+    if grep -q "WARNING: ThreadSanitizer" "$work/$name.log"; then
+      grep -m1 -A60 "WARNING: ThreadSanitizer" "$work/$name.log" | cut -c1-300
+      echo "..."
+    fi
+    tail -20 "$work/$name.log"
     failed+=("$name (exit $rc)")
   elif ((rc == 77)); then
     grep -h "SKIP" "$work/$name.log" | tail -3

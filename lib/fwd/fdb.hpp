@@ -412,7 +412,7 @@ private:
     // Cold.
     std::size_t _nbuckets = 0;
     std::size_t _capacity = 0;
-    std::size_t _size = 0;
+    counter64 _size = 0;  // read by other threads (size())
     std::size_t _age_cursor = 0;
     nanos _aging{};
     mutable fdb_counters _ctr{};

@@ -330,7 +330,10 @@ public:
         return i == npos ? nullptr : &_e[i];
     }
 
-    // Control thread listing (racy snapshot, as other counters are read).
+    // Control thread listing. Unlike the counters and size(), the entries
+    // are plain fields: listing them while the worker writes is a data race
+    // in C++ terms (an entry may be seen half-updated; x86 tears no aligned
+    // word). Known and open: tools/tsan.sh does not query neighbours in L3.
     template <typename Fn>
     void for_each(Fn&& fn) const noexcept {
         for (std::size_t i = 0; i < _slots; ++i) {
@@ -416,7 +419,7 @@ private:
     neigh_params _p;
     std::size_t _slots;
     std::unique_ptr<entry[]> _e;
-    std::size_t _n = 0;
+    counter64 _n = 0;  // read by other threads (size())
     std::unique_ptr<neigh_key[]> _pend;  // keys of the entries under resolution
     std::size_t _n_pend = 0;
     std::size_t _cursor = 0;

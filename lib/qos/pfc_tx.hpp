@@ -32,6 +32,12 @@
 //   asserted_ns[n]   time n was asserted (first XOFF to XON), settled at
 //                    XON; read the running value with asserted_time(n, now)
 //   frames_sent      frames emitted (port); refreshes: of those, pure refresh
+// The counters, the asserted set and the assertion start times are written
+// by the port's worker and read from other threads (telemetry, the status
+// line, reports: asserted(), asserted_time(), stats()), so both sides are
+// relaxed atomics (core/counter.hpp). asserted_time()'s three loads are not
+// one snapshot: racing an XON it may count that interval twice, once; no
+// value tears.
 //
 // Config example:
 //   PORT_QOS_MAP: { Ethernet0: { pfc_enable: "3,4" } }   speed 100Gbps
@@ -45,6 +51,7 @@
 
 #include "qos/buffer_cfg.hpp"
 #include "core/bitops.hpp"
+#include "core/counter.hpp"
 #include "core/units.hpp"
 #include "qos/pause_timer.hpp"
 
@@ -58,11 +65,11 @@ struct pfc_frame {
 };
 
 struct alignas(64) pfc_tx_stats {
-    std::array<std::uint64_t, 8> xoff_sent{};
-    std::array<std::uint64_t, 8> xon_sent{};
-    std::array<std::int64_t, 8> asserted_ns{};
-    std::uint64_t frames_sent = 0;
-    std::uint64_t refreshes = 0;
+    std::array<counter64, 8> xoff_sent{};
+    std::array<counter64, 8> xon_sent{};
+    std::array<std::int64_t, 8> asserted_ns{};  // relaxed atomics (ld/st)
+    counter64 frames_sent = 0;
+    counter64 refreshes = 0;
 };
 
 class pfc_tx {
@@ -95,9 +102,9 @@ public:
         }
         const std::uint8_t xoff_bits = (added != 0 || refresh) ? want : 0;
 
-        for_each_bit(added, [&](int p) noexcept { _since[p] = now.v; });
+        for_each_bit(added, [&](int p) noexcept { st(_since[p], now.v); });
         for_each_bit(removed, [&](int p) noexcept {
-            _stats.asserted_ns[p] += now.v - _since[p];
+            st(_stats.asserted_ns[p], _stats.asserted_ns[p] + (now.v - _since[p]));
             ++_stats.xon_sent[p];
         });
         for_each_bit(xoff_bits, [&](int p) noexcept { ++_stats.xoff_sent[p]; });
@@ -108,7 +115,7 @@ public:
             ++_stats.refreshes;
         }
         ++_stats.frames_sent;
-        _asserted = want;
+        __atomic_store_n(&_asserted, want, __ATOMIC_RELAXED);
 
         out.mode = _mode;
         out.time = {};
@@ -136,16 +143,16 @@ public:
     }
 
     // Priorities we currently hold in XOFF at the peer.
-    std::uint8_t asserted() const noexcept { return _asserted; }
+    std::uint8_t asserted() const noexcept { return __atomic_load_n(&_asserted, __ATOMIC_RELAXED); }
     nanos refresh_period() const noexcept { return _refresh; }
     std::uint16_t quanta() const noexcept { return _quanta; }
     flow_ctrl_mode mode() const noexcept { return _mode; }
 
     // Total time priority p has been asserted, including a running assertion.
     nanos asserted_time(int p, nanos now) const noexcept {
-        std::int64_t t = _stats.asserted_ns[p];
-        if ((_asserted >> p) & 1u) {
-            t += now.v - _since[p];
+        std::int64_t t = ld(_stats.asserted_ns[p]);
+        if ((asserted() >> p) & 1u) {
+            t += now.v - ld(_since[p]);
         }
         return nanos{t};
     }
@@ -153,6 +160,9 @@ public:
     const pfc_tx_stats& stats() const noexcept { return _stats; }
 
 private:
+    static std::int64_t ld(const std::int64_t& x) noexcept { return __atomic_load_n(&x, __ATOMIC_RELAXED); }
+    static void st(std::int64_t& x, std::int64_t v) noexcept { __atomic_store_n(&x, v, __ATOMIC_RELAXED); }
+
     // hot
     std::uint8_t _asserted = 0;
     flow_ctrl_mode _mode;

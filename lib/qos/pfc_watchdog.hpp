@@ -52,6 +52,7 @@
 #include <cstdint>
 
 #include "qos/buffer_cfg.hpp"
+#include "core/counter.hpp"
 #include "core/units.hpp"
 
 namespace rocelab {
@@ -66,12 +67,14 @@ struct pfc_wd_event {
     explicit operator bool() const noexcept { return kind != pfc_wd_event_kind::none; }
 };
 
+// Written by the port's worker, read from other threads (telemetry, reports):
+// relaxed atomics (core/counter.hpp), as is the stormed state.
 struct pfc_wd_stats {
-    std::uint64_t storms_detected = 0;
-    std::uint64_t storms_restored = 0;
-    std::int64_t stormed_ns = 0;
-    std::uint64_t tx_dropped = 0;
-    std::uint64_t rx_dropped = 0;
+    counter64 storms_detected = 0;
+    counter64 storms_restored = 0;
+    std::int64_t stormed_ns = 0;  // relaxed atomic (ld/st)
+    counter64 tx_dropped = 0;
+    counter64 rx_dropped = 0;
 };
 
 class pfc_watchdog {
@@ -99,8 +102,8 @@ public:
                 const std::int64_t cap = _cfg.detection_time.v - 1;
                 _acc += elapsed < cap ? elapsed : cap;
                 if (_acc >= _cfg.detection_time.v) {
-                    _stormed = true;
-                    _storm_start = now.v;
+                    __atomic_store_n(&_storm_start, now.v, __ATOMIC_RELAXED);
+                    set_stormed(true);
                     _acc = 0;
                     ++_stats.storms_detected;
                     ev = make(pfc_wd_event_kind::storm_detected, now);
@@ -115,9 +118,9 @@ public:
             if (quiet) {
                 _acc += elapsed;
                 if (_acc >= _cfg.restoration_time.v) {
-                    _stormed = false;
+                    set_stormed(false);
                     _acc = 0;
-                    _stats.stormed_ns += now.v - _storm_start;
+                    __atomic_store_n(&_stats.stormed_ns, _stats.stormed_ns + (now.v - _storm_start), __ATOMIC_RELAXED);
                     ++_stats.storms_restored;
                     ev = make(pfc_wd_event_kind::storm_restored, now);
                 }
@@ -130,18 +133,19 @@ public:
         return ev;
     }
 
-    bool stormed() const noexcept { return _stormed; }
+    bool stormed() const noexcept { return __atomic_load_n(&_stormed, __ATOMIC_RELAXED); }
     // Discard queued and arriving packets for the queue and received PFC.
-    bool drop_active() const noexcept { return _stormed && _cfg.action == pfc_wd_action::drop; }
+    bool drop_active() const noexcept { return stormed() && _cfg.action == pfc_wd_action::drop; }
     // Transmit despite PFC (drop and forward).
-    bool ignore_pause() const noexcept { return _stormed && _cfg.action != pfc_wd_action::alert; }
+    bool ignore_pause() const noexcept { return stormed() && _cfg.action != pfc_wd_action::alert; }
 
     // When the next poll is due (nanos::max() when disabled).
     nanos next_deadline() const noexcept { return _cfg.enabled ? _next_poll : nanos::max(); }
 
     // Time spent stormed, including a running storm.
     nanos stormed_time(nanos now) const noexcept {
-        return nanos{_stats.stormed_ns + (_stormed ? now.v - _storm_start : 0)};
+        const std::int64_t settled = __atomic_load_n(&_stats.stormed_ns, __ATOMIC_RELAXED);
+        return nanos{settled + (stormed() ? now.v - __atomic_load_n(&_storm_start, __ATOMIC_RELAXED) : 0)};
     }
 
     void count_tx_drop(std::uint64_t n = 1) noexcept { _stats.tx_dropped += n; }
@@ -150,6 +154,7 @@ public:
     const pfc_wd_cfg& cfg() const noexcept { return _cfg; }
 
 private:
+    void set_stormed(bool s) noexcept { __atomic_store_n(&_stormed, s, __ATOMIC_RELAXED); }
     void take(nanos now, bool paused, std::uint64_t rx) noexcept {
         _have_sample = true;
         _last = now;

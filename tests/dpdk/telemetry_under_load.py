@@ -101,7 +101,7 @@ def main():
         if not os.path.exists(report):
             failed.append("no report")
         if failed:
-            print(text[-6000:])
+            print(text[-12000:])
             print("telemetry_under_load: FAILED: " + "; ".join(failed))
             return 1
         print(f"telemetry_under_load: {n} queries of {len(commands)} commands while forwarding on 2 workers, "
