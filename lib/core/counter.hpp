@@ -17,12 +17,18 @@ namespace rocelab {
 struct counter64 {
     std::uint64_t v = 0;
 
-    // Trivially copyable (copies are plain, as of the integer it replaces:
-    // take them from the writer's thread, or after it stopped); never pass
-    // one to printf-style varargs: convert it (load()) first.
+    // Trivially copyable: copy construction is plain (a snapshot of a set of
+    // counters, a message between ranks: take it from the writer's thread,
+    // or after it stopped). Copy assignment is deleted: assigning into a
+    // live counter must be a store (`c = x.load()`, `c = 0u`), or a reader
+    // may race a plain write, as `k.peak = std::max(k.peak, x)` of two
+    // counter64 once did. Never pass one to printf-style varargs: convert it
+    // (load()) first.
     constexpr counter64() noexcept = default;
     constexpr counter64(std::uint64_t x) noexcept : v(x) {}  // NOLINT: implicit, like the integer it replaces
+    constexpr counter64(const counter64&) noexcept = default;
     counter64& operator=(std::uint64_t x) noexcept { return store(x); }
+    counter64& operator=(const counter64&) = delete;
 
     std::uint64_t load() const noexcept { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
     counter64& store(std::uint64_t x) noexcept {
@@ -43,6 +49,7 @@ struct counter64 {
 };
 static_assert(sizeof(counter64) == 8);
 static_assert(std::is_trivially_copyable_v<counter64>);
+static_assert(!std::is_copy_assignable_v<counter64>);  // a live counter is stored, never copied over
 
 // A counter (or any figure one thread writes and others read) read from
 // another thread: a relaxed atomic load, on x86-64 a plain mov that never

@@ -52,17 +52,13 @@
 
 namespace rocelab {
 
+// clang-format off
+#define ROCELAB_EGRESS_QUEUE_COUNTERS(X) \
+    X(enq_packets) X(enq_bytes) X(deq_packets) X(deq_bytes) X(drop_tail_packets) X(drop_tail_bytes) \
+    X(drop_flush_packets) X(drop_flush_bytes) X(depth_max_bytes) X(depth_max_packets)
+// clang-format on
 struct egress_queue_stats {
-    counter64 enq_packets = 0;
-    counter64 enq_bytes = 0;
-    counter64 deq_packets = 0;
-    counter64 deq_bytes = 0;
-    counter64 drop_tail_packets = 0;
-    counter64 drop_tail_bytes = 0;
-    counter64 drop_flush_packets = 0;
-    counter64 drop_flush_bytes = 0;
-    counter64 depth_max_bytes = 0;
-    counter64 depth_max_packets = 0;
+    ROCELAB_EGRESS_QUEUE_COUNTERS(ROCELAB_COUNTER64)
 };
 
 struct alignas(64) egress_port_stats {
@@ -277,12 +273,18 @@ public:
     const egress_queue_stats& stats(int q) const noexcept { return _stats.q[q]; }
     // Counters back to zero; what is queued at the reset counts as enqueued
     // (and as the high-water mark), so observed_depth() stays exact.
+    // Each counter is stored (relaxed), never copied over: a reader may be
+    // loading it (counter64 has no copy assignment).
     void reset_stats() noexcept {
-        _stats = egress_port_stats{};
         for (int q = 0; q < num_queues; ++q) {
             auto& st = _stats.q[q];
-            st.enq_bytes = st.depth_max_bytes = _bytes[q];
-            st.enq_packets = st.depth_max_packets = _packets[q];
+#define ROCELAB_EQ_ZERO(name) st.name = 0u;
+            ROCELAB_EGRESS_QUEUE_COUNTERS(ROCELAB_EQ_ZERO)
+#undef ROCELAB_EQ_ZERO
+            st.enq_bytes = _bytes[q];
+            st.depth_max_bytes = _bytes[q];
+            st.enq_packets = _packets[q];
+            st.depth_max_packets = _packets[q];
         }
     }
 

@@ -619,7 +619,7 @@ public:
         _concurrent = workers > 1;
         // A small pool is not hoarded: a chunk is at most 1/16 of a worker's share.
         _chunk = std::clamp<std::uint64_t>(_pool_shared_size / (16 * std::max(1u, workers)), 1, credit_chunk);
-        _credit.assign(_concurrent ? workers : 0, credit_slot{});
+        _credit = std::vector<credit_slot>(_concurrent ? workers : 0);  // before the workers start
         _slot_of_port = port_worker;
         _slot_of_port.resize(static_cast<std::size_t>(_num_ports), 0);
     }
