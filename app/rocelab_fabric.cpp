@@ -446,8 +446,11 @@ struct byte_reader {
     template <typename T>
     T pod() {
         if (b.size() - at < sizeof(T)) { throw std::runtime_error("a rank's figures are truncated"); }
+        static_assert(std::is_trivially_copyable_v<T>);
         T v;
-        std::memcpy(&v, b.data() + at, sizeof v);
+        // void*: T may have no copy assignment (counter64's is deleted), which
+        // memcpy into a trivially copyable object does not need.
+        std::memcpy(static_cast<void*>(&v), b.data() + at, sizeof v);
         at += sizeof v;
         return v;
     }
