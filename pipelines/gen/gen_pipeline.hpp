@@ -573,6 +573,38 @@ private:
     void send_cnp(flow_state& f, port_state& ps) noexcept;
     // gen_tx.cpp
     std::uint32_t tx_port(std::size_t pi, nanos now) noexcept;
+    // tx_port's staging of one burst: the frames so far (out[0..n)), their
+    // bytes (read before the PMD owns them), and what holds the port's data.
+    struct tx_stage {
+        rte_mbuf** out;
+        std::uint16_t n;
+        std::uint64_t bytes;
+        nanos now;
+        credit_tx* cr;            // credit mode: a priority without credits waits as if paused
+        std::uint8_t paused;      // priorities held (PFC, out of credits)
+        bool line_shaped = false;
+        bool stop = false;        // no more data now (line cap, no mbufs)
+        std::uint32_t quota = 0;  // frames per QP per visit
+    };
+    // --tx-only: a QP visit's frames, acknowledged once, cumulatively, at its
+    // end or when the window fills.
+    struct tx_ack {
+        std::uint32_t psn = 0;
+        std::uint32_t ends = 0;  // message ends among them
+        bool unacked = false;
+        [[gnu::always_inline]] inline void sent(const tx_desc& d, bool tx_only) noexcept;
+    };
+    // All inline in tx_port: t stays in registers (its address never
+    // reaches an out-of-line call).
+    [[gnu::always_inline]] inline void stage_pfc_sources(port_state& ps, tx_stage& t) noexcept;
+    [[gnu::always_inline]] inline void stage_replies(port_state& ps, tx_stage& t) noexcept;
+    [[gnu::always_inline]] inline void stage_data(port_state& ps, tx_stage& t) noexcept;
+    [[gnu::always_inline]] inline std::uint32_t visit_burst(flow_state& f, port_state& ps, tx_stage& t,
+                                                            tx_ack& a) noexcept;
+    [[gnu::always_inline]] inline std::uint32_t visit_checked(flow_state& f, port_state& ps, tx_stage& t,
+                                                              tx_ack& a) noexcept;
+    [[gnu::always_inline]] inline bool ack_full_window(flow_state& f, nanos now, tx_ack& a) noexcept;
+    [[gnu::always_inline]] inline std::uint32_t send_staged(std::size_t pi, port_state& ps, tx_stage& t) noexcept;
     rte_mbuf* build_data(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
     rte_mbuf* build_data_generic(flow_state& f, const tx_desc& d, port_state& ps) noexcept;
     std::uint32_t tx_cnps(std::size_t pi, nanos now) noexcept;

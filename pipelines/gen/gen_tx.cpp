@@ -1,11 +1,13 @@
 // gen_tx.cpp - the generator's TX stage: frames built and sent.
 //
 // What: tx_port, per port and poll: frames a refused burst left pending go
-// first (retried, never dropped: tx_retry); else the burst is staged as
-//   PFC-source frames that are due (MAC Control: never paused; tx_pfc),
-//   replies from the reply ring (ACK/NAK, ARP/ND: the RoCE priority's data
-//     class, so PFC on it holds them; forget_reply),
-//   data: round robin over the port's ready QPs (port_state::ready, from
+// first (retried, never dropped: tx_retry); else the burst (tx_stage) is
+// staged by named stages, in this order:
+//   stage_pfc_sources: PFC-source frames that are due (MAC Control: never
+//     paused; tx_pfc),
+//   stage_replies: replies from the reply ring (ACK/NAK, ARP/ND: the RoCE
+//     priority's data class, so PFC on it holds them; forget_reply),
+//   stage_data: round robin over the port's ready QPs (port_state::ready, from
 //     rr), up to max(1, max_burst / QPs) packets per QP per visit, while
 //     the line cap and the QP's pacer conform (gen_pacer.cpp) and its
 //     priority is not paused (or, in credit mode, short of credits); each
@@ -16,8 +18,9 @@
 //     update_ready). A QP that only its pacer and the line cap can hold
 //     (no credits, a reaction point that has seen no CNP) takes its packets
 //     in bursts of what both shapers let go at now (shaper::frames_at,
-//     requester::next_burst) instead of asking them before each frame;
-// then tapped for capture and sent in one dpdk::port_tx burst.
+//     requester::next_burst; visit_burst) instead of asking them before
+//     each frame (visit_checked);
+// then send_staged: tapped for capture and sent in one dpdk::port_tx burst.
 // build_data: see gen_pipeline.hpp ("Data frames"): a template per
 // (flow, opcode kind) patched per frame (PSN, IP id and checksum, AckReq,
 // ICRC by the precomputed byte tables) over a prefilled mbuf's payload or a
@@ -374,282 +377,317 @@ static std::uint32_t next_ready(const line_vector<std::uint64_t>& bm, std::uint3
     return b < from ? n - from + b : n;
 }
 
-std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
-    port_state& ps = _ports[pi];
-    rte_mbuf** out = ps.pend.data();
-    std::uint16_t n = ps.npend;
-    credit_tx* const cr = ps.b.credit;  // credit mode: a priority without credits waits as if paused
-    std::uint8_t paused = blocked_prios(ps, now);
-    // Bytes of the burst, added up as frames are staged (read before the PMD
-    // owns the mbufs); frames retried from a refused burst are counted here.
-    std::uint64_t bytes_out = 0;
-    for (std::uint16_t k = 0; k < n; ++k) {
-        bytes_out += out[k]->pkt_len;
-    }
-    if (n == 0) {
-        // PFC source frames (never paused: MAC Control is not a data class).
-        for (auto& s : ps.pfc) {
-            if (n < max_burst && now.v >= s.next && (s.cfg.count == 0 || s.sent < s.cfg.count)) {
-                rte_mbuf* m = rte_pktmbuf_alloc(_pool);
-                if (m == nullptr) {
-                    bump(ps.c.tx_alloc_fail);
-                    break;
-                }
-                std::array<std::uint16_t, 8> q{};
-                for (int k = 0; k < 8; ++k) {
-                    q[k] = (s.cfg.class_enable >> k) & 1u ? s.cfg.quanta : 0;
-                }
-                const mac_addr src = ps.hosts.empty() ? mac_addr{0x02, 0, 0, 0, 0, 0xFE} : ps.hosts[0].mac;
-                const std::uint32_t l = build_pfc(mdata(m), src, s.cfg.class_enable, q);
-                m->data_len = static_cast<std::uint16_t>(l);
-                m->pkt_len = l;
-                out[n++] = m;
-                bytes_out += l;
-                ++s.sent;
-                bump(ps.c.tx_pfc);
-                s.next = s.cfg.interval.v > 0 ? std::max(s.next + s.cfg.interval.v, now.v) : INT64_MAX;
+// tx_port's stages, in the order they fill a burst (each adds to t.out and
+// t.bytes, up to max_burst frames):
+//   stage_pfc_sources  PFC frames the scenario asks the port to send
+//   stage_replies      ACK/NAK and ARP replies
+//   stage_data         the QPs' data, round robin: visit_burst or
+//                      visit_checked per QP
+// then send_staged hands the burst to the PMD and keeps what it refused.
+
+// PFC source frames (never paused: MAC Control is not a data class).
+[[gnu::always_inline]] inline void gen_pipeline::stage_pfc_sources(port_state& ps, tx_stage& t) noexcept {
+    for (auto& s : ps.pfc) {
+        if (t.n < max_burst && t.now.v >= s.next && (s.cfg.count == 0 || s.sent < s.cfg.count)) {
+            rte_mbuf* m = rte_pktmbuf_alloc(_pool);
+            if (m == nullptr) {
+                bump(ps.c.tx_alloc_fail);
+                break;
             }
-        }
-        // Replies (ACK/NAK, ARP) travel in the data class: PFC on the RoCE
-        // priority holds them too. ARP replies go first either way.
-        const bool replies_paused = (paused & (1u << (_cfg.priority & 7u))) != 0;
-        while (n < max_burst && !ps.replies.empty() && !replies_paused) {
-            if (cr != nullptr) [[unlikely]] {
-                const std::uint32_t l = ps.replies.front()->pkt_len;
-                if (!cr->can_send(static_cast<int>(_cfg.priority & 7u), l)) {
-                    ++cr->waits;
-                    break;
-                }
-                cr->on_send(static_cast<int>(_cfg.priority & 7u), l);
+            std::array<std::uint16_t, 8> q{};
+            for (int k = 0; k < 8; ++k) {
+                q[k] = (s.cfg.class_enable >> k) & 1u ? s.cfg.quanta : 0;
             }
-            rte_mbuf* m = nullptr;
-            ps.replies.pop(m);
-            forget_reply(m);
-            ps.line.on_send(now, m->pkt_len);
-            bytes_out += m->pkt_len;
-            out[n++] = m;
-        }
-        // Data: round robin over the port's QPs, a burst of up to `quota`
-        // packets per QP per visit (max_burst / QPs, at least 1), while the
-        // line cap allows. Shapers with rate 0 (unshaped) are not called.
-        const auto nq = static_cast<std::uint32_t>(ps.qps.size());
-        if (nq != 0 && n < max_burst) {
-            const bool line_shaped = ps.line.rate().v != 0;
-            const std::uint32_t quota = nq >= max_burst ? 1u : max_burst / nq;
-            std::uint32_t rr = ps.rr < nq ? ps.rr : 0;
-            bool progress = true;
-            bool stop = false;
-            while (!stop && progress && n < max_burst && (!line_shaped || ps.line.conforms(now))) {
-                progress = false;
-                // One cycle over the QP slots from rr, visiting the ready ones
-                // (ps.ready) only: the same order, and the same rr after it, as
-                // visiting every slot and skipping those that cannot send.
-                std::uint32_t visited = 0;
-                while (visited < nq && n < max_burst) {
-                    const std::uint32_t dist = next_ready(ps.ready, rr, nq);
-                    if (dist >= nq - visited) {  // none before the cycle ends
-                        rr = static_cast<std::uint32_t>((rr + (nq - visited)) % nq);
-                        break;
-                    }
-                    const std::uint32_t slot = (rr + dist) % nq;
-                    visited += dist + 1;
-                    rr = slot + 1 == nq ? 0 : slot + 1;
-                    flow_state& f = *_flows[ps.qps[slot]];
-                    if (nq > 1) {  // the next slot's QP: its lines while this one sends
-                        prefetch_tx_lines(*_flows[ps.qps[rr]]);
-                    }
-                    if ((paused & f.prio_bit) != 0 || !f.rq.can_send(now)) {
-                        continue;
-                    }
-                    bool paced = f.pacer.rate().v != 0;
-                    std::uint32_t q = 0;
-                    // --tx-only: the burst is acknowledged once, cumulatively,
-                    // at its end (or when the window fills): MSN = messages
-                    // completed + the message ends sent since the last ACK.
-                    std::uint32_t ack_psn = 0;
-                    std::uint32_t ends = 0;
-                    bool unacked = false;
-                    const auto sent_one = [&](const tx_desc& d) noexcept {
-                        if (_opts.tx_only) {
-                            ack_psn = d.psn;
-                            ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
-                            unacked = true;
-                        }
-                    };
-                    // The QP's frames of this visit. A QP that only its
-                    // pacer and the port's line cap can hold (no credits, a
-                    // reaction point that counts no bytes before its first
-                    // CNP, so its rate cannot change) takes them in bursts:
-                    // as many as both shapers let go at `now`
-                    // (shaper::frames_at: what conforms() would allow frame
-                    // by frame, for frames of the QP's largest size; asked
-                    // again after them), all when unshaped. The same frames
-                    // as the checked loop below.
-                    if (cr == nullptr && !(f.dcqcn && f.rp.counts_bytes()) && !_opts.per_frame_checks) {
-                        // The requester's packets a burst at a time
-                        // (next_burst: as many next() calls), no more
-                        // than the common stock holds: build_data falls
-                        // back to it when the prefilled pool is empty.
-                        const std::uint32_t max_len = f.max_frame;
-                        while (q < quota && n < max_burst) {
-                            const bool line_ok = !line_shaped || ps.line.conforms(now);
-                            if (!line_ok || (paced && !f.pacer.conforms(now))) {
-                                stop = !line_ok;
-                                break;
-                            }
-                            if (!refill(ps.stk, _pool)) {
-                                bump(ps.c.tx_alloc_fail);
-                                stop = true;
-                                break;
-                            }
-                            std::uint32_t want =
-                                std::min({quota - q, std::uint32_t{max_burst} - n, std::uint32_t{ps.stk.n}});
-                            if (paced && want > 1) {
-                                want = f.pacer.frames_at(now, max_len, want);  // >= 1: it conforms
-                            }
-                            if (line_shaped && want > 1) {
-                                want = ps.line.frames_at(now, max_len, want);
-                            }
-                            const std::uint32_t got = f.rq.next_burst(now, ps.descs.data(), want);
-                            if (got == 0) {
-                                if (unacked) {  // the window is full: acknowledge and go on
-                                    self_ack(f, now, ack_psn, ends);
-                                    unacked = false;
-                                    ends = 0;
-                                    continue;
-                                }
-                                break;
-                            }
-                            for (std::uint32_t i = 0; i < got; ++i) {
-                                const tx_desc& d = ps.descs[i];
-                                rte_mbuf* m = build_data(f, d, ps);
-                                sent_one(d);
-                                const std::uint32_t l = m->pkt_len;
-                                assert(l <= max_len);  // else frames_at's count is not a bound
-                                bytes_out += l;
-                                if (paced) {
-                                    f.pacer.on_send(now, l);
-                                }
-                                if (line_shaped) {
-                                    ps.line.on_send(now, l);
-                                }
-                                out[n++] = m;
-                            }
-                            q += got;
-                        }
-                    } else {
-                        while (q < quota && n < max_burst) {
-                            if ((paced && !f.pacer.conforms(now)) ||
-                                (line_shaped && !ps.line.conforms(now))) {
-                                stop = line_shaped && !ps.line.conforms(now);
-                                break;
-                            }
-                            if (cr != nullptr && !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame))
-                                [[unlikely]] {
-                                paused = static_cast<std::uint8_t>(paused | f.prio_bit);  // out of credits
-                                ++cr->waits;
-                                break;
-                            }
-                            // Peek-free: a failed allocation must not consume the packet.
-                            if (!refill(ps.stk, _pool)) {
-                                bump(ps.c.tx_alloc_fail);
-                                stop = true;
-                                break;
-                            }
-                            tx_desc d;
-                            if (!f.rq.next(now, d)) {
-                                if (unacked) {  // the window is full: acknowledge and go on
-                                    self_ack(f, now, ack_psn, ends);
-                                    unacked = false;
-                                    ends = 0;
-                                    continue;
-                                }
-                                break;
-                            }
-                            rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
-                            sent_one(d);
-                            const std::uint32_t l = m->pkt_len;
-                            bytes_out += l;
-                            if (cr != nullptr) [[unlikely]] {
-                                cr->on_send(std::countr_zero(f.prio_bit), l);
-                            }
-                            if (paced || line_shaped) {
-                                if (paced) {
-                                    f.pacer.on_send(now, l);
-                                }
-                                if (line_shaped) {
-                                    ps.line.on_send(now, l);
-                                }
-                            }
-                            if (f.dcqcn) {
-                                // The RP's byte counter: a no-op until its first
-                                // CNP (then it may move its timers and rate).
-                                if (f.rp.counts_bytes()) {
-                                    f.rp.on_sent(now, bytes{l});
-                                    if (f.rp.next_deadline() < f.rp_next) {
-                                        f.rp_next = f.rp.next_deadline();
-                                    }
-                                }
-                                if (f.rp.rate_changed()) {
-                                    apply_rate(f, now);
-                                    paced = f.pacer.rate().v != 0;
-                                }
-                            }
-                            out[n++] = m;
-                            ++q;
-                        }
-                    }
-                    if (unacked) {
-                        self_ack(f, now, ack_psn, ends);
-                    }
-                    if (q != 0) {  // its timers and window changed
-                        // Unless the flow is touched (self_ack, --tx-only):
-                        // then this worker's next service_flows, which comes
-                        // before anything reads its timer, ready bit or pace
-                        // key (a touched flow makes the worker's deadline
-                        // "now"), sets all three again from the same state.
-                        // Doing it here too was a third of the cost per frame
-                        // with many QPs (one frame per QP per visit).
-                        if (!req_touched(f)) {
-                            reschedule(*_workers[f.req_worker], f.req_ref, now);
-                            update_ready(f);
-                        }
-                    }
-                    progress = progress || q != 0;
-                    if (stop) {
-                        break;
-                    }
-                }
-            }
-            ps.rr = rr;
+            const mac_addr src = ps.hosts.empty() ? mac_addr{0x02, 0, 0, 0, 0, 0xFE} : ps.hosts[0].mac;
+            const std::uint32_t l = build_pfc(mdata(m), src, s.cfg.class_enable, q);
+            m->data_len = static_cast<std::uint16_t>(l);
+            m->pkt_len = l;
+            t.out[t.n++] = m;
+            t.bytes += l;
+            ++s.sent;
+            bump(ps.c.tx_pfc);
+            s.next = s.cfg.interval.v > 0 ? std::max(s.next + s.cfg.interval.v, t.now.v) : INT64_MAX;
         }
     }
-    if (n == 0) {
-        return 0;
+}
+
+// Replies (ACK/NAK, ARP) travel in the data class: PFC on the RoCE priority
+// holds them too. ARP replies go first either way.
+[[gnu::always_inline]] inline void gen_pipeline::stage_replies(port_state& ps, tx_stage& t) noexcept {
+    const bool replies_paused = (t.paused & (1u << (_cfg.priority & 7u))) != 0;
+    while (t.n < max_burst && !ps.replies.empty() && !replies_paused) {
+        if (t.cr != nullptr) [[unlikely]] {
+            const std::uint32_t l = ps.replies.front()->pkt_len;
+            if (!t.cr->can_send(static_cast<int>(_cfg.priority & 7u), l)) {
+                ++t.cr->waits;
+                break;
+            }
+            t.cr->on_send(static_cast<int>(_cfg.priority & 7u), l);
+        }
+        rte_mbuf* m = nullptr;
+        ps.replies.pop(m);
+        forget_reply(m);
+        ps.line.on_send(t.now, m->pkt_len);
+        t.bytes += m->pkt_len;
+        t.out[t.n++] = m;
     }
+}
+
+// --tx-only: a frame staged; the visit acknowledges them all at its end
+// (MSN = messages completed + the message ends sent since the last ACK).
+[[gnu::always_inline]] inline void gen_pipeline::tx_ack::sent(const tx_desc& d, bool tx_only) noexcept {
+    if (tx_only) {
+        psn = d.psn;
+        ends += d.offset + d.len >= d.msg_size ? 1u : 0u;
+        unacked = true;
+    }
+}
+
+// The requester's window is full. With frames of this visit unacknowledged
+// (--tx-only), acknowledge them now and return true: the visit goes on.
+[[gnu::always_inline]] inline bool gen_pipeline::ack_full_window(flow_state& f, nanos now, tx_ack& a) noexcept {
+    if (!a.unacked) {
+        return false;
+    }
+    self_ack(f, now, a.psn, a.ends);
+    a = tx_ack{};
+    return true;
+}
+
+// A QP that only its pacer and the port's line cap can hold (no credits, a
+// reaction point that counts no bytes before its first CNP, so its rate
+// cannot change): its frames in bursts, as many as both shapers let go at
+// `now` (shaper::frames_at: what conforms() would allow frame by frame, for
+// frames of the QP's largest size; asked again after them), all when
+// unshaped. The requester's packets come a burst at a time (next_burst: as
+// many next() calls), no more than the common stock holds: build_data falls
+// back to it when the prefilled pool is empty. The same frames as
+// visit_checked (gen_pacing.the_burst_loop_sends_what_the_checked_loop_sends).
+[[gnu::always_inline]] inline std::uint32_t gen_pipeline::visit_burst(flow_state& f, port_state& ps, tx_stage& t,
+                                                                      tx_ack& a) noexcept {
+    const bool paced = f.pacer.rate().v != 0;
+    const std::uint32_t max_len = f.max_frame;
+    const nanos now = t.now;
+    std::uint32_t q = 0;
+    while (q < t.quota && t.n < max_burst) {
+        const bool line_ok = !t.line_shaped || ps.line.conforms(now);
+        if (!line_ok || (paced && !f.pacer.conforms(now))) {
+            t.stop = !line_ok;
+            break;
+        }
+        if (!refill(ps.stk, _pool)) {
+            bump(ps.c.tx_alloc_fail);
+            t.stop = true;
+            break;
+        }
+        std::uint32_t want = std::min({t.quota - q, std::uint32_t{max_burst} - t.n, std::uint32_t{ps.stk.n}});
+        if (paced && want > 1) {
+            want = f.pacer.frames_at(now, max_len, want);  // >= 1: it conforms
+        }
+        if (t.line_shaped && want > 1) {
+            want = ps.line.frames_at(now, max_len, want);
+        }
+        const std::uint32_t got = f.rq.next_burst(now, ps.descs.data(), want);
+        if (got == 0) {
+            if (ack_full_window(f, now, a)) {
+                continue;
+            }
+            break;
+        }
+        for (std::uint32_t i = 0; i < got; ++i) {
+            const tx_desc& d = ps.descs[i];
+            rte_mbuf* m = build_data(f, d, ps);
+            a.sent(d, _opts.tx_only);
+            const std::uint32_t l = m->pkt_len;
+            assert(l <= max_len);  // else frames_at's count is not a bound
+            t.bytes += l;
+            if (paced) {
+                f.pacer.on_send(now, l);
+            }
+            if (t.line_shaped) {
+                ps.line.on_send(now, l);
+            }
+            t.out[t.n++] = m;
+        }
+        q += got;
+    }
+    return q;
+}
+
+// Every other QP (credits, a reaction point moving its rate, or
+// gen_tx_opts::per_frame_checks): the shapers, credits and the RP asked
+// before each frame.
+[[gnu::always_inline]] inline std::uint32_t gen_pipeline::visit_checked(flow_state& f, port_state& ps, tx_stage& t,
+                                                                        tx_ack& a) noexcept {
+    bool paced = f.pacer.rate().v != 0;
+    credit_tx* const cr = t.cr;
+    const nanos now = t.now;
+    std::uint32_t q = 0;
+    while (q < t.quota && t.n < max_burst) {
+        if ((paced && !f.pacer.conforms(now)) || (t.line_shaped && !ps.line.conforms(now))) {
+            t.stop = t.line_shaped && !ps.line.conforms(now);
+            break;
+        }
+        if (cr != nullptr && !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame)) [[unlikely]] {
+            t.paused = static_cast<std::uint8_t>(t.paused | f.prio_bit);  // out of credits
+            ++cr->waits;
+            break;
+        }
+        // Peek-free: a failed allocation must not consume the packet.
+        if (!refill(ps.stk, _pool)) {
+            bump(ps.c.tx_alloc_fail);
+            t.stop = true;
+            break;
+        }
+        tx_desc d;
+        if (!f.rq.next(now, d)) {
+            if (ack_full_window(f, now, a)) {
+                continue;
+            }
+            break;
+        }
+        rte_mbuf* m = build_data(f, d, ps);  // never null: ps.stk holds one
+        a.sent(d, _opts.tx_only);
+        const std::uint32_t l = m->pkt_len;
+        t.bytes += l;
+        if (cr != nullptr) [[unlikely]] {
+            cr->on_send(std::countr_zero(f.prio_bit), l);
+        }
+        if (paced) {
+            f.pacer.on_send(now, l);
+        }
+        if (t.line_shaped) {
+            ps.line.on_send(now, l);
+        }
+        if (f.dcqcn) {
+            // The RP's byte counter: a no-op until its first CNP (then it may
+            // move its timers and rate).
+            if (f.rp.counts_bytes()) {
+                f.rp.on_sent(now, bytes{l});
+                if (f.rp.next_deadline() < f.rp_next) {
+                    f.rp_next = f.rp.next_deadline();
+                }
+            }
+            if (f.rp.rate_changed()) {
+                apply_rate(f, now);
+                paced = f.pacer.rate().v != 0;
+            }
+        }
+        t.out[t.n++] = m;
+        ++q;
+    }
+    return q;
+}
+
+// Data: round robin over the port's QPs, a burst of up to `quota` packets
+// per QP per visit (max_burst / QPs, at least 1), while the line cap allows.
+// Shapers with rate 0 (unshaped) are not called.
+[[gnu::always_inline]] inline void gen_pipeline::stage_data(port_state& ps, tx_stage& t) noexcept {
+    const auto nq = static_cast<std::uint32_t>(ps.qps.size());
+    if (nq == 0 || t.n >= max_burst) {
+        return;
+    }
+    const nanos now = t.now;
+    t.line_shaped = ps.line.rate().v != 0;
+    t.quota = nq >= max_burst ? 1u : max_burst / nq;
+    std::uint32_t rr = ps.rr < nq ? ps.rr : 0;
+    bool progress = true;
+    while (!t.stop && progress && t.n < max_burst && (!t.line_shaped || ps.line.conforms(now))) {
+        progress = false;
+        // One cycle over the QP slots from rr, visiting the ready ones
+        // (ps.ready) only: the same order, and the same rr after it, as
+        // visiting every slot and skipping those that cannot send.
+        std::uint32_t visited = 0;
+        while (visited < nq && t.n < max_burst) {
+            const std::uint32_t dist = next_ready(ps.ready, rr, nq);
+            if (dist >= nq - visited) {  // none before the cycle ends
+                rr = static_cast<std::uint32_t>((rr + (nq - visited)) % nq);
+                break;
+            }
+            const std::uint32_t slot = (rr + dist) % nq;
+            visited += dist + 1;
+            rr = slot + 1 == nq ? 0 : slot + 1;
+            flow_state& f = *_flows[ps.qps[slot]];
+            if (nq > 1) {  // the next slot's QP: its lines while this one sends
+                prefetch_tx_lines(*_flows[ps.qps[rr]]);
+            }
+            if ((t.paused & f.prio_bit) != 0 || !f.rq.can_send(now)) {
+                continue;
+            }
+            tx_ack a;
+            const std::uint32_t q = t.cr == nullptr && !(f.dcqcn && f.rp.counts_bytes()) && !_opts.per_frame_checks
+                                        ? visit_burst(f, ps, t, a)
+                                        : visit_checked(f, ps, t, a);
+            if (a.unacked) {
+                self_ack(f, now, a.psn, a.ends);
+            }
+            if (q != 0) {  // its timers and window changed
+                // Unless the flow is touched (self_ack, --tx-only): then this
+                // worker's next service_flows, which comes before anything
+                // reads its timer, ready bit or pace key (a touched flow
+                // makes the worker's deadline "now"), sets all three again
+                // from the same state. Doing it here too was a third of the
+                // cost per frame with many QPs (one frame per QP per visit).
+                if (!req_touched(f)) {
+                    reschedule(*_workers[f.req_worker], f.req_ref, now);
+                    update_ready(f);
+                }
+            }
+            progress = progress || q != 0;
+            if (t.stop) {
+                break;
+            }
+        }
+    }
+    ps.rr = rr;
+}
+
+// The staged burst to the PMD. Frames it refused stay staged (ps.npend) and
+// go first next time; only what it took is counted.
+[[gnu::always_inline]] inline std::uint32_t gen_pipeline::send_staged(std::size_t pi, port_state& ps, tx_stage& t) noexcept {
     // Capture before the driver owns the frames: after rte_eth_tx_burst a
     // PMD may already have freed (memif, pcap) or handed over (ring) them.
     // Frames retried from an earlier refused burst (the first ps.npend) were
     // captured when they were first staged.
     if (_cap != nullptr) {
-        for (std::uint16_t k = ps.npend; k < n; ++k) {
-            _cap->tap(static_cast<std::uint16_t>(pi), true, out[k], now);
+        for (std::uint16_t k = ps.npend; k < t.n; ++k) {
+            _cap->tap(static_cast<std::uint16_t>(pi), true, t.out[k], t.now);
         }
     }
-    const std::uint16_t sent = dpdk::port_tx(ps.b, now, out, n);
+    const std::uint16_t n = t.n;
+    const std::uint16_t sent = dpdk::port_tx(ps.b, t.now, t.out, n);
+    std::uint64_t bytes_out = t.bytes;
     if (sent < n) {
         for (std::uint16_t k = sent; k < n; ++k) {
-            bytes_out -= out[k]->pkt_len;
+            bytes_out -= t.out[k]->pkt_len;
         }
     }
     bump(ps.c.tx_packets, std::uint64_t{sent});
     bump(ps.c.tx_bytes, bytes_out);
     if (sent < n) {
         bump(ps.c.tx_retry);
-        std::memmove(out, out + sent, sizeof(rte_mbuf*) * (n - sent));
+        std::memmove(t.out, t.out + sent, sizeof(rte_mbuf*) * (n - sent));
     }
     ps.npend = static_cast<std::uint16_t>(n - sent);
     return sent;
+}
+
+std::uint32_t gen_pipeline::tx_port(std::size_t pi, nanos now) noexcept {
+    port_state& ps = _ports[pi];
+    tx_stage t{ps.pend.data(), ps.npend, 0, now, ps.b.credit, blocked_prios(ps, now)};
+    // Frames retried from a refused burst are counted again here.
+    for (std::uint16_t k = 0; k < t.n; ++k) {
+        t.bytes += t.out[k]->pkt_len;
+    }
+    if (t.n == 0) {  // a refused burst goes out whole before anything new
+        stage_pfc_sources(ps, t);
+        stage_replies(ps, t);
+        stage_data(ps, t);
+    }
+    if (t.n == 0) {
+        return 0;
+    }
+    return send_staged(pi, ps, t);
 }
 
 // CNPs of port pi: their own staging and tx_burst call, before any data or
