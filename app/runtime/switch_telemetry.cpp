@@ -144,7 +144,14 @@ int cmd_fdb(const switch_pipeline& p, const telemetry_info&, const char*, rte_te
 // RTE_TEL_MAX_DICT_ENTRIES entries in all: past that, "shown" < "entries".
 int cmd_neigh(const switch_pipeline& p, const telemetry_info& info, const char*, rte_tel_data* d) {
     const neigh_stats ns = p.neigh_totals();
-    const auto rows = p.neighbors(info.clock->now());
+    // The workers' tables are theirs: each hands over a copy (within 1 ms).
+    const auto live = p.neighbors_live(info.clock->now(), std::chrono::milliseconds(200));
+    if (!live) {
+        rte_tel_data_start_dict(d);
+        rte_tel_data_add_dict_string(d, "error", "the workers did not hand over their neighbour tables within 200ms");
+        return 0;
+    }
+    const auto& rows = *live;
     rte_tel_data_start_dict(d);
     rte_tel_data_add_dict_u64(d, "dynamic", p.neigh_dynamic() ? 1 : 0);
     rte_tel_data_add_dict_u64(d, "entries", rows.size());

@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "core/counter.hpp"
 #include "core/endian.hpp"
@@ -95,6 +96,17 @@ struct neigh_params {
     std::uint8_t queue = 4;            // frames waiting per unresolved neighbour (0..max_queue)
     std::size_t scan = 64;             // slots the aging sweep visits per poll()
     static constexpr std::uint8_t max_queue = 8;
+};
+
+// One entry as a listing gives it (neigh_table::list).
+struct neigh_listed {
+    neigh_key key{};
+    std::uint16_t port = 0;
+    mac_addr mac{};
+    neigh_state state = neigh_state::incomplete;
+    std::int64_t confirmed_ns = 0;
+    std::uint64_t hits = 0;
+    std::uint8_t n_held = 0;
 };
 
 // What the caller must send now for a neighbour.
@@ -330,16 +342,30 @@ public:
         return i == npos ? nullptr : &_e[i];
     }
 
-    // Control thread listing. Unlike the counters and size(), the entries
-    // are plain fields: listing them while the worker writes is a data race
-    // in C++ terms (an entry may be seen half-updated; x86 tears no aligned
-    // word). Known and open: tools/tsan.sh does not query neighbours in L3.
+    // Every entry, from the thread that owns the table (the entries are
+    // plain fields: another thread takes a copy from list(), made by the
+    // owner; see switch_pipeline::neighbors_live).
     template <typename Fn>
     void for_each(Fn&& fn) const noexcept {
         for (std::size_t i = 0; i < _slots; ++i) {
             if (_e[i].used) { fn(static_cast<const entry&>(_e[i])); }
         }
     }
+    // The entries copied into out, at most out.size() of them (capacity()
+    // holds them all); returns how many. No allocation.
+    std::size_t list(std::span<neigh_listed> out) const noexcept {
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < _slots && k < out.size(); ++i) {
+            const entry& e = _e[i];
+            if (!e.used) { continue; }
+            out[k++] = listed(e);
+        }
+        return k;
+    }
+    static neigh_listed listed(const entry& e) noexcept {
+        return neigh_listed{e.key, e.port, e.mac, e.state, e.confirmed_ns, e.hits, e.n_held};
+    }
+    std::size_t capacity() const noexcept { return _p.capacity; }
 
     std::size_t size() const noexcept { return _n; }
     std::size_t under_resolution() const noexcept { return _n_pend; }

@@ -7,7 +7,10 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "dpdk/mbuf_meta.hpp"
 #include "switch/switch_rt.hpp"
@@ -199,7 +202,10 @@ std::variant<std::unique_ptr<switch_pipeline>, std::string> switch_pipeline::cre
             np.scan = std::max<std::size_t>(64, std::bit_ceil(std::max<std::size_t>(2 * np.capacity, 8)) / 64);
             // One table per worker, for the neighbours behind its own ports
             // (neigh_max each).
-            for (auto& w : p->workers) { w->neigh = std::make_unique<neigh_table<held_frame>>(np); }
+            for (auto& w : p->workers) {
+                w->neigh = std::make_unique<neigh_table<held_frame>>(np);
+                w->neigh_list.rows.resize(w->neigh->capacity());
+            }
         }
     }
     auto sp = std::unique_ptr<switch_pipeline>(new switch_pipeline(std::move(p)));
@@ -437,7 +443,46 @@ neigh_stats switch_pipeline::neigh_totals() const noexcept {
     return t;
 }
 
-std::vector<neigh_row> switch_pipeline::neighbors(nanos now) const {
+namespace {
+neigh_row dynamic_row(const neigh_listed& e, nanos reachable, nanos now) {
+    neigh_row r;
+    r.v6 = e.key.v6;
+    r.addr = e.key.addr;
+    r.port = e.port;
+    r.mac = e.mac;
+    neigh_state st = e.state;
+    if (st == neigh_state::reachable && now.v - e.confirmed_ns >= reachable.v) { st = neigh_state::stale; }
+    r.state = to_string(st);
+    r.confirmed_ago_ns = e.state == neigh_state::incomplete ? -1 : now.v - e.confirmed_ns;
+    r.hits = e.hits;
+    r.waiting = e.n_held;
+    return r;
+}
+}  // namespace
+
+std::optional<std::vector<neigh_row>> switch_pipeline::neighbors_live(nanos now,
+                                                                      std::chrono::milliseconds timeout) const {
+    // One listing at a time: a box's rows are the answer to its last req.
+    static std::mutex one_at_a_time;
+    const std::lock_guard<std::mutex> lock(one_at_a_time);
+    std::vector<neigh_row> out = neighbors_static();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (const auto& w : _p->workers) {
+        if (!w->neigh) { continue; }
+        auto& box = w->neigh_list;
+        const std::uint32_t req = __atomic_add_fetch(&box.req, 1u, __ATOMIC_RELAXED);
+        while (__atomic_load_n(&box.done, __ATOMIC_ACQUIRE) != req) {
+            if (std::chrono::steady_clock::now() >= deadline) { return std::nullopt; }
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        for (std::size_t i = 0; i < box.n; ++i) {
+            out.push_back(dynamic_row(box.rows[i], w->neigh->params().reachable, now));
+        }
+    }
+    return out;
+}
+
+std::vector<neigh_row> switch_pipeline::neighbors_static() const {
     std::vector<neigh_row> out;
     for (const neigh_cfg& n : _p->static_neigh) {
         neigh_row r;
@@ -450,23 +495,16 @@ std::vector<neigh_row> switch_pipeline::neighbors(nanos now) const {
         r.state = "permanent";
         out.push_back(r);
     }
+    return out;
+}
+
+std::vector<neigh_row> switch_pipeline::neighbors(nanos now) const {
+    std::vector<neigh_row> out = neighbors_static();
     for (const auto& w : _p->workers) {
         if (!w->neigh) { continue; }
+        const nanos reachable = w->neigh->params().reachable;
         w->neigh->for_each([&](const neigh_table<held_frame>::entry& e) {
-            neigh_row r;
-            r.v6 = e.key.v6;
-            r.addr = e.key.addr;
-            r.port = e.port;
-            r.mac = e.mac;
-            neigh_state st = e.state;
-            if (st == neigh_state::reachable && now.v - e.confirmed_ns >= w->neigh->params().reachable.v) {
-                st = neigh_state::stale;
-            }
-            r.state = to_string(st);
-            r.confirmed_ago_ns = e.state == neigh_state::incomplete ? -1 : now.v - e.confirmed_ns;
-            r.hits = e.hits;
-            r.waiting = e.n_held;
-            out.push_back(r);
+            out.push_back(dynamic_row(neigh_table<held_frame>::listed(e), reachable, now));
         });
     }
     return out;

@@ -551,7 +551,8 @@ std::uint32_t egress_all(switch_env& env, nanos now) noexcept {
     return work;
 }
 
-// Neighbour timers (retransmissions, failures, aging), every millisecond.
+// Neighbour timers (retransmissions, failures, aging), every millisecond;
+// then a listing another thread asked for (neighbors_live).
 inline void neighbour_step(switch_env& env, nanos now) noexcept {
     worker_rt& w = env.w;
     if (!w.neigh || now < w.neigh_next) [[likely]] { return; }
@@ -559,6 +560,12 @@ inline void neighbour_step(switch_env& env, nanos now) noexcept {
     w.neigh->poll(
         now, [&](const neigh_entry& e, neigh_request kind) noexcept { send_neigh_request(env, e, kind); },
         [&](const held_frame& h) noexcept { unresolved_held(env, h, now); });
+    auto& box = w.neigh_list;
+    const std::uint32_t req = __atomic_load_n(&box.req, __ATOMIC_ACQUIRE);
+    if (req != box.done) [[unlikely]] {
+        box.n = w.neigh->list(box.rows);
+        __atomic_store_n(&box.done, req, __ATOMIC_RELEASE);
+    }
 }
 
 }  // namespace

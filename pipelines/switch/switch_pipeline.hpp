@@ -32,8 +32,10 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -284,12 +286,18 @@ public:
     bool link_up(std::size_t port) const noexcept;  // as the data path last applied it
     fwd_mode mode() const noexcept;
 
-    // L3 neighbours (control thread; reads the worker's table without
-    // locking, as counters are read: an entry changing meanwhile may show
-    // half-updated). Dynamic resolution: ROCELAB neigh_dynamic (on).
+    // L3 neighbours: the static ones (NEIGH), then each worker's table.
+    // Dynamic resolution: ROCELAB neigh_dynamic (on).
+    //   neighbors       reads the tables: only with the workers stopped, or
+    //                   from the thread that polls them (virtual time);
+    //   neighbors_live  while the workers run (telemetry): each worker copies
+    //                   its own table at its next neighbour step (every
+    //                   millisecond) and hands the copy over; nullopt when a
+    //                   worker does not answer within `timeout` (not running).
     bool neigh_dynamic() const noexcept;
     neigh_stats neigh_totals() const noexcept;
     std::vector<neigh_row> neighbors(nanos now) const;
+    std::optional<std::vector<neigh_row>> neighbors_live(nanos now, std::chrono::milliseconds timeout) const;
 
     // Busy-cycle accounting (cycles spent in polls that did work), set by the runner.
     std::uint64_t busy_cycles = 0;
@@ -302,6 +310,7 @@ public:
 
 private:
     explicit switch_pipeline(std::unique_ptr<impl> p) noexcept;
+    std::vector<neigh_row> neighbors_static() const;  // NEIGH entries ("permanent")
     std::unique_ptr<impl> _p;
     dpdk::capture* _capture = nullptr;
 };

@@ -225,6 +225,17 @@ struct worker_rt {
     std::unique_ptr<fdb> table;        // L2: this worker's copy (learns replayed from the others)
     std::unique_ptr<neigh_table<held_frame>> neigh;  // L3: neighbours behind its own ports
     nanos neigh_next{0};
+    // The neighbour listing another thread asks for while this worker runs
+    // (switch_pipeline::neighbors_live): it bumps req; the worker, in
+    // neighbour_step, copies its table into rows (allocated at create) and
+    // publishes done = req (release). Rows are written only between a new
+    // req and its done, and read only after that done.
+    struct neigh_list_box {
+        std::vector<neigh_listed> rows;
+        std::size_t n = 0;
+        std::uint32_t req = 0;   // written by the reader (relaxed atomic)
+        std::uint32_t done = 0;  // written by the worker (release)
+    } neigh_list;
     nanos last_now{0};
     // This poll left frames for another worker that its full handoff queue
     // did not take (stashed lossless frames, refused lossy ones): the

@@ -10,6 +10,12 @@ a TSan build under tools/tsan.sh) with two workers on both CPUs, a pcap
 port replaying RoCEv2 frames into a 1Gbps net_null port (so the lossless
 PG fills, goes into XOFF and overflows its headroom: every buffer figure
 moves), queries every command ROUNDS times, then stops it with SIGINT.
+Then the same in L3 with dynamic neighbours: frames to 200 hosts on
+Ethernet1 that never answer, so the worker's neighbour table churns
+(entries created, probed every 10 ms, failed, created again) while
+/rocelab/neigh lists it. A worker's table is its own: the listing is a
+copy the worker hands over (switch_pipeline::neighbors_live), and a reply
+that is an error, or that lists no neighbour being resolved, fails.
 
 Exit 0: every reply was JSON and the switch exited 0 with its report;
 1 otherwise (a TSan report makes the switch exit 66; its output is printed).
@@ -34,79 +40,128 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 from telemetry import Telemetry  # noqa: E402
 
 
+L2_CFG = ("PORT:\n  Ethernet0: {device: net_pcap0}\n  Ethernet1: {device: net_null1, speed: 1Gbps}\n"
+          "ROCELAB: {queue_sample_interval: 10ms}\n")
+ROUTER_MAC = "02:00:00:00:01:00"
+L3_CFG = """
+ROCELAB: {mode: l3, neigh_retrans_time: 10ms, neigh_queue: 2, queue_sample_interval: 10ms}
+DEVICE_METADATA:
+  localhost: {mac: "%s"}
+PORT:
+  Ethernet0: {device: net_pcap0}
+  Ethernet1: {device: net_null1, speed: 1Gbps}
+INTERFACE:
+  "Ethernet0|10.8.0.1/24": {}
+  "Ethernet1|10.9.0.1/24": {}
+""" % ROUTER_MAC
+
+
+def run_phase(tmp, name, rounds, pcap_args, cfg_text, check_reply):
+    """Runs the switch on 2 workers, queries every command `rounds` times.
+    Returns (failures, queries, commands, output)."""
+    pcap = os.path.join(tmp, f"{name}.pcap")
+    mkpcap("roce", pcap, *pcap_args)
+    cfg = os.path.join(tmp, f"{name}.yaml")
+    with open(cfg, "w") as f:
+        f.write(cfg_text)
+    prefix = f"rltel{os.getpid()}{name}"
+    report, out = os.path.join(tmp, f"{name}.json"), os.path.join(tmp, f"{name}.txt")
+    cmd = [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@0,1@1,2@0", "--file-prefix", prefix,
+           "--log-level", "lib.eal:error", f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1",
+           "--vdev=net_null1,no-rx=1", "--", "--config", cfg, "--report", report,
+           "--queue-csv", os.path.join(tmp, f"{name}.csv")]
+    with open(out, "w") as o:
+        p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT)
+    failed = []
+    commands = ["/rocelab/workers", "/rocelab/info", "/rocelab/ports", "/rocelab/fdb", "/rocelab/neigh"]
+    for port in ("Ethernet0", "Ethernet1"):
+        commands += [f"/rocelab/port,{port}", f"/rocelab/queues,{port}", f"/rocelab/buffer,{port}",
+                     f"/rocelab/pfc,{port}"]
+    n = 0
+    try:
+        # Forwarding: the status line (each second) names Ethernet0's RX.
+        deadline = time.monotonic() + 120
+        while p.poll() is None and time.monotonic() < deadline:
+            with open(out) as f:
+                if re.search(r"\] \| Ethernet0 rx", f.read()):
+                    break
+            time.sleep(0.2)
+        time.sleep(2)  # queues and PGs filling, neighbours churning
+        for _ in range(rounds):
+            if p.poll() is not None:
+                failed.append(f"rocelab-switch exited {p.returncode} while being queried")
+                break
+            t = Telemetry(prefix)
+            try:
+                for c in commands:
+                    reply = t.query(c)
+                    if not isinstance(reply, dict) or not reply:
+                        failed.append(f"{c}: reply {reply!r}")
+                    else:
+                        why = check_reply(c, reply)
+                        if why:
+                            failed.append(f"{c}: {why}")
+                    n += 1
+            except (OSError, json.JSONDecodeError) as e:
+                failed.append(f"query failed ({e}): the switch stopped answering")
+                break
+            finally:
+                t.close()
+            time.sleep(0.1)
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"])
+    with open(out) as f:
+        text = f.read()
+    if p.returncode != 0:
+        failed.append(f"rocelab-switch exit status {p.returncode}")
+    if "ThreadSanitizer" in text:
+        failed.append("ThreadSanitizer reported")
+    if not os.path.exists(report):
+        failed.append("no report")
+    return failed, n, len(commands), text
+
+
+def l2_check(cmd, reply):
+    return None
+
+
+def l3_check(cmd, reply):
+    """/rocelab/neigh must list neighbours under resolution: the worker
+    handed its table over (no "error"), and it is not empty."""
+    if cmd != "/rocelab/neigh":
+        return None
+    r = reply.get("/rocelab/neigh", reply)
+    if "error" in r:
+        return r["error"]
+    if not r.get("entries"):
+        return f"no neighbour listed while 200 are being resolved: {r}"
+    return None
+
+
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    phases = [
+        ("l2", ["--count", "64", "--dscp", ",".join(["26"] * 63 + ["48"]), "--payload", "100"], L2_CFG, l2_check),
+        ("l3", ["--count", "200", "--payload", "100", "--dst-mac", ROUTER_MAC, "--src-ip", "10.8.0.2",
+                "--dst-ip", "10.9.0.20", "--dst-ip-count", "200"], L3_CFG, l3_check),
+    ]
     with tempfile.TemporaryDirectory(prefix="rocelab-tel-") as tmp:
-        pcap = os.path.join(tmp, "in.pcap")
-        mkpcap("roce", pcap, "--count", "64", "--dscp", ",".join(["26"] * 63 + ["48"]), "--payload", "100")
-        cfg = os.path.join(tmp, "c.yaml")
-        with open(cfg, "w") as f:
-            f.write("PORT:\n  Ethernet0: {device: net_pcap0}\n  Ethernet1: {device: net_null1, speed: 1Gbps}\n"
-                    "ROCELAB: {queue_sample_interval: 10ms}\n")
-        prefix = f"rltel{os.getpid()}"
-        report, out = os.path.join(tmp, "r.json"), os.path.join(tmp, "out.txt")
-        cmd = [SWITCH, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@0,1@1,2@0", "--file-prefix", prefix,
-               "--log-level", "lib.eal:error", f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1",
-               "--vdev=net_null1,no-rx=1", "--", "--config", cfg, "--report", report,
-               "--queue-csv", os.path.join(tmp, "q.csv")]
-        with open(out, "w") as o:
-            p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT)
-        failed = []
-        try:
-            # Forwarding: the status line (each second) names Ethernet0's RX.
-            deadline = time.monotonic() + 120
-            while p.poll() is None and time.monotonic() < deadline:
-                with open(out) as f:
-                    if re.search(r"\] \| Ethernet0 rx", f.read()):
-                        break
-                time.sleep(0.2)
-            time.sleep(2)  # queues and PGs filling
-            commands = ["/rocelab/workers", "/rocelab/info", "/rocelab/ports", "/rocelab/fdb", "/rocelab/neigh"]
-            for port in ("Ethernet0", "Ethernet1"):
-                commands += [f"/rocelab/port,{port}", f"/rocelab/queues,{port}", f"/rocelab/buffer,{port}",
-                             f"/rocelab/pfc,{port}"]
-            n = 0
-            for _ in range(rounds):
-                if p.poll() is not None:
-                    failed.append(f"rocelab-switch exited {p.returncode} while being queried")
-                    break
-                t = Telemetry(prefix)
-                try:
-                    for c in commands:
-                        reply = t.query(c)
-                        if not isinstance(reply, dict) or not reply:
-                            failed.append(f"{c}: reply {reply!r}")
-                        n += 1
-                except (OSError, json.JSONDecodeError) as e:
-                    failed.append(f"query failed ({e}): the switch stopped answering")
-                    break
-                finally:
-                    t.close()
-                time.sleep(0.1)
-        finally:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-                try:
-                    p.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"])
-        with open(out) as f:
-            text = f.read()
-        if p.returncode != 0:
-            failed.append(f"rocelab-switch exit status {p.returncode}")
-        if "ThreadSanitizer" in text:
-            failed.append("ThreadSanitizer reported")
-        if not os.path.exists(report):
-            failed.append("no report")
-        if failed:
-            print(text[-12000:])
-            print("telemetry_under_load: FAILED: " + "; ".join(failed))
-            return 1
-        print(f"telemetry_under_load: {n} queries of {len(commands)} commands while forwarding on 2 workers, "
-              f"exit 0")
-        return 0
+        for name, pcap_args, cfg, check in phases:
+            failed, n, ncmd, text = run_phase(tmp, name, rounds, pcap_args, cfg, check)
+            if failed:
+                print(text[-12000:])
+                print(f"telemetry_under_load: {name}: FAILED: " + "; ".join(dict.fromkeys(failed)))
+                return 1
+            print(f"telemetry_under_load: {name}: {n} queries of {ncmd} commands while forwarding on 2 workers, "
+                  f"exit 0")
+    return 0
 
 
 if __name__ == "__main__":
