@@ -318,3 +318,49 @@ TEST(neigh_frames, arp_request_and_ns_round_trip) {
     f[70] = std::byte{0x55};  // corrupt the target address: the checksum fails
     EXPECT_FALSE(nd_parse(f, ns_frame_len, eth_hdr_len).ok);
 }
+
+// list() is the copy a worker hands to another thread (the /rocelab/neigh
+// listing): every entry once, with for_each's fields, never more than the
+// span holds; a span of capacity() holds a full table.
+TEST(neigh_table, list_copies_every_entry_and_stops_at_the_span) {
+    neigh_params p = params(2);
+    neigh_table<int> t(p);
+    sink s;
+    for (std::uint32_t a = 0; a < 16; ++a) {
+        t.resolve(neigh_key::v4(0x0a000100 + a), static_cast<std::uint16_t>(a % 3), nanos{5}, static_cast<int>(a));
+    }
+    for (std::uint32_t a = 0; a < 16; a += 3) {  // some answer: reachable, with their MAC, frames released
+        ASSERT_TRUE(learn(t, neigh_key::v4(0x0a000100 + a), mac2, 7 * s_ / 1000, false, s, static_cast<std::uint16_t>(a % 3)));
+    }
+    ASSERT_EQ(t.size(), 16u);
+    ASSERT_EQ(t.capacity(), 16u);
+    std::vector<neigh_listed> rows(t.capacity());
+    ASSERT_EQ(t.list(rows), 16u);
+    std::vector<neigh_listed> want;
+    t.for_each([&](const neigh_table<int>::entry& e) { want.push_back(neigh_table<int>::listed(e)); });
+    ASSERT_EQ(want.size(), 16u);
+    std::size_t reachable = 0;
+    for (std::size_t i = 0; i < 16; ++i) {
+        EXPECT_EQ(rows[i].key.addr, want[i].key.addr);
+        EXPECT_EQ(rows[i].port, want[i].port);
+        EXPECT_EQ(rows[i].mac, want[i].mac);
+        EXPECT_EQ(rows[i].state, want[i].state);
+        EXPECT_EQ(rows[i].confirmed_ns, want[i].confirmed_ns);
+        EXPECT_EQ(rows[i].n_held, want[i].n_held);
+        const std::uint32_t a = rows[i].key.addr[3];  // 10.0.1.a
+        EXPECT_EQ(rows[i].port, a % 3);
+        if (a % 3 == 0) {
+            EXPECT_EQ(rows[i].state, neigh_state::reachable);
+            EXPECT_EQ(rows[i].mac, mac2);
+            EXPECT_EQ(rows[i].n_held, 0u);
+            ++reachable;
+        } else {
+            EXPECT_EQ(rows[i].state, neigh_state::incomplete);
+            EXPECT_EQ(rows[i].n_held, 1u);
+        }
+    }
+    EXPECT_EQ(reachable, 6u);
+    std::vector<neigh_listed> few(5);
+    EXPECT_EQ(t.list(few), 5u);
+    for (std::size_t i = 0; i < 5; ++i) { EXPECT_EQ(few[i].key.addr, rows[i].key.addr); }
+}
