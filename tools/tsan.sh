@@ -17,6 +17,9 @@
 #   incast  test_rt_incast.py with 3 switch workers (CPUs 1, 0, 1): 16:1 at
 #           MTU 256 over memif, PFC, mbufs recycled across workers
 #   gen     test_gen.py GenBasic, 2 generator workers on a loopback pair
+#   gen-telemetry  gen_telemetry_under_load.py: every /rocelab_gen/* command,
+#           10 times, while 2 generator workers (CPUs 1 and 0) run closed
+#           loop with 1 % loss and PFC pausing one port
 #   fabric  test_vt_threads.py: rocelab-fabric on 2 threads (--full only;
 #           ~65 s under TSan)
 #
@@ -91,6 +94,7 @@ run telemetry /usr/bin/python3 tests/dpdk/telemetry_under_load.py 10
 run rss ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py RssTests
 run incast ROCELAB_TEST_WORKERS=3 /usr/bin/python3 tests/dpdk/test_rt_incast.py
 run gen ROCELAB_TEST_WORKERS=2 /usr/bin/python3 tests/dpdk/gen/test_gen.py GenBasic
+run gen-telemetry /usr/bin/python3 tests/dpdk/gen/gen_telemetry_under_load.py 10
 if ((full)); then
   run switch-l3 ROCELAB_TEST_WORKERS=2 ROCELAB_TEST_SPREAD_WORKERS=1 /usr/bin/python3 tests/dpdk/test_switch.py L3Tests
   run fabric /usr/bin/python3 tests/dpdk/test_vt_threads.py

@@ -124,7 +124,7 @@ std::string write_dcqcn_trace(const std::string& path, const gen::gen_pipeline& 
 
 gen_req_figs gen_req_figs_of(const gen::flow_state& f, const gen_cfg& cfg, nanos end) {
     gen_req_figs x;
-    x.rq = f.rq.counters();
+    x.rq = snapshot(f.rq.counters());
     x.rp = f.rp.counters();
     x.cnp_rx = f.cnp_rx;
     x.pacing_bps = f.pacer.rate().v;
@@ -138,7 +138,7 @@ gen_req_figs gen_req_figs_of(const gen::flow_state& f, const gen_cfg& cfg, nanos
 }
 
 gen_resp_figs gen_resp_figs_of(const gen::flow_state& f) {
-    return {f.rs.counters(), f.np.counters().ce_rx, f.cnp_tx, f.cnp_tx_fail};
+    return {snapshot(f.rs.counters()), f.np.counters().ce_rx, f.cnp_tx, f.cnp_tx_fail};
 }
 
 gen_port_figs gen_port_figs_of(const gen::gen_pipeline& p, std::size_t i) {

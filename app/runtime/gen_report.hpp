@@ -30,7 +30,7 @@ namespace rocelab::runtime {
 // takes each record from the rank that runs its part and writes the same
 // report from them.
 struct gen_req_figs {
-    requester_counters rq{};
+    requester_counts rq{};  // a snapshot (rocelab::snapshot)
     dcqcn_rp_counters rp{};
     std::uint64_t cnp_rx = 0;
     std::uint64_t pacing_bps = 0;
@@ -42,7 +42,7 @@ struct gen_req_figs {
     bool ready = true;        // the QP's state
 };
 struct gen_resp_figs {
-    responder_counters rs{};
+    responder_counts rs{};
     std::uint64_t ce_rx = 0;
     std::uint64_t cnp_tx = 0;
     std::uint64_t cnp_tx_fail = 0;

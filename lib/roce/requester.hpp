@@ -121,9 +121,22 @@ struct msg_completion {
     X(fct_sum_ns) X(fct_max_ns) X(completions_dropped)
 // clang-format on
 
+// Live (the worker counts; status line and telemetry read them while it
+// runs: counter64, relaxed atomics).
 struct requester_counters {
+    ROCELAB_REQUESTER_COUNTERS(ROCELAB_COUNTER64)
+};
+// A snapshot of them, plain integers (reports, messages between ranks).
+struct requester_counts {
     ROCELAB_REQUESTER_COUNTERS(ROCELAB_U64_COUNTER)
 };
+inline requester_counts snapshot(const requester_counters& c) noexcept {
+    requester_counts s;
+#define ROCELAB_RQ_SNAP(name) s.name = c.name.load();
+    ROCELAB_REQUESTER_COUNTERS(ROCELAB_RQ_SNAP)
+#undef ROCELAB_RQ_SNAP
+    return s;
+}
 
 enum class qp_state : std::uint8_t { ready = 0, error = 1 };
 enum class qp_error : std::uint8_t { none = 0, retry_exceeded, rnr_retry_exceeded, remote_nak };

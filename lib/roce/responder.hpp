@@ -80,9 +80,21 @@ struct rx_verdict {
     X(icrc_errors) X(unsupported_opcode) X(drop_qp_error)
 // clang-format on
 
+// Live (counter64: read by other threads while the worker runs), and a
+// snapshot of them in plain integers.
 struct responder_counters {
+    ROCELAB_RESPONDER_COUNTERS(ROCELAB_COUNTER64)
+};
+struct responder_counts {
     ROCELAB_RESPONDER_COUNTERS(ROCELAB_U64_COUNTER)
 };
+inline responder_counts snapshot(const responder_counters& c) noexcept {
+    responder_counts s;
+#define ROCELAB_RS_SNAP(name) s.name = c.name.load();
+    ROCELAB_RESPONDER_COUNTERS(ROCELAB_RS_SNAP)
+#undef ROCELAB_RS_SNAP
+    return s;
+}
 
 // Position of an RC data opcode in its message.
 enum class op_pos : std::uint8_t { first, middle, last, only, none };

@@ -33,8 +33,8 @@ struct sim_params {
 struct sim_result {
     double efficiency = 0;  // in-order packets accepted x t_p / elapsed
     double model = 0;
-    requester_counters rq{};
-    responder_counters rs{};
+    requester_counts rq{};
+    responder_counts rs{};
     loss_counters loss{};
     bool qp_ok = true;
 };
@@ -108,8 +108,8 @@ sim_result run_gbn(const sim_params& sp) {
     res.efficiency = static_cast<double>(rs.counters().rx_packets) * static_cast<double>(sp.t_p) / elapsed;
     const double w = 2.0 * static_cast<double>(sp.one_way) / static_cast<double>(sp.t_p);
     res.model = gbn_model(sp.p, w, static_cast<double>(ack_timeout_of(sp.ack_timeout).v) / sp.t_p);
-    res.rq = rq.counters();
-    res.rs = rs.counters();
+    res.rq = snapshot(rq.counters());
+    res.rs = snapshot(rs.counters());
     res.loss = loss.counters();
     res.qp_ok = rq.state() == qp_state::ready && !rs.in_error();
     return res;
