@@ -463,8 +463,7 @@ neigh_row dynamic_row(const neigh_listed& e, nanos reachable, nanos now) {
 std::optional<std::vector<neigh_row>> switch_pipeline::neighbors_live(nanos now,
                                                                       std::chrono::milliseconds timeout) const {
     // One listing at a time: a box's rows are the answer to its last req.
-    static std::mutex one_at_a_time;
-    const std::lock_guard<std::mutex> lock(one_at_a_time);
+    const std::lock_guard<std::mutex> lock(_p->neigh_list_mu);
     std::vector<neigh_row> out = neighbors_static();
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (const auto& w : _p->workers) {

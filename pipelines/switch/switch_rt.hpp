@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -289,6 +290,7 @@ struct switch_pipeline::impl {
     std::int64_t icmp_interval = 1'000'000;
     std::int64_t icmp_tau = 49'000'000;
     std::vector<neigh_cfg> static_neigh;  // for the listing
+    std::mutex neigh_list_mu;             // neighbors_live: one listing at a time (control threads)
     std::vector<std::unique_ptr<worker_rt>> workers;
     std::vector<std::unique_ptr<worker_view>> views;
     bool multi = false;  // more than one worker
