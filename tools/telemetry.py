@@ -10,6 +10,7 @@ interactive use, dpdk-telemetry.py -f PREFIX does the same.
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -35,6 +36,57 @@ class Telemetry:
 
     def close(self):
         self.sock.close()
+
+
+def stop_process(p, prefix, timeout=60):
+    """Stops a DPDK process we started: SIGINT, then SIGKILL after
+    `timeout` seconds; removes its runtime directory."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    shutil.rmtree(os.path.dirname(socket_path(prefix)), ignore_errors=True)
+
+
+def query_under_load(p, prefix, commands, rounds, check, after_round=None, name="the process"):
+    """Queries every command in `commands` `rounds` times (0.1 s apart, a
+    new connection each round) while `p` runs, then stops `p` (SIGINT).
+
+    check(cmd, reply) returns None or why the reply is wrong; a reply that
+    is not a non-empty JSON object always fails. after_round(t), if given,
+    runs more queries on the round's connection. Returns (failures,
+    queries)."""
+    failed, n = [], 0
+    try:
+        for _ in range(rounds):
+            if p.poll() is not None:
+                failed.append(f"{name} exited {p.returncode} while being queried")
+                break
+            t = Telemetry(prefix)
+            try:
+                for c in commands:
+                    reply = t.query(c)
+                    if not isinstance(reply, dict) or not reply:
+                        failed.append(f"{c}: reply {reply!r}")
+                    else:
+                        why = check(c, reply)
+                        if why:
+                            failed.append(f"{c}: {why}")
+                    n += 1
+                if after_round:
+                    after_round(t)
+            except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+                failed.append(f"query failed ({e!r}): {name} stopped answering")
+                break
+            finally:
+                t.close()
+            time.sleep(0.1)
+    finally:
+        stop_process(p, prefix)
+    return failed, n
 
 
 def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):

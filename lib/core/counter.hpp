@@ -58,7 +58,9 @@ template <typename T>
 inline T read_counter(const T& c) noexcept {
     return __atomic_load_n(&c, __ATOMIC_RELAXED);
 }
-inline std::uint64_t read_counter(const counter64& c) noexcept { return c.load(); }
+inline std::uint64_t read_counter(const counter64& c) noexcept {
+    return c.load();
+}
 
 }  // namespace rocelab
 
@@ -76,3 +78,18 @@ inline std::uint64_t read_counter(const counter64& c) noexcept { return c.load()
 #define ROCELAB_U64_COUNTER(name) std::uint64_t name = 0;
 // The same with counter64 members (a set the data path counts and other threads read).
 #define ROCELAB_COUNTER64(name) ::rocelab::counter64 name = 0;
+
+// The plain snapshot of a live set, both declared from one LIST (counter64
+// members and uint64_t members): defines `Plain snapshot(const Live&)`,
+// which loads each counter (relaxed). Use it at namespace scope:
+//
+//   struct foo_counters { ROCELAB_FOO_COUNTERS(ROCELAB_COUNTER64) };
+//   struct foo_counts { ROCELAB_FOO_COUNTERS(ROCELAB_U64_COUNTER) };
+//   ROCELAB_COUNTER_SNAPSHOT(ROCELAB_FOO_COUNTERS, foo_counters, foo_counts)
+#define ROCELAB_SNAPSHOT_LOAD(name) snap_.name = live_.name.load();
+#define ROCELAB_COUNTER_SNAPSHOT(LIST, Live, Plain)     \
+    inline Plain snapshot(const Live& live_) noexcept { \
+        Plain snap_;                                    \
+        LIST(ROCELAB_SNAPSHOT_LOAD)                     \
+        return snap_;                                   \
+    }

@@ -281,6 +281,7 @@ public:
 #define ROCELAB_EQ_ZERO(name) st.name = 0u;
             ROCELAB_EGRESS_QUEUE_COUNTERS(ROCELAB_EQ_ZERO)
 #undef ROCELAB_EQ_ZERO
+            // The frames still queued count as enqueued since the reset, and as its high-water mark.
             st.enq_bytes = _bytes[q];
             st.depth_max_bytes = _bytes[q];
             st.enq_packets = _packets[q];

@@ -125,6 +125,7 @@ struct pg_counters {  // a snapshot (pg_snapshot, port_snapshot)
 struct pg_live_counters {
     ROCELAB_PG_COUNTERS(ROCELAB_COUNTER64)
 };
+ROCELAB_COUNTER_SNAPSHOT(ROCELAB_PG_COUNTERS, pg_live_counters, pg_counters)
 
 struct pg_snapshot {
     std::uint64_t reserved_use = 0;
@@ -565,10 +566,7 @@ public:
         o.xon_level = xon_level(s);
         o.lossless = s.headroom_limit > 0;
         o.xoff = (_xoff[static_cast<std::size_t>(port)] >> pg) & 1u;
-        const pg_live_counters& k = _counters[i];
-#define ROCELAB_PG_READ(name) o.counters.name = k.name.load();
-        ROCELAB_PG_COUNTERS(ROCELAB_PG_READ)
-#undef ROCELAB_PG_READ
+        o.counters = rocelab::snapshot(_counters[i]);  // the free one, not this member
         return o;
     }
 

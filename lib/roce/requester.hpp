@@ -130,13 +130,7 @@ struct requester_counters {
 struct requester_counts {
     ROCELAB_REQUESTER_COUNTERS(ROCELAB_U64_COUNTER)
 };
-inline requester_counts snapshot(const requester_counters& c) noexcept {
-    requester_counts s;
-#define ROCELAB_RQ_SNAP(name) s.name = c.name.load();
-    ROCELAB_REQUESTER_COUNTERS(ROCELAB_RQ_SNAP)
-#undef ROCELAB_RQ_SNAP
-    return s;
-}
+ROCELAB_COUNTER_SNAPSHOT(ROCELAB_REQUESTER_COUNTERS, requester_counters, requester_counts)
 
 enum class qp_state : std::uint8_t { ready = 0, error = 1 };
 enum class qp_error : std::uint8_t { none = 0, retry_exceeded, rnr_retry_exceeded, remote_nak };

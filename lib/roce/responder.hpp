@@ -88,13 +88,7 @@ struct responder_counters {
 struct responder_counts {
     ROCELAB_RESPONDER_COUNTERS(ROCELAB_U64_COUNTER)
 };
-inline responder_counts snapshot(const responder_counters& c) noexcept {
-    responder_counts s;
-#define ROCELAB_RS_SNAP(name) s.name = c.name.load();
-    ROCELAB_RESPONDER_COUNTERS(ROCELAB_RS_SNAP)
-#undef ROCELAB_RS_SNAP
-    return s;
-}
+ROCELAB_COUNTER_SNAPSHOT(ROCELAB_RESPONDER_COUNTERS, responder_counters, responder_counts)
 
 // Position of an RC data opcode in its message.
 enum class op_pos : std::uint8_t { first, middle, last, only, none };

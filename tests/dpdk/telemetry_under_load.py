@@ -24,10 +24,8 @@ build cannot make it fail.
 
   ROCELAB_BUILD=build-tsan /usr/bin/python3 tests/dpdk/telemetry_under_load.py [ROUNDS]
 """
-import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -37,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import ROOT, SWITCH, mkpcap  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from telemetry import Telemetry  # noqa: E402
+from telemetry import query_under_load, stop_process  # noqa: E402
 
 
 L2_CFG = ("PORT:\n  Ethernet0: {device: net_pcap0}\n  Ethernet1: {device: net_null1, speed: 1Gbps}\n"
@@ -87,36 +85,10 @@ def run_phase(tmp, name, rounds, pcap_args, cfg_text, check_reply):
                     break
             time.sleep(0.2)
         time.sleep(2)  # queues and PGs filling, neighbours churning
-        for _ in range(rounds):
-            if p.poll() is not None:
-                failed.append(f"rocelab-switch exited {p.returncode} while being queried")
-                break
-            t = Telemetry(prefix)
-            try:
-                for c in commands:
-                    reply = t.query(c)
-                    if not isinstance(reply, dict) or not reply:
-                        failed.append(f"{c}: reply {reply!r}")
-                    else:
-                        why = check_reply(c, reply)
-                        if why:
-                            failed.append(f"{c}: {why}")
-                    n += 1
-            except (OSError, json.JSONDecodeError) as e:
-                failed.append(f"query failed ({e}): the switch stopped answering")
-                break
-            finally:
-                t.close()
-            time.sleep(0.1)
+        got, n = query_under_load(p, prefix, commands, rounds, check_reply, name="rocelab-switch")
+        failed += got
     finally:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"])
+        stop_process(p, prefix)
     with open(out) as f:
         text = f.read()
     if p.returncode != 0:

@@ -19,9 +19,7 @@ speed.
 
   ROCELAB_BUILD=build-tsan /usr/bin/python3 tests/dpdk/gen/gen_telemetry_under_load.py [ROUNDS]
 """
-import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,7 +30,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build"))
 GEN = os.path.join(BUILD, "app", "rocelab-gen")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from telemetry import Telemetry, socket_path  # noqa: E402
+from telemetry import query_under_load, socket_path, stop_process  # noqa: E402
+
+
+def reply_check(cmd, reply):
+    if next(iter(reply.values())) is None:
+        return "empty reply"
+    return None
 
 
 def main():
@@ -56,35 +60,16 @@ def main():
             while p.poll() is None and time.monotonic() < deadline and not os.path.exists(socket_path(prefix)):
                 time.sleep(0.2)
             time.sleep(2)  # the commands registered, traffic, losses and pauses under way
-            for _ in range(rounds):
-                if p.poll() is not None:
-                    failed.append(f"rocelab-gen exited {p.returncode} while being queried")
-                    break
-                t = Telemetry(prefix)
-                try:
-                    for c in commands:
-                        reply = t.query(c)
-                        if not isinstance(reply, dict) or not reply or next(iter(reply.values())) is None:
-                            failed.append(f"{c}: reply {reply!r}")
-                        n += 1
-                    flow = t.query("/rocelab_gen/flow,0")["/rocelab_gen/flow"]
-                    first = first or flow
-                    last = flow
-                except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
-                    failed.append(f"query failed ({e!r}): rocelab-gen stopped answering")
-                    break
-                finally:
-                    t.close()
-                time.sleep(0.1)
+            flows = []
+
+            def read_flow(t):
+                flows.append(t.query("/rocelab_gen/flow,0")["/rocelab_gen/flow"])
+
+            got, n = query_under_load(p, prefix, commands, rounds, reply_check, read_flow, name="rocelab-gen")
+            failed += got
+            first, last = (flows[0], flows[-1]) if flows else (None, None)
         finally:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-                try:
-                    p.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"])
+            stop_process(p, prefix)
         with open(out) as f:
             text = f.read()
         if p.returncode != 0:
