@@ -126,7 +126,13 @@ void gen_pipeline::self_ack(flow_state& f, nanos now, std::uint32_t psn, std::ui
     // No receiver (--tx-only): acknowledge cumulatively up to psn with the MSN
     // a responder would return after it.
     f.rq.on_ack(now, psn, static_cast<std::uint32_t>(f.rq.counters().messages_completed + ends));
-    touch(f, true);  // completions to take
+    // Completions to take: the flow's service (next service_flows). Without
+    // any, the service would find nothing to do but set the QP's timer and
+    // ready bit again, which its visit's caller does at once, while the
+    // flow's lines are still in L1 (tx_port: stage_data).
+    if (f.rq.completions_pending() != 0) {
+        touch(f, true);
+    }
 }
 
 }  // namespace rocelab::gen

@@ -622,7 +622,8 @@ static std::uint32_t next_ready(const line_vector<std::uint64_t>& bm, std::uint3
                 self_ack(f, now, a.psn, a.ends);
             }
             if (q != 0) {  // its timers and window changed
-                // Unless the flow is touched (self_ack, --tx-only): then this
+                // Unless the flow is touched (self_ack that completed a
+                // message, --tx-only; a frame received): then this
                 // worker's next service_flows, which comes before anything
                 // reads its timer, ready bit or pace key (a touched flow
                 // makes the worker's deadline "now"), sets all three again
