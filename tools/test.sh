@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - install what is missing, build, and run every test: the fuzzers
-# and the sanitizer builds (ASan+UBSan, TSan) first, then the unit and DPDK suites, then the list
+# and the sanitizer builds (ASan+UBSan, TSan) and the stage-cycles bench build first, then the unit
+# and DPDK suites, then the list
 # of skipped test cases and a verdict naming every part that failed.
 #
 # A failing fuzzer or sanitizer run does not stop the meson suites: they run
@@ -31,6 +32,8 @@ timed "fuzzing" bash tools/fuzz.sh "${ROCELAB_FUZZ_SECONDS:-20}" || failed+=("fu
 timed "sanitizers" bash tools/sanitize.sh || failed+=("sanitizers (tools/sanitize.sh: exit $?)")
 # ThreadSanitizer over the multi-worker tests (the CI set; tools/tsan.sh --full for all).
 timed "thread sanitizer" bash tools/tsan.sh || failed+=("thread sanitizer (tools/tsan.sh: exit $?)")
+# The bench build's per-stage frame and cycle counters (release, -Dstage_cycles=true).
+timed "stage cycles" bash tools/stage_cycles.sh || failed+=("stage cycles (tools/stage_cycles.sh: exit $?)")
 started=$(date +%s)
 timed "meson tests" meson test -C build --print-errorlogs "$@" || failed+=("meson tests (exit $?; see the summary above)")
 skip_args=(build/meson-logs/testlog.json --newer-than "$started")

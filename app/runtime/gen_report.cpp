@@ -245,7 +245,7 @@ std::string gen_report_json(const gen::gen_pipeline& p, const gen_cfg& cfg, cons
     }
     j.kv("elapsed_s", elapsed);
     json_workers(j, p, r, x.totals, [&x](std::size_t k) -> const auto& { return x.workers[k]; },
-                 [](json_writer&, std::size_t) {});
+                 [&p](json_writer& jw, std::size_t k) { json_stages(jw, p, k); });  // bench builds
     j.kv("tsc_hz", r.tsc_hz);
     j.kv("mbufs_total", r.mbufs_total);
     j.kv("mbuf_pool_ops", r.mbuf_pool_ops);

@@ -21,6 +21,7 @@
 #include "core/units.hpp"
 #include "proto/parse.hpp"
 #include "runtime/worker_figs.hpp"
+#include "stage_clock.hpp"
 
 namespace rocelab::runtime {
 
@@ -123,6 +124,24 @@ void write_ethdev(json_writer& j, const run_report& r, std::size_t i);
 template <typename Pipeline, typename Extra>
 void json_workers(json_writer& j, const Pipeline& p, const run_report& r, Extra&& extra) {
     json_workers(j, p, r, p.poll_totals(), [&p](std::size_t k) -> const auto& { return p.worker(k); }, extra);
+}
+// A worker's "stages" array (bench builds, meson -Dstage_cycles=true:
+// frames and TSC cycles per stage; pipelines' stage_cycles(k)).
+template <typename Pipeline>
+void json_stages(json_writer& j, const Pipeline& p, std::size_t k) {
+    if constexpr (Pipeline::stage_cycles_built) {
+        j.key("stages");
+        j.begin_array();
+        for (const stage_figures& s : p.stage_cycles(k)) {
+            j.begin_object();
+            j.kv("stage", s.name);
+            j.kv("calls", s.calls);
+            j.kv("frames", s.frames);
+            j.kv("cycles", s.cycles);
+            j.end_object();
+        }
+        j.end_array();
+    }
 }
 // The same from given figures: `tot` (the pipeline's poll_totals()) and
 // `view(k)`, worker k's view (a generator's report gathered over ranks).

@@ -62,19 +62,7 @@ std::string switch_report_json(const sw::switch_pipeline& p, const switch_cfg& c
     // busy, and what it handed to / took from the others.
     json_workers(j, p, r, [&](json_writer& jw, std::size_t k) {
         put_worker_stats(p.worker_figures(k), json_put(jw));
-        if constexpr (sw::switch_pipeline::stage_cycles_built) {  // bench builds (-Dstage_cycles=true)
-            jw.key("stages");
-            jw.begin_array();
-            for (const sw::stage_figures& s : p.stage_cycles(k)) {
-                jw.begin_object();
-                jw.kv("stage", s.name);
-                jw.kv("calls", s.calls);
-                jw.kv("frames", s.frames);
-                jw.kv("cycles", s.cycles);
-                jw.end_object();
-            }
-            jw.end_array();
-        }
+        json_stages(jw, p, k);  // bench builds (-Dstage_cycles=true)
     });
     j.kv("buffer_accounting", p.buffer_accounting());
     if (p.buffer_accounting()) {

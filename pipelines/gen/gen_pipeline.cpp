@@ -62,6 +62,7 @@ std::uint32_t gen_pipeline::poll(nanos now) noexcept { return poll_worker(0, now
 
 std::uint32_t gen_pipeline::poll_worker(std::size_t k, nanos now) noexcept {
     worker_state& w = *_workers[k];
+    stage_clock sc;  // bench builds: cycles per stage (gen_stage)
     std::uint32_t moved = 0;
     for (const std::uint16_t i : w.ports) {
         if (_opts.tx_only) { break; }
@@ -69,14 +70,32 @@ std::uint32_t gen_pipeline::poll_worker(std::size_t k, nanos now) noexcept {
             moved += rx_port(i, now);
         }
     }
-    service_flows(w, now);
+    sc.lap(w, gen_stage::rx, moved);
+    [[maybe_unused]] const std::uint32_t serviced = service_flows(w, now);
+    sc.lap(w, gen_stage::service, serviced);
     for (const std::uint16_t i : w.ports) {
         if (ps_has_cnps(_ports[i])) [[unlikely]] {
-            moved += tx_cnps(i, now);
+            [[maybe_unused]] const std::uint32_t c = tx_cnps(i, now);
+            moved += c;
+            sc.lap(w, gen_stage::cnps, c);
         }
-        moved += tx_port(i, now);
+        [[maybe_unused]] const std::uint32_t t = tx_port(i, now);
+        moved += t;
+        sc.lap(w, gen_stage::tx, t);
     }
     return moved;
+}
+
+std::vector<stage_figures> gen_pipeline::stage_cycles([[maybe_unused]] std::size_t k) const {
+    std::vector<stage_figures> out;
+#ifdef ROCELAB_STAGE_CYCLES
+    const worker_state& w = *_workers[k];
+    for (std::size_t s = 0; s < w.stages.size(); ++s) {
+        const stage_count& c = w.stages[s];
+        if (c.calls != 0) { out.push_back({gen_stage_names[s], c.calls, c.frames, c.cycles}); }
+    }
+#endif
+    return out;
 }
 
 gen_pipeline::worker_view gen_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _views); }

@@ -120,6 +120,7 @@
 #include "roce/loss.hpp"
 #include "roce/requester.hpp"
 #include "roce/responder.hpp"
+#include "stage_clock.hpp"
 #include "worker_view.hpp"
 
 struct rte_mbuf;
@@ -355,6 +356,14 @@ inline double mean_pacing_rate(const flow_state& f, const gen_cfg& cfg, nanos en
     return (before + f.rate_area_bits + after) / span_s;
 }
 
+// The stages of a worker's poll, for the per-stage cycle counters of a
+// bench build (stage_clock.hpp): frames = frames received (rx), flow
+// sides serviced (service), CNPs and data/reply/PFC frames sent (cnps, tx).
+enum class gen_stage : std::uint8_t { rx, service, cnps, tx, count };
+inline constexpr const char* gen_stage_names[] = {
+    "rx: parse, responder, ACK/NAK/CNP to the requester", "requester service: timers, completions, posts",
+    "tx: CNPs", "tx: PFC sources, replies, data (round robin, pacer, build), send"};
+
 class gen_pipeline {
 public:
     // workers: how many lcores run it. Ports are partitioned over them
@@ -382,6 +391,10 @@ public:
     // Worker k's poll (its ports and its sides of the flows); each k from one thread.
     std::uint32_t poll_worker(std::size_t k, nanos now) noexcept;
     using worker_view = rocelab::worker_view<gen_pipeline>;
+    // Worker k's frames and TSC cycles per stage (gen_stage), in a bench
+    // build (meson -Dstage_cycles=true, stage_clock.hpp); empty otherwise.
+    static constexpr bool stage_cycles_built = ::rocelab::stage_cycles_built;
+    std::vector<stage_figures> stage_cycles(std::size_t k) const;
     std::size_t worker_count() const noexcept { return _workers.size(); }
     worker_view& worker(std::size_t k) noexcept { return *_views[k]; }
     const worker_view& worker(std::size_t k) const noexcept { return *_views[k]; }
@@ -695,12 +708,15 @@ private:
         line_vector<std::uint64_t> svc;  // bit per ref: service at the next poll (lines of its own)
         std::uint32_t n_svc = 0;
         std::uint32_t unfinished = 0;    // requester refs not finished (message limits)
+#ifdef ROCELAB_STAGE_CYCLES
+        std::array<stage_count, static_cast<std::size_t>(gen_stage::count)> stages{};  // bench builds
+#endif
     };
     std::vector<std::unique_ptr<worker_state>> _workers;
     std::vector<std::unique_ptr<worker_view>> _views;
     std::vector<std::uint16_t> _owner;  // port -> worker
     // gen_requester.cpp (touch: inline, gen_stages.hpp)
-    void service_flows(worker_state& w, nanos now) noexcept;
+    std::uint32_t service_flows(worker_state& w, nanos now) noexcept;  // returns the refs serviced
     inline void touch(flow_state& f, bool req_side) noexcept;
     inline bool req_touched(const flow_state& f) const noexcept;
     void reschedule(worker_state& w, std::uint32_t ref, nanos now) noexcept;

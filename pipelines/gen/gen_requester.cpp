@@ -53,13 +53,15 @@ void gen_pipeline::reschedule(worker_state& w, std::uint32_t r, nanos now) noexc
     w.timers.set(r, d);
 }
 
-void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
+std::uint32_t gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
     w.timers.pop_due(now, [&](std::uint32_t r) noexcept { w.svc[r >> 6] |= std::uint64_t{1} << (r & 63); });
+    std::uint32_t serviced = 0;
     // The refs due or touched, in flow order (the order every ref once was).
     for (std::size_t b = 0; b < w.svc.size(); ++b) {
         while (w.svc[b] != 0) {
             const auto r = static_cast<std::uint32_t>(b * 64 + static_cast<std::size_t>(std::countr_zero(w.svc[b])));
             w.svc[b] &= w.svc[b] - 1;
+            ++serviced;
             const flow_ref& ref = w.flows[r];
             flow_state& f = *_flows[ref.flow];
             if (!ref.req) {  // only the responder side is this worker's
@@ -120,6 +122,7 @@ void gen_pipeline::service_flows(worker_state& w, nanos now) noexcept {
         for (const auto& o : _workers) { every = every && __atomic_load_n(&o->done, __ATOMIC_RELAXED); }
         if (every) { __atomic_store_n(&_all_finished, true, __ATOMIC_RELAXED); }
     }
+    return serviced;
 }
 
 void gen_pipeline::self_ack(flow_state& f, nanos now, std::uint32_t psn, std::uint32_t ends) noexcept {

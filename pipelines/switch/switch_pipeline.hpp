@@ -42,6 +42,7 @@
 
 #include "config/switch_cfg.hpp"
 #include "core/units.hpp"
+#include "stage_clock.hpp"
 #include "fwd/fdb.hpp"
 #include "fwd/neigh_table.hpp"
 #include "qos/mmu.hpp"
@@ -157,21 +158,13 @@ struct worker_counters {
     ROCELAB_WORKER_STATS(ROCELAB_COUNTER64)
 };
 
-// One stage's figures in a bench build (meson -Dstage_cycles=true): how
-// often it ran, the frames it handled and the TSC cycles it took.
-struct stage_figures {
-    const char* name = "";
-    std::uint64_t calls = 0, frames = 0, cycles = 0;
-};
+// One stage's figures in a bench build (meson -Dstage_cycles=true): stage_clock.hpp.
+using ::rocelab::stage_figures;
 
 class switch_pipeline {
 public:
     static constexpr std::uint16_t max_burst = 64;
-#ifdef ROCELAB_STAGE_CYCLES
-    static constexpr bool stage_cycles_built = true;
-#else
-    static constexpr bool stage_cycles_built = false;
-#endif
+    static constexpr bool stage_cycles_built = ::rocelab::stage_cycles_built;
     // Worker k's per-stage figures (empty unless stage_cycles_built).
     std::vector<stage_figures> stage_cycles(std::size_t k) const;
 

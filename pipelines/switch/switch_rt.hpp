@@ -28,6 +28,7 @@
 #include "switch/egress_port.hpp"
 #include "switch/frame_meta.hpp"
 #include "switch/switch_pipeline.hpp"
+#include "stage_clock.hpp"
 
 namespace rocelab::sw {
 
@@ -127,31 +128,6 @@ inline constexpr const char* stage_names[] = {"l2: rx, parse, bridge, admit", "l
                                               "l3: bulk LPM", "l3: route, admit",
                                               "egress: drain (PFC, scheduler, shaper, tx)", "worker link: in",
                                               "worker link: out"};
-struct stage_count {
-    std::uint64_t calls = 0, frames = 0, cycles = 0;
-};
-// stage_clock t; ... t.lap(w, stage_id::x, frames): the cycles since the
-// last lap (or construction) go to stage x. Compiles to nothing otherwise.
-#ifdef ROCELAB_STAGE_CYCLES
-struct stage_clock {
-    std::uint64_t t = rte_rdtsc();
-    template <class W>
-    void lap(W& w, stage_id s, std::uint64_t frames) noexcept {
-        const std::uint64_t now = rte_rdtsc();
-        stage_count& c = w.stages[static_cast<std::size_t>(s)];
-        ++c.calls;
-        c.frames += frames;
-        c.cycles += now - t;
-        t = now;
-    }
-};
-#else
-struct stage_clock {
-    template <class W>
-    void lap(W&, stage_id, std::uint64_t) noexcept {}
-};
-#endif
-
 // ---- RSS: a port's RX over several workers (docs/architecture.md, "RSS") ----
 //
 // Queue 0 of a port is polled by its owner; queue q by worker (owner + q) %
