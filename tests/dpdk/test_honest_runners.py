@@ -238,7 +238,7 @@ class Scripts(unittest.TestCase):
             os.makedirs(os.path.dirname(os.path.join(self.repo, rel)), exist_ok=True)
             shutil.copy(os.path.join(ROOT, rel), os.path.join(self.repo, rel))
         for name, var in (("setup", None), ("build", None), ("fuzz", "STUB_FUZZ_RC"), ("sanitize", "STUB_SAN_RC"),
-                          ("tsan", "STUB_TSAN_RC")):
+                          ("tsan", "STUB_TSAN_RC"), ("stage_cycles", "STUB_STAGES_RC")):
             code = f'exit "${{{var}:-0}}"' if var else "exit 0"
             write(os.path.join(self.repo, "tools", name + ".sh"),
                   f'#!/usr/bin/env bash\necho "{name} $*" >> "$STUB_DIR/ran"\n{code}\n', 0o755)
@@ -266,13 +266,13 @@ class Scripts(unittest.TestCase):
     def test_all_passing(self):
         r, ran = self.run_script("tools/test.sh", [OK, GT_SKIP])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "meson"])
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
         self.assertIn("SKIP dpdk_incast / incast.a: stalled 9 ms", r.stdout)
 
     def test_fuzz_failure_runs_meson_and_fails_at_the_end(self):
         r, ran = self.run_script("tools/test.sh", [OK], STUB_FUZZ_RC="3")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "meson"])
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
         tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
         self.assertIn("fuzzing (tools/fuzz.sh: exit 3)", tail)
         self.assertNotIn("sanitizers", tail)
@@ -282,7 +282,7 @@ class Scripts(unittest.TestCase):
         fail = entry("dpdk_broken", "FAIL", "", "boom")
         r, ran = self.run_script("tools/test.sh", [OK, fail], STUB_SAN_RC="1", STUB_MESON_RC="1")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "meson"])
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
         tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
         self.assertIn("sanitizers (tools/sanitize.sh: exit 1)", tail)
         self.assertIn("meson tests (exit 1", tail)
@@ -292,10 +292,19 @@ class Scripts(unittest.TestCase):
     def test_thread_sanitizer_failure_runs_meson_and_fails_at_the_end(self):
         r, ran = self.run_script("tools/test.sh", [OK], STUB_TSAN_RC="1")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "meson"])
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
         tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
         self.assertIn("thread sanitizer (tools/tsan.sh: exit 1)", tail)
         self.assertNotIn("meson tests", tail)
+
+    def test_stage_cycles_failure_runs_meson_and_fails_at_the_end(self):
+        r, ran = self.run_script("tools/test.sh", [OK], STUB_STAGES_RC="1")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
+        tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
+        self.assertIn("stage cycles (tools/stage_cycles.sh: exit 1)", tail)
+        self.assertNotIn("meson tests", tail)
+        self.assertNotIn("thread sanitizer", tail)
 
     def test_ci_run_allows_two_skipped_cases_not_three(self):
         r, _ = self.run_script(".ci/run", [OK, GT_SKIP])
