@@ -686,6 +686,7 @@ private:
     std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf
     std::uint16_t _room = 0;          // data room of the common pool (without headroom)
     bool refill(stock& s, rte_mempool* mp) noexcept;
+    bool refill_raw(stock& s, rte_mempool* mp) noexcept;  // the prefilled pool's
 
     // One worker's share: its ports, and the flows it serves one side of.
     struct flow_ref {
