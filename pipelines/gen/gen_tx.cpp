@@ -551,8 +551,9 @@ static std::uint32_t next_ready(const line_vector<std::uint64_t>& bm, std::uint3
     const nanos now = t.now;
     std::uint32_t q = 0;
     while (q < t.quota && t.n < max_burst) {
-        if ((paced && !f.pacer.conforms(now)) || (t.line_shaped && !ps.line.conforms(now))) {
-            t.stop = t.line_shaped && !ps.line.conforms(now);
+        const bool line_ok = !t.line_shaped || ps.line.conforms(now);
+        if (!line_ok || (paced && !f.pacer.conforms(now))) {
+            t.stop = !line_ok;  // the port's line cap holds every QP; a QP's pacer only this one
             break;
         }
         if (cr != nullptr && !cr->can_send(std::countr_zero(f.prio_bit), cr->max_frame)) [[unlikely]] {
