@@ -144,7 +144,7 @@ gen_resp_figs gen_resp_figs_of(const gen::flow_state& f) {
 gen_port_figs gen_port_figs_of(const gen::gen_pipeline& p, std::size_t i) {
     gen_port_figs x;
     x.c = p.counters(i);
-    x.pause = p.pauses(i).stats();
+    x.pause = snapshot(p.pauses(i).stats());
     for (int q = 0; q < 8; ++q) { x.paused_ns[static_cast<std::size_t>(q)] = p.pauses(i).paused_time(q, nanos{INT64_MAX / 2}).v; }
     return x;
 }

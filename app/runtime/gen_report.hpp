@@ -49,7 +49,7 @@ struct gen_resp_figs {
 };
 struct gen_port_figs {
     gen::gen_port_counters c{};
-    pause_stats pause{};
+    pause_counts pause{};
     std::array<std::int64_t, 8> paused_ns{};
 };
 struct gen_figs {

@@ -70,12 +70,33 @@ constexpr std::uint8_t pfc_paused_queues(std::uint8_t prio_mask, const qos_maps&
 // /rocelab_gen/port, which gives them all in this order (core/counter.hpp).
 #define ROCELAB_PAUSE_FRAME_COUNTERS(X) X(pfc_frames) X(pause_frames) X(pfc_ignored)
 
+// Written by the port's worker, read by telemetry while it runs: the
+// arrays by relaxed atomic stores (account), the frame counters counter64.
 struct alignas(64) pause_stats {
+    std::array<std::uint64_t, 8> xoff_frames{};
+    std::array<std::uint64_t, 8> xon_frames{};
+    std::array<std::int64_t, 8> paused_ns{};
+    ROCELAB_PAUSE_FRAME_COUNTERS(ROCELAB_COUNTER64)
+};
+// A snapshot of them in plain integers (reports, messages between ranks).
+struct pause_counts {
     std::array<std::uint64_t, 8> xoff_frames{};
     std::array<std::uint64_t, 8> xon_frames{};
     std::array<std::int64_t, 8> paused_ns{};
     ROCELAB_PAUSE_FRAME_COUNTERS(ROCELAB_U64_COUNTER)
 };
+inline pause_counts snapshot(const pause_stats& s) noexcept {
+    pause_counts o;
+    for (std::size_t p = 0; p < 8; ++p) {
+        o.xoff_frames[p] = read_counter(s.xoff_frames[p]);
+        o.xon_frames[p] = read_counter(s.xon_frames[p]);
+        o.paused_ns[p] = read_counter(s.paused_ns[p]);
+    }
+#define ROCELAB_PAUSE_SNAP(name) o.name = s.name.load();
+    ROCELAB_PAUSE_FRAME_COUNTERS(ROCELAB_PAUSE_SNAP)
+#undef ROCELAB_PAUSE_SNAP
+    return o;
+}
 
 class pause_timer {
 public:
