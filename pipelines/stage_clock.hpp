@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace rocelab {
 
@@ -33,6 +34,18 @@ struct stage_figures {
     const char* name = "";
     std::uint64_t calls = 0, frames = 0, cycles = 0;
 };
+
+// The figures of the stages that ran, named by `names` (indexed as
+// `stages`).
+template <class Stages, class Names>
+std::vector<stage_figures> stage_list(const Stages& stages, const Names& names) {
+    std::vector<stage_figures> out;
+    for (std::size_t s = 0; s < std::size(stages); ++s) {
+        const stage_count& c = stages[s];
+        if (c.calls != 0) { out.push_back({names[s], c.calls, c.frames, c.cycles}); }
+    }
+    return out;
+}
 
 #ifdef ROCELAB_STAGE_CYCLES
 inline constexpr bool stage_cycles_built = true;

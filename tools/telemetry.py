@@ -89,6 +89,28 @@ def query_under_load(p, prefix, commands, rounds, check, after_round=None, name=
     return failed, n
 
 
+def run_under_load(cmd, prefix, out, ready, commands, rounds, check, after_round=None, name="the process",
+                   ready_timeout=120, settle=2.0):
+    """Starts `cmd` (a DPDK process with --file-prefix `prefix`, its output
+    to the file `out`), waits until ready(out) is true (at most
+    `ready_timeout` seconds, or until it exits), lets it run `settle`
+    seconds more, queries it with query_under_load, and stops it whatever
+    happens (stop_process). Returns (failures, queries, the Popen, whose
+    returncode is set)."""
+    with open(out, "w") as o:
+        p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT)
+    failed, n = [], 0
+    try:
+        deadline = time.monotonic() + ready_timeout
+        while p.poll() is None and time.monotonic() < deadline and not ready(out):
+            time.sleep(0.2)
+        time.sleep(settle)
+        failed, n = query_under_load(p, prefix, commands, rounds, check, after_round, name=name)
+    finally:
+        stop_process(p, prefix)
+    return failed, n, p
+
+
 def measure_sink_mpps(cmd, prefix, tool, sink_port, warmup, windows, window):
     """Run `cmd` (a DPDK process started with --file-prefix `prefix`), wait
     for its telemetry socket, warm up, then return Mpps at the sink port's

@@ -87,15 +87,11 @@ std::uint32_t gen_pipeline::poll_worker(std::size_t k, nanos now) noexcept {
 }
 
 std::vector<stage_figures> gen_pipeline::stage_cycles([[maybe_unused]] std::size_t k) const {
-    std::vector<stage_figures> out;
 #ifdef ROCELAB_STAGE_CYCLES
-    const worker_state& w = *_workers[k];
-    for (std::size_t s = 0; s < w.stages.size(); ++s) {
-        const stage_count& c = w.stages[s];
-        if (c.calls != 0) { out.push_back({gen_stage_names[s], c.calls, c.frames, c.cycles}); }
-    }
+    return stage_list(_workers[k]->stages, gen_stage_names);
+#else
+    return {};  // no stage is lapped outside a bench build
 #endif
-    return out;
 }
 
 gen_pipeline::worker_view gen_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _views); }

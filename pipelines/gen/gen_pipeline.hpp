@@ -685,8 +685,9 @@ private:
     bool _pf_owned = false;           // created here (else shared: gen_tx_opts::prefilled_pool)
     std::uint32_t _pf_len = 0;        // payload bytes held by every prefilled mbuf
     std::uint16_t _room = 0;          // data room of the common pool (without headroom)
-    bool refill(stock& s, rte_mempool* mp) noexcept;
-    bool refill_raw(stock& s, rte_mempool* mp) noexcept;  // the prefilled pool's
+    // Fills an empty stock: raw for the prefilled pool (its mbufs keep
+    // their payload), reset for the common pool.
+    bool refill(stock& s, rte_mempool* mp, bool raw = false) noexcept;
 
     // One worker's share: its ports, and the flows it serves one side of.
     struct flow_ref {

@@ -196,49 +196,43 @@ void gen_pipeline::make_templates(flow_state& f) {
     }
 }
 
-// The prefilled pool's stock: its mbufs raw (rte_mempool_get_bulk). A
+// A port's stocks of mbufs. The common pool's are reset
+// (rte_pktmbuf_alloc_bulk); the prefilled pool's are taken raw
+// (rte_mempool_get_bulk), as their payload must stay. A
 // freed mbuf is back in the raw state (refcnt 1, nb_segs 1, next NULL:
 // rte_pktmbuf_prefree_seg), and every field a frame from it needs is set
 // by build_data or here: data_off, data_len and pkt_len there, ol_flags
 // (no offload) here, all in the mbuf's first line. rte_pktmbuf_reset would
 // also write its second line (next, tx_offload) per frame.
-bool gen_pipeline::refill_raw(stock& s, rte_mempool* mp) noexcept {
-    if (s.n != 0) {
-        return true;
+namespace {
+// n mbufs from mp into m, all or none, raw or reset.
+bool take_mbufs(rte_mempool* mp, rte_mbuf** m, unsigned n, bool raw) noexcept {
+    if (!raw) {
+        return rte_pktmbuf_alloc_bulk(mp, m, n) == 0;
     }
-    const unsigned bulk = std::clamp<unsigned>(_opts.stock_bulk, 1, max_burst);
-    unsigned got = bulk;
-    if (rte_mempool_get_bulk(mp, reinterpret_cast<void**>(s.m.data()), bulk) != 0) {
-        got = 1;  // nearly empty pool: one at a time
-        if (rte_mempool_get_bulk(mp, reinterpret_cast<void**>(s.m.data()), 1) != 0) {
-            return false;
-        }
-    }
-    for (unsigned i = 0; i < got; ++i) {
-        rte_mbuf* const m = s.m[i];
-        __rte_mbuf_raw_sanity_check(m);
-        m->ol_flags = 0;
-    }
-    s.n = static_cast<std::uint16_t>(got);
-    return true;
-}
-
-bool gen_pipeline::refill(stock& s, rte_mempool* mp) noexcept {
-    if (s.n != 0) {
-        return true;
-    }
-    const unsigned bulk = std::clamp<unsigned>(_opts.stock_bulk, 1, max_burst);
-    if (rte_pktmbuf_alloc_bulk(mp, s.m.data(), bulk) == 0) {
-        s.n = static_cast<std::uint16_t>(bulk);
-        return true;
-    }
-    rte_mbuf* m = rte_pktmbuf_alloc(mp);  // nearly empty pool: one at a time
-    if (m == nullptr) {
+    if (rte_mempool_get_bulk(mp, reinterpret_cast<void**>(m), n) != 0) {
         return false;
     }
-    s.m[0] = m;
-    s.n = 1;
+    for (unsigned i = 0; i < n; ++i) {
+        __rte_mbuf_raw_sanity_check(m[i]);
+        m[i]->ol_flags = 0;
+    }
     return true;
+}
+}  // namespace
+
+bool gen_pipeline::refill(stock& s, rte_mempool* mp, bool raw) noexcept {
+    if (s.n != 0) {
+        return true;
+    }
+    const unsigned bulk = std::clamp<unsigned>(_opts.stock_bulk, 1, max_burst);
+    for (const unsigned n : {bulk, 1U}) {  // a nearly empty pool: one at a time
+        if (take_mbufs(mp, s.m.data(), n, raw)) {
+            s.n = static_cast<std::uint16_t>(n);
+            return true;
+        }
+    }
+    return false;
 }
 
 std::uint32_t gen_pipeline::icrc_of(const std::byte* l3, std::uint32_t hdr_len, std::uint32_t len) const noexcept {
@@ -261,7 +255,7 @@ std::uint32_t gen_pipeline::icrc_of(const std::byte* l3, std::uint32_t hdr_len, 
     if (t.hl != 0 && t.len == d.len && t.msg_size == d.msg_size) [[likely]] {
         rte_mbuf* m;
         std::byte* fr;
-        if (_pf_pool != nullptr && d.len == _pf_len && refill_raw(ps.pf_stk, _pf_pool)) {
+        if (_pf_pool != nullptr && d.len == _pf_len && refill(ps.pf_stk, _pf_pool, true)) {
             // Payload already in place at pf_payload_off: headers before it, ICRC after it.
             m = ps.pf_stk.m[--ps.pf_stk.n];
             m->data_off = static_cast<std::uint16_t>(pf_payload_off - t.hl);
@@ -326,7 +320,7 @@ rte_mbuf* gen_pipeline::build_data_generic(flow_state& f, const tx_desc& d, port
     fill_data_params(f.cfg.qp, d, std::span<const std::byte>(_payload.data(), d.len), f.data);
     f.data.ip_id = static_cast<std::uint16_t>(d.psn);
     const std::uint32_t hl = _opts.payload == tx_payload::build || d.len >= _pcrc.size() ? 0 : data_hdr_len(f.data);
-    if (hl != 0 && _pf_pool != nullptr && d.len == _pf_len && refill_raw(ps.pf_stk, _pf_pool)) {
+    if (hl != 0 && _pf_pool != nullptr && d.len == _pf_len && refill(ps.pf_stk, _pf_pool, true)) {
         // Payload already in place at pf_payload_off: headers before it, ICRC after it.
         rte_mbuf* m = ps.pf_stk.m[--ps.pf_stk.n];
         m->data_off = static_cast<std::uint16_t>(pf_payload_off - hl);

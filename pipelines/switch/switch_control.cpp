@@ -259,15 +259,11 @@ bool switch_pipeline::worker_waits(std::size_t k) const noexcept { return _p->wo
 switch_pipeline::worker_view switch_pipeline::poll_totals() const noexcept { return poll_totals_of(*this, _p->views); }
 
 std::vector<stage_figures> switch_pipeline::stage_cycles([[maybe_unused]] std::size_t k) const {
-    std::vector<stage_figures> out;
 #ifdef ROCELAB_STAGE_CYCLES
-    const worker_rt& w = *_p->workers[k];
-    for (std::size_t s = 0; s < w.stages.size(); ++s) {
-        const stage_count& c = w.stages[s];
-        if (c.calls != 0) { out.push_back({stage_names[s], c.calls, c.frames, c.cycles}); }
-    }
+    return stage_list(_p->workers[k]->stages, stage_names);
+#else
+    return {};  // no stage is lapped outside a bench build
 #endif
-    return out;
 }
 
 worker_stats switch_pipeline::worker_figures(std::size_t k) const noexcept {

@@ -26,16 +26,14 @@ build cannot make it fail.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switchtest import ROOT, SWITCH, mkpcap  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from telemetry import query_under_load, stop_process  # noqa: E402
+from telemetry import run_under_load  # noqa: E402
 
 
 L2_CFG = ("PORT:\n  Ethernet0: {device: net_pcap0}\n  Ethernet1: {device: net_null1, speed: 1Gbps}\n"
@@ -68,27 +66,19 @@ def run_phase(tmp, name, rounds, pcap_args, cfg_text, check_reply):
            "--log-level", "lib.eal:error", f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1",
            "--vdev=net_null1,no-rx=1", "--", "--config", cfg, "--report", report,
            "--queue-csv", os.path.join(tmp, f"{name}.csv")]
-    with open(out, "w") as o:
-        p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT)
-    failed = []
     commands = ["/rocelab/workers", "/rocelab/info", "/rocelab/ports", "/rocelab/fdb", "/rocelab/neigh"]
     for port in ("Ethernet0", "Ethernet1"):
         commands += [f"/rocelab/port,{port}", f"/rocelab/queues,{port}", f"/rocelab/buffer,{port}",
                      f"/rocelab/pfc,{port}"]
-    n = 0
-    try:
-        # Forwarding: the status line (each second) names Ethernet0's RX.
-        deadline = time.monotonic() + 120
-        while p.poll() is None and time.monotonic() < deadline:
-            with open(out) as f:
-                if re.search(r"\] \| Ethernet0 rx", f.read()):
-                    break
-            time.sleep(0.2)
-        time.sleep(2)  # queues and PGs filling, neighbours churning
-        got, n = query_under_load(p, prefix, commands, rounds, check_reply, name="rocelab-switch")
-        failed += got
-    finally:
-        stop_process(p, prefix)
+
+    def forwarding(path):
+        # The status line (each second) names Ethernet0's RX; 2 s more
+        # lets queues and PGs fill and neighbours churn.
+        with open(path) as f:
+            return re.search(r"\] \| Ethernet0 rx", f.read()) is not None
+
+    failed, n, p = run_under_load(cmd, prefix, out, forwarding, commands, rounds, check_reply,
+                                  name="rocelab-switch")
     with open(out) as f:
         text = f.read()
     if p.returncode != 0:

@@ -22,7 +22,6 @@ import glob
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -266,23 +265,31 @@ class Scripts(unittest.TestCase):
     def test_all_passing(self):
         r, ran = self.run_script("tools/test.sh", [OK, GT_SKIP])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
+        self.assertEqual(ran, self.ALL_PARTS)
         self.assertIn("SKIP dpdk_incast / incast.a: stalled 9 ms", r.stdout)
 
-    def test_fuzz_failure_runs_meson_and_fails_at_the_end(self):
-        r, ran = self.run_script("tools/test.sh", [OK], STUB_FUZZ_RC="3")
+    ALL_PARTS = ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"]
+
+    def assert_part_fails(self, stub_var, label, not_in):
+        """One part's script exits 1 (stub_var): every part still runs,
+        test.sh exits 1, and its closing line names that part (label) and
+        none of the parts in not_in."""
+        r, ran = self.run_script("tools/test.sh", [OK], **{stub_var: "1"})
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
+        self.assertEqual(ran, self.ALL_PARTS)
         tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
-        self.assertIn("fuzzing (tools/fuzz.sh: exit 3)", tail)
-        self.assertNotIn("sanitizers", tail)
-        self.assertNotIn("meson tests", tail)
+        self.assertIn(label, tail)
+        for other in not_in:
+            self.assertNotIn(other, tail)
+
+    def test_fuzz_failure_runs_meson_and_fails_at_the_end(self):
+        self.assert_part_fails("STUB_FUZZ_RC", "fuzzing (tools/fuzz.sh: exit 1)", ["sanitizers", "meson tests"])
 
     def test_sanitizer_and_meson_failures_are_both_named(self):
         fail = entry("dpdk_broken", "FAIL", "", "boom")
         r, ran = self.run_script("tools/test.sh", [OK, fail], STUB_SAN_RC="1", STUB_MESON_RC="1")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
+        self.assertEqual(ran, self.ALL_PARTS)
         tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
         self.assertIn("sanitizers (tools/sanitize.sh: exit 1)", tail)
         self.assertIn("meson tests (exit 1", tail)
@@ -290,21 +297,11 @@ class Scripts(unittest.TestCase):
         self.assertNotIn("thread sanitizer", tail)
 
     def test_thread_sanitizer_failure_runs_meson_and_fails_at_the_end(self):
-        r, ran = self.run_script("tools/test.sh", [OK], STUB_TSAN_RC="1")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
-        tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
-        self.assertIn("thread sanitizer (tools/tsan.sh: exit 1)", tail)
-        self.assertNotIn("meson tests", tail)
+        self.assert_part_fails("STUB_TSAN_RC", "thread sanitizer (tools/tsan.sh: exit 1)", ["meson tests"])
 
     def test_stage_cycles_failure_runs_meson_and_fails_at_the_end(self):
-        r, ran = self.run_script("tools/test.sh", [OK], STUB_STAGES_RC="1")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertEqual(ran, ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"])
-        tail = r.stdout[r.stdout.index("test.sh: FAILED"):]
-        self.assertIn("stage cycles (tools/stage_cycles.sh: exit 1)", tail)
-        self.assertNotIn("meson tests", tail)
-        self.assertNotIn("thread sanitizer", tail)
+        self.assert_part_fails("STUB_STAGES_RC", "stage cycles (tools/stage_cycles.sh: exit 1)",
+                               ["meson tests", "thread sanitizer"])
 
     def test_ci_run_allows_two_skipped_cases_not_three(self):
         r, _ = self.run_script(".ci/run", [OK, GT_SKIP])

@@ -20,17 +20,15 @@ speed.
   ROCELAB_BUILD=build-tsan /usr/bin/python3 tests/dpdk/gen/gen_telemetry_under_load.py [ROUNDS]
 """
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build"))
 GEN = os.path.join(BUILD, "app", "rocelab-gen")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from telemetry import query_under_load, socket_path, stop_process  # noqa: E402
+from telemetry import run_under_load, socket_path  # noqa: E402
 
 
 def reply_check(cmd, reply):
@@ -48,28 +46,18 @@ def main():
                "--log-level", "lib.eal:error", "--",
                "--loopback-pairs", "1", "--senders", "2", "--rate", "1Gbps", "--loss", "1%",
                "--pfc-tx", "port=1,prio=3,quanta=500,interval=5ms,count=0", "--status-interval", "1s"]
-        with open(out, "w") as o:
-            p = subprocess.Popen(cmd, stdout=o, stderr=subprocess.STDOUT)
-        failed = []
         commands = ["/rocelab_gen/workers", "/rocelab_gen/info", "/rocelab_gen/ports", "/rocelab_gen/port,0",
                     "/rocelab_gen/port,1", "/rocelab_gen/flows", "/rocelab_gen/flow,0", "/rocelab_gen/flow,1"]
-        first = last = None
-        n = 0
-        try:
-            deadline = time.monotonic() + 120
-            while p.poll() is None and time.monotonic() < deadline and not os.path.exists(socket_path(prefix)):
-                time.sleep(0.2)
-            time.sleep(2)  # the commands registered, traffic, losses and pauses under way
-            flows = []
+        flows = []
 
-            def read_flow(t):
-                flows.append(t.query("/rocelab_gen/flow,0")["/rocelab_gen/flow"])
+        def read_flow(t):
+            flows.append(t.query("/rocelab_gen/flow,0")["/rocelab_gen/flow"])
 
-            got, n = query_under_load(p, prefix, commands, rounds, reply_check, read_flow, name="rocelab-gen")
-            failed += got
-            first, last = (flows[0], flows[-1]) if flows else (None, None)
-        finally:
-            stop_process(p, prefix)
+        # Ready: the telemetry socket exists; 2 s more for the commands to
+        # register and traffic, losses and pauses to get under way.
+        failed, n, p = run_under_load(cmd, prefix, out, lambda _: os.path.exists(socket_path(prefix)), commands,
+                                      rounds, reply_check, read_flow, name="rocelab-gen")
+        first, last = (flows[0], flows[-1]) if flows else (None, None)
         with open(out) as f:
             text = f.read()
         if p.returncode != 0:
