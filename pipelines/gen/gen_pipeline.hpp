@@ -688,6 +688,7 @@ private:
     // Fills an empty stock: raw for the prefilled pool (its mbufs keep
     // their payload), reset for the common pool.
     bool refill(stock& s, rte_mempool* mp, bool raw = false) noexcept;
+    bool restock(stock& s, rte_mempool* mp, bool raw) noexcept;  // refill's call: s is empty
 
     // One worker's share: its ports, and the flows it serves one side of.
     struct flow_ref {

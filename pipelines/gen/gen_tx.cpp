@@ -221,10 +221,13 @@ bool take_mbufs(rte_mempool* mp, rte_mbuf** m, unsigned n, bool raw) noexcept {
 }
 }  // namespace
 
-bool gen_pipeline::refill(stock& s, rte_mempool* mp, bool raw) noexcept {
-    if (s.n != 0) {
-        return true;
-    }
+// Once per frame from the prefilled stock: the test inline, the taking
+// (once per stock_bulk frames) a call.
+[[gnu::always_inline]] inline bool gen_pipeline::refill(stock& s, rte_mempool* mp, bool raw) noexcept {
+    return s.n != 0 || restock(s, mp, raw);
+}
+
+bool gen_pipeline::restock(stock& s, rte_mempool* mp, bool raw) noexcept {
     const unsigned bulk = std::clamp<unsigned>(_opts.stock_bulk, 1, max_burst);
     for (const unsigned n : {bulk, 1U}) {  // a nearly empty pool: one at a time
         if (take_mbufs(mp, s.m.data(), n, raw)) {
