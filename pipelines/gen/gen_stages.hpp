@@ -25,7 +25,7 @@
 // Build note: there is no LTO. The per-frame calls between stages are either
 // inline here (bump, mdata, touch, blocked_prios) or in a stage's own private
 // header (gen_responder.hpp), or were out-of-line calls already when the
-// generator was one file (rx_frame, build_data, refill, icrc_of, apply_rate,
+// generator was one file (rx_frame, build_data, restock, icrc_of, apply_rate,
 // update_ready, reschedule, send_cnp, self_ack, the collective gates): the
 // split does not add a call on any per-frame path.
 #pragma once
