@@ -241,6 +241,9 @@ class Scripts(unittest.TestCase):
             code = f'exit "${{{var}:-0}}"' if var else "exit 0"
             write(os.path.join(self.repo, "tools", name + ".sh"),
                   f'#!/usr/bin/env bash\necho "{name} $*" >> "$STUB_DIR/ran"\n{code}\n', 0o755)
+        write(os.path.join(self.repo, "tools", "host_stalls.py"),
+              'import os, sys\nopen(os.path.join(os.environ["STUB_DIR"], "ran"), "a").write("host_stalls\\n")\n'
+              'sys.exit(int(os.environ.get("STUB_HOST_RC", "0")))\n', 0o644)
         write(os.path.join(d, "bin", "meson"), STUB_MESON, 0o755)
 
     def tearDown(self):
@@ -268,7 +271,7 @@ class Scripts(unittest.TestCase):
         self.assertEqual(ran, self.ALL_PARTS)
         self.assertIn("SKIP dpdk_incast / incast.a: stalled 9 ms", r.stdout)
 
-    ALL_PARTS = ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "meson"]
+    ALL_PARTS = ["setup", "build", "fuzz", "sanitize", "tsan", "stage_cycles", "host_stalls", "meson"]
 
     def assert_part_fails(self, stub_var, label, not_in):
         """One part's script exits 1 (stub_var): every part still runs,
@@ -302,6 +305,12 @@ class Scripts(unittest.TestCase):
     def test_stage_cycles_failure_runs_meson_and_fails_at_the_end(self):
         self.assert_part_fails("STUB_STAGES_RC", "stage cycles (tools/stage_cycles.sh: exit 1)",
                                ["meson tests", "thread sanitizer"])
+
+    def test_the_host_check_reports_and_never_fails_the_run(self):
+        r, ran = self.run_script("tools/test.sh", [OK], STUB_HOST_RC="1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(ran, self.ALL_PARTS)
+        self.assertIn("test.sh: host check:", r.stdout)
 
     def test_ci_run_allows_two_skipped_cases_not_three(self):
         r, _ = self.run_script(".ci/run", [OK, GT_SKIP])

@@ -645,7 +645,8 @@ class GenLossSweep(Base):
         running), and the generator's own stall count (stalled_ns: idle
         polls followed by > 5 us without a poll - the CPU went to a timer
         tick or interrupt, which in a VM can take 50-100 us every 4 ms and
-        appears in neither run_delay nor steal time). The larger of the two
+        appears in neither run_delay nor steal time - and busy ones by
+        > 10 ms: a descheduled vCPU). The larger of the two
         is taken as the lost time. So the goodput the run would have had
         unstalled lies in [goodput, goodput x elapsed / (elapsed - lost)],
         and the ratio G(p) / G(0) in the interval those bounds give. The
@@ -695,7 +696,6 @@ class GenLossSweep(Base):
                 self.assertIsNotNone(waited, "cannot read the worker threads' schedstat")
                 self.assertEqual(len(run.report["workers"]), workers, "worker lcores in the report")
                 f = run.flow()
-                self.assertGreaterEqual(f["tx_packets"], 100000, f)
                 el = run.report["elapsed_s"]
                 # Wire bytes per data packet from the sender's own port counters
                 # (1082 B WRITE_MIDDLE, 1098 B WRITE_FIRST) + 24 B preamble/IFG/FCS.
@@ -723,6 +723,10 @@ class GenLossSweep(Base):
                                                      "judged" + (", running again" if attempt < self.RUNS else "")),
                       file=sys.stderr)
                 if judged:
+                    # A judged run ran its whole course. (A run the host
+                    # froze for longer than the QP's retries, 7 x RTO, may
+                    # have ended in retry_exceeded: it is not judged.)
+                    self.assertGreaterEqual(f["tx_packets"], 100000, f)
                     break
                 lost_shares.append(f"{100 * lost / el:.1f} %")
             else:

@@ -109,6 +109,22 @@ TEST(worker_loop, long_gaps_after_idle_polls_are_stalls) {
     EXPECT_EQ(pipe.max_poll_gap_ns, 60000);
 }
 
+// After a poll that did work, a gap of more than 10 ms is a stall too: no
+// poll works that long (the CPU was taken away, e.g. the vCPU descheduled).
+TEST(worker_loop, gaps_over_10ms_after_busy_polls_are_stalls) {
+    manual_clock clock;
+    worker_ctl<fake_pipe> ctl;
+    fake_pipe pipe{&clock,
+                   &ctl,
+                   {4, 4, 0, 4},
+                   {nanos{10'000'000}, nanos{101'616'000}, nanos{100}, nanos{1}}};
+    ctl.pipe = &pipe;
+    run_worker(ctl, clock);
+    EXPECT_EQ(pipe.stalls, 1u) << "101.6 ms after a busy poll; 10 ms is not over";
+    EXPECT_EQ(pipe.stalled_ns, 101'616'000);
+    EXPECT_EQ(pipe.max_poll_gap_ns, 101'616'000);
+}
+
 TEST(worker_loop, pipeline_without_poll_gap_runs_the_same_loop) {
     manual_clock clock;
     worker_ctl<gapless_pipe> ctl;
