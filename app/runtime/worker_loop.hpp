@@ -13,14 +13,14 @@
 // preemption, a page fault. stalls counts them and stalled_ns sums their
 // length. Stalls during a poll that did work are not separable from the work
 // and are not counted, unless the next loop started more than
-// busy_stall_threshold (10 ms) later: no poll works that long (a poll moves
-// a few bursts, microseconds; the generator's first poll over 65,536 flows
-// about 6 ms), so such a gap is the CPU taken too, whole (a vCPU the
+// busy_stall_threshold (10 ms) later: a poll moves a few bursts in
+// microseconds, so such a gap is the CPU taken too, whole (a vCPU the
 // hypervisor descheduled for 100 ms, seen in a CI run: neither the guest's
 // run_delay nor an idle poll showed it). So stalled_ns is a lower bound of
-// the time the lcore lost, short of the ticks inside busy polls. A software pacer cannot win that time back beyond its burst
-// tolerance: rates and FCTs of a run with a large stalled_ns are the host's,
-// not the fabric's (docs/generator.md, "Worker stalls"). After each poll it calls an optional per-loop hook
+// the time the lcore lost, short of the ticks inside busy polls. A software
+// pacer cannot win that time back beyond its burst tolerance: rates and
+// FCTs of a run with a large stalled_ns are the host's, not the fabric's
+// (docs/generator.md, "Worker stalls"). After each poll it calls an optional per-loop hook
 // `hook(pipe, now)` (the switch's queue-depth sampler, queue_sampler.hpp);
 // the default no_hook compiles away. It returns when `ctl.stop` becomes true.
 // It never allocates, locks, throws or logs. Between two polls it reports a
