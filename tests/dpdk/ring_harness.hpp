@@ -397,20 +397,22 @@ public:
     // the sentinel wakes late by as much as the worker was away. It also
     // counts ordinary scheduling delay of its own wakeups (it shares the
     // CPU with a busy poller), so it errs on the side of "stalled".
-    void start_sentinel() {
+    // period: how long the sentinel sleeps each turn (1 ms: a stall that long
+    // is seen; 10 ms: only longer ones, such as a vCPU the hypervisor froze
+    // for 100 ms, and a tenth of the preemption).
+    void start_sentinel(std::chrono::milliseconds period = std::chrono::milliseconds(1)) {
         cpu_set_t set;
         CPU_ZERO(&set);
         if (_tid <= 0 || ::sched_getaffinity(_tid, sizeof set, &set) != 0) { return; }
         _stop.store(false);
         _sentinel_started = true;
-        _sentinel = std::thread([this, set] {
+        _sentinel = std::thread([this, set, period] {
             ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
             using clk = std::chrono::steady_clock;
             while (!_stop.load(std::memory_order_relaxed)) {
                 const auto t0 = clk::now();
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                const auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count() -
-                                  1'000'000;
+                std::this_thread::sleep_for(period);
+                const auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0 - period).count();
                 if (late > max_wake_late_ns.load(std::memory_order_relaxed)) {
                     max_wake_late_ns.store(late, std::memory_order_relaxed);
                 }
@@ -424,7 +426,7 @@ public:
         }
     }
     bool sentinel_ok() const { return _sentinel_started; }
-    std::atomic<std::int64_t> max_wake_late_ns{0};  // the sentinel's latest wake-up beyond its 1 ms sleep
+    std::atomic<std::int64_t> max_wake_late_ns{0};  // the sentinel's latest wake-up beyond its sleep
     bool ok() const { return _fd >= 0 && _last >= 0; }
     void sample() {
         const std::int64_t v = read();
