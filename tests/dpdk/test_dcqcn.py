@@ -78,7 +78,7 @@ def run_2to1_once(test, tmp, dcqcn, sub):
          "--queue-csv", os.path.join(d, "queues.csv")],
         ["--config", os.path.join(ROOT, "conf", "gen", "dcqcn-2to1-1g.yaml"), "--dcqcn", dcqcn,
          "--timeseries", os.path.join(d, "flows.csv"), "--timeseries-interval", "50ms",
-         "--dcqcn-trace", os.path.join(d, "trace.csv")], "d" + sub)
+         "--dcqcn-trace", os.path.join(d, "trace.csv")], "d" + sub, one_cpu=True)
     return g, s, d
 
 

@@ -30,7 +30,8 @@ def memif_vdevs(tmp, nports):
     return sw_v, gen_v
 
 
-def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1"), until_idle="500ms"):
+def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1"), until_idle="500ms",
+               one_cpu=False):
     """rocelab-switch (server side of nports memif links) and rocelab-gen
     (client side) in two processes. The switch must stop by itself (give it
     --duration): it stops `until_idle` after the generator's traffic ended
@@ -38,9 +39,18 @@ def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1"
     the switch's links go down, as memif wants the server to stop first),
     its --duration bounding it. Both are stopped by PID if anything fails.
     sw_lcores are the switch's EAL lcore options (one worker by default).
+    one_cpu puts both processes' workers on CPU 0 with --idle-yield (their
+    main lcores on CPU 1): the VM then keeps one CPU busy, not two, and a
+    vCPU frozen by the hypervisor stops the sender and the switch together
+    (docs/testing.md, "A host that freezes its VM").
     Returns the two JSON reports (gen, switch) after checking both exited 0."""
     if until_idle and "--until-idle" not in sw_args:
         sw_args = list(sw_args) + ["--until-idle", until_idle]
+    gen_lcores = ("--lcores", "0@1,1@0")
+    if one_cpu:
+        sw_lcores = ("--lcores", "0@1,1@0")
+        sw_args = list(sw_args) + ["--idle-yield"]
+        gen_args = list(gen_args) + ["--idle-yield"]
     sw_v, gen_v = memif_vdevs(tmp, nports)
     tag = f"{os.getpid()}{tag}"
     sw = subprocess.Popen(
@@ -54,7 +64,7 @@ def run_fabric(test, tmp, nports, sw_args, gen_args, tag, sw_lcores=("-l", "0-1"
         banner = sw.stdout.readline()
         test.assertIn("rocelab-switch", banner, sw.stderr.read() if sw.poll() is not None else "")
         gen = subprocess.run(
-            [GEN, "--no-huge", "-m", "1024", "--no-pci", "--lcores", "0@1,1@0", "--file-prefix",
+            [GEN, "--no-huge", "-m", "1024", "--no-pci"] + list(gen_lcores) + ["--file-prefix",
              f"fab-gen-{tag}", "--log-level", "lib.eal:error"] + gen_v +
             ["--", "--quiet", "--report", os.path.join(tmp, "gen.json"), "--linger", "30s"] + gen_args,
             capture_output=True, text=True, timeout=90)
@@ -156,7 +166,7 @@ class FabricTests(unittest.TestCase):
                 self, tempfile.mkdtemp(dir=tmp), 5,
                 ["--config", os.path.join(ROOT, "conf", "incast-lossless-1g.yaml"), "--duration", "8s"],
                 ["--pattern", "incast", "--senders", "4", "--rate", "1Gbps", "--msg-size", "1MiB",
-                 "--window", "1024", "--duration", "3s"], "i"))
+                 "--window", "1024", "--duration", "3s"], "i", one_cpu=True))
             # Lossless: no drop anywhere in the switch, no NAK, retransmission or timeout at the hosts.
             drops = {p["name"]: {k: v for k, v in p["drops"].items() if v and k != "rx_pfc_disabled_prio"}
                      for p in s["ports"]}
@@ -189,7 +199,7 @@ class FabricTests(unittest.TestCase):
             g, s = run_fabric(
                 self, tmp, H, ["--duration", "5s"],
                 ["--pattern", "ring-allreduce", "--ip-version", "6", "--msg-size", "256KiB", "--messages", str(N),
-                 "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap, "--snaplen", "128B"], "r")
+                 "--rate", "1Gbps", "--duration", "6s", "--pcap-out", cap, "--snaplen", "128B"], "r", one_cpu=True)
             self.assertTrue(g["all_finished"])
             c = g["collective"]
             self.assertEqual((c["hosts"], c["steps"], c["collectives_completed"]), (H, steps, N))
