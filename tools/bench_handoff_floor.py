@@ -27,6 +27,7 @@ mbuf pointers" costs; floor-cross / floor-io1 is what such a ring gives here.
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,14 +42,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def floor_once(bin_, mode, touch, pcaps, a):
     lc = ["-l", "0-1"] if mode == "io1" else ["--lcores", "0@0,1@0,2@1"]
-    cmd = [bin_, "--no-huge", "-m", "1024", "--no-pci", *lc, "--file-prefix", f"hf{os.getpid()}_{time.monotonic_ns()}",
+    prefix = f"hf{os.getpid()}_{time.monotonic_ns()}"
+    cmd = [bin_, "--no-huge", "-m", "1024", "--no-pci", *lc, "--file-prefix", prefix,
            "--log-level", "lib.eal:error",
            f"--vdev=net_pcap0,rx_pcap={pcaps[0]},infinite_rx=1", "--vdev=net_null1,no-rx=1",
            f"--vdev=net_pcap2,rx_pcap={pcaps[1]},infinite_rx=1", "--vdev=net_null3,no-rx=1",
            "--", "--mode", mode, "--windows", str(a.windows), "--window", str(a.window), "--warmup", str(a.warmup)]
     if touch:
         cmd.append("--touch")
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        # EAL leaves its runtime directory (config, telemetry socket) behind.
+        base = "/var/run/dpdk" if os.geteuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
+        shutil.rmtree(os.path.join(base, prefix), ignore_errors=True)
     rates = [float(x) for x in re.findall(r"^window \d+: ([0-9.]+) Mpps", out.stdout, re.M)]
     if out.returncode != 0 or len(rates) != a.windows:
         sys.exit(f"bench_handoff_floor: {' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()[-400:]}")
