@@ -229,6 +229,56 @@ private:
     bool _started = false;
 };
 
+// The calling thread's run_delay so far: schedstat's second field, the time
+// it was runnable but waiting for a CPU (ns); -1 if unreadable.
+inline std::int64_t own_run_delay_ns() {
+    std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
+    if (f == nullptr) { return -1; }
+    unsigned long long run = 0, wait = 0;
+    const int n = std::fscanf(f, "%llu %llu", &run, &wait);
+    std::fclose(f);
+    return n == 2 ? static_cast<std::int64_t>(wait) : -1;
+}
+
+// A test's host loop (its senders and receivers, on the main lcore) timing
+// its own turns within a window [w0, w1]. Its gaps over 1 ms, less what the
+// kernel counted as the thread waiting for a CPU meanwhile (run_delay: the
+// kernel ran something else), are time the hypervisor froze its vCPU, which
+// the guest does not see (docs/testing.md, "A host that freezes its VM"):
+// nothing was sent or received then, whatever the switch did.
+class host_loop_gaps {
+public:
+    host_loop_gaps(nanos w0, nanos w1) : _w0(w0), _w1(w1) {}
+    // Once per turn of the loop, with the turn's clock reading.
+    void turn(nanos now) {
+        if (_started && now - _prev > nanos{1'000'000} && now > _w0 && _prev < _w1) {
+            const std::int64_t g = std::min(now, _w1).v - std::max(_prev, _w0).v;
+            gaps_ns += g;
+            longest_ns = std::max(longest_ns, g);
+        }
+        if (_rd0 < 0 && now >= _w0) { _rd0 = own_run_delay_ns(); }
+        if (_rd1 < 0 && now >= _w1) { _rd1 = own_run_delay_ns(); }
+        _prev = now;
+        _started = true;
+    }
+    // After the loop (if it ended before a turn at w1).
+    void finish() {
+        if (_rd1 < 0) { _rd1 = own_run_delay_ns(); }
+    }
+    std::int64_t waited_ns() const { return _rd0 >= 0 && _rd1 >= 0 ? _rd1 - _rd0 : -1; }
+    // The frozen time: 0 when run_delay could not be read (nothing excused).
+    std::int64_t frozen_ns() const {
+        const std::int64_t w = waited_ns();
+        return w < 0 ? 0 : std::max<std::int64_t>(0, gaps_ns - w);
+    }
+    std::int64_t gaps_ns = 0, longest_ns = 0;
+
+private:
+    nanos _w0, _w1, _prev{0};
+    bool _started = false;
+    std::int64_t _rd0 = -1, _rd1 = -1;
+};
+
 // A test-only paced RoCEv2 sender: one traffic class at a fixed wire rate,
 // paced by the library's shaper against the TSC clock.
 class paced_sender {

@@ -11,8 +11,9 @@
 // milliseconds, and the line idles meanwhile. As in wire_rate_test.cpp, the
 // kernel's account of that wait (schedstat run_delay over the window,
 // test::worker_stall_probe) lowers the bound, and so does the time the
-// sender's own loop was off its CPU (gaps over 1 ms: a frozen vCPU, nothing
-// offered; docs/testing.md, "A host that freezes its VM"):
+// sender's vCPU was frozen (its loop's gaps over 1 ms less its own
+// run_delay, test::host_loop_gaps: nothing offered; docs/testing.md, "A
+// host that freezes its VM"):
 // 1 Gbps x (1 - waited share - sender's gap share) - 2 %. A run whose worker
 // waited more than 2 % of the window is not judged on the line rate and runs
 // again. So is a run whose worker's vCPU the hypervisor froze (a sentinel
@@ -42,7 +43,7 @@ constexpr std::int64_t kFrozenNs = 20'000'000;
 struct sp_result {
     double line_bps = 0;
     double waited_share = -1;
-    double host_gap_share = 0;  // the sender's own loop: gaps over 1 ms within the window / the window
+    double host_gap_share = 0;  // the sender's vCPU frozen (test::host_loop_gaps) within the window / the window
     std::int64_t frozen_ns = -1;  // the sentinel's latest wake-up on the worker's CPU, -1 if none ran
 };
 
@@ -91,14 +92,11 @@ sp_result run_sp(const std::string& tag) {
         bool in0 = false, in1 = false;
         rte_mbuf* b[64];
         nanos next_sample = w0;
-        // The sender's loop (this thread) times its own turns: while it is
-        // off its CPU (a frozen vCPU) neither TC offers anything.
-        std::int64_t host_gap_ns = 0;
-        nanos prev = clk.now();
-        for (nanos now = clk.now(); now < t_end; prev = now, now = clk.now()) {
-            if (const std::int64_t gap = (now - prev).v; gap > 1'000'000 && now >= w0 && prev < w1) {
-                host_gap_ns += std::min(now, w1).v - std::max(prev, w0).v;
-            }
+        // The sender's loop (this thread) times its own turns: while its
+        // vCPU is frozen neither TC offers anything.
+        test::host_loop_gaps hg(w0, w1);
+        for (nanos now = clk.now(); now < t_end; now = clk.now()) {
+            hg.turn(now);
             if (!in0 && now >= w0) {
                 hi_off0 = s_hi.sent_wire_bytes;
                 in0 = true;
@@ -157,7 +155,8 @@ sp_result run_sp(const std::string& tag) {
             if (w == 0 && n == 0 && queued() == 0) { break; }
         }
         const double win = 2.0;
-        res.host_gap_share = double(host_gap_ns) / 1e9 / win;
+        hg.finish();
+        res.host_gap_share = double(hg.frozen_ns()) / 1e9 / win;
         const double hi_rate = double(hi_win_bytes) * 8 / win;
         const double hi_offered = double(hi_off1 - hi_off0) * 8 / win;
         const double lo_rate = double(lo_win_bytes) * 8 / win;
@@ -173,7 +172,7 @@ sp_result run_sp(const std::string& tag) {
         const auto q6 = tb.pipe->queue(1, 6);
         EXPECT_EQ(q6.drop_packets, 0u);
         EXPECT_EQ(hi_rx, s_hi.sent);
-        std::printf("TC6 offered %.4f Gbps in the window, egress %.4f Gbps; the sender's loop was off its CPU "
+        std::printf("TC6 offered %.4f Gbps in the window, egress %.4f Gbps; the sender's vCPU was frozen "
                     "%.2f %% of the window\n", hi_offered / 1e9, hi_rate / 1e9, 100 * res.host_gap_share);
         EXPECT_NEAR(hi_rate, hi_offered, 0.01 * hi_offered);
         // The sender itself paces close to 0.3 Gbps while it runs (its 4 KiB
@@ -201,19 +200,19 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         if (HasFailure()) { return; }
         ASSERT_GE(r.waited_share, 0.0) << "cannot read the worker thread's run_delay";
         ASSERT_GE(r.frozen_ns, 0) << "no sentinel on the worker's CPU";
-        // Less the time the sender's loop was off its CPU: nothing was offered.
+        // Less the time the sender's vCPU was frozen: nothing was offered.
         const double low = 1e9 * (1 - r.waited_share - r.host_gap_share) * 0.98;
         const bool frozen = r.frozen_ns > kFrozenNs;
         const bool judged = r.waited_share <= kLostCap && !frozen;
-        std::printf("run %d: line %.4f Gbps; worker waited %.2f %% of the window for a CPU, the sender's loop was off "
-                    "its CPU %.2f %%: lower bound %.4f Gbps%s\n",
+        std::printf("run %d: line %.4f Gbps; worker waited %.2f %% of the window for a CPU, the sender's vCPU was "
+                    "frozen %.2f %%: lower bound %.4f Gbps%s\n",
                     attempt, r.line_bps / 1e9, 100 * r.waited_share, 100 * r.host_gap_share, low / 1e9,
                     judged  ? ""
                     : frozen ? ": the worker's vCPU froze, not judged"
                              : ": waited more than 2 %, not judged");
         if (judged) {
             EXPECT_GE(r.line_bps, low) << "TC 6 + TC 0 left the 1 Gbps line idle for longer than the worker was kept "
-                                          "off its CPU or the sender off its own";
+                                          "off its CPU or the sender's vCPU was frozen";
             return;
         }
         char buf[32];

@@ -16,8 +16,9 @@
 // millisecond). The kernel's account of that waiting (schedstat run_delay,
 // test::worker_stall_probe) gives the lowest rate the switch can be held to:
 // R x (1 - waited / window) - 1 %, less the share of the window the host
-// thread's own loop was off its CPU (gaps over 1 ms: a frozen vCPU, which
-// run_delay does not see; docs/testing.md, "A host that freezes its VM"). In a VM the worker also loses the CPU to
+// thread's vCPU was frozen (its loop's gaps over 1 ms less its own
+// run_delay, test::host_loop_gaps; docs/testing.md, "A host that freezes
+// its VM"). In a VM the worker also loses the CPU to
 // timer ticks and interrupts (tens of microseconds every few milliseconds)
 // that run_delay does not see; the switch counts those itself as stalls
 // (stalled_ns). They are printed but not allowed for: the switch's own
@@ -57,7 +58,7 @@ struct measured {
     double waited_s = 0;   // worker's wait for a CPU during the window (kernel)
     double max_wait_s = 0;
     double stalled_s = 0;  // the switch's own count of its stalls during the window
-    double host_gap_s = 0; // the host thread's own loop: gaps over 1 ms within [w0, w1]
+    double host_gap_s = 0; // the host thread's vCPU frozen within [w0, w1] (test::host_loop_gaps)
     double frozen_s = -1;  // a sentinel's latest wake-up on the worker's CPU (10 ms sleeps), -1 if none ran
     double lost_s() const { return waited_s; }  // the kernel's count only (above)
 };
@@ -77,15 +78,12 @@ measured run_and_measure(test::ring_testbed& tb, Senders& senders, nanos run) {
     nanos next_sample = w0;
     bool probing = false;
     std::int64_t stalled0 = 0, stalled1 = 0;
-    // The host thread (sender and receiver) times its own turns: while it is
-    // off its CPU (a frozen vCPU) nothing is sent and nothing is taken off
-    // the receiver's ring, which fills and stops the egress.
-    std::int64_t host_gap_ns = 0;
-    nanos prev = clk.now();
-    for (nanos now = clk.now(); now < end; prev = now, now = clk.now()) {
-        if (const std::int64_t gap = (now - prev).v; gap > 1'000'000 && now >= w0 && prev < w1) {
-            host_gap_ns += std::min(now, w1).v - std::max(prev, w0).v;
-        }
+    // The host thread (sender and receiver) times its own turns: while its
+    // vCPU is frozen nothing is sent and nothing is taken off the
+    // receiver's ring, which fills and stops the egress.
+    test::host_loop_gaps hg(w0, w1);
+    for (nanos now = clk.now(); now < end; now = clk.now()) {
+        hg.turn(now);
         if (now >= next_sample && now < w1 + 1_ms) {
             if (!probing) {
                 probe.reset();
@@ -113,7 +111,8 @@ measured run_and_measure(test::ring_testbed& tb, Senders& senders, nanos run) {
     m.waited_s = double(probe.total_ns) / 1e9;
     m.max_wait_s = double(probe.max_stall_ns) / 1e9;
     m.stalled_s = double(stalled1 - stalled0) / 1e9;
-    m.host_gap_s = double(host_gap_ns) / 1e9;
+    hg.finish();
+    m.host_gap_s = double(hg.frozen_ns()) / 1e9;
     const nanos close{2 * 1542 * 8};  // two full-size frames at 1 Gbps
     auto good = [&](std::size_t i) { return i > 0 && arr[i].at - arr[i - 1].at < close && arr[i - 1].at < arr[i].at; };
     std::size_t first = 0, last = 0;
@@ -224,16 +223,17 @@ TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
         const measured& m = r.m;
         ASSERT_GT(m.seconds, 1.0) << "no rate window";
         const double lost_share = m.lost_s() / m.seconds;
-        // Less, too, the host thread's own gaps (docs/testing.md, "A host that
-        // freezes its VM"): the egress may idle that long, whatever the switch does.
+        // Less, too, the time the host thread's vCPU was frozen (docs/testing.md,
+        // "A host that freezes its VM"): the egress may idle that long, whatever
+        // the switch does.
         const double host_share = m.host_gap_s / m.seconds;
         const double low = R * (1 - lost_share - host_share) * 0.99;
         ASSERT_GE(m.frozen_s, 0.0) << "no sentinel on the worker's CPU";
         const bool frozen = m.frozen_s > kFrozenS;
         const bool judged = lost_share <= kLostCap && !frozen;
         std::printf("run %d: receiver-side rate %.6f Gbps over %.3f s (configured 1 Gbps); worker waited %.1f ms for a "
-                    "CPU (longest %.1f ms; %.2f %% of the window), stalled %.1f ms (not allowed for); the host thread "
-                    "was off its CPU %.1f ms; a sentinel on the worker's CPU woke up to %.1f ms late: lower bound "
+                    "CPU (longest %.1f ms; %.2f %% of the window), stalled %.1f ms (not allowed for); the host thread's "
+                    "vCPU was frozen %.1f ms; a sentinel on the worker's CPU woke up to %.1f ms late: lower bound "
                     "%.6f Gbps, upper %.6f Gbps%s%s\n",
                     attempt, m.rate_bps / 1e9, m.seconds, m.waited_s * 1e3, m.max_wait_s * 1e3, 100 * lost_share,
                     m.stalled_s * 1e3, m.host_gap_s * 1e3, m.frozen_s * 1e3, low / 1e9, R * 1.01 / 1e9,
@@ -245,7 +245,7 @@ TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
         EXPECT_EQ(r.pool_in_use, 0u);
         if (judged) {
             EXPECT_GE(m.rate_bps, low)
-                << "the egress idled for longer than the worker was kept off the CPU or the host thread off its own";
+                << "the egress idled for longer than the worker was kept off the CPU or the host thread frozen";
             return;
         }
         char buf[32];
