@@ -37,12 +37,12 @@ cd "$(dirname "$0")/.."
 full=0
 [[ "${1:-}" == "--full" ]] && full=1
 
+# shellcheck source=tools/instrumented_tree.sh
+source tools/instrumented_tree.sh  # quiet_ninja, instrumented_debug_args
 if [[ ! -f build-tsan/build.ninja ]]; then
   CC=clang CXX=clang++ meson setup build-tsan -Db_sanitize=thread -Dtests=false -Dbenchmarks=false \
-    --buildtype=debugoptimized >/dev/null
+    --buildtype=debugoptimized "${instrumented_debug_args[@]}" >/dev/null
 fi
-# shellcheck source=tools/instrumented_tree.sh
-source tools/instrumented_tree.sh  # quiet_ninja
 quiet_ninja -C build-tsan app/rocelab-switch app/rocelab-gen app/rocelab-fabric
 
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0 ignore_noninstrumented_modules=1"
