@@ -476,6 +476,13 @@ public:
         }
     }
     bool sentinel_ok() const { return _sentinel_started; }
+    // A worker's vCPU the hypervisor froze, as a sentinel that sleeps
+    // freeze_period at a time sees it: it woke more than twice that late
+    // (run_delay does not see such a freeze). The tests that judge no run
+    // whose worker froze (strict priority, wire rate) share the threshold.
+    static constexpr std::chrono::milliseconds freeze_period{10};
+    static constexpr std::int64_t frozen_late_ns = 2 * 10'000'000;
+    static bool froze(std::int64_t wake_late_ns) { return wake_late_ns > frozen_late_ns; }
     std::atomic<std::int64_t> max_wake_late_ns{0};  // the sentinel's latest wake-up beyond its sleep
     bool ok() const { return _fd >= 0 && _last >= 0; }
     void sample() {

@@ -34,9 +34,9 @@ namespace {
 
 constexpr double kLostCap = 0.02;
 // A worker whose CPU the hypervisor froze (a sentinel thread on that CPU,
-// asleep 10 ms at a time, woke this much late or more) left the sender's
-// ring full meanwhile: such a run is not judged on what a full ring costs.
-constexpr std::int64_t kFrozenNs = 20'000'000;
+// asleep 10 ms at a time, woke more than 20 ms late: worker_stall_probe::froze)
+// left the sender's ring full meanwhile: such a run is not judged on what a
+// full ring costs.
 
 // One run; the rate-independent checks are made here. Returns the window's
 // line rate (both TCs) and the share of it the worker waited for a CPU.
@@ -64,7 +64,7 @@ sp_result run_sp(const std::string& tag) {
         tb.start();
         test::worker_stall_probe probe;
         EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
-        probe.start_sentinel(std::chrono::milliseconds(10));
+        probe.start_sentinel(test::worker_stall_probe::freeze_period);
         EXPECT_TRUE(probe.sentinel_ok()) << "cannot pin a sentinel thread to the worker's CPU";
 
         roce_v4_params proto;
@@ -134,7 +134,7 @@ sp_result run_sp(const std::string& tag) {
         }
         probe.stop_sentinel();
         res.frozen_ns = probe.sentinel_ok() ? probe.max_wake_late_ns.load() : -1;
-        const bool frozen = res.frozen_ns > kFrozenNs;
+        const bool frozen = test::worker_stall_probe::froze(res.frozen_ns);
         tb.stop();
         // Collect what is still in flight so the sent/received balance is
         // exact: keep polling (the shaper releases frames at 1 Gbps) until
@@ -202,7 +202,7 @@ TEST(switch_dpdk, strict_priority_under_congestion) {
         ASSERT_GE(r.frozen_ns, 0) << "no sentinel on the worker's CPU";
         // Less the time the sender's vCPU was frozen: nothing was offered.
         const double low = 1e9 * (1 - r.waited_share - r.host_gap_share) * 0.98;
-        const bool frozen = r.frozen_ns > kFrozenNs;
+        const bool frozen = test::worker_stall_probe::froze(r.frozen_ns);
         const bool judged = r.waited_share <= kLostCap && !frozen;
         std::printf("run %d: line %.4f Gbps; worker waited %.2f %% of the window for a CPU, the sender's vCPU was "
                     "frozen %.2f %%: lower bound %.4f Gbps%s\n",

@@ -28,7 +28,8 @@
 // few that are longer. The allowance is capped: a run whose worker waited
 // more than 2 % of the window is not judged and is run again, and so is a
 // run whose worker's vCPU the hypervisor froze (a sentinel thread on its
-// CPU, asleep 10 ms at a time, woke more than 20 ms late: kFrozenS); after
+// CPU, asleep 10 ms at a time, woke more than 20 ms late:
+// worker_stall_probe::froze); after
 // 3 such runs the test skips (kLostCap below). The upper bound needs no
 // allowance.
 #include <algorithm>
@@ -59,7 +60,7 @@ struct measured {
     double max_wait_s = 0;
     double stalled_s = 0;  // the switch's own count of its stalls during the window
     double host_gap_s = 0; // the host thread's vCPU frozen within [w0, w1] (test::host_loop_gaps)
-    double frozen_s = -1;  // a sentinel's latest wake-up on the worker's CPU (10 ms sleeps), -1 if none ran
+    std::int64_t frozen_ns = -1;  // a sentinel's latest wake-up on the worker's CPU (10 ms sleeps), -1 if none ran
     double lost_s() const { return waited_s; }  // the kernel's count only (above)
 };
 
@@ -69,7 +70,7 @@ measured run_and_measure(test::ring_testbed& tb, Senders& senders, nanos run) {
     dpdk::tsc_clock clk = tb.clock;  // the worker's epoch
     test::worker_stall_probe probe;
     EXPECT_TRUE(probe.ok()) << "cannot read the worker thread's /proc schedstat";
-    probe.start_sentinel(std::chrono::milliseconds(10));
+    probe.start_sentinel(test::worker_stall_probe::freeze_period);
     EXPECT_TRUE(probe.sentinel_ok()) << "cannot pin a sentinel thread to the worker's CPU";
     std::vector<arrival> arr;
     arr.reserve(1u << 21);
@@ -107,7 +108,7 @@ measured run_and_measure(test::ring_testbed& tb, Senders& senders, nanos run) {
     }
     probe.stop_sentinel();
     measured m;
-    m.frozen_s = probe.sentinel_ok() ? double(probe.max_wake_late_ns.load()) / 1e9 : -1;
+    m.frozen_ns = probe.sentinel_ok() ? probe.max_wake_late_ns.load() : -1;
     m.waited_s = double(probe.total_ns) / 1e9;
     m.max_wait_s = double(probe.max_stall_ns) / 1e9;
     m.stalled_s = double(stalled1 - stalled0) / 1e9;
@@ -209,10 +210,10 @@ shaped_run run_shaped(const std::string& tag) {
 // result). When all 3 lost more, the test SKIPs with the measured shares.
 // The upper bound and the backlog are asserted on every run.
 constexpr double kLostCap = 0.02;
-// A worker whose vCPU the hypervisor froze (the sentinel woke more than 20 ms
-// late; run_delay does not see it) idled the line for that long: such a run
-// is not judged on the lower bound either, and runs again.
-constexpr double kFrozenS = 0.020;
+// A worker whose vCPU the hypervisor froze (worker_stall_probe::froze: the
+// sentinel woke more than 20 ms late; run_delay does not see it) idled the
+// line for that long: such a run is not judged on the lower bound either, and
+// runs again.
 
 TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
     test::init_eal_once("wirerate");
@@ -228,15 +229,15 @@ TEST(wire, shaped_rate_at_the_receiver_is_the_configured_rate) {
         // the switch does.
         const double host_share = m.host_gap_s / m.seconds;
         const double low = R * (1 - lost_share - host_share) * 0.99;
-        ASSERT_GE(m.frozen_s, 0.0) << "no sentinel on the worker's CPU";
-        const bool frozen = m.frozen_s > kFrozenS;
+        ASSERT_GE(m.frozen_ns, 0) << "no sentinel on the worker's CPU";
+        const bool frozen = test::worker_stall_probe::froze(m.frozen_ns);
         const bool judged = lost_share <= kLostCap && !frozen;
         std::printf("run %d: receiver-side rate %.6f Gbps over %.3f s (configured 1 Gbps); worker waited %.1f ms for a "
                     "CPU (longest %.1f ms; %.2f %% of the window), stalled %.1f ms (not allowed for); the host thread's "
                     "vCPU was frozen %.1f ms; a sentinel on the worker's CPU woke up to %.1f ms late: lower bound "
                     "%.6f Gbps, upper %.6f Gbps%s%s\n",
                     attempt, m.rate_bps / 1e9, m.seconds, m.waited_s * 1e3, m.max_wait_s * 1e3, 100 * lost_share,
-                    m.stalled_s * 1e3, m.host_gap_s * 1e3, m.frozen_s * 1e3, low / 1e9, R * 1.01 / 1e9,
+                    m.stalled_s * 1e3, m.host_gap_s * 1e3, double(m.frozen_ns) / 1e6, low / 1e9, R * 1.01 / 1e9,
                     judged ? "" : frozen ? ": the worker's vCPU froze, not judged" : ": waited more than 2 %, not judged",
                     judged || attempt == 3 ? "" : ", running again");
         EXPECT_LE(m.rate_bps, R * 1.01) << "the shaper let more than the configured rate onto the wire";
