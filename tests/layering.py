@@ -26,7 +26,13 @@ A file belongs to the longest of these paths that holds it.
 rte_*.h is allowed only in lib/dpdk's .cpp files (never in a lib/ header:
 what a header includes leaks into everything above it), pipelines/ and app/
 (and in tests/dpdk, bench/ and tests/fuzz, which drive real ports); never in
-tests/unit, whose tests run without DPDK. Run:
+tests/unit, whose tests run without DPDK.
+
+No lib/ file may name ROCELAB_STAGE_CYCLES or include stage_clock.hpp: the
+stage-cycles binaries (rocelab-switch-stages, rocelab-gen-stages) compile
+pipelines/ and app/ with that define over the normal build's lib/ objects,
+which is one definition of everything only while lib/ does not depend on it.
+Run:
   /usr/bin/python3 tests/layering.py [ROOT]
 """
 import os
@@ -80,6 +86,9 @@ def main():
                 checked += 1
                 with open(path, encoding="utf-8") as f:
                     for n, line in enumerate(f, 1):
+                        if layer.startswith("lib/") and ("ROCELAB_STAGE_CYCLES" in line or "stage_clock.hpp" in line):
+                            errors.append(f"{rel}:{n}: lib/ depends on the stage-cycles define; the stage binaries "
+                                          "link the normal lib/ objects (pipelines/meson.build)")
                         m = INCLUDE.match(line)
                         if not m:
                             continue

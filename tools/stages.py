@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """stages.py - the per-stage figures of a bench build's report, as a table.
 
-A rocelab-switch or rocelab-gen built with -Dstage_cycles=true
-(tools/stage_cycles.sh builds both in ./build-stages) writes, per worker in
+A stage-cycles rocelab-switch or rocelab-gen (build/app/rocelab-switch-stages
+and rocelab-gen-stages, which tools/stage_cycles.sh builds; or a tree
+configured with -Dstage_cycles=true) writes, per worker in
 its --report, `stages`: each stage's calls, frames and TSC cycles. This
 prints them per worker: cycles per frame (per flow side serviced for the
 generator's service stage), cycles per call and each stage's share of the
@@ -48,7 +49,7 @@ def main():
         print(f"== {path} ({tool}, {r.get('elapsed_s', 0):.2f} s)")
         lines = table(r)
         if lines is None:
-            print("  no stages: not a -Dstage_cycles=true build (tools/stage_cycles.sh builds one in build-stages)")
+            print("  no stages: not a stage-cycles build (ninja -C build app/rocelab-switch-stages app/rocelab-gen-stages)")
             rc = 1
             continue
         print("\n".join(lines))

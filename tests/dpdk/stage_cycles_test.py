@@ -1,8 +1,12 @@
 #!/usr/bin/python3
-"""stage_cycles_test.py - the per-stage frame and cycle counters of a bench
-build (meson -Dstage_cycles=true; run by tools/stage_cycles.sh).
+"""stage_cycles_test.py - the per-stage frame and cycle counters of the
+stage-cycles binaries (run by tools/stage_cycles.sh).
 
-Each case runs a binary of ROCELAB_BUILD (default ./build-stages) for 2 s on
+rocelab-switch-stages and rocelab-gen-stages are rocelab-switch and
+rocelab-gen with -DROCELAB_STAGE_CYCLES=1 in their pipelines and runtime
+(pipelines/meson.build, app/meson.build; built on demand in any tree:
+ninja -C build app/rocelab-switch-stages app/rocelab-gen-stages).
+Each case runs one of them, from ROCELAB_BUILD (default ./build), for 2 s on
 virtual devices and reads workers[].stages from its JSON report. The stage
 counters come from laps in the workers' polls (pipelines/stage_clock.hpp);
 the oracles do not: the ports' own counters in the same report (what the
@@ -21,7 +25,7 @@ frames equal those they sent, exactly; the stages' cycles add up to at
 most the worker's busy cycles and to at least half of them (the laps cover
 the poll). Exit 0 when every case passes.
 
-  ROCELAB_BUILD=build-stages /usr/bin/python3 tests/dpdk/stage_cycles_test.py
+  ROCELAB_BUILD=build /usr/bin/python3 tests/dpdk/stage_cycles_test.py
 """
 import json
 import os
@@ -31,7 +35,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build-stages"))
+BUILD = os.environ.get("ROCELAB_BUILD", os.path.join(ROOT, "build"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from bench_switch import make_pcap  # noqa: E402
 from stages import table as stages_table  # noqa: E402
@@ -98,8 +102,8 @@ def check(name, r, need, rx_stages, tx_stages):
 
 
 def main():
-    sw = os.path.join(BUILD, "app", "rocelab-switch")
-    gen = os.path.join(BUILD, "app", "rocelab-gen")
+    sw = os.path.join(BUILD, "app", "rocelab-switch-stages")
+    gen = os.path.join(BUILD, "app", "rocelab-gen-stages")
     failed = []
     with tempfile.TemporaryDirectory(prefix="rocelab-stg-") as tmp:
         # bench_switch's frames (256 QPs, the default profile's DSCPs), which
