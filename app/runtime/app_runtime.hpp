@@ -244,6 +244,7 @@ int run_app(App& app, int argc, char** argv) {
     if (const dpdk::capture* c = s.capture()) { r.capture = capture_counts{c->captured(), c->dropped()}; }
     for (const auto& info : s.ports()) { r.devices.push_back(info.device); }
     r.command_line = command_line;
+    for (const auto& c : ctls) { r.run_delay_ns.push_back(c->run_delay_ns); }
 
     app.final(r);
     std::printf("mbufs in use at exit: %llu of %u\n", static_cast<unsigned long long>(r.mbufs_in_use), s.pool_size());

@@ -48,6 +48,7 @@ struct run_report {
     std::vector<std::string> devices;         // per port: the device name ("" if none)
     std::vector<ethdev_stats> ethdev;         // per port (missing ports: zeros)
     std::string command_line;                 // provenance (rocelab-gen)
+    std::vector<std::int64_t> run_delay_ns;   // per worker: its thread's run_delay over the run (-1: unknown)
 
     const std::string& device(std::size_t i) const;
     ethdev_stats port_ethdev(std::size_t i) const { return i < ethdev.size() ? ethdev[i] : ethdev_stats{}; }
@@ -172,6 +173,10 @@ void json_workers(json_writer& j, const Pipeline& p, const run_report& r, const 
         j.kv("max_poll_gap_ns", w.max_poll_gap_ns);
         j.kv("stalls", w.stalls);
         j.kv("stalled_ns", w.stalled_ns);
+        // The kernel's view of the same worker: the time its thread was
+        // runnable but another had its CPU (a runner with an OS thread per
+        // worker only; not the virtual-time fabric).
+        if (k < r.run_delay_ns.size() && r.run_delay_ns[k] >= 0) { j.kv("run_delay_ns", r.run_delay_ns[k]); }
         extra(j, k);
         j.end_object();
     }

@@ -14,6 +14,10 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -23,6 +27,21 @@
 #include "runtime/worker_loop.hpp"
 
 namespace rocelab::runtime {
+
+// The calling thread's run_delay so far (ns runnable but not running, the
+// second field of /proc/thread-self/schedstat), or -1 when the kernel does
+// not give it (no schedstats). Called by a worker as it starts and as it
+// returns, never in its loop.
+inline std::int64_t thread_run_delay_ns() noexcept {
+    const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { return -1; }
+    char buf[96] = {};
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    unsigned long long run = 0, wait = 0;
+    if (n <= 0 || std::sscanf(buf, "%llu %llu", &run, &wait) != 2) { return -1; }
+    return static_cast<std::int64_t>(wait);
+}
 
 // Runs fn(arg) on the first worker lcore, or - when EAL was given a single
 // lcore - on a thread beside the control loop (with a warning).
@@ -92,7 +111,10 @@ private:
             auto* j = static_cast<job*>(arg);
             Clock clock = j->clock;
             Hook hook = j->hook;
+            const std::int64_t d0 = thread_run_delay_ns();
             run_worker(j->ctl, clock, hook);
+            const std::int64_t d1 = thread_run_delay_ns();
+            j->ctl.run_delay_ns = d0 >= 0 && d1 >= d0 ? d1 - d0 : -1;
             dpdk::tsan_release(arg);
             return 0;
         }

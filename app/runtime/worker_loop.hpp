@@ -58,6 +58,11 @@ struct worker_ctl {
     // CPU to a busy one, and a producer to its consumer, at once instead of
     // at the end of its time slice. Never on dedicated lcores.
     bool yield_when_idle = false;
+    // The kernel's run_delay of the worker's thread over its run (ns it was
+    // runnable but not running: another thread had its CPU), or -1 when it
+    // could not be read. Written by the worker's thread as it returns
+    // (worker.hpp); read after the join.
+    std::int64_t run_delay_ns = -1;
 };
 
 // The default per-loop hook: nothing.
