@@ -229,17 +229,6 @@ private:
     bool _started = false;
 };
 
-// The calling thread's run_delay so far: schedstat's second field, the time
-// it was runnable but waiting for a CPU (ns); -1 if unreadable.
-inline std::int64_t own_run_delay_ns() {
-    std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
-    if (f == nullptr) { return -1; }
-    unsigned long long run = 0, wait = 0;
-    const int n = std::fscanf(f, "%llu %llu", &run, &wait);
-    std::fclose(f);
-    return n == 2 ? static_cast<std::int64_t>(wait) : -1;
-}
-
 // A test's host loop (its senders and receivers, on the main lcore) timing
 // its own turns within a window [w0, w1]. Its gaps over 1 ms, less what the
 // kernel counted as the thread waiting for a CPU meanwhile (run_delay: the
@@ -256,14 +245,14 @@ public:
             gaps_ns += g;
             longest_ns = std::max(longest_ns, g);
         }
-        if (_rd0 < 0 && now >= _w0) { _rd0 = own_run_delay_ns(); }
-        if (_rd1 < 0 && now >= _w1) { _rd1 = own_run_delay_ns(); }
+        if (_rd0 < 0 && now >= _w0) { _rd0 = runtime::thread_run_delay_ns(); }
+        if (_rd1 < 0 && now >= _w1) { _rd1 = runtime::thread_run_delay_ns(); }
         _prev = now;
         _started = true;
     }
     // After the loop (if it ended before a turn at w1).
     void finish() {
-        if (_rd1 < 0) { _rd1 = own_run_delay_ns(); }
+        if (_rd1 < 0) { _rd1 = runtime::thread_run_delay_ns(); }
     }
     std::int64_t waited_ns() const { return _rd0 >= 0 && _rd1 >= 0 ? _rd1 - _rd0 : -1; }
     // The frozen time: 0 when run_delay could not be read (nothing excused).
@@ -481,7 +470,7 @@ public:
     // (run_delay does not see such a freeze). The tests that judge no run
     // whose worker froze (strict priority, wire rate) share the threshold.
     static constexpr std::chrono::milliseconds freeze_period{10};
-    static constexpr std::int64_t frozen_late_ns = 2 * 10'000'000;
+    static constexpr std::int64_t frozen_late_ns = 2 * std::chrono::nanoseconds(freeze_period).count();
     static bool froze(std::int64_t wake_late_ns) { return wake_late_ns > frozen_late_ns; }
     std::atomic<std::int64_t> max_wake_late_ns{0};  // the sentinel's latest wake-up beyond its sleep
     bool ok() const { return _fd >= 0 && _last >= 0; }
