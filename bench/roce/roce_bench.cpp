@@ -78,6 +78,43 @@ void bm_requester_next_coalesced(benchmark::State& st) {
 }
 BENCHMARK(bm_requester_next_coalesced);
 
+// next_burst(max = Arg) as the generator's tx_port calls it (a burst per
+// visit; 64 KiB messages of 1 KiB packets, so a message ends every 64), one
+// cumulative ACK per burst. Items: packets. Arg 1 is one next() per visit
+// (256 QPs: a packet per QP per visit).
+void bm_requester_next_burst(benchmark::State& st) {
+    qp_cfg c;
+    c.pmtu = 1024;
+    c.window = 1024;
+    requester rq{c, 64, 64};
+    for (int i = 0; i < 16; ++i) {
+        rq.post_message(nanos{0}, 64_KiB);
+    }
+    const auto max = static_cast<std::uint32_t>(st.range(0));
+    std::int64_t t = 0;
+    std::uint32_t msn = 0;
+    std::uint64_t pkts = 0;
+    tx_desc d[64];
+    msg_completion mc;
+    for (auto _ : st) {
+        const nanos now{t += 10};
+        const std::uint32_t k = rq.next_burst(now, d, max);
+        if (k == 0) {
+            st.SkipWithError("requester stalled");
+            break;
+        }
+        for (std::uint32_t i = 0; i < k; ++i) { msn += d[i].ack_req ? 1u : 0u; }
+        rq.on_ack(now, d[k - 1].psn, msn);
+        while (rq.pop_completion(mc)) {
+            rq.post_message(now, 64_KiB);
+        }
+        benchmark::DoNotOptimize(d);
+        pkts += k;
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(pkts));
+}
+BENCHMARK(bm_requester_next_burst)->Arg(1)->Arg(32);
+
 // Responder on_packet for in-order WRITE traffic, ACK per 16 packets.
 void bm_responder_in_order(benchmark::State& st) {
     qp_cfg c;
