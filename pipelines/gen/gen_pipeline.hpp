@@ -200,7 +200,7 @@ struct alignas(64) gen_port_counters {
 // ICRC = icrc0 ^ T0[psn>>16] ^ T1[psn>>8 & 255] ^ T2[psn & 255] ^ (ack ? ackc : 0),
 // with the tables (gen_pipeline::_ptab) holding each byte position's
 // contribution (crc(byte at distance d from the end) ^ crc(zeros)).
-struct frame_tpl {
+struct alignas(64) frame_tpl {  // hdr on a line of its own: its 64-byte load is not split
     std::array<std::byte, 96> hdr{};  // the hl header bytes at its end (right-aligned)
     std::uint32_t len = 0;       // payload bytes
     std::uint32_t msg_size = 0;  // RETH DMA length it was built with
