@@ -20,9 +20,10 @@ entries are created within one burst and fail together, in one timer poll,
 and the worker copies its table right after its timers (neighbour_step),
 before the next burst creates them again; a worker that stalled past their
 last probe (40 ms under TSan) fails them all at once too. So an empty
-listing is asked again at once, up to five times 20 ms apart (four
-worker polls each), and fails only if every one is empty: a handover that
-is broken, or that copies nothing, fails every round.
+listing is asked again at the end of its round, up to five times 20 ms
+apart (the worker runs its neighbour timers every 1 ms), and fails only
+if every one is empty: a handover that is broken, or that copies nothing,
+fails the first round.
 
 Exit 0: every reply was JSON and the switch exited 0 with its report;
 1 otherwise (a TSan report makes the switch exit 66; its output is printed).
