@@ -14,16 +14,22 @@ namespace {
 
 using namespace rocelab::literals;
 
+// A requester with `msgs` messages of 64 KiB posted at time 0.
+requester posted_requester(std::uint32_t pmtu, std::uint32_t window, int msgs) {
+    qp_cfg c;
+    c.pmtu = pmtu;
+    c.window = window;
+    requester rq{c, 64, 64};
+    for (int i = 0; i < msgs; ++i) {
+        rq.post_message(nanos{0}, 64_KiB);
+    }
+    return rq;
+}
+
 // One next() plus one cumulative on_ack() per packet (ACK every packet), with
 // a message re-posted as each completes: the steady-state sender cost.
 void bm_requester_next_ack(benchmark::State& st) {
-    qp_cfg c;
-    c.pmtu = 4096;
-    c.window = 128;
-    requester rq{c, 64, 64};
-    for (int i = 0; i < 8; ++i) {
-        rq.post_message(nanos{0}, 64_KiB);
-    }
+    requester rq = posted_requester(4096, 128, 8);
     std::int64_t t = 0;
     std::uint32_t msn = 0;
     tx_desc d;
@@ -47,13 +53,7 @@ BENCHMARK(bm_requester_next_ack);
 
 // next() only, ACKing once per 64 packets (coalesced ACKs).
 void bm_requester_next_coalesced(benchmark::State& st) {
-    qp_cfg c;
-    c.pmtu = 4096;
-    c.window = 128;
-    requester rq{c, 64, 64};
-    for (int i = 0; i < 8; ++i) {
-        rq.post_message(nanos{0}, 64_KiB);
-    }
+    requester rq = posted_requester(4096, 128, 8);
     std::int64_t t = 0;
     std::uint32_t msn = 0;
     std::uint32_t n = 0;
@@ -83,13 +83,7 @@ BENCHMARK(bm_requester_next_coalesced);
 // cumulative ACK per burst. Items: packets. Arg 1 is one next() per visit
 // (256 QPs: a packet per QP per visit).
 void bm_requester_next_burst(benchmark::State& st) {
-    qp_cfg c;
-    c.pmtu = 1024;
-    c.window = 1024;
-    requester rq{c, 64, 64};
-    for (int i = 0; i < 16; ++i) {
-        rq.post_message(nanos{0}, 64_KiB);
-    }
+    requester rq = posted_requester(1024, 1024, 16);
     const auto max = static_cast<std::uint32_t>(st.range(0));
     std::int64_t t = 0;
     std::uint32_t msn = 0;
