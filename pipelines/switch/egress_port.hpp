@@ -26,7 +26,7 @@
 // `Env` (switch_env in switch_rt.hpp):
 //   env.c(port)                 that worker's counters for a port
 //   env.buf()                   the MMU (nullptr: no buffer accounting)
-//   env.charge(in, m, tc, len)  charge the ingress PG: its tag, or tag_refused (refused, counted, freed)
+//   env.charge(tag, m, len)     charge the ingress (port, PG) the tag names: the tag, or tag_refused (refused, counted, freed)
 //   env.release(tag, bytes)     release a charge (here, or owed to its port's owner)
 //   env.lossless(tag)           the frame belongs to a lossless PG (never WRED-dropped)
 //   env.mark(port)              the port may have egress work (virtual-time port tracking)
@@ -202,7 +202,7 @@ struct egress_port {
         }
         const std::uint32_t xlen = rte_pktmbuf_pkt_len(x);
         if (charge_from != no_charge) {
-            tag = env.charge(charge_from, x, tc, xlen);
+            tag = env.charge(tag, x, xlen);
             if (tag == tag_refused) [[unlikely]] { return false; }
         }
         env.mark(idx);

@@ -152,30 +152,6 @@ template <parse_depth D>
     return ingress_classify(env, in, m, now, f, tc, vid);
 }
 
-// A frame's verdict carried out: admission to its egress port, a flood, or
-// (dropped or consumed, counted already) a place in the burst's free list.
-// AnyPort: `in` may be another worker's port (see forward_to).
-template <bool AnyPort>
-[[gnu::always_inline]] inline void dispatch_frame(switch_env& env, port_rt& in, rte_mbuf* m, std::uint16_t o, std::uint8_t tc,
-                                                  bool tagged, rte_mbuf** to_free, std::uint16_t& n_free) noexcept {
-    switch_pipeline::impl& p = env.p;
-    if (o < out_handled) [[likely]] {
-        (void)forward_to<AnyPort>(env, in, *p.ports[o], m, tc, tagged);
-    } else if (o == out_held || o == out_handled) {
-        // parked in the neighbour table (counted neigh_held), or handed over
-    } else if (o == out_flood) {
-        // With two ports a flood is one unicast: no copy, no call.
-        const std::uint64_t targets = p.all_ports_mask & ~(1ULL << in.idx);
-        if (targets != 0 && (targets & (targets - 1)) == 0) {
-            (void)forward_to<AnyPort>(env, in, *p.ports[std::countr_zero(targets)], m, tc, tagged);
-        } else {
-            flood(env, in, m, tc, tagged);
-        }
-    } else {  // out_drop or out_consumed: already counted
-        to_free[n_free++] = m;
-    }
-}
-
 // What every RX burst does around its stages: the receive and the
 // prefetch of the first frames; per frame, the prefetch four ahead, the
 // byte count and the capture tap; at the end the port's RX counters and one
@@ -190,6 +166,14 @@ struct rx_burst {
     const std::uint16_t n;
     std::uint16_t n_free = 0;
     std::uint64_t rx_bytes = 0;
+    // The egress port the burst's last admitted frame took, when this worker
+    // owns it: a burst's frames mostly share one, and the port's pointer and
+    // its owner were a chain of loads per frame (env.p, p.ports, the port).
+    std::uint16_t own_o = 0xFFFF;
+    port_rt* own_eg = nullptr;
+    // With two ports a flood is one unicast (no copy, no call): that port,
+    // or 0xFFFF (a flood copies: l2_bridge.hpp's flood()).
+    std::uint16_t flood_one = 0xFFFF;
 
     // Given == false: a burst from the port's I/O (queue 0). Given == true:
     // the k frames received already (RSS: from another RX queue, taken by
@@ -200,6 +184,8 @@ struct rx_burst {
                                     rte_mbuf* const* given, std::uint16_t k) noexcept
         : env(e), in(i), now(t), n(Given ? copy(given, k) : dpdk::port_rx(i.b, t, pkts, e.p.burst)) {
         for (std::uint16_t j = 0; j < n && j < 4; ++j) { rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void*)); }
+        const std::uint64_t targets = e.p.all_ports_mask & ~(1ULL << i.idx);
+        if (targets != 0 && (targets & (targets - 1)) == 0) { flood_one = static_cast<std::uint16_t>(std::countr_zero(targets)); }
     }
     std::uint16_t copy(rte_mbuf* const* given, std::uint16_t k) noexcept {
         std::memcpy(pkts, given, sizeof(rte_mbuf*) * k);
@@ -213,9 +199,32 @@ struct rx_burst {
         if (env.capture != nullptr) { env.capture->tap(in.idx, false, m, now); }
         return m;
     }
+    // Frame i's verdict carried out: admission to its egress port (here, or
+    // on its owner after handoff_out), a flood, or (dropped or consumed,
+    // counted already) a place in the burst's free list. AnyPort: `in` may
+    // be another worker's port (see forward_to).
     template <bool AnyPort>
     [[gnu::always_inline]] void dispatch(std::uint16_t i, std::uint16_t o, std::uint8_t tc, bool tagged) noexcept {
-        dispatch_frame<AnyPort>(env, in, pkts[i], o, tc, tagged, to_free, n_free);
+        rte_mbuf* const m = pkts[i];
+        if (o == out_flood && flood_one != 0xFFFF) { o = flood_one; }
+        if (o < out_handled) [[likely]] {
+            if (o != own_o) {
+                port_rt& eg = *env.p.ports[o];
+                if (eg.owner != env.w.id) [[unlikely]] {
+                    (void)handoff_out(env.p, env.w, in, eg, m, tc, tagged, true);
+                    return;
+                }
+                own_o = o;
+                own_eg = &eg;
+            }
+            (void)admit_owned<AnyPort>(env, in, *own_eg, m, tc, tagged);
+        } else if (o == out_held || o == out_handled) {
+            // parked in the neighbour table (counted neigh_held), or handed over
+        } else if (o == out_flood) {
+            flood(env, in, m, tc, tagged);
+        } else {  // out_drop or out_consumed: already counted
+            to_free[n_free++] = m;
+        }
     }
     [[gnu::always_inline]] void finish() noexcept {
         env.w.c[in.idx].rx_packets += n;

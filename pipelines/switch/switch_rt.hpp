@@ -362,8 +362,7 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
 // received one (an ICMP error, which may be longer) can find too little:
 // dropped by name (drop_rss_no_credit).
 [[gnu::noinline]] inline std::uint32_t charge_credit(switch_pipeline::impl& p, worker_rt& w, port_rt& in, rte_mbuf* x,
-                                                     std::uint8_t tc, std::uint32_t xlen) noexcept {
-    const std::uint8_t pg = in.maps.tc_to_pg[tc];
+                                                     std::uint8_t pg, std::uint32_t xlen) noexcept {
     const std::int16_t ri = w.rss_of_port[in.idx];
     const std::uint64_t c = p.buf->charge_for(xlen);
     if (ri >= 0 && w.rss[static_cast<std::size_t>(ri)].credit[pg] >= c) {
@@ -401,7 +400,7 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
 }
 [[gnu::always_inline]] inline std::uint32_t charge_ingress(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
                                                            rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) noexcept {
-    if (in.owner != w.id) [[unlikely]] { return charge_credit(p, w, in, x, tc, xlen); }
+    if (in.owner != w.id) [[unlikely]] { return charge_credit(p, w, in, x, in.maps.tc_to_pg[tc], xlen); }
     return charge_owned(p, w, in, x, tc, xlen);
 }
 
@@ -421,10 +420,15 @@ struct switch_env {
         release_frame(p, w, tag, bytes);
     }
     bool lossless(std::uint32_t tag) const noexcept { return tag_lossless(p, tag); }
-    // The ingress port is this worker's (any_port_env: any port).
-    [[gnu::always_inline]] std::uint32_t charge(std::uint16_t in, rte_mbuf* x, std::uint8_t tc,
-                                                std::uint32_t xlen) const noexcept {
-        return charge_owned(p, w, *p.ports[in], x, tc, xlen);
+    // Charge the (port, PG) that `tag` (an acct_tag) names; that port is
+    // this worker's (any_port_env: any port). From the tag, not from the
+    // port's state: the caller read the PG already (charge_tag), and a
+    // second read through p.ports put a chain of loads on every frame.
+    [[gnu::always_inline]] std::uint32_t charge(std::uint32_t tag, rte_mbuf* x, std::uint32_t xlen) const noexcept {
+        const admit_result r = p.buf->admit_in_run(tag_port(tag), tag_pg(tag), xlen);
+        mark_egress(p, static_cast<std::size_t>(tag_port(tag)));  // its PGs may enter XOFF
+        if (!r.ok()) [[unlikely]] { return charge_refused(w, *p.ports[static_cast<std::size_t>(tag_port(tag))], x, r.verdict); }
+        return tag;
     }
     void event(const switch_event& e) const noexcept { (void)w.events.push(e); }
 };
@@ -432,8 +436,10 @@ struct switch_env {
 // The same, for frames that may come from another worker's port (RSS): the
 // charge draws on that port's credit there.
 struct any_port_env : switch_env {
-    std::uint32_t charge(std::uint16_t in, rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) const noexcept {
-        return charge_ingress(p, w, *p.ports[in], x, tc, xlen);
+    std::uint32_t charge(std::uint32_t tag, rte_mbuf* x, std::uint32_t xlen) const noexcept {
+        port_rt& in = *p.ports[static_cast<std::size_t>(tag_port(tag))];
+        if (in.owner != w.id) [[unlikely]] { return charge_credit(p, w, in, x, static_cast<std::uint8_t>(tag_pg(tag)), xlen); }
+        return switch_env::charge(tag, x, xlen);
     }
 };
 

@@ -228,22 +228,27 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, rte_
 // charge of its own. AnyPort: `in` may be another worker's port (an RSS
 // queue's frame: its charge draws on credit); false where this worker owns
 // `in`. False only when the ingress buffer refused the frame.
+// forward_to's half for an egress port this worker owns (the caller knows).
+template <bool AnyPort = false>
+[[gnu::always_inline]] inline bool admit_owned(switch_env& env, port_rt& in, port_rt& eg, rte_mbuf* x, std::uint8_t tc,
+                                               bool tagged, bool charged = true) noexcept {
+    switch_pipeline::impl& p = env.p;
+    const vlan_in v = tagged ? vlan_in::tagged : vlan_in::untagged;
+    if constexpr (AnyPort) {
+        if (charged) {
+            any_port_env ae{{env.p, env.w, env.capture}};
+            return eg.admit(ae, x, tc, v, charge_tag(p, in, tc), p.buf ? in.idx : no_charge);
+        }
+    }
+    if (charged) { return eg.admit(env, x, tc, v, charge_tag(p, in, tc), p.buf ? in.idx : no_charge); }
+    return eg.admit(env, x, tc, v, p.buf ? (tag_uncharged | charge_tag(p, in, tc)) : 0u);
+}
+
 template <bool AnyPort = false>
 [[gnu::always_inline]] inline bool forward_to(switch_env& env, port_rt& in, port_rt& eg, rte_mbuf* x, std::uint8_t tc,
                                               bool tagged, bool charged = true) noexcept {
-    switch_pipeline::impl& p = env.p;
-    if (eg.owner == env.w.id) [[likely]] {
-        const vlan_in v = tagged ? vlan_in::tagged : vlan_in::untagged;
-        if constexpr (AnyPort) {
-            if (charged) {
-                any_port_env ae{{env.p, env.w, env.capture}};
-                return eg.admit(ae, x, tc, v, charge_tag(p, in, tc), p.buf ? in.idx : no_charge);
-            }
-        }
-        if (charged) { return eg.admit(env, x, tc, v, charge_tag(p, in, tc), p.buf ? in.idx : no_charge); }
-        return eg.admit(env, x, tc, v, p.buf ? (tag_uncharged | charge_tag(p, in, tc)) : 0u);
-    }
-    return handoff_out(p, env.w, in, eg, x, tc, tagged, charged);
+    if (eg.owner == env.w.id) [[likely]] { return admit_owned<AnyPort>(env, in, eg, x, tc, tagged, charged); }
+    return handoff_out(env.p, env.w, in, eg, x, tc, tagged, charged);
 }
 
 
