@@ -290,14 +290,23 @@ public:
     // by _cell_magic = ceil(2^64 / cell), exact for every 32-bit dividend
     // and cell >= 2 (Lemire, Kaser and Kurz, "Faster remainder by direct
     // computation", 2019). Cell <= 64 KiB (validate) and len < 4 GiB - cell.
-    std::uint32_t charge_for(std::uint32_t len) const noexcept {
-        if (_cell <= 1) {
-            return len;
+    std::uint32_t charge_for(std::uint32_t len) const noexcept { return cells{_cell, _cell_magic}(len); }
+
+    // charge_for as a value: a loop over many frames keeps the cell and its
+    // magic in registers (through the mmu, both were read again per frame).
+    struct cells {
+        std::uint32_t cell = 0;
+        std::uint64_t magic = 0;
+        std::uint32_t operator()(std::uint32_t len) const noexcept {
+            if (cell <= 1) {
+                return len;
+            }
+            const std::uint32_t n = len + cell - 1;
+            const auto q = static_cast<std::uint32_t>((static_cast<unsigned __int128>(magic) * n) >> 64);
+            return q * cell;
         }
-        const std::uint32_t n = len + _cell - 1;
-        const auto q = static_cast<std::uint32_t>((static_cast<unsigned __int128>(_cell_magic) * n) >> 64);
-        return q * _cell;
-    }
+    };
+    cells charger() const noexcept { return {_cell, _cell_magic}; }
 
     // Per frame, so the common case is inline: the PG is not in XOFF (or
     // the frame fits in what is left of its reserved bytes) and the shared
