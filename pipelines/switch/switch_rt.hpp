@@ -384,19 +384,27 @@ inline bool tag_lossless(const switch_pipeline::impl& p, std::uint32_t tag) noex
 //
 // charge_owned: for a port this worker owns (the port's own RX, handoffs to
 // its owner); charge_ingress: for any port (an RSS frame draws on credit).
-// The data path of a port's own RX burst takes charge_owned through
-// switch_env, with no ownership test per frame (one cost the bridge ~3 % at
-// 74 B, A/B 2026-12-05); every other path that may carry another worker's
-// frame (RSS bursts, flood originals, handoff_out) takes charge_ingress.
-[[gnu::always_inline]] inline std::uint32_t charge_owned(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
-                                                         rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) noexcept {
-    const std::uint8_t pg = in.maps.tc_to_pg[tc];
+// charge_tagged: charge_owned from the tag the frame will carry (acct_tag
+// of a port this worker owns): the admission path has read the PG already
+// (charge_tag), and a second read through p.ports put a chain of loads on
+// every frame. The data path of a port's own RX burst takes charge_tagged
+// through switch_env, with no ownership test per frame (one cost the bridge
+// ~3 % at 74 B, A/B 2026-12-05); every other path that may carry another
+// worker's frame (RSS bursts, flood originals, handoff_out) takes
+// charge_ingress.
+[[gnu::always_inline]] inline std::uint32_t charge_tagged(switch_pipeline::impl& p, worker_rt& w, std::uint32_t tag,
+                                                          rte_mbuf* x, std::uint32_t xlen) noexcept {
+    const int port = tag_port(tag);
     // In a run of the PG's frames when one worker runs (mmu::admit_in_run;
     // poll_worker settles it at the end of each poll).
-    const admit_result r = p.buf->admit_in_run(in.idx, pg, xlen);
-    mark_egress(p, in.idx);  // its PGs may enter XOFF
-    if (!r.ok()) [[unlikely]] { return charge_refused(w, in, x, r.verdict); }
-    return acct_tag(in.idx, pg);
+    const admit_result r = p.buf->admit_in_run(port, tag_pg(tag), xlen);
+    mark_egress(p, static_cast<std::size_t>(port));  // its PGs may enter XOFF
+    if (!r.ok()) [[unlikely]] { return charge_refused(w, *p.ports[static_cast<std::size_t>(port)], x, r.verdict); }
+    return tag;
+}
+[[gnu::always_inline]] inline std::uint32_t charge_owned(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
+                                                         rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) noexcept {
+    return charge_tagged(p, w, acct_tag(in.idx, in.maps.tc_to_pg[tc]), x, xlen);
 }
 [[gnu::always_inline]] inline std::uint32_t charge_ingress(switch_pipeline::impl& p, worker_rt& w, port_rt& in,
                                                            rte_mbuf* x, std::uint8_t tc, std::uint32_t xlen) noexcept {
@@ -421,14 +429,9 @@ struct switch_env {
     }
     bool lossless(std::uint32_t tag) const noexcept { return tag_lossless(p, tag); }
     // Charge the (port, PG) that `tag` (an acct_tag) names; that port is
-    // this worker's (any_port_env: any port). From the tag, not from the
-    // port's state: the caller read the PG already (charge_tag), and a
-    // second read through p.ports put a chain of loads on every frame.
+    // this worker's (any_port_env: any port).
     [[gnu::always_inline]] std::uint32_t charge(std::uint32_t tag, rte_mbuf* x, std::uint32_t xlen) const noexcept {
-        const admit_result r = p.buf->admit_in_run(tag_port(tag), tag_pg(tag), xlen);
-        mark_egress(p, static_cast<std::size_t>(tag_port(tag)));  // its PGs may enter XOFF
-        if (!r.ok()) [[unlikely]] { return charge_refused(w, *p.ports[static_cast<std::size_t>(tag_port(tag))], x, r.verdict); }
-        return tag;
+        return charge_tagged(p, w, tag, x, xlen);
     }
     void event(const switch_event& e) const noexcept { (void)w.events.push(e); }
 };
@@ -439,7 +442,7 @@ struct any_port_env : switch_env {
     std::uint32_t charge(std::uint32_t tag, rte_mbuf* x, std::uint32_t xlen) const noexcept {
         port_rt& in = *p.ports[static_cast<std::size_t>(tag_port(tag))];
         if (in.owner != w.id) [[unlikely]] { return charge_credit(p, w, in, x, static_cast<std::uint8_t>(tag_pg(tag)), xlen); }
-        return switch_env::charge(tag, x, xlen);
+        return charge_tagged(p, w, tag, x, xlen);
     }
 };
 
