@@ -211,7 +211,7 @@ struct rx_burst {
             if (o != own_o) {
                 port_rt& eg = *env.p.ports[o];
                 if (eg.owner != env.w.id) [[unlikely]] {
-                    (void)handoff_out(env.p, env.w, in, eg, m, tc, tagged, true);
+                    (void)forward_to<AnyPort>(env, in, eg, m, tc, tagged);  // to its owner
                     return;
                 }
                 own_o = o;

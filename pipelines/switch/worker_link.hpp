@@ -222,13 +222,8 @@ inline void stage(switch_pipeline::impl& p, worker_rt& w, std::uint16_t to, rte_
 }
 
 
-// Forward frame x (from `in`) to port eg: the one admission path,
-// egress_port::admit(), here when this worker owns eg, else on eg's owner
-// after handoff_out(). `charged`: false for a flood copy, which carries no
-// charge of its own. AnyPort: `in` may be another worker's port (an RSS
-// queue's frame: its charge draws on credit); false where this worker owns
-// `in`. False only when the ingress buffer refused the frame.
-// forward_to's half for an egress port this worker owns (the caller knows).
+// forward_to's half for an egress port this worker owns (the caller knows:
+// rx_burst remembers such a port).
 template <bool AnyPort = false>
 [[gnu::always_inline]] inline bool admit_owned(switch_env& env, port_rt& in, port_rt& eg, rte_mbuf* x, std::uint8_t tc,
                                                bool tagged, bool charged = true) noexcept {
@@ -244,6 +239,12 @@ template <bool AnyPort = false>
     return eg.admit(env, x, tc, v, p.buf ? (tag_uncharged | charge_tag(p, in, tc)) : 0u);
 }
 
+// Forward frame x (from `in`) to port eg: the one admission path,
+// egress_port::admit(), here when this worker owns eg, else on eg's owner
+// after handoff_out(). `charged`: false for a flood copy, which carries no
+// charge of its own. AnyPort: `in` may be another worker's port (an RSS
+// queue's frame: its charge draws on credit); false where this worker owns
+// `in`. False only when the ingress buffer refused the frame.
 template <bool AnyPort = false>
 [[gnu::always_inline]] inline bool forward_to(switch_env& env, port_rt& in, port_rt& eg, rte_mbuf* x, std::uint8_t tc,
                                               bool tagged, bool charged = true) noexcept {
