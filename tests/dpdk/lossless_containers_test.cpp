@@ -192,4 +192,70 @@ TEST(lossless_containers, one_queue_holds_more_than_the_old_ring) {
     EXPECT_EQ(total_drops(tb.pipe->counters(0)), 0u);
 }
 
+// The drain's release notes (egress_port::release_notes) are a container
+// too: 64 notes, one per run of frames from one (ingress port, PG), the
+// buffer of each run released in order after the loop. A WRED drop at
+// dequeue is not staged, so it does not count against the burst: one drain
+// can take far more than 64 frames off a queue. Here queue 0 of Ethernet0
+// (DSCP 8, lossy PG 0, WRED in step mode: every frame that leaves more than 16 KiB
+// behind it is dropped, ECT or not) holds 300 frames that alternate between
+// Ethernet1 and Ethernet2, so every frame is a run of its own, and one
+// drain drops ~280 of them: the notes fill four times and are released
+// early, in order. Every byte charged to the two PGs must come back, and
+// every frame is either delivered or counted as a WRED drop.
+TEST(lossless_containers, release_notes_overflow_in_one_drain) {
+    test::init_eal_once("llc", "0");
+    switch_cfg cfg = incast_cfg();
+    constexpr std::uint64_t kmin = 16 * 1024;
+    cfg.ports[0].wred[0] = wred_cfg::make(bytes{kmin}, bytes{kmin}, 1.0, false, true);
+    test::ring_testbed tb(cfg, "rn", 1);
+    ASSERT_TRUE(tb.pipe);
+    rte_mempool* pool = tb.pool();
+    nanos now{1'000'000};
+    learn_receiver(tb, pool, now, 1);
+    tb.drain(tb.hosts[0].port_id);
+
+    // One frame per poll, from Ethernet1 and Ethernet2 in turn, at one
+    // instant: the 1 Gbps shaper lets the first few out, the rest queue.
+    constexpr std::uint32_t frames = 300;
+    for (std::uint32_t i = 0; i < frames; ++i) {
+        const test::host_port& from = tb.hosts[1 + i % 2];
+        rte_mbuf* m = roce_frame(pool, from, tb.hosts[0], 8, i, 1000);  // DSCP 8: TC 0, queue 0, PG 0
+        ASSERT_EQ(rte_eth_tx_burst(from.port_id, 0, &m, 1), 1);
+        tb.pipe->poll(now);
+    }
+    const sw::queue_snapshot q0 = tb.pipe->queue(0, 0);
+    const std::uint64_t held = q0.depth_packets;
+    const std::uint64_t early = tb.pipe->counters(0).tx_packets;
+    EXPECT_EQ(held + early, frames) << "nothing dropped while the queue filled";
+    EXPECT_GT(q0.depth_bytes, kmin + 70 * 1000) << "more than 70 frames above Kmin, each a run of its own";
+    EXPECT_GT(tb.pipe->pg(1, 0).use, 0u);
+    EXPECT_GT(tb.pipe->pg(2, 0).use, 0u);
+
+    // One poll, a second later: one drain drops every frame that leaves
+    // more than Kmin behind it.
+    now = now + 1_s;
+    tb.pipe->poll(now);
+    const std::uint64_t dropped_at_once = tb.pipe->counters(0).wred_dropped[0];
+    std::printf("held %llu frames (%llu bytes); one drain dropped %llu\n", static_cast<unsigned long long>(held),
+                static_cast<unsigned long long>(q0.depth_bytes), static_cast<unsigned long long>(dropped_at_once));
+    EXPECT_GT(dropped_at_once, 64u) << "one drain noted more runs than its 64 notes";
+
+    std::uint64_t got = 0;
+    for (int round = 0; round < 1000 && tb.pipe->queue(0, 0).depth_packets > 0; ++round) {
+        now = now + 100_us;
+        tb.pipe->poll(now);
+        got += tb.drain(tb.hosts[0].port_id);
+    }
+    got += tb.drain(tb.hosts[0].port_id);
+    const sw::port_counters out = tb.pipe->counters(0);
+    EXPECT_EQ(tb.pipe->queue(0, 0).depth_packets, 0u);
+    EXPECT_EQ(got, out.tx_packets) << "what Ethernet0 sent reached its host";
+    EXPECT_EQ(out.tx_packets + out.wred_dropped[0], frames + 0u) << "every frame delivered or counted as a WRED drop";
+    EXPECT_EQ(total_drops(out), out.wred_dropped[0]);
+    EXPECT_EQ(tb.pipe->pg(1, 0).use, 0u) << "every byte charged to Ethernet1's PG 0 came back";
+    EXPECT_EQ(tb.pipe->pg(2, 0).use, 0u) << "every byte charged to Ethernet2's PG 0 came back";
+    EXPECT_EQ(tb.pipe->pool_shared_used(), 0u);
+}
+
 }  // namespace
