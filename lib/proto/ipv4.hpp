@@ -141,15 +141,23 @@ inline bool ipv4_mark_ce(std::byte* ip) noexcept {
 // Decrements TTL with an incremental checksum update and returns the new TTL.
 // A TTL already 0 is left unchanged and 0 is returned. The caller drops when
 // the result is 0.
+//
+// The word at offset 8 (TTL, protocol) goes from m to m' = m - 0x0100, so
+// RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), has ~m + m' = 0xFEFF whatever m
+// is: HC' = ~(~HC + 0xFEFF) = HC + 0x0100 in ones' complement, i.e. 0x0100
+// added with its end-around carry, where a sum of exactly 0xFFFF also
+// becomes 0x0000 (eqn. 3 never gives 0xFFFF: its ~ is of a non-zero
+// folded sum). The router's per-frame path: no read of the old word and
+// no fold (checksum_test.cpp compares it with eqn. 3 for every checksum).
 inline std::uint8_t ipv4_dec_ttl(std::byte* ip) noexcept {
-    const std::uint16_t old_word = load_be16(ip + 8);
-    if ((old_word >> 8) == 0) {
+    const std::uint8_t ttl = load_u8(ip + 8);
+    if (ttl == 0) {
         return 0;
     }
-    const std::uint16_t new_word = static_cast<std::uint16_t>(old_word - 0x0100u);
-    store_be16(ip + 8, new_word);
-    store_be16(ip + 10, csum_update16(load_be16(ip + 10), old_word, new_word));
-    return static_cast<std::uint8_t>(new_word >> 8);
+    ip[8] = std::byte(ttl - 1);
+    const std::uint32_t c = std::uint32_t{load_be16(ip + 10)} + 0x0100u;
+    store_be16(ip + 10, static_cast<std::uint16_t>(c + (c >= 0xFFFFu ? 1u : 0u)));
+    return static_cast<std::uint8_t>(ttl - 1);
 }
 
 // Longer spelling of ipv4_dec_ttl (used by pipelines/switch).

@@ -261,6 +261,27 @@ TEST(ProtoChecksum, TtlDecrementAndEcnMarking) {
     }
 }
 
+// ipv4_dec_ttl's shortcut (HC + 0x0100 with end-around carry) against
+// RFC 1624 eqn. 3 (csum_update16) and a full recompute, for every checksum
+// value a header can carry and TTLs at the edges.
+TEST(ProtoChecksum, TtlDecrementEveryChecksum) {
+    rng r(7);
+    hdr_t h = random_header(r);
+    for (std::uint32_t target = 0; target < 0xFFFF; ++target) {  // 0xFFFF: no header has it (force_checksum)
+        for (const std::uint8_t ttl : {std::uint8_t{1}, std::uint8_t{2}, std::uint8_t{64}, std::uint8_t{255}}) {
+            h[8] = std::byte{ttl};
+            force_checksum(h, static_cast<std::uint16_t>(target));
+            ASSERT_EQ(load_be16(h.data() + 10), target);
+            const std::uint16_t old_word = load_be16(h.data() + 8);
+            const std::uint16_t want = csum_update16(static_cast<std::uint16_t>(target), old_word,
+                                                     static_cast<std::uint16_t>(old_word - 0x0100u));
+            ASSERT_EQ(ipv4_dec_ttl(h.data()), ttl - 1);
+            ASSERT_EQ(load_be16(h.data() + 10), want) << "checksum " << target << " ttl " << int{ttl};
+            ASSERT_EQ(load_be16(h.data() + 10), ipv4_header_checksum(h.data())) << "checksum " << target;
+        }
+    }
+}
+
 TEST(ProtoChecksum, Ipv6Rewrites) {
     std::array<std::byte, 40> h{};
     ipv6_hdr_params p{};
