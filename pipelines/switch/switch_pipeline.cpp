@@ -294,9 +294,10 @@ template <bool Given = false>
     std::uint32_t lv[max_burst];
     lookup_burst(env.p, rb.pkts, f, o, n, out_pass, lv);
     sc.lap(env.w, stage_id::lpm_bulk, n);
+    l3_burst lb;  // the next hop of the burst's last route, when it needed no hash
     for (std::uint16_t i = 0; i < n; ++i) {
         std::uint16_t oi = o[i];
-        if (oi == out_pass) { oi = l3_decide(env, in, rb.pkts[i], f[i], tc[i], now, lv[i]); }
+        if (oi == out_pass) { oi = l3_decide(env, in, rb.pkts[i], f[i], tc[i], now, lv[i], lb); }
         rb.template dispatch<Given>(i, oi, tc[i], oi < out_handled || oi == out_flood ? f[i].vlan_count > 0 : false);
     }
     rb.finish();
