@@ -200,8 +200,7 @@ struct alignas(64) gen_port_counters {
 // ICRC = icrc0 ^ T0[psn>>16] ^ T1[psn>>8 & 255] ^ T2[psn & 255] ^ (ack ? ackc : 0),
 // with the tables (gen_pipeline::_ptab) holding each byte position's
 // contribution (crc(byte at distance d from the end) ^ crc(zeros)).
-struct alignas(64) frame_tpl {  // hdr on a line of its own: its 64-byte load is not split
-    std::array<std::byte, 96> hdr{};  // the hl header bytes at its end (right-aligned)
+struct alignas(64) frame_tpl {
     std::uint32_t len = 0;       // payload bytes
     std::uint32_t msg_size = 0;  // RETH DMA length it was built with
     std::uint32_t icrc0 = 0;
@@ -213,7 +212,11 @@ struct alignas(64) frame_tpl {  // hdr on a line of its own: its 64-byte load is
     std::uint8_t ipl = 20;       // IP header bytes: 20 (IPv4) or 40 (IPv6: no id, no checksum)
     std::uint16_t usum = 0;      // IPv6: ones' complement sum of the UDP checksum's inputs
                                  // without the PSN word pair and the ICRC (added per frame)
+    // The hl header bytes at its end (right-aligned). Its last 64 bytes on a
+    // line of their own: build_data's 64-byte load of them is not split.
+    alignas(32) std::array<std::byte, 96> hdr{};
 };
+static_assert(offsetof(frame_tpl, hdr) + sizeof(frame_tpl::hdr) - 64 == 64);
 
 // The slots of a flow's requester message table and completion ring
 // (both sized alike, written at construction, so they cost set-up time and

@@ -273,8 +273,14 @@ std::uint32_t gen_pipeline::icrc_of(const std::byte* l3, std::uint32_t hdr_len, 
         }
         // The headers end where the payload starts: the template holds them
         // right-aligned, so a fixed-size copy (no call) ending at fr + hl
-        // writes them, and before them only headroom (data_off >= 96).
-        std::memcpy(fr + t.hl - sizeof(t.hdr), t.hdr.data(), sizeof(t.hdr));
+        // writes them, and before them only headroom (data_off >= 96). Its
+        // last 64 bytes when they hold the headers: in a prefilled mbuf,
+        // the one cache line before the payload (pf_payload_off).
+        if (t.hl <= 64) [[likely]] {
+            std::memcpy(fr + t.hl - 64, t.hdr.data() + sizeof(t.hdr) - 64, 64);
+        } else {
+            std::memcpy(fr + t.hl - sizeof(t.hdr), t.hdr.data(), sizeof(t.hdr));
+        }
         if (t.ipl == ipv4_min_hdr_len) {
             const auto id = static_cast<std::uint16_t>(d.psn);
             std::uint32_t sum = static_cast<std::uint16_t>(~t.csum0) + std::uint32_t{id};  // RFC 1624
