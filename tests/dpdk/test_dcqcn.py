@@ -116,7 +116,21 @@ class DcqcnClosedLoop(unittest.TestCase):
             self.assertLessEqual(marked - tot["ce_rx"], rx_port["tx_flushed"] + unread,
                                  (marked, tot["ce_rx"], rx_port["tx_flushed"], unread))
             self.assertGreater(tot["cnp_tx"], 0)
-            self.assertEqual(tot["cnp_tx"], tot["cnp_rx"])
+            # Every CNP came back to its QP, except those in flight when the
+            # run ended (a CI run lost 1 of 5234): the receiver sends CNPs
+            # until its last poll, and the switch, which stops 500 ms after
+            # the traffic, forwards them to the senders' ports, which the
+            # generator no longer reads (its frames, PFC included, less what
+            # those ports received), or frees one it had staged (tx_flushed).
+            # Nothing else may account for a missing CNP: the switch dropped
+            # nothing (above).
+            unread_up = sum(s_on["ports"][i]["tx_packets"] + s_on["ports"][i]["tx_pfc_frames"] -
+                            g_on["ports"][i]["rx_packets"] for i in (0, 1))
+            flushed_up = sum(s_on["ports"][i]["tx_flushed"] for i in (0, 1))
+            self.assertGreaterEqual(unread_up, 0)
+            self.assertLessEqual(tot["cnp_rx"], tot["cnp_tx"])
+            self.assertLessEqual(tot["cnp_tx"] - tot["cnp_rx"], unread_up + flushed_up,
+                                 (tot["cnp_tx"], tot["cnp_rx"], unread_up, flushed_up))
             self.assertGreater(tot["rate_cuts"], 0)
             for f in g_on["flows"]:
                 self.assertLess(f["rate_min_bps"], 0.9e9, f["name"])
