@@ -362,7 +362,11 @@ inline void lookup_burst(const switch_pipeline::impl& p, rte_mbuf* const* pkts, 
 // next hop: perf, 4.5 % of rx_l3 at 74 B). Valid for one burst only: the
 // tables change between polls, never within one.
 struct l3_burst {
-    std::uint32_t v = no_lpm_value;  // the LPM value (not a frame's: no_lpm_value is never cached)
+    // Empty: a value no frame brings (neither an LPM value nor no_lpm_value,
+    // which l3_decide may be given and never caches).
+    static constexpr std::uint32_t none = 0xFFFFFFFDu;
+    static_assert(none != no_lpm_value && none != lpm_miss && none >= lpm_value_limit);
+    std::uint32_t v = none;  // the LPM value whose next hop nh is
     const nexthop* nh = nullptr;
 };
 
